@@ -1,0 +1,24 @@
+"""rtcompile: compile Hugging Face response templates into standalone, typed Python parsers.
+
+Pipeline: `load_template` (read + validate) -> IR (`rtcompile.ir`) -> either the interpreter
+(`parse_response`, `ResponseParser`) or the code generator (`compile_template`).
+"""
+
+from rtcompile.api import Event, Message, ResponseParser, compile_template, load_template, parse_response
+from rtcompile.errors import TemplateError
+from rtcompile.ir import Template
+from rtcompile.version import VERSION
+
+__version__ = VERSION
+
+__all__ = [
+    "Event",
+    "Message",
+    "ResponseParser",
+    "Template",
+    "TemplateError",
+    "__version__",
+    "compile_template",
+    "load_template",
+    "parse_response",
+]

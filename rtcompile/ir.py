@@ -1,0 +1,178 @@
+"""The intermediate representation: a validated response template as frozen dataclasses.
+
+Loading (`rtcompile.loader`) turns a template dict into a `Template`; the interpreter
+(`rtcompile.interpreter`) executes it and the code generator (`rtcompile.codegen`) emits Python
+from it. Everything a parser needs to know is decided here, once: which delimiters are literal,
+which transform strings are placeholders, what each content parser's arguments are. Neither
+consumer looks at the raw template dict again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+# --------------------------------------------------------------------------- delimiters
+
+
+@dataclass(frozen=True)
+class Delimiter:
+    """An open/close delimiter or the start anchor.
+
+    `pattern` is always a regex in the `regex` module's syntax (for literal delimiters, the escaped
+    alternation of the literals, longest first, exactly as the reference builds it), so both
+    literal and regex delimiters can be searched the same way. `literals` is set for literal
+    delimiters: then the engine knows the longest possible pending delimiter and that a complete
+    match can never grow, unless `can_extend` (one literal is a strict prefix of another).
+    """
+
+    pattern: str
+    literals: tuple[str, ...] | None
+    can_extend: bool
+    group_names: tuple[str, ...]
+
+    @property
+    def is_literal(self) -> bool:
+        return self.literals is not None
+
+
+# --------------------------------------------------------------------------- content parsers
+
+ScalarKind: TypeAlias = Literal["text", "int", "float", "bool"]
+
+
+@dataclass(frozen=True)
+class ScalarParser:
+    """`text`, `int`, `float` or `bool`: strip (unless `strip` is false) and convert."""
+
+    kind: ScalarKind
+    strip: bool
+
+
+@dataclass(frozen=True)
+class JsonParser:
+    unquoted_keys: bool
+    string_delims: tuple[tuple[str, str], ...]
+    allow_non_json: bool
+    strip: bool
+
+
+@dataclass(frozen=True)
+class XmlInlineParser:
+    tag_pattern: str
+    value_parser: ContentParser | None
+    merge_duplicates: bool
+
+
+@dataclass(frozen=True)
+class KvLinesParser:
+    line_sep: str
+    kv_sep: str
+    strip: bool
+    value_parser: ContentParser | None
+
+
+@dataclass(frozen=True)
+class PythonCallListParser:
+    pass
+
+
+ErrorKind: TypeAlias = Literal["ValueError", "KeyError", "TypeError", "AttributeError"]
+
+
+@dataclass(frozen=True)
+class FailingParser:
+    """A parser whose arguments make every call fail, the way the reference fails at parse time.
+
+    The reference only reads `content_args` when a region closes, so a template with, say,
+    `"content_args": null` loads fine and parses every message in which that field never appears.
+    We keep that behaviour (never reject what the reference accepts) and raise the same exception
+    type when the field does close. `kind` names the exception class; `args` its arguments.
+    """
+
+    error: ErrorKind
+    message: str
+
+
+ContentParser: TypeAlias = ScalarParser | JsonParser | XmlInlineParser | KvLinesParser | PythonCallListParser | FailingParser
+
+STREAMABLE_KINDS = frozenset({"text", "int", "float", "bool"})
+
+
+def is_streamable(parser: ContentParser, content_name: str) -> bool:
+    """Chunks of text-like regions stream with `dirty=False`; structured ones with `dirty=True`."""
+    del parser
+    return content_name in STREAMABLE_KINDS
+
+
+# --------------------------------------------------------------------------- transforms
+
+
+@dataclass(frozen=True)
+class TLiteral:
+    """A value copied into the output as it is (a number, bool, null or a non-placeholder string)."""
+
+    value: object
+
+
+@dataclass(frozen=True)
+class TPlaceholder:
+    """A whole-string `"{root.key1.key2}"`: the scope value at `root`, descended through `keys`."""
+
+    path: str
+    root: str
+    keys: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TDict:
+    items: tuple[tuple[object, Transform], ...]
+
+
+@dataclass(frozen=True)
+class TList:
+    items: tuple[Transform, ...]
+
+
+Transform: TypeAlias = TLiteral | TPlaceholder | TDict | TList
+
+
+# --------------------------------------------------------------------------- fields and templates
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    open: Delimiter | None
+    close: Delimiter | None
+    content: str
+    parser: ContentParser
+    repeats: bool
+    join: str | None
+    optional: bool
+    transform: Transform | None
+    transform_each: bool
+
+    @property
+    def dirty(self) -> bool:
+        return self.content not in STREAMABLE_KINDS
+
+    @property
+    def is_implicit(self) -> bool:
+        return self.open is None
+
+
+@dataclass(frozen=True)
+class Template:
+    fields: tuple[Field, ...]
+    defaults: Mapping[str, object]
+    start_anchor: Delimiter
+    source: Mapping[str, object] = field(compare=False)
+
+    @property
+    def implicit(self) -> Field | None:
+        return next((f for f in self.fields if f.is_implicit), None)
+
+    def field_named(self, name: str) -> Field:
+        return next(f for f in self.fields if f.name == name)

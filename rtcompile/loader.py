@@ -1,0 +1,315 @@
+"""Validate a response-template dict and build the IR (`rtcompile.ir.Template`).
+
+The rules and their order follow what transformers 5.24.0 enforces when it loads a template, so
+that we reject exactly what it rejects, with the same exception type (`TemplateError` is a
+`ValueError`; `TemplateTypeError` is also a `TypeError`, for the few inputs where the reference
+fails with a TypeError). Everything the reference only looks at when a region closes (the
+`content_args`) is normalised here too, but a bad value is turned into a `FailingParser` that
+fails at the same moment the reference would, instead of rejecting the template.
+
+Errors carry the JSON path of the offending value; `rtcompile.api` adds file:line:col.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+import regex
+
+from rtcompile.errors import TemplateError, TemplateTypeError
+from rtcompile.ir import (
+    ContentParser,
+    Delimiter,
+    FailingParser,
+    Field,
+    JsonParser,
+    KvLinesParser,
+    PythonCallListParser,
+    ScalarParser,
+    TDict,
+    Template,
+    TList,
+    TLiteral,
+    TPlaceholder,
+    Transform,
+    XmlInlineParser,
+)
+
+Path = tuple[str | int, ...]
+
+TOP_LEVEL_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
+FIELD_KEYS = frozenset(
+    {
+        "open",
+        "open_pattern",
+        "close",
+        "close_pattern",
+        "content",
+        "content_args",
+        "repeats",
+        "join",
+        "optional",
+        "transform",
+        "transform_each",
+    }
+)
+CONTENT_PARSER_NAMES = ("text", "int", "float", "bool", "json", "xml-inline", "kv-lines", "python-call-list")
+
+# A transform string that is exactly `{name}` or `{name.key.key}` is a placeholder. `\w` is the
+# `regex` module's (Unicode) word class, as in the reference.
+PLACEHOLDER = regex.compile(r"\{(\w+(?:\.\w+)*)\}")
+
+
+def build_template(spec: object) -> Template:
+    """Validate `spec` (a response_template dict) and return its IR, or raise TemplateError."""
+    if not isinstance(spec, Mapping):
+        raise TemplateError(f"response_template must be a dict, got {type(spec).__name__}")
+    version = spec.get("version", 1)
+    if version != 1:
+        raise TemplateError(f"Unsupported response_template version: {version}", path=("version",))
+    unknown = set(spec) - TOP_LEVEL_KEYS
+    if unknown:
+        raise TemplateError(
+            f"Unknown keys in response_template: {sorted(unknown, key=str)}; "
+            f"allowed keys are {sorted(TOP_LEVEL_KEYS)}",
+            path=(str(sorted(unknown, key=str)[0]),),
+        )
+    defaults = spec.get("defaults", {})
+    if not isinstance(defaults, Mapping):
+        raise TemplateError("response_template.defaults must be a dict", path=("defaults",))
+    fields_raw = spec.get("fields", {})
+    if not isinstance(fields_raw, Mapping) or not fields_raw:
+        raise TemplateError("response_template.fields must be a non-empty dict", path=("fields",))
+
+    fields = tuple(_build_field(name, raw) for name, raw in fields_raw.items())
+    implicit = [f.name for f in fields if f.open is None]
+    if len(implicit) > 1:
+        raise TemplateError(
+            "At most one field may omit 'open'/'open_pattern' (that field becomes the implicit-open / "
+            f"leftover sink). Found: {', '.join(implicit)}",
+            path=("fields", implicit[1]),
+        )
+    anchor = _build_delimiter("response_template", (), spec, "start_anchor", "start_anchor_pattern")
+    if anchor is None:
+        raise TemplateError("response_template must define 'start_anchor' or 'start_anchor_pattern'.")
+    return Template(fields=fields, defaults=copy.deepcopy(dict(defaults)), start_anchor=anchor, source=spec)
+
+
+# --------------------------------------------------------------------------- fields
+
+
+def _build_field(name: object, raw: object) -> Field:
+    scope = f"Field '{name}'"
+    path: Path = ("fields", str(name))
+    if not isinstance(name, str):
+        raise TemplateTypeError(f"{scope}: field names must be strings, got {type(name).__name__}", path=path)
+    if not isinstance(raw, Mapping):
+        raise TemplateError(f"{scope} must be a dict", path=path)
+    unknown = set(raw) - FIELD_KEYS
+    if unknown:
+        raise TemplateError(f"{scope}: unknown keys {sorted(unknown, key=str)}", path=(*path, str(min(unknown, key=str))))
+    content = raw.get("content", "text")
+    if not _hashable(content):
+        raise TemplateTypeError(f"{scope}: 'content' must be a string, got {type(content).__name__}", path=(*path, "content"))
+    if content not in CONTENT_PARSER_NAMES:
+        raise TemplateError(
+            f"{scope}: unknown content parser '{content}'. Available: {sorted(CONTENT_PARSER_NAMES)}",
+            path=(*path, "content"),
+        )
+    open_ = _build_delimiter(scope, path, raw, "open", "open_pattern")
+    close = _build_delimiter(scope, path, raw, "close", "close_pattern")
+    join = raw.get("join")
+    if join is not None and not isinstance(join, str):
+        raise TemplateError(f"{scope}: 'join' must be a string, got {type(join).__name__}", path=(*path, "join"))
+    if join is not None and not raw.get("repeats", False):
+        raise TemplateError(f"{scope}: 'join' requires 'repeats': true", path=(*path, "join"))
+    transform_raw = raw.get("transform")
+    transform_each = raw.get("transform_each", False)
+    if not isinstance(transform_each, bool):
+        raise TemplateError(
+            f"{scope}: transform_each must be a bool, got {type(transform_each).__name__}",
+            path=(*path, "transform_each"),
+        )
+    if transform_each and transform_raw is None:
+        raise TemplateError(f"{scope}: transform_each is set but no transform was provided", path=(*path, "transform_each"))
+    transform: Transform | None = None
+    if transform_raw is not None:
+        transform = _build_transform(scope, (*path, "transform"), transform_raw)
+    else:
+        captured = sorted({*(open_.group_names if open_ else ()), *(close.group_names if close else ())})
+        if captured:
+            raise TemplateError(
+                f"{scope}: open_pattern/close_pattern declares named group(s) {captured}, but the field has no "
+                "'transform'. Named captures are only surfaced through a 'transform' template (where they appear "
+                "alongside 'content'). Either add a 'transform' that uses the captures, or remove the named groups.",
+                path=(*path, "open_pattern" if open_ and open_.group_names else "close_pattern"),
+            )
+    content_args = raw.get("content_args", {})
+    return Field(
+        name=name,
+        open=open_,
+        close=close,
+        content=content,
+        parser=_build_parser(content, content_args, (*path, "content_args")),
+        repeats=bool(raw.get("repeats", False)),
+        join=join,
+        optional=bool(raw.get("optional", True)),
+        transform=transform,
+        transform_each=transform_each,
+    )
+
+
+def _hashable(value: object) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- delimiters
+
+
+def _build_delimiter(scope: str, path: Path, raw: Mapping[Any, Any], literal_key: str, pattern_key: str) -> Delimiter | None:
+    """A literal (string or list of strings) or regex delimiter, compiled as the reference does."""
+    if literal_key in raw and pattern_key in raw:
+        raise TemplateError(f"{scope}: cannot specify both '{literal_key}' and '{pattern_key}'", path=(*path, pattern_key))
+    if literal_key in raw:
+        return _literal_delimiter(scope, (*path, literal_key), literal_key, raw[literal_key])
+    if pattern_key in raw:
+        return _regex_delimiter(scope, (*path, pattern_key), pattern_key, raw[pattern_key])
+    return None
+
+
+def _literal_delimiter(scope: str, path: Path, key: str, value: object) -> Delimiter:
+    if isinstance(value, str):
+        literals = [value]
+    elif isinstance(value, list):
+        if not value:
+            raise TemplateError(f"{scope}: '{key}' list must contain at least one literal", path=path)
+        if not all(isinstance(s, str) for s in value):
+            raise TemplateError(f"{scope}: '{key}' list must contain only strings", path=path)
+        literals = list(dict.fromkeys(value))  # first-seen order, duplicates dropped
+    else:
+        raise TemplateError(f"{scope}: '{key}' must be a string or list of strings, got {type(value).__name__}", path=path)
+    if "" in literals:
+        raise TemplateError(f"{scope}: '{key}' literals cannot be empty strings", path=path)
+    # Longest first, so that the alternation prefers the longer literal where both match.
+    pattern = "|".join(regex.escape(s) for s in sorted(literals, key=len, reverse=True))
+    can_extend = any(a != b and a.startswith(b) for a in literals for b in literals)
+    return Delimiter(pattern=pattern, literals=tuple(literals), can_extend=can_extend, group_names=())
+
+
+def _regex_delimiter(scope: str, path: Path, key: str, value: object) -> Delimiter:
+    if not isinstance(value, str):
+        raise TemplateTypeError(f"{scope}: '{key}' must be a regex string, got {type(value).__name__}", path=path)
+    try:
+        compiled = regex.compile(value, regex.DOTALL)
+    except regex.error as exc:
+        raise TemplateError(f"{scope}: invalid {key} regex: {exc}", path=path) from exc
+    return Delimiter(pattern=value, literals=None, can_extend=False, group_names=tuple(compiled.groupindex))
+
+
+# --------------------------------------------------------------------------- transforms
+
+
+def _build_transform(scope: str, path: Path, raw: object) -> Transform:
+    if isinstance(raw, dict):
+        return TDict(tuple((k, _build_transform(scope, (*path, str(k)), v)) for k, v in raw.items()))
+    if isinstance(raw, list):
+        return TList(tuple(_build_transform(scope, (*path, i), v) for i, v in enumerate(raw)))
+    if not isinstance(raw, str):
+        return TLiteral(raw)
+    whole = PLACEHOLDER.fullmatch(raw)
+    if whole is None:
+        if PLACEHOLDER.search(raw):
+            raise TemplateError(
+                f"{scope}: transform string {raw!r} mixes a {{placeholder}} with literal text. Use either a "
+                'whole-string placeholder (e.g. "{content}") or a plain literal; string interpolation is not '
+                "supported.",
+                path=path,
+            )
+        return TLiteral(raw)
+    dotted: str = whole.group(1)
+    root, *keys = dotted.split(".")
+    return TPlaceholder(path=dotted, root=root, keys=tuple(keys))
+
+
+# --------------------------------------------------------------------------- content parsers
+
+
+def _build_parser(name: str, args: object, path: Path) -> ContentParser:
+    """Normalise `content_args` for parser `name`, deciding once what the reference decides per call."""
+    if name == "python-call-list":
+        return PythonCallListParser()  # takes no arguments; the reference never reads them
+    if not isinstance(args, Mapping):
+        return FailingParser("AttributeError", f"'{type(args).__name__}' object has no attribute 'get'")
+    strip = bool(args.get("strip", True))
+    if name in ("text", "int", "float", "bool"):
+        return ScalarParser(kind=name, strip=strip)  # type: ignore[arg-type]  # narrowed by the tuple above
+    if name == "json":
+        return JsonParser(
+            unquoted_keys=bool(args.get("unquoted_keys", False)),
+            string_delims=_string_delims(args.get("string_delims", []), (*path, "string_delims")),
+            allow_non_json=bool(args.get("allow_non_json", False)),
+            strip=strip,
+        )
+    if name == "xml-inline":
+        tag_pattern = args.get("tag_pattern")
+        if tag_pattern is None:
+            return FailingParser("ValueError", "xml-inline: 'tag_pattern' content_arg is required")
+        tag_path = (*path, "tag_pattern")
+        if not isinstance(tag_pattern, str):
+            raise TemplateTypeError(f"xml-inline: 'tag_pattern' must be a regex string, got {type(tag_pattern).__name__}", path=tag_path)
+        try:
+            regex.compile(tag_pattern, regex.DOTALL)
+        except regex.error as exc:
+            raise TemplateError(f"xml-inline: invalid tag_pattern regex: {exc}", path=tag_path) from exc
+        return XmlInlineParser(
+            tag_pattern=tag_pattern,
+            value_parser=_value_parser(args.get("value_parser"), (*path, "value_parser")),
+            merge_duplicates=bool(args.get("merge_duplicates", False)),
+        )
+    # kv-lines
+    line_sep = args.get("line_sep", "\n")
+    kv_sep = args.get("kv_sep", ":")
+    for key, value in (("line_sep", line_sep), ("kv_sep", kv_sep)):
+        if not isinstance(value, str):
+            raise TemplateTypeError(f"kv-lines: '{key}' must be a string, got {type(value).__name__}", path=(*path, key))
+    return KvLinesParser(
+        line_sep=line_sep,
+        kv_sep=kv_sep,
+        strip=strip,
+        value_parser=_value_parser(args.get("value_parser"), (*path, "value_parser")),
+    )
+
+
+def _value_parser(raw: object, path: Path) -> ContentParser | None:
+    """The nested `{"name": ..., "args": ...}` parser of xml-inline and kv-lines values."""
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        return FailingParser("AttributeError", f"'{type(raw).__name__}' object has no attribute 'get'")
+    name = raw.get("name", "text")
+    if not _hashable(name):
+        raise TemplateTypeError(f"value_parser name must be a string, got {type(name).__name__}", path=(*path, "name"))
+    if name not in CONTENT_PARSER_NAMES:
+        return FailingParser("KeyError", name)  # the reference looks the name up in a dict: KeyError(name)
+    return _build_parser(name, raw.get("args", {}), (*path, "args"))
+
+
+def _string_delims(raw: object, path: Path) -> tuple[tuple[str, str], ...]:
+    if not raw:
+        return ()
+    if isinstance(raw, (list, tuple)):
+        pairs = []
+        for item in raw:
+            if isinstance(item, (list, tuple, str)) and len(item) == 2 and all(isinstance(s, str) for s in item):
+                pairs.append((item[0], item[1]))
+            else:
+                break
+        else:
+            return tuple(pairs)
+    raise TemplateError("json: 'string_delims' must be a list of [open, close] string pairs", path=path)

@@ -1,0 +1,52 @@
+"""Pieces of the parser protocol shared by the interpreter and every generated module.
+
+The scanning loop itself is written twice on purpose (generically in the interpreter, specialised
+per state in generated code); what does not depend on the template lives here once.
+"""
+
+from collections.abc import Iterable, Sequence
+from inspect import isfunction, ismethod
+from typing import Any, Final
+
+from rtcompile.runtime.coercion import tool_parameter_table
+from rtcompile.runtime.tool_schema import function_to_tool_schema
+
+PREFIX_REQUIRED: Final = (
+    "`ResponseParser`/`parse_response` requires `prefix` (the chat prompt sent to the model before generation), "
+    "because chat templates often pre-write part of the assistant message (e.g. an opening `<think>` tag) that "
+    "the parser must see to parse the output correctly. If the generation already contains the complete message, "
+    'pass `prefix=""` to opt out explicitly.'
+)
+
+
+def is_empty(value: object) -> bool:
+    """Fields left empty are dropped from the final message (unless they have a default)."""
+    return value is None or (isinstance(value, (list, dict, str)) and not value)
+
+
+def tool_parameters(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]]:
+    """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions."""
+    schemas = [function_to_tool_schema(tool) if isfunction(tool) or ismethod(tool) else tool for tool in tools or []]
+    return tool_parameter_table(schemas)
+
+
+def batch_prefixes(count: int, prefix: str | Sequence[str] | None) -> list[Any]:
+    """One prefix per text of a batch: a single prefix is broadcast; an empty list means "" for all."""
+    if prefix is None or isinstance(prefix, str):
+        return [prefix] * count
+    if not prefix:
+        return [""] * count
+    prefixes = list(prefix)
+    if len(prefixes) != count:
+        raise ValueError(
+            f"Got {count} response(s) but {len(prefixes)} prefix(es); `prefix` must be a single "
+            "sequence (broadcast to every response), or one prefix per response."
+        )
+    return prefixes
+
+
+def join_value(name: str, previous: Any, value: Any, separator: str) -> str:
+    """The new value of a `join` field after one more region closed with `value`."""
+    if not isinstance(value, str):
+        raise ValueError(f"Field '{name}': 'join' requires each match to parse to a string, got {type(value).__name__}.")
+    return value if previous is None else previous + separator + value
