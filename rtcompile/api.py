@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from rtcompile.codegen import generate
-from rtcompile.errors import TemplateError
+from rtcompile.diagnostics import template_warnings
+from rtcompile.errors import Diagnostic, TemplateError, TemplateWarning
 from rtcompile.interpreter import Event, Message, ResponseParser
 from rtcompile.ir import Template
 from rtcompile.loader import build_template
@@ -26,11 +28,33 @@ def load_template(source: TemplateSource) -> Template:
     """
     if isinstance(source, Template):
         return source
+    template, document = _load(source)
+    for diagnostic in template_warnings(template):
+        warnings.warn(str(_locate_diagnostic(diagnostic, document)), TemplateWarning, stacklevel=2)
+    return template
+
+
+def check_template(source: TemplateSource) -> list[Diagnostic]:
+    """Everything wrong with a template, as diagnostics: the error that stops it loading, or its warnings."""
+    try:
+        template, document = _load(source) if not isinstance(source, Template) else (source, None)
+    except TemplateError as error:
+        return [error.to_diagnostic()]
+    return [_locate_diagnostic(d, document) for d in template_warnings(template)]
+
+
+def _load(source: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[Template, SourceDocument | None]:
     spec, document = read_template_source(source)
     try:
-        return build_template(spec)
+        return build_template(spec), document
     except TemplateError as error:
         raise locate(error, document) from None
+
+
+def _locate_diagnostic(diagnostic: Diagnostic, document: SourceDocument | None) -> Diagnostic:
+    if document is None:
+        return diagnostic
+    return document.diagnostic(diagnostic.severity, diagnostic.message, diagnostic.path)
 
 
 def locate(error: TemplateError, document: SourceDocument | None) -> TemplateError:
@@ -48,14 +72,7 @@ def compile_template(source: TemplateSource, *, source_name: str | None = None) 
     path as given, or "<dict>"). Raises `TemplateError` for invalid templates and for regexes
     that the standard library cannot reproduce exactly.
     """
-    if isinstance(source, Template):
-        template, document = source, None
-    else:
-        spec, document = read_template_source(source)
-        try:
-            template = build_template(spec)
-        except TemplateError as error:
-            raise locate(error, document) from None
+    template, document = (source, None) if isinstance(source, Template) else _load(source)
     if source_name is None:
         source_name = document.file if document is not None and document.file else "<dict>"
     try:
@@ -76,9 +93,9 @@ def parse_response(
     `prefix` is the prompt the model continued (required; pass "" to opt out). For a batch it is
     one string broadcast to every text, or one string per text, as the tokenizer method takes it.
     """
-    ir = load_template(template)
+    ir = template if isinstance(template, Template) else _load(template)[0]
     if isinstance(text, str):
-        return _parse_one(text, ir, prefix, tools)
+        return _parse_one(text, ir, batch_prefixes(1, prefix)[0], tools)
     texts = list(text)
     prefixes = batch_prefixes(len(texts), prefix)
     return [_parse_one(t, ir, p, tools) for t, p in zip(texts, prefixes)]
@@ -91,4 +108,12 @@ def _parse_one(text: str, template: Template, prefix: str | None, tools: Iterabl
     return message
 
 
-__all__ = ["Event", "Message", "ResponseParser", "compile_template", "load_template", "parse_response"]
+__all__ = [
+    "Event",
+    "Message",
+    "ResponseParser",
+    "check_template",
+    "compile_template",
+    "load_template",
+    "parse_response",
+]

@@ -164,6 +164,18 @@ def field_value(field: Field, parse: Callable[[str], Any], body: str, captures: 
     ]
 
 
+def after_last_anchor(anchor: Any, prefix: str) -> str | None:
+    """The prompt after the last (non-overlapping) match of the start anchor; None if it never matches."""
+    last_end = None
+    for m in anchor.finditer(prefix):
+        last_end = m.end()
+    return None if last_end is None else prefix[last_end:]
+
+
+def anchor_pattern(template: Template) -> Any:
+    return _compile(template.start_anchor)
+
+
 # --------------------------------------------------------------------------- the streaming parser
 
 
@@ -223,10 +235,8 @@ class ResponseParser:
 
     def _consume_prefix(self, prefix: str) -> None:
         """Run the part of the prompt after the last start anchor through the parser."""
-        last_end = None
-        for m in self._t.anchor.finditer(prefix):
-            last_end = m.end()
-        truncated = prefix if last_end is None else prefix[last_end:]
+        after = after_last_anchor(self._t.anchor, prefix)
+        truncated = prefix if after is None else after
         if truncated:
             self._buffer = truncated
             self._process(self.initial_events, eos=False)

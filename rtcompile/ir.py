@@ -67,7 +67,7 @@ class XmlInlineParser:
 
 @dataclass(frozen=True)
 class KvLinesParser:
-    line_sep: str
+    line_sep: str | None  # None: split on runs of whitespace
     kv_sep: str
     strip: bool
     value_parser: ContentParser | None
@@ -88,7 +88,7 @@ class FailingParser:
     The reference only reads `content_args` when a region closes, so a template with, say,
     `"content_args": null` loads fine and parses every message in which that field never appears.
     We keep that behaviour (never reject what the reference accepts) and raise the same exception
-    type when the field does close. `kind` names the exception class; `args` its arguments.
+    type when the field does close: `error` names the built-in exception class, `message` its text.
     """
 
     error: ErrorKind
@@ -97,13 +97,8 @@ class FailingParser:
 
 ContentParser: TypeAlias = ScalarParser | JsonParser | XmlInlineParser | KvLinesParser | PythonCallListParser | FailingParser
 
+# Chunks of text-like regions stream with `dirty=False`; structured ones with `dirty=True`.
 STREAMABLE_KINDS = frozenset({"text", "int", "float", "bool"})
-
-
-def is_streamable(parser: ContentParser, content_name: str) -> bool:
-    """Chunks of text-like regions stream with `dirty=False`; structured ones with `dirty=True`."""
-    del parser
-    return content_name in STREAMABLE_KINDS
 
 
 # --------------------------------------------------------------------------- transforms

@@ -273,11 +273,13 @@ def _build_parser(name: str, args: object, path: Path) -> ContentParser:
             merge_duplicates=bool(args.get("merge_duplicates", False)),
         )
     # kv-lines
-    line_sep = args.get("line_sep", "\n")
+    line_sep = args.get("line_sep", "\n")  # None is valid: str.split(None) splits on whitespace runs
     kv_sep = args.get("kv_sep", ":")
-    for key, value in (("line_sep", line_sep), ("kv_sep", kv_sep)):
-        if not isinstance(value, str):
-            raise TemplateTypeError(f"kv-lines: '{key}' must be a string, got {type(value).__name__}", path=(*path, key))
+    if line_sep is not None and not isinstance(line_sep, str):
+        raise TemplateTypeError(f"kv-lines: 'line_sep' must be a string, got {type(line_sep).__name__}", path=(*path, "line_sep"))
+    if not isinstance(kv_sep, str):
+        # The reference would fail with TypeError on the first non-empty line; we refuse it up front.
+        raise TemplateTypeError(f"kv-lines: 'kv_sep' must be a string, got {type(kv_sep).__name__}", path=(*path, "kv_sep"))
     return KvLinesParser(
         line_sep=line_sep,
         kv_sep=kv_sep,

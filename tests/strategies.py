@@ -218,3 +218,25 @@ def chunkings(draw: st.DrawFn, text: str) -> list[str]:
     cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=12)))
     bounds = [0, *cuts, len(text)]
     return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+# Tool schemas for coercion: wrapped and bare, integer/number/boolean/string/object parameters.
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "f",
+            "parameters": {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": ["number", "null"]}, "k": {"type": "boolean"}},
+            },
+        },
+    },
+    {"name": "get", "parameters": {"properties": {"a": {"type": "string"}, "b": {"anyOf": [{"type": "object"}]}}}},
+]
+
+
+def prefixes(template: dict[str, Any]) -> st.SearchStrategy[str]:
+    """Prompts: none, the anchor alone, a multi-turn history, and ones that open a region."""
+    anchor = template.get("start_anchor", "<|im_start|>assistant\n")
+    return st.sampled_from(["", anchor, f"user turn{anchor}old{anchor}", f"{anchor}<think>", "<think>\n"])

@@ -15,35 +15,15 @@ from hypothesis import strategies as st
 
 import rtcompile
 from tests.differential import interpreter_engine, observe, one_shot, reference_engine, two_way_splits
-from tests.strategies import chunkings, streams, templates
+from tests.strategies import TOOLS, chunkings, prefixes, streams, templates
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "f",
-            "parameters": {
-                "type": "object",
-                "properties": {"a": {"type": "integer"}, "b": {"type": ["number", "null"]}, "k": {"type": "boolean"}},
-            },
-        },
-    },
-    {"name": "get", "parameters": {"properties": {"a": {"type": "string"}, "b": {"anyOf": [{"type": "object"}]}}}},
-]
-
-
-def _prefixes(template: dict[str, Any]) -> st.SearchStrategy[str]:
-    anchor = template.get("start_anchor", "<|im_start|>assistant\n")
-    return st.sampled_from(["", anchor, f"user turn{anchor}old{anchor}", f"{anchor}<think>", "<think>\n"])
-
 
 @st.composite
 def cases(draw: st.DrawFn) -> tuple[dict[str, Any], str, str, list[str], Any]:
     template = draw(templates())
     text = draw(streams(template))
-    prefix = draw(_prefixes(template))
+    prefix = draw(prefixes(template))
     tools = draw(st.sampled_from([None, TOOLS]))
     return template, prefix, text, draw(chunkings(text)), tools
 

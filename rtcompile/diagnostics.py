@@ -1,0 +1,219 @@
+"""Warnings about templates the reference accepts but that are probably not what their author meant.
+
+The reference checks only what it must to build its matcher; everything else fails (or silently
+misbehaves) when a region closes at run time. These checks run at load time and never reject a
+template: they return `Diagnostic`s with the JSON path, which `load_template` turns into
+`TemplateWarning`s and `rtcompile lint` prints.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import warnings
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+with warnings.catch_warnings():
+    # The stdlib regex parser, for analysing pattern structure; its public alias is deprecated
+    # in favour of the private re._parser, which typeshed does not describe.
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import sre_constants
+    import sre_parse
+
+from rtcompile.errors import Diagnostic
+from rtcompile.ir import Field, TDict, Template, TList, TPlaceholder, Transform
+
+Path = tuple[str | int, ...]
+
+CONTENT_ARG_KEYS: dict[str, frozenset[str]] = {
+    "text": frozenset({"strip"}),
+    "int": frozenset({"strip"}),
+    "float": frozenset({"strip"}),
+    "bool": frozenset({"strip"}),
+    "json": frozenset({"unquoted_keys", "string_delims", "allow_non_json", "strip"}),
+    "xml-inline": frozenset({"tag_pattern", "value_parser", "merge_duplicates"}),
+    "kv-lines": frozenset({"line_sep", "kv_sep", "strip", "value_parser"}),
+    "python-call-list": frozenset(),
+}
+VALUE_PARSER_KEYS = frozenset({"name", "args"})
+
+# Constructs the spec's portability section asks template authors to avoid.
+PORTABILITY = [
+    (re.compile(r"\(\?<?[=!]"), "a lookaround"),
+    (re.compile(r"\\[1-9]|\(\?P=\w+\)"), "a backreference"),
+    (re.compile(r"\(\?>"), "an atomic group"),
+    (re.compile(r"(?<!\\)[*+?}]\+"), "a possessive quantifier"),
+    (re.compile(r"\(\?(?:R|\d+|&\w+)\)"), "recursion"),
+]
+
+
+def warn(message: str, path: Path) -> Diagnostic:
+    return Diagnostic("warning", message, path, None, None, None)
+
+
+def template_warnings(template: Template) -> list[Diagnostic]:
+    spec = template.source
+    raw_fields = spec.get("fields", {})
+    found: list[Diagnostic] = []
+    assert isinstance(raw_fields, Mapping)
+    for f in template.fields:
+        raw = raw_fields[f.name]
+        path: Path = ("fields", f.name)
+        found += _content_args(f.content, raw.get("content_args", {}), (*path, "content_args"))
+        found += _placeholders(f, path)
+        for key in ("open_pattern", "close_pattern"):
+            if isinstance(raw.get(key), str):
+                found += _regex_warnings(raw[key], (*path, key))
+    found += _shadowed_opens(template)
+    anchor = spec.get("start_anchor_pattern")
+    if isinstance(anchor, str):
+        found += _regex_warnings(anchor, ("start_anchor_pattern",))
+    return found
+
+
+# --------------------------------------------------------------------------- content_args
+
+
+def _content_args(content: str, args: Any, path: Path) -> Iterator[Diagnostic]:
+    if not isinstance(args, Mapping):
+        if content != "python-call-list":
+            yield warn(f"content_args must be an object; every {content!r} region will fail to parse", path)
+        return
+    known = CONTENT_ARG_KEYS.get(content, frozenset())
+    for key in args:
+        if key not in known:
+            yield warn(f"{content!r} ignores content_args key {key!r}{_did_you_mean(str(key), known)}", (*path, str(key)))
+    if content == "xml-inline":
+        yield from _xml_inline(args, path)
+    for key in ("value_parser",):
+        if key in args and key in known:
+            yield from _value_parser(args[key], (*path, key))
+
+
+def _xml_inline(args: Mapping[str, Any], path: Path) -> Iterator[Diagnostic]:
+    pattern = args.get("tag_pattern")
+    if pattern is None:
+        yield warn("xml-inline needs a 'tag_pattern'; every region of this field will fail to parse", path)
+    elif isinstance(pattern, str):
+        groups = _group_names(pattern)
+        if groups is not None and "key" not in groups:
+            yield warn("tag_pattern has no (?P<key>...) group; every tag it matches will fail", (*path, "tag_pattern"))
+        if groups is not None and "value" not in groups:
+            yield warn("tag_pattern has no (?P<value>...) group; every value will be the empty string", (*path, "tag_pattern"))
+        yield from _regex_warnings(pattern, (*path, "tag_pattern"))
+
+
+def _value_parser(raw: Any, path: Path) -> Iterator[Diagnostic]:
+    if raw is None:
+        return
+    if not isinstance(raw, Mapping):
+        yield warn("value_parser must be an object like {\"name\": \"json\", \"args\": {...}}", path)
+        return
+    for key in raw:
+        if key not in VALUE_PARSER_KEYS:
+            yield warn(f"value_parser ignores key {key!r}{_did_you_mean(str(key), VALUE_PARSER_KEYS)}", (*path, str(key)))
+    name = raw.get("name", "text")
+    if name not in CONTENT_ARG_KEYS:
+        hint = _did_you_mean(str(name), CONTENT_ARG_KEYS)
+        yield warn(f"unknown value_parser {name!r}{hint}; every value will fail with KeyError", (*path, "name"))
+        return
+    yield from _content_args(name, raw.get("args", {}), (*path, "args"))
+
+
+def _did_you_mean(word: str, choices: Any) -> str:
+    close = difflib.get_close_matches(word, sorted(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+# --------------------------------------------------------------------------- transforms
+
+
+def _placeholders(f: Field, path: Path) -> Iterator[Diagnostic]:
+    """Placeholders whose root nothing can supply raise KeyError whenever the field closes."""
+    if f.transform is None or f.transform_each:
+        return  # transform_each elements bring their own keys, unknown until run time
+    available = {"content", *(f.open.group_names if f.open else ()), *(f.close.group_names if f.close else ())}
+    for placeholder, where in _walk(f.transform, (*path, "transform")):
+        if placeholder.root not in available:
+            yield warn(
+                f"placeholder {{{placeholder.path}}} names {placeholder.root!r}, which neither 'content' nor a named "
+                f"group of the field's patterns supplies{_did_you_mean(placeholder.root, available)}; "
+                "the field will fail with KeyError",
+                where,
+            )
+
+
+def _walk(transform: Transform, path: Path) -> Iterator[tuple[TPlaceholder, Path]]:
+    if isinstance(transform, TPlaceholder):
+        yield transform, path
+    elif isinstance(transform, TDict):
+        for key, value in transform.items:
+            yield from _walk(value, (*path, str(key)))
+    elif isinstance(transform, TList):
+        for index, value in enumerate(transform.items):
+            yield from _walk(value, (*path, index))
+
+
+# --------------------------------------------------------------------------- delimiters
+
+
+def _shadowed_opens(template: Template) -> Iterator[Diagnostic]:
+    """A literal open that is a prefix of another field's literal open: which one fires depends on order."""
+    opens = [(f, lit) for f in template.fields if f.open and f.open.literals for lit in f.open.literals]
+    for f, short in opens:
+        for g, long in opens:
+            if f is not g and long != short and long.startswith(short):
+                yield warn(
+                    f"open {short!r} of field {f.name!r} is a prefix of open {long!r} of field {g.name!r}; "
+                    f"text starting with {long!r} opens {g.name!r} only because the longer match wins",
+                    ("fields", f.name, "open"),
+                )
+
+
+def _regex_warnings(pattern: str, path: Path) -> Iterator[Diagnostic]:
+    for construct, name in PORTABILITY:
+        if construct.search(pattern):
+            yield warn(f"pattern uses {name}, which the spec asks templates to avoid (not portable)", path)
+    tree = _parse(pattern)
+    if tree is not None and _nested_unbounded_repeat(tree, inside_repeat=False):
+        yield warn(
+            "nested unbounded quantifiers (like (a+)+) can backtrack catastrophically: a long near-miss can take "
+            "time exponential in its length on every scan",
+            path,
+        )
+
+
+def _group_names(pattern: str) -> set[str] | None:
+    try:
+        return set(re.compile(pattern).groupindex)
+    except re.error:
+        return None
+
+
+def _parse(pattern: str) -> Any:
+    try:
+        return sre_parse.parse(pattern, re.DOTALL)
+    except (re.error, RecursionError, OverflowError):
+        return None
+
+
+def _nested_unbounded_repeat(items: Any, inside_repeat: bool) -> bool:
+    for op, arg in items:
+        if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
+            low, high, body = arg
+            unbounded = high == sre_constants.MAXREPEAT
+            if unbounded and inside_repeat:
+                return True
+            if _nested_unbounded_repeat(body, inside_repeat or unbounded):
+                return True
+        elif op == sre_constants.SUBPATTERN:
+            if _nested_unbounded_repeat(arg[-1], inside_repeat):
+                return True
+        elif op == sre_constants.BRANCH:
+            if any(_nested_unbounded_repeat(branch, inside_repeat) for branch in arg[1]):
+                return True
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            if _nested_unbounded_repeat(arg[1], inside_repeat):
+                return True
+    return False
