@@ -48,6 +48,7 @@ class _Parser(argparse.ArgumentParser):
 class Job:
     source: Path
     output: Path | None  # None: standard output
+    make_directory: bool = False  # the output directory is created (once everything compiled)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -186,7 +187,7 @@ def plan(inputs: Sequence[str], output: str) -> list[Job]:
         return [_checked(Job(sources[0], out))]
     if out.exists() and not out.is_dir():
         raise UsageError(f"{output}: is a file, but several templates need an output directory")
-    jobs = [_checked(Job(source, out / module_name(source))) for source in sources]
+    jobs = [_checked(Job(source, out / module_name(source), make_directory=True)) for source in sources]
     targets = [job.output for job in jobs]
     clashes = sorted({str(t) for t in targets if targets.count(t) > 1})
     if clashes:
@@ -207,13 +208,26 @@ def _checked(job: Job) -> Job:
 
 
 def compile_job(job: Job) -> str:
-    return compile_template(job.source, source_name=job.source.as_posix())
+    return compile_template(job.source, source_name=source_name(job))
+
+
+def source_name(job: Job) -> str:
+    """How the module's header names its template: relative to the module, so that the output does
+    not depend on the directory rtcompile was run from (and `--check` agrees from anywhere)."""
+    if job.output is None:
+        return job.source.as_posix()
+    return Path(os.path.relpath(job.source.resolve(), job.output.resolve().parent)).as_posix()
 
 
 def write(job: Job, code: str) -> None:
     if job.output is None:
         sys.stdout.write(code)
         return
+    if job.make_directory:
+        try:
+            job.output.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise UsageError(f"{job.output.parent}: cannot create the output directory ({error.strerror})") from None
     write_atomically(job.output, code)
 
 

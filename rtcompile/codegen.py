@@ -476,8 +476,12 @@ def _merge_imports(lines: list[str]) -> str:
 
 
 def template_hash(template: Template) -> str:
-    """sha256 of the template's canonical JSON: stable under reformatting and unrelated config edits."""
-    canonical = json.dumps(template.source, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
+    """sha256 of the template's compact JSON: stable under reformatting and unrelated config edits.
+
+    Keys keep their order: the order of `fields` decides which field wins ties, so it is part of
+    the template's meaning.
+    """
+    canonical = json.dumps(template.source, ensure_ascii=False, separators=(",", ":"), default=repr)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -19,7 +19,8 @@ _MODULES: dict[str, ModuleType] = {}
 
 def compiled_module(template: dict[str, Any]) -> ModuleType:
     """The generated module for `template`, written to disk and imported (cached per template)."""
-    key = hashlib.sha256(json.dumps(template, sort_keys=True, default=repr).encode("utf-8", "surrogatepass")).hexdigest()
+    # Not sort_keys: key order is field order, which changes behaviour.
+    key = hashlib.sha256(json.dumps(template, default=repr).encode("utf-8", "surrogatepass")).hexdigest()
     if key not in _MODULES:
         code = rtcompile.compile_template(template)
         path = _DIRECTORY / f"parser_{key[:16]}.py"
