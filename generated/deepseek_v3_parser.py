@@ -736,7 +736,10 @@ _re_prefix_1: Final = re.compile(
 )
 
 
-_prefixes_2: Final = frozenset(
+_literals_2: Final = ("<｜tool▁calls▁begin｜>", "<｜end▁of▁sentence｜>", "<｜tool▁calls▁end｜>")
+
+
+_prefixes_3: Final = frozenset(
     [
         "<",
         "<｜",
@@ -781,9 +784,6 @@ _prefixes_2: Final = frozenset(
 )
 
 
-_literals_3: Final = ("<｜tool▁calls▁begin｜>", "<｜end▁of▁sentence｜>", "<｜tool▁calls▁end｜>")
-
-
 _re_4: Final = re.compile(
     "```[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool\\u2581call\\u2581end\\uff5c>",
     re.DOTALL,
@@ -810,7 +810,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
     best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = _NO_GROUPS
 
-    # fields.tool_calls.open
+    # fields.tool_calls.open_pattern
     if eos:
         m = _re_0.search(buf, pos)
     else:
@@ -836,7 +836,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
 
     # fields.content.close
     start = end = -1
-    for lit in _literals_3:  # longest first: at one position the longest literal wins
+    for lit in _literals_2:  # longest first: at one position the longest literal wins
         at = buf.find(lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
@@ -851,7 +851,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
         ):
             best, best_start, best_end, best_rank, best_groups = 1, start, end, 1, _NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_2, 19))
+        hold = min(hold, literal_hold(buf, pos, _prefixes_3, 19))
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one
@@ -866,7 +866,7 @@ def _scan_1(buf: str, pos: int, eos: bool) -> _ScanResult:
     best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = _NO_GROUPS
 
-    # fields.tool_calls.close
+    # fields.tool_calls.close_pattern
     if eos:
         m = _re_4.search(buf, pos)
     else:

@@ -741,7 +741,10 @@ _prefixes_2: Final = frozenset(
 )
 
 
-_prefixes_3: Final = frozenset(
+_literals_3: Final = ("<|end_of_sentence|>", "</response>", "<response>", "</s>")
+
+
+_prefixes_4: Final = frozenset(
     [
         "<",
         "</",
@@ -783,9 +786,6 @@ _prefixes_3: Final = frozenset(
 )
 
 
-_literals_4: Final = ("<|end_of_sentence|>", "</response>", "<response>", "</s>")
-
-
 _prefixes_5: Final = frozenset(["<", "</", "</t", "</th", "</thi", "</thin", "</think"])
 
 
@@ -808,7 +808,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
     best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = _NO_GROUPS
 
-    # fields.reasoning_content.open
+    # fields.reasoning_content.open_pattern
     if eos:
         m = _re_0.search(buf, pos)
     else:
@@ -850,7 +850,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
 
     # fields.content.close
     start = end = -1
-    for lit in _literals_4:  # longest first: at one position the longest literal wins
+    for lit in _literals_3:  # longest first: at one position the longest literal wins
         at = buf.find(lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
@@ -865,7 +865,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
         ):
             best, best_start, best_end, best_rank, best_groups = 2, start, end, 2, _NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_3, 18))
+        hold = min(hold, literal_hold(buf, pos, _prefixes_4, 18))
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one

@@ -761,7 +761,10 @@ _re_prefix_2: Final = re.compile(
 )
 
 
-_prefixes_3: Final = frozenset(
+_literals_3: Final = ("<|tool_response>", "<turn|>", "<eos>")
+
+
+_prefixes_4: Final = frozenset(
     [
         "<",
         "<e",
@@ -788,9 +791,6 @@ _prefixes_3: Final = frozenset(
         "<|tool_response",
     ]
 )
-
-
-_literals_4: Final = ("<|tool_response>", "<turn|>", "<eos>")
 
 
 _prefixes_5: Final = frozenset(["<", "<c", "<ch", "<cha", "<chan", "<chann", "<channe", "<channel", "<channel|"])
@@ -828,7 +828,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
     elif not eos:
         hold = min(hold, literal_hold(buf, pos, _prefixes_0, 16))
 
-    # fields.tool_calls.open
+    # fields.tool_calls.open_pattern
     if eos:
         m = _re_1.search(buf, pos)
     else:
@@ -854,7 +854,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
 
     # fields.content.close
     start = end = -1
-    for lit in _literals_4:  # longest first: at one position the longest literal wins
+    for lit in _literals_3:  # longest first: at one position the longest literal wins
         at = buf.find(lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
@@ -869,7 +869,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
         ):
             best, best_start, best_end, best_rank, best_groups = 2, start, end, 2, _NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_3, 15))
+        hold = min(hold, literal_hold(buf, pos, _prefixes_4, 15))
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one

@@ -738,7 +738,10 @@ def resolve_placeholder(scope: Mapping[str, Any], path: str, root: str, keys: tu
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_prefixes_0: Final = frozenset(
+_literals_0: Final = ("<|channel|>commentary<|message|>", "<|channel|>final<|message|>")
+
+
+_prefixes_1: Final = frozenset(
     [
         "<",
         "<|",
@@ -788,9 +791,6 @@ _prefixes_0: Final = frozenset(
         "<|channel|>final<|message|",
     ]
 )
-
-
-_literals_1: Final = ("<|channel|>commentary<|message|>", "<|channel|>final<|message|>")
 
 
 _prefixes_2: Final = frozenset(
@@ -843,12 +843,12 @@ _re_prefix_4: Final = re.compile(
 _prefixes_5: Final = frozenset(["<", "<|", "<|e", "<|en", "<|end", "<|end|"])
 
 
-_prefixes_6: Final = frozenset(
+_literals_6: Final = ("<|return|>", "<|end|>")
+
+
+_prefixes_7: Final = frozenset(
     ["<", "<|", "<|e", "<|en", "<|end", "<|end|", "<|r", "<|re", "<|ret", "<|retu", "<|retur", "<|return", "<|return|"]
 )
-
-
-_literals_7: Final = ("<|return|>", "<|end|>")
 
 
 _prefixes_8: Final = frozenset(["<", "<|", "<|c", "<|ca", "<|cal", "<|call", "<|call|"])
@@ -867,7 +867,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
 
     # fields.content.open
     start = end = -1
-    for lit in _literals_1:  # longest first: at one position the longest literal wins
+    for lit in _literals_0:  # longest first: at one position the longest literal wins
         at = buf.find(lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
@@ -882,7 +882,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
         ):
             best, best_start, best_end, best_rank, best_groups = 1, start, end, 0, _NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_0, 31))
+        hold = min(hold, literal_hold(buf, pos, _prefixes_1, 31))
 
     # fields.thinking.open
     start = buf.find("<|channel|>analysis<|message|>", pos)
@@ -900,7 +900,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
     elif not eos:
         hold = min(hold, literal_hold(buf, pos, _prefixes_2, 29))
 
-    # fields.tool_calls.open
+    # fields.tool_calls.open_pattern
     if eos:
         m = _re_3.search(buf, pos)
     else:
@@ -968,7 +968,7 @@ def _scan_2(buf: str, pos: int, eos: bool) -> _ScanResult:
 
     # fields.content.close
     start = end = -1
-    for lit in _literals_7:  # longest first: at one position the longest literal wins
+    for lit in _literals_6:  # longest first: at one position the longest literal wins
         at = buf.find(lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
@@ -983,7 +983,7 @@ def _scan_2(buf: str, pos: int, eos: bool) -> _ScanResult:
         ):
             best, best_start, best_end, best_rank, best_groups = 0, start, end, 0, _NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_6, 9))
+        hold = min(hold, literal_hold(buf, pos, _prefixes_7, 9))
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one

@@ -724,7 +724,10 @@ def resolve_placeholder(scope: Mapping[str, Any], path: str, root: str, keys: tu
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_prefixes_0: Final = frozenset(
+_literals_0: Final = ("Here is my thought process:", "<think>")
+
+
+_prefixes_1: Final = frozenset(
     [
         "<",
         "<t",
@@ -762,9 +765,6 @@ _prefixes_0: Final = frozenset(
 )
 
 
-_literals_1: Final = ("Here is my thought process:", "<think>")
-
-
 _prefixes_2: Final = frozenset(
     [
         "<",
@@ -783,7 +783,10 @@ _prefixes_2: Final = frozenset(
 )
 
 
-_prefixes_3: Final = frozenset(
+_literals_3: Final = ("<|end_of_text|>", "</response>", "<response>")
+
+
+_prefixes_4: Final = frozenset(
     [
         "<",
         "</",
@@ -820,10 +823,10 @@ _prefixes_3: Final = frozenset(
 )
 
 
-_literals_4: Final = ("<|end_of_text|>", "</response>", "<response>")
+_literals_5: Final = ("Here is my response:", "</think>")
 
 
-_prefixes_5: Final = frozenset(
+_prefixes_6: Final = frozenset(
     [
         "<",
         "</",
@@ -853,9 +856,6 @@ _prefixes_5: Final = frozenset(
         "Here is my response",
     ]
 )
-
-
-_literals_6: Final = ("Here is my response:", "</think>")
 
 
 _prefixes_7: Final = frozenset(
@@ -891,7 +891,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
 
     # fields.reasoning_content.open
     start = end = -1
-    for lit in _literals_1:  # longest first: at one position the longest literal wins
+    for lit in _literals_0:  # longest first: at one position the longest literal wins
         at = buf.find(lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
@@ -906,7 +906,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
         ):
             best, best_start, best_end, best_rank, best_groups = 0, start, end, 0, _NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_0, 26))
+        hold = min(hold, literal_hold(buf, pos, _prefixes_1, 26))
 
     # fields.tool_calls.open
     start = buf.find("<|tool_call|>", pos)
@@ -926,7 +926,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
 
     # fields.content.close
     start = end = -1
-    for lit in _literals_4:  # longest first: at one position the longest literal wins
+    for lit in _literals_3:  # longest first: at one position the longest literal wins
         at = buf.find(lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
@@ -941,7 +941,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
         ):
             best, best_start, best_end, best_rank, best_groups = 2, start, end, 2, _NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_3, 14))
+        hold = min(hold, literal_hold(buf, pos, _prefixes_4, 14))
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one
@@ -958,7 +958,7 @@ def _scan_1(buf: str, pos: int, eos: bool) -> _ScanResult:
 
     # fields.reasoning_content.close
     start = end = -1
-    for lit in _literals_6:  # longest first: at one position the longest literal wins
+    for lit in _literals_5:  # longest first: at one position the longest literal wins
         at = buf.find(lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
@@ -973,7 +973,7 @@ def _scan_1(buf: str, pos: int, eos: bool) -> _ScanResult:
         ):
             best, best_start, best_end, best_rank, best_groups = 0, start, end, 0, _NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_5, 19))
+        hold = min(hold, literal_hold(buf, pos, _prefixes_6, 19))
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one

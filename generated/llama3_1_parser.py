@@ -731,7 +731,10 @@ _re_prefix_1: Final = re.compile(
 )
 
 
-_prefixes_2: Final = frozenset(
+_literals_2: Final = ("<|eot_id|>", "<|eom_id|>")
+
+
+_prefixes_3: Final = frozenset(
     [
         "<",
         "<|",
@@ -749,9 +752,6 @@ _prefixes_2: Final = frozenset(
         "<|eot_id|",
     ]
 )
-
-
-_literals_3: Final = ("<|eot_id|>", "<|eom_id|>")
 
 
 _re_4: Final = re.compile(
@@ -777,7 +777,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
     best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = _NO_GROUPS
 
-    # fields.tool_calls.open
+    # fields.tool_calls.open_pattern
     if eos:
         m = _re_0.search(buf, pos)
     else:
@@ -803,7 +803,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
 
     # fields.content.close
     start = end = -1
-    for lit in _literals_3:  # longest first: at one position the longest literal wins
+    for lit in _literals_2:  # longest first: at one position the longest literal wins
         at = buf.find(lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
@@ -818,7 +818,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
         ):
             best, best_start, best_end, best_rank, best_groups = 1, start, end, 1, _NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_2, 9))
+        hold = min(hold, literal_hold(buf, pos, _prefixes_3, 9))
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one
@@ -833,7 +833,7 @@ def _scan_1(buf: str, pos: int, eos: bool) -> _ScanResult:
     best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = _NO_GROUPS
 
-    # fields.tool_calls.close
+    # fields.tool_calls.close_pattern
     if eos:
         m = _re_4.search(buf, pos)
     else:

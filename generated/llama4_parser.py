@@ -920,13 +920,16 @@ _re_prefix_1: Final = re.compile(
 )
 
 
-_prefixes_2: Final = frozenset(["<", "<|", "<|e", "<|eo", "<|eom", "<|eom|", "<|eot", "<|eot|"])
+_literals_2: Final = ("<|eot|>", "<|eom|>")
 
 
-_literals_3: Final = ("<|eot|>", "<|eom|>")
+_prefixes_3: Final = frozenset(["<", "<|", "<|e", "<|eo", "<|eom", "<|eom|", "<|eot", "<|eot|"])
 
 
-_prefixes_4: Final = frozenset(
+_literals_4: Final = ("<|python_end|>", "<|eot|>", "<|eom|>")
+
+
+_prefixes_5: Final = frozenset(
     [
         "<",
         "<|",
@@ -951,9 +954,6 @@ _prefixes_4: Final = frozenset(
 )
 
 
-_literals_5: Final = ("<|python_end|>", "<|eot|>", "<|eom|>")
-
-
 _re_8: Final = re.compile("<\\|header_start\\|>assistant<\\|header_end\\|>\\u000a\\u000a", re.DOTALL)
 
 
@@ -965,7 +965,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
     best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = _NO_GROUPS
 
-    # fields.tool_calls.open
+    # fields.tool_calls.open_pattern
     if eos:
         m = _re_0.search(buf, pos)
     else:
@@ -991,7 +991,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
 
     # fields.content.close
     start = end = -1
-    for lit in _literals_3:  # longest first: at one position the longest literal wins
+    for lit in _literals_2:  # longest first: at one position the longest literal wins
         at = buf.find(lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
@@ -1006,7 +1006,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
         ):
             best, best_start, best_end, best_rank, best_groups = 1, start, end, 1, _NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_2, 6))
+        hold = min(hold, literal_hold(buf, pos, _prefixes_3, 6))
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one
@@ -1023,7 +1023,7 @@ def _scan_1(buf: str, pos: int, eos: bool) -> _ScanResult:
 
     # fields.tool_calls.close
     start = end = -1
-    for lit in _literals_5:  # longest first: at one position the longest literal wins
+    for lit in _literals_4:  # longest first: at one position the longest literal wins
         at = buf.find(lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
@@ -1038,7 +1038,7 @@ def _scan_1(buf: str, pos: int, eos: bool) -> _ScanResult:
         ):
             best, best_start, best_end, best_rank, best_groups = 0, start, end, 0, _NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_4, 13))
+        hold = min(hold, literal_hold(buf, pos, _prefixes_5, 13))
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one

@@ -747,7 +747,10 @@ _prefixes_3: Final = frozenset(["<", "</", "</s"])
 _prefixes_4: Final = frozenset(["[", "[/", "[/T", "[/TH", "[/THI", "[/THIN", "[/THINK"])
 
 
-_prefixes_5: Final = frozenset(
+_literals_5: Final = ("[TOOL_CALLS]", "</s>")
+
+
+_prefixes_6: Final = frozenset(
     [
         "<",
         "</",
@@ -765,9 +768,6 @@ _prefixes_5: Final = frozenset(
         "[TOOL_CALLS",
     ]
 )
-
-
-_literals_6: Final = ("[TOOL_CALLS]", "</s>")
 
 
 _re_9: Final = re.compile("\\[/TOOL_RESULTS\\]|\\[/INST\\]", re.DOTALL)
@@ -797,7 +797,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
     elif not eos:
         hold = min(hold, literal_hold(buf, pos, _prefixes_0, 6))
 
-    # fields.tool_calls.open
+    # fields.tool_calls.open_pattern
     if eos:
         m = _re_1.search(buf, pos)
     else:
@@ -881,7 +881,7 @@ def _scan_2(buf: str, pos: int, eos: bool) -> _ScanResult:
 
     # fields.tool_calls.close
     start = end = -1
-    for lit in _literals_6:  # longest first: at one position the longest literal wins
+    for lit in _literals_5:  # longest first: at one position the longest literal wins
         at = buf.find(lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
@@ -896,7 +896,7 @@ def _scan_2(buf: str, pos: int, eos: bool) -> _ScanResult:
         ):
             best, best_start, best_end, best_rank, best_groups = 0, start, end, 0, _NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_5, 11))
+        hold = min(hold, literal_hold(buf, pos, _prefixes_6, 11))
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one

@@ -687,7 +687,10 @@ _re_prefix_2: Final = re.compile(
 )
 
 
-_prefixes_3: Final = frozenset(
+_literals_3: Final = ("<|endoftext|>", "<|im_end|>")
+
+
+_prefixes_4: Final = frozenset(
     [
         "<",
         "<|",
@@ -710,9 +713,6 @@ _prefixes_3: Final = frozenset(
         "<|im_end|",
     ]
 )
-
-
-_literals_4: Final = ("<|endoftext|>", "<|im_end|>")
 
 
 _prefixes_5: Final = frozenset(["<", "</", "</t", "</th", "</thi", "</thin", "</think"])
@@ -760,7 +760,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
     elif not eos:
         hold = min(hold, literal_hold(buf, pos, _prefixes_0, 6))
 
-    # fields.tool_calls.open
+    # fields.tool_calls.open_pattern
     if eos:
         m = _re_1.search(buf, pos)
     else:
@@ -786,7 +786,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
 
     # fields.content.close
     start = end = -1
-    for lit in _literals_4:  # longest first: at one position the longest literal wins
+    for lit in _literals_3:  # longest first: at one position the longest literal wins
         at = buf.find(lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
@@ -801,7 +801,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
         ):
             best, best_start, best_end, best_rank, best_groups = 2, start, end, 2, _NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_3, 12))
+        hold = min(hold, literal_hold(buf, pos, _prefixes_4, 12))
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one
@@ -845,7 +845,7 @@ def _scan_2(buf: str, pos: int, eos: bool) -> _ScanResult:
     best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = _NO_GROUPS
 
-    # fields.tool_calls.close
+    # fields.tool_calls.close_pattern
     if eos:
         m = _re_6.search(buf, pos)
     else:

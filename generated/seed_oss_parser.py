@@ -752,7 +752,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
     elif not eos:
         hold = min(hold, literal_hold(buf, pos, _prefixes_0, 11))
 
-    # fields.tool_calls.open
+    # fields.tool_calls.open_pattern
     if eos:
         m = _re_1.search(buf, pos)
     else:
@@ -834,7 +834,7 @@ def _scan_2(buf: str, pos: int, eos: bool) -> _ScanResult:
     best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = _NO_GROUPS
 
-    # fields.tool_calls.close
+    # fields.tool_calls.close_pattern
     if eos:
         m = _re_5.search(buf, pos)
     else:

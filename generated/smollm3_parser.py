@@ -704,7 +704,10 @@ _prefixes_1: Final = frozenset(
 )
 
 
-_prefixes_2: Final = frozenset(
+_literals_2: Final = ("<|endoftext|>", "<|im_end|>")
+
+
+_prefixes_3: Final = frozenset(
     [
         "<",
         "<|",
@@ -727,9 +730,6 @@ _prefixes_2: Final = frozenset(
         "<|im_end|",
     ]
 )
-
-
-_literals_3: Final = ("<|endoftext|>", "<|im_end|>")
 
 
 _prefixes_4: Final = frozenset(["<", "</", "</t", "</th", "</thi", "</thin", "</think"])
@@ -785,7 +785,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
 
     # fields.content.close
     start = end = -1
-    for lit in _literals_3:  # longest first: at one position the longest literal wins
+    for lit in _literals_2:  # longest first: at one position the longest literal wins
         at = buf.find(lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
@@ -800,7 +800,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
         ):
             best, best_start, best_end, best_rank, best_groups = 2, start, end, 2, _NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_2, 12))
+        hold = min(hold, literal_hold(buf, pos, _prefixes_3, 12))
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one

@@ -30,7 +30,7 @@ from typing import Any
 import black
 import jinja2
 
-from rtcompile.errors import TemplateError
+from rtcompile.errors import JsonPath, TemplateError, format_path
 from rtcompile.ir import (
     ContentParser,
     Delimiter,
@@ -126,13 +126,15 @@ class _Module:
         self.constants.append(f"{name}: Final = {code}")
         return name
 
-    def stdlib_regex(self, pattern: str, where: str, *, streamed: bool = True) -> tuple[str, str | None]:
+    def stdlib_regex(self, pattern: str, where: JsonPath, *, streamed: bool = True) -> tuple[str, str | None]:
         """Constants for a template regex: its exact stdlib translation and, for delimiters matched
         in the stream (`streamed`), the pattern that decides partial matches at the buffer's end."""
         try:
             translated = translate(pattern)
         except UnsupportedRegex as error:
-            raise TemplateError(f"{where}: {error} (the generated module must run on the standard library alone)") from None
+            raise TemplateError(
+                f"{error}; the generated module must run on the standard library alone", where
+            ) from None
         full = self.constant("re", f"re.compile({literal(translated.full)}, re.DOTALL)")
         if not streamed:
             return full, None
@@ -148,22 +150,28 @@ class _Watch:
     field: int
     is_open: bool
     delimiter: Delimiter
-    where: str
+    where: JsonPath
 
 
 def _states(template: Template) -> list[tuple[str, list[_Watch]]]:
     """State 0 is "outside any explicit region"; state k+1 is "inside explicit field k"."""
     fields = template.fields
-    outside = [_Watch(i, True, f.open, f"fields.{f.name}.open") for i, f in enumerate(fields) if f.open is not None]
+    outside = [_Watch(i, True, f.open, _delimiter_path(f, "open")) for i, f in enumerate(fields) if f.open is not None]
     implicit = template.implicit
     if implicit is not None and implicit.close is not None:
-        outside.append(_Watch(fields.index(implicit), False, implicit.close, f"fields.{implicit.name}.close"))
+        outside.append(_Watch(fields.index(implicit), False, implicit.close, _delimiter_path(implicit, "close")))
     states = [("outside any explicit region", outside)]
     for i, f in enumerate(fields):
         if f.open is not None:
-            inside = [_Watch(i, False, f.close, f"fields.{f.name}.close")] if f.close is not None else []
+            inside = [_Watch(i, False, f.close, _delimiter_path(f, "close"))] if f.close is not None else []
             states.append((f"inside field {f.name!r}", inside))
     return states
+
+
+def _delimiter_path(f: Field, kind: str) -> JsonPath:
+    delimiter = f.open if kind == "open" else f.close
+    assert delimiter is not None
+    return ("fields", f.name, kind if delimiter.is_literal else f"{kind}_pattern")
 
 
 def _priority(watch: _Watch, template: Template) -> tuple[int, str]:
@@ -184,7 +192,7 @@ def _scanner(module: _Module, index: int, description: str, watches: list[_Watch
     ]
     for rank, watch in enumerate(ordered):
         which = watches.index(watch)
-        lines += ["", f"    # {watch.where}"]
+        lines += ["", f"    # {format_path(watch.where)}"]  # format_path quotes names: no line breaks
         if watch.delimiter.is_literal:
             lines += _literal_watch(module, watch.delimiter, which, rank)
         else:
@@ -216,7 +224,6 @@ def _literal_watch(module: _Module, delimiter: Delimiter, which: int, rank: int)
     assert delimiter.literals is not None
     by_length = sorted(delimiter.literals, key=len, reverse=True)
     prefixes = sorted({lit[:k] for lit in delimiter.literals for k in range(1, len(lit))})
-    prefix_set = module.constant("prefixes", f"frozenset({literal(prefixes)})")
     longest = max(len(lit) for lit in delimiter.literals) - 1
     if len(by_length) == 1:
         lines = [f"    start = buf.find({literal(by_length[0])}, pos)", f"    end = start + {len(by_length[0])}"]
@@ -239,8 +246,9 @@ def _literal_watch(module: _Module, delimiter: Delimiter, which: int, rank: int)
         ]
     else:
         lines += _take(which, rank, "_NO_GROUPS")
-    if prefixes:
+    if prefixes:  # a one-character literal is never pending
         module.need("scanning", "literal_hold")
+        prefix_set = module.constant("prefixes", f"frozenset({literal(prefixes)})")
         lines += ["    elif not eos:", f"        hold = min(hold, literal_hold(buf, pos, {prefix_set}, {longest}))"]
     return lines
 
@@ -268,7 +276,7 @@ def _regex_watch(module: _Module, watch: _Watch, which: int, rank: int) -> list[
 # --------------------------------------------------------------------------- field handlers
 
 
-def _parser_call(module: _Module, parser: ContentParser, arg: str, where: str) -> str:
+def _parser_call(module: _Module, parser: ContentParser, arg: str, where: JsonPath) -> str:
     """An expression that parses the string `arg` with `parser`."""
     if isinstance(parser, ScalarParser):
         module.need("content", f"parse_{parser.kind}")
@@ -279,12 +287,12 @@ def _parser_call(module: _Module, parser: ContentParser, arg: str, where: str) -
         return f"parse_json({arg}, {parser.unquoted_keys!r}, {delims}, {parser.allow_non_json!r}, {parser.strip!r})"
     if isinstance(parser, XmlInlineParser):
         module.need("content", "parse_xml_inline")
-        tag_re, _ = module.stdlib_regex(parser.tag_pattern, f"{where}.tag_pattern", streamed=False)
-        nested = _nested_parser(module, parser.value_parser, where)
+        tag_re, _ = module.stdlib_regex(parser.tag_pattern, (*where, "tag_pattern"), streamed=False)
+        nested = _nested_parser(module, parser.value_parser, (*where, "value_parser", "args"))
         return f"parse_xml_inline({arg}, {tag_re}, {literal(parser.tag_pattern)}, {nested}, {parser.merge_duplicates!r})"
     if isinstance(parser, KvLinesParser):
         module.need("content", "parse_kv_lines")
-        nested = _nested_parser(module, parser.value_parser, where)
+        nested = _nested_parser(module, parser.value_parser, (*where, "value_parser", "args"))
         return f"parse_kv_lines({arg}, {literal(parser.line_sep)}, {literal(parser.kv_sep)}, {parser.strip!r}, {nested})"
     if isinstance(parser, PythonCallListParser):
         module.need("content", "parse_python_call_list")
@@ -297,7 +305,7 @@ def _parser_call(module: _Module, parser: ContentParser, arg: str, where: str) -
     return f"{name}({arg})"
 
 
-def _nested_parser(module: _Module, parser: ContentParser | None, where: str) -> str:
+def _nested_parser(module: _Module, parser: ContentParser | None, where: JsonPath) -> str:
     if parser is None:
         return "None"
     name = module.name("value_parser")
@@ -321,7 +329,7 @@ def _transform_expr(module: _Module, transform: Transform) -> str:
 
 
 def _handler(module: _Module, index: int, f: Field) -> str:
-    where = f"fields.{f.name}.content_args"
+    where: JsonPath = ("fields", f.name, "content_args")
     lines = [
         f"def _handle_{index}(body: str, captures: dict[str, str]) -> Any:",
         f"    content = {_parser_call(module, f.parser, 'body', where)}",
@@ -434,7 +442,8 @@ def _tables(module: _Module, template: Template, states: list[tuple[str, list[_W
         state_of_field.append(0 if f.open is None else explicit_state)
         explicit_state += 0 if f.open is None else 1
     actions = [tuple((w.is_open, w.field) for w in watches) for _, watches in states]
-    anchor_full, _ = module.stdlib_regex(template.start_anchor.pattern, "start_anchor", streamed=False)
+    anchor_key = "start_anchor" if template.start_anchor.is_literal else "start_anchor_pattern"
+    anchor_full, _ = module.stdlib_regex(template.start_anchor.pattern, (anchor_key,), streamed=False)
     required = [f.name for f in fields if not f.optional]
     return "\n".join(
         [

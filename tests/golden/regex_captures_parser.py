@@ -742,7 +742,7 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
     best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = _NO_GROUPS
 
-    # fields.tool_calls.open
+    # fields.tool_calls.open_pattern
     if eos:
         m = _re_0.search(buf, pos)
     else:
