@@ -7,7 +7,6 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from rtcompile.codegen import generate
 from rtcompile.diagnostics import template_warnings
 from rtcompile.errors import Diagnostic, TemplateError, TemplateWarning
 from rtcompile.interpreter import Event, Message, ResponseParser
@@ -75,6 +74,8 @@ def compile_template(source: TemplateSource, *, source_name: str | None = None) 
     template, document = (source, None) if isinstance(source, Template) else _load(source)
     if source_name is None:
         source_name = document.file if document is not None and document.file else "<dict>"
+    from rtcompile.codegen import generate  # black and libcst are heavy; parsing users never need them
+
     try:
         return generate(template, source_name=source_name)
     except TemplateError as error:

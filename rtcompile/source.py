@@ -10,11 +10,10 @@ numbers, literals) so that every decoded value is exactly what :func:`json.loads
 Input rules (each violation is a :class:`~rtcompile.errors.TemplateError` with file and, where
 meaningful, line and column):
 
-* Files must be UTF-8 (RFC 8259). A UTF-8 byte-order mark is accepted and skipped, because editors on
-  Windows write one; positions are counted from the first character after it, as editors show them.
-  (transformers itself opens ``tokenizer_config.json`` with ``encoding="utf-8"`` and would reject a
-  BOM; we are deliberately more forgiving here because the BOM carries no meaning.) UTF-16/32 files
-  and undecodable bytes are rejected, naming the byte offset.
+* Files must be UTF-8 without a byte-order mark (RFC 8259 forbids one). transformers reads
+  ``tokenizer_config.json`` with ``json.load`` and fails on a BOM, so a template file with one would
+  break the model for everyone else; we reject it with a message saying how to fix it. UTF-16/32
+  files and undecodable bytes are rejected too, naming the byte offset.
 * Files larger than :data:`MAX_SOURCE_BYTES` (64 MiB) are rejected without being read.
 * Nesting deeper than :data:`MAX_NESTING_DEPTH` (512) containers is rejected with a clean error.
 * Inside the response template (and for the ``"response_template"`` key itself) duplicate object
@@ -447,7 +446,7 @@ def _read_bytes(file: str) -> bytes:
 
 
 def _decode(data: bytes, file: str) -> str:
-    """Decode UTF-8, skipping a UTF-8 BOM and pointing precisely at the first undecodable byte."""
+    """Decode UTF-8 (no byte-order mark), pointing precisely at the first undecodable byte."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_BE)):  # UTF-32 LE starts like 16 LE
         raise TemplateError(
             "file starts with a UTF-16 or UTF-32 byte-order mark; JSON files must be UTF-8, please re-save it as UTF-8",
@@ -455,8 +454,16 @@ def _decode(data: bytes, file: str) -> str:
             line=1,
             col=1,
         )
-    skipped = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
-    body = data[skipped:]
+    if data.startswith(codecs.BOM_UTF8):
+        raise TemplateError(
+            "file starts with a UTF-8 byte-order mark, which JSON forbids and transformers cannot load; "
+            "re-save it as UTF-8 without BOM",
+            file=file,
+            line=1,
+            col=1,
+        )
+    skipped = 0
+    body = data
     try:
         return body.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -204,17 +204,16 @@ def test_non_utf8(tmp_path: Path) -> None:
     assert (error.line, error.col) == (2, 13)
 
 
-def test_utf8_bom_is_accepted_and_positions_ignore_it(tmp_path: Path) -> None:
+def test_utf8_bom_is_rejected_with_a_fix(tmp_path: Path) -> None:
     text = json.dumps({"response_template": TEMPLATE})
-    path = write(tmp_path, "t.json", b"\xef\xbb\xbf" + text.encode())
-    template, document = read_template_source(path)
-    assert template == TEMPLATE and document is not None
-    assert document.locate(()) == (1, 23) and document.text == text
-    # errors after a BOM are positioned from the first real character as well
-    error = read_error(write(tmp_path, "u.json", b'\xef\xbb\xbf{"fields": x}'))
-    assert (error.line, error.col) == (1, 12)
-    error = read_error(write(tmp_path, "v.json", b'\xef\xbb\xbf{"fields": "\xff"}'))
-    assert "byte offset 15" in error.message and (error.line, error.col) == (1, 13)
+    error = read_error(write(tmp_path, "t.json", b"\xef\xbb\xbf" + text.encode()))
+    assert "byte-order mark" in error.message and "without BOM" in error.message
+    assert (error.line, error.col) == (1, 1)
+
+
+def test_undecodable_byte_is_located(tmp_path: Path) -> None:
+    error = read_error(write(tmp_path, "v.json", b'{"fields": "\xff"}'))
+    assert "byte offset 12" in error.message and (error.line, error.col) == (1, 13)
 
 
 def test_utf16_is_rejected(tmp_path: Path) -> None:
