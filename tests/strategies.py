@@ -56,8 +56,14 @@ def delimiter(draw: st.DrawFn, kind: str, literal_pool: list[str], regex_pool: l
 CONTENT = st.sampled_from(["text", "text", "int", "float", "bool", "json", "xml-inline", "kv-lines", "python-call-list"])
 
 
+# xml-inline tag patterns; the first uses a backreference, which only the interpreter supports (the
+# compiler refuses it: stdlib `re` cannot reproduce it together with regex's semantics, see
+# rtcompile.regex_translation).
+TAG_PATTERNS = [r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", r"<p=(?P<key>[^>]+)>\s*(?P<value>.*?)\s*</p>"]
+
+
 @st.composite
-def content_spec(draw: st.DrawFn) -> dict[str, Any]:
+def content_spec(draw: st.DrawFn, compilable: bool = False) -> dict[str, Any]:
     content = draw(CONTENT)
     spec: dict[str, Any] = {"content": content}
     args: dict[str, Any] = {}
@@ -71,9 +77,7 @@ def content_spec(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.integers(0, 3)) == 0:
             args["string_delims"] = [["<<", ">>"]]
     if content == "xml-inline":
-        args["tag_pattern"] = draw(
-            st.sampled_from([r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", r"<p=(?P<key>[^>]+)>\s*(?P<value>.*?)\s*</p>"])
-        )
+        args["tag_pattern"] = draw(st.sampled_from(TAG_PATTERNS[1:] if compilable else TAG_PATTERNS))
         if draw(st.booleans()):
             args["value_parser"] = {"name": draw(st.sampled_from(["json", "int", "text"])), "args": {"allow_non_json": True}}
         if draw(st.booleans()):
@@ -119,8 +123,8 @@ FIELD_NAMES = ["content", "reasoning_content", "tool_calls", "x", "thinking"]
 
 
 @st.composite
-def templates(draw: st.DrawFn) -> dict[str, Any]:
-    """A valid response template (the reference loads it)."""
+def templates(draw: st.DrawFn, compilable: bool = False) -> dict[str, Any]:
+    """A valid response template (the reference loads it); `compilable`: one rtcompile can compile too."""
     names = draw(st.lists(st.sampled_from(FIELD_NAMES), min_size=1, max_size=4, unique=True))
     implicit = draw(st.sampled_from([None, *names]))
     fields: dict[str, Any] = {}
@@ -130,7 +134,7 @@ def templates(draw: st.DrawFn) -> dict[str, Any]:
             field.update(draw(delimiter("open", LITERAL_OPENS, REGEX_OPENS)))
         if draw(st.integers(0, 4)) > 0:
             field.update(draw(delimiter("close", LITERAL_CLOSES, REGEX_CLOSES)))
-        field.update(draw(content_spec()))
+        field.update(draw(content_spec(compilable)))
         if draw(st.booleans()):
             field["repeats"] = True
             if field["content"] == "text" and draw(st.booleans()):

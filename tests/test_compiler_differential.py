@@ -29,7 +29,7 @@ def _prefix(data: st.DataObject, template: dict[str, Any]) -> str:
 
 
 @SETTINGS
-@given(templates(), st.data())
+@given(templates(compilable=True), st.data())
 def test_random_chunkings_match_interpreter_and_reference(template: dict[str, Any], data: st.DataObject) -> None:
     for _ in range(STREAMS_PER_TEMPLATE):
         text = data.draw(streams(template), label="text")
@@ -43,7 +43,7 @@ def test_random_chunkings_match_interpreter_and_reference(template: dict[str, An
 
 
 @SETTINGS
-@given(templates(), st.data())
+@given(templates(compilable=True), st.data())
 def test_every_two_way_split_and_char_by_char_match_interpreter(template: dict[str, Any], data: st.DataObject) -> None:
     text = data.draw(streams(template), label="text")
     prefix = _prefix(data, template)
@@ -53,7 +53,7 @@ def test_every_two_way_split_and_char_by_char_match_interpreter(template: dict[s
 
 
 @SETTINGS
-@given(templates(), st.data())
+@given(templates(compilable=True), st.data())
 def test_one_shot_matches_reference(template: dict[str, Any], data: st.DataObject) -> None:
     module = compiled_module(template)
     for _ in range(STREAMS_PER_TEMPLATE):
