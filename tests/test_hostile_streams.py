@@ -1,0 +1,101 @@
+"""Hostile streams: huge outputs, pathological near-delimiters, empty chunks, lone surrogates, misuse.
+
+Linearity is checked structurally, not with timers: after long streams the parsers hold only the
+pending text (a few characters), so each feed costs the same whatever came before. The benchmarks
+(benchmarks/run.py) measure the time.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rtcompile
+from rtcompile.observe import identical
+from tests.compiled import compiled_module
+from tests.differential import interpreter_engine, observe, reference_engine
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def template_of(model: str) -> dict[str, Any]:
+    return dict(json.loads((ROOT / "templates" / f"{model}.json").read_text(encoding="utf-8"))["response_template"])
+
+
+def parsers(model: str) -> list[Any]:
+    template = template_of(model)
+    return [compiled_module(template).ResponseParser(""), rtcompile.ResponseParser(template, "")]
+
+
+def held(parser: Any) -> int:
+    """Characters the parser keeps in its buffer (both engines name it `_buffer`)."""
+    return len(parser._buffer)
+
+
+CONTENT_OPENER = {"gpt_oss": "<|channel|>final<|message|>"}  # harmony has no implicit content field
+
+
+@pytest.mark.parametrize("model", ["smollm3", "qwen3", "gpt_oss", "deepseek_v3_1"])
+def test_ten_megabytes_of_content_stream_with_a_small_buffer(model: str) -> None:
+    block = "The quick brown fox < jumps over the lazy dog, ünïcödé 😀 [x]. " * 16  # ~1 KB, no delimiters
+    for parser in parsers(model):
+        parser.feed(CONTENT_OPENER.get(model, ""))
+        max_held = 0
+        for _ in range(10 * 1024):
+            parser.feed(block)
+            max_held = max(max_held, held(parser))
+        message, _ = parser.finalize()
+        assert max_held < 64
+        content = message.get("content")
+        assert isinstance(content, str) and len(content) > 10_000_000 - 2_000
+
+
+@pytest.mark.parametrize(
+    ("model", "unit"),
+    [
+        ("smollm3", "<"),
+        ("smollm3", "<tool_cal"),
+        ("qwen3", "</think"),
+        ("gpt_oss", "<|channel|>commentary to="),
+        ("deepseek_v3_1", "<｜tool▁calls▁begin"),
+    ],
+)
+def test_near_delimiters_fed_one_character_at_a_time(model: str, unit: str) -> None:
+    text = unit * (50_000 // len(unit))
+    template = template_of(model)
+    results = []
+    for parser in parsers(model):
+        max_held = 0
+        for char in text:
+            parser.feed(char)
+            max_held = max(max_held, held(parser))
+        assert max_held <= 2 * len(unit) + 64, f"{type(parser).__module__} held {max_held} characters"
+        results.append(parser.finalize()[0])
+    assert results[0] == results[1]
+    small = text[: 40 * len(unit)]
+    assert observe(interpreter_engine(template), "", list(small)) == observe(reference_engine(template), "", list(small))
+
+
+@pytest.mark.parametrize("model", ["smollm3", "gpt_oss", "qwen3_coder"])
+def test_empty_chunks_and_lone_surrogates(model: str) -> None:
+    template = template_of(model)
+    text = "\ud800<think>\udfff</think>x\ud83d" if model != "gpt_oss" else "<|channel|>final<|message|>\ud800x"
+    chunks = ["", *[c for char in text for c in (char, "")], ""]
+    module = compiled_module(template)
+    ours = observe(lambda p, t: module.ResponseParser(p, tools=t), "", chunks)
+    assert identical(ours, observe(interpreter_engine(template), "", chunks))
+    assert ours == observe(reference_engine(template), "", chunks)
+
+
+@pytest.mark.parametrize("model", ["smollm3", "gpt_oss"])
+def test_feed_or_finalize_after_finalize_is_a_runtime_error(model: str) -> None:
+    for parser in parsers(model):
+        parser.feed("hello")
+        parser.finalize()
+        with pytest.raises(RuntimeError, match="already finalized"):
+            parser.feed("more")
+        with pytest.raises(RuntimeError, match="already finalized"):
+            parser.finalize()
