@@ -1066,7 +1066,7 @@ def parse_response(
         return _parse_one(text, batch_prefixes(1, prefix)[0], tools)
     texts = list(text)
     prefixes = batch_prefixes(len(texts), prefix)
-    return [_parse_one(t, p, tools) for t, p in zip(texts, prefixes)]
+    return [_parse_one(t, p, tools) for t, p in zip(texts, prefixes, strict=True)]
 
 
 def _parse_one(text: str, prefix: str | None, tools: Iterable[Any] | None) -> Message:

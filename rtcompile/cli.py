@@ -57,8 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compile Hugging Face response templates into standalone, typed Python parser modules.",
         epilog="Exit status: 0 ok, 1 --check found stale or missing outputs, 2 bad input or usage.",
     )
-    parser.add_argument("inputs", nargs="+", metavar="IN", help="template file, model directory, or directory of templates")
-    parser.add_argument("-o", "--output", required=True, metavar="OUT", help="output file, '-' for stdout, or a directory")
+    parser.add_argument(
+        "inputs", nargs="+", metavar="IN", help="template file, model directory, or directory of templates"
+    )
+    parser.add_argument(
+        "-o", "--output", required=True, metavar="OUT", help="output file, '-' for stdout, or a directory"
+    )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if an output is missing or stale")
     mode.add_argument("--diff", action="store_true", help="write nothing; show what would change as a unified diff")
@@ -100,7 +104,9 @@ def verify_main(argv: Sequence[str]) -> int:
         "against transformers when it is installed. Exit 1 on the first divergence, with a minimal reproducer.",
     )
     parser.add_argument("template", metavar="TEMPLATE")
-    parser.add_argument("--module", metavar="PARSER.py", help="compiled module to check (default: compile TEMPLATE now)")
+    parser.add_argument(
+        "--module", metavar="PARSER.py", help="compiled module to check (default: compile TEMPLATE now)"
+    )
     parser.add_argument("--cases", type=int, default=500, metavar="N", help="random streams to try (default 500)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     args = parser.parse_args(argv)
@@ -126,8 +132,12 @@ def lint_main(argv: Sequence[str]) -> int:
         "exercising it. Exit 1 when there are errors or defects.",
     )
     parser.add_argument("template", metavar="TEMPLATE")
-    parser.add_argument("--chat-template", metavar="FILE.jinja", help="the model's chat template (default: the config's)")
-    parser.add_argument("--cases", type=int, default=300, metavar="N", help="random streams for defect search (default 300)")
+    parser.add_argument(
+        "--chat-template", metavar="FILE.jinja", help="the model's chat template (default: the config's)"
+    )
+    parser.add_argument(
+        "--cases", type=int, default=300, metavar="N", help="random streams for defect search (default 300)"
+    )
     args = parser.parse_args(argv)
     from rtcompile import lint
 

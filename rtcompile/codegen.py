@@ -25,12 +25,12 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import black
 import jinja2
 
 from rtcompile.errors import JsonPath, TemplateError, format_path
+from rtcompile.history import template_history
 from rtcompile.ir import (
     ContentParser,
     Delimiter,
@@ -48,7 +48,6 @@ from rtcompile.ir import (
     Transform,
     XmlInlineParser,
 )
-from rtcompile.history import template_history
 from rtcompile.lift import lift
 from rtcompile.regex_translation import UnsupportedRegex, translate
 from rtcompile.version import VERSION
@@ -289,19 +288,21 @@ def _parser_call(module: _Module, parser: ContentParser, arg: str, where: JsonPa
         module.need("content", "parse_xml_inline")
         tag_re, _ = module.stdlib_regex(parser.tag_pattern, (*where, "tag_pattern"), streamed=False)
         nested = _nested_parser(module, parser.value_parser, (*where, "value_parser", "args"))
-        return f"parse_xml_inline({arg}, {tag_re}, {literal(parser.tag_pattern)}, {nested}, {parser.merge_duplicates!r})"
+        return (
+            f"parse_xml_inline({arg}, {tag_re}, {literal(parser.tag_pattern)}, {nested}, {parser.merge_duplicates!r})"
+        )
     if isinstance(parser, KvLinesParser):
         module.need("content", "parse_kv_lines")
         nested = _nested_parser(module, parser.value_parser, (*where, "value_parser", "args"))
-        return f"parse_kv_lines({arg}, {literal(parser.line_sep)}, {literal(parser.kv_sep)}, {parser.strip!r}, {nested})"
+        return (
+            f"parse_kv_lines({arg}, {literal(parser.line_sep)}, {literal(parser.kv_sep)}, {parser.strip!r}, {nested})"
+        )
     if isinstance(parser, PythonCallListParser):
         module.need("content", "parse_python_call_list")
         return f"parse_python_call_list({arg})"
     assert isinstance(parser, FailingParser)
     name = module.name("fail")
-    module.functions.append(
-        f"def {name}(text: Any) -> Any:\n    raise {parser.error}({literal(parser.message)})"
-    )
+    module.functions.append(f"def {name}(text: Any) -> Any:\n    raise {parser.error}({literal(parser.message)})")
     return f"{name}({arg})"
 
 
@@ -402,7 +403,13 @@ def _types(module: _Module, template: Template) -> str:
         field_types[f.name] = _value_type(module, f)
     entries = []
     for key, value in template.defaults.items():
-        kind = "Any" if key in field_types else type(value).__name__ if isinstance(value, (str, int, float, bool)) else "Any"
+        kind = (
+            "Any"
+            if key in field_types
+            else type(value).__name__
+            if isinstance(value, (str, int, float, bool))
+            else "Any"
+        )
         entries.append(f"{literal(key)}: Required[{kind}]")
     for name, kind in field_types.items():
         if name not in template.defaults:

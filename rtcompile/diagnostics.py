@@ -83,7 +83,9 @@ def _content_args(content: str, args: Any, path: Path) -> Iterator[Diagnostic]:
     known = CONTENT_ARG_KEYS.get(content, frozenset())
     for key in args:
         if key not in known:
-            yield warn(f"{content!r} ignores content_args key {key!r}{_did_you_mean(str(key), known)}", (*path, str(key)))
+            yield warn(
+                f"{content!r} ignores content_args key {key!r}{_did_you_mean(str(key), known)}", (*path, str(key))
+            )
     if content == "xml-inline":
         yield from _xml_inline(args, path)
     for key in ("value_parser",):
@@ -100,7 +102,9 @@ def _xml_inline(args: Mapping[str, Any], path: Path) -> Iterator[Diagnostic]:
         if groups is not None and "key" not in groups:
             yield warn("tag_pattern has no (?P<key>...) group; every tag it matches will fail", (*path, "tag_pattern"))
         if groups is not None and "value" not in groups:
-            yield warn("tag_pattern has no (?P<value>...) group; every value will be the empty string", (*path, "tag_pattern"))
+            yield warn(
+                "tag_pattern has no (?P<value>...) group; every value will be the empty string", (*path, "tag_pattern")
+            )
         yield from _regex_warnings(pattern, (*path, "tag_pattern"))
 
 
@@ -108,11 +112,13 @@ def _value_parser(raw: Any, path: Path) -> Iterator[Diagnostic]:
     if raw is None:
         return
     if not isinstance(raw, Mapping):
-        yield warn("value_parser must be an object like {\"name\": \"json\", \"args\": {...}}", path)
+        yield warn('value_parser must be an object like {"name": "json", "args": {...}}', path)
         return
     for key in raw:
         if key not in VALUE_PARSER_KEYS:
-            yield warn(f"value_parser ignores key {key!r}{_did_you_mean(str(key), VALUE_PARSER_KEYS)}", (*path, str(key)))
+            yield warn(
+                f"value_parser ignores key {key!r}{_did_you_mean(str(key), VALUE_PARSER_KEYS)}", (*path, str(key))
+            )
     name = raw.get("name", "text")
     if name not in CONTENT_ARG_KEYS:
         hint = _did_you_mean(str(name), CONTENT_ARG_KEYS)
@@ -199,21 +205,22 @@ def _parse(pattern: str) -> Any:
 
 
 def _nested_unbounded_repeat(items: Any, inside_repeat: bool) -> bool:
+    """Whether an unbounded repeat sits inside another unbounded repeat (sre_parse tree)."""
     for op, arg in items:
         if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
-            low, high, body = arg
+            _low, high, body = arg
             unbounded = high == sre_constants.MAXREPEAT
-            if unbounded and inside_repeat:
+            if (unbounded and inside_repeat) or _nested_unbounded_repeat(body, inside_repeat or unbounded):
                 return True
-            if _nested_unbounded_repeat(body, inside_repeat or unbounded):
-                return True
-        elif op == sre_constants.SUBPATTERN:
-            if _nested_unbounded_repeat(arg[-1], inside_repeat):
-                return True
+            continue
+        if op == sre_constants.SUBPATTERN:
+            children = [arg[-1]]
         elif op == sre_constants.BRANCH:
-            if any(_nested_unbounded_repeat(branch, inside_repeat) for branch in arg[1]):
-                return True
+            children = list(arg[1])
         elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
-            if _nested_unbounded_repeat(arg[1], inside_repeat):
-                return True
+            children = [arg[1]]
+        else:
+            children = []
+        if any(_nested_unbounded_repeat(child, inside_repeat) for child in children):
+            return True
     return False

@@ -22,7 +22,19 @@ with warnings.catch_warnings():
     import sre_constants
     import sre_parse
 
-UNICODE_TRAPS = ["\u0301", "\u00b2", "\u0663", "\u001c", "\u2028", "\u3000", "\u00a0", "é", "日本", "\U0001f600", "\x00"]
+UNICODE_TRAPS = [
+    "\u0301",
+    "\u00b2",
+    "\u0663",
+    "\u001c",
+    "\u2028",
+    "\u3000",
+    "\u00a0",
+    "é",
+    "日本",
+    "\U0001f600",
+    "\x00",
+]
 PLAIN = ["hello", " ", "\n", "x", "42", "3.5", "true", "{", "}", '"', ":", ",", "a-b", "<", ">", "/", "|", "\t"]
 BODIES = [
     '{"name": "get_weather", "arguments": {"city": "Paris"}}',

@@ -288,10 +288,8 @@ class ResponseParser:
         best: tuple[_Watch, Any] | None = None
         best_key: tuple[int, int, int, str] | None = None
         for watch in self._watchlist():
-            if eos:
-                m = watch.pattern.search(buffer, pos)
-            else:
-                m = watch.pattern.search(buffer, pos, partial=True)
+            # At the end of the stream nothing can grow, so only complete matches count.
+            m = watch.pattern.search(buffer, pos) if eos else watch.pattern.search(buffer, pos, partial=True)
             if m is None:
                 continue
             if not eos and (m.partial or self._can_grow(watch, m)):

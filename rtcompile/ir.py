@@ -95,7 +95,9 @@ class FailingParser:
     message: str
 
 
-ContentParser: TypeAlias = ScalarParser | JsonParser | XmlInlineParser | KvLinesParser | PythonCallListParser | FailingParser
+ContentParser: TypeAlias = (
+    ScalarParser | JsonParser | XmlInlineParser | KvLinesParser | PythonCallListParser | FailingParser
+)
 
 # Chunks of text-like regions stream with `dirty=False`; structured ones with `dirty=True`.
 STREAMABLE_KINDS = frozenset({"text", "int", "float", "bool"})

@@ -66,18 +66,22 @@ def _defined_names(statement: cst.CSTNode) -> list[str]:
     return []
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _module(name: str) -> tuple[dict[str, Definition], dict[str, str]]:
     """A runtime module's top-level definitions, and its import bindings (bound name -> import line)."""
     tree = cst.parse_module((RUNTIME_DIR / f"{name}.py").read_text(encoding="utf-8"))
     definitions: dict[str, Definition] = {}
     imports: dict[str, str] = {}
     for statement in tree.body:
-        if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], (cst.Import, cst.ImportFrom)):
+        if isinstance(statement, cst.SimpleStatementLine) and isinstance(
+            statement.body[0], (cst.Import, cst.ImportFrom)
+        ):
             _record_import(statement.body[0], tree, imports)
             continue
         for defined in _defined_names(statement):
-            definitions[defined] = Definition(name, defined, tree.code_for_node(statement).strip("\n"), _names_in(statement))
+            definitions[defined] = Definition(
+                name, defined, tree.code_for_node(statement).strip("\n"), _names_in(statement)
+            )
     return definitions, imports
 
 

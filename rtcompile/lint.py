@@ -197,7 +197,7 @@ def fuzz_defects(template: Template, *, cases: int, seed: int) -> list[Finding]:
             found["implicit"] = Finding(
                 "warning",
                 f"the implicit field {template.implicit.name!r} does not repeat, so text between regions re-opens it "
-                f"and the later value {overwritten[1]!r} overwrites {overwritten[0]!r}; consider \"repeats\": true "
+                f'and the later value {overwritten[1]!r} overwrites {overwritten[0]!r}; consider "repeats": true '
                 'with "join": ""',
                 ("fields", template.implicit.name),
                 example=repr(text),
@@ -222,7 +222,7 @@ def _implicit_overwrite(template: Template, record: list[Any]) -> tuple[Any, Any
         for e in events
         if isinstance(e, dict) and e.get("type") == "region_close" and e.get("field") == implicit.name
     ]
-    for earlier, later in zip(values, values[1:]):
+    for earlier, later in zip(values, values[1:], strict=False):
         if earlier and earlier != later:
             return earlier, later
     return None
@@ -294,9 +294,13 @@ def chat_template_checks(template: Template, chat_template: str) -> list[Finding
                 )
             )
         elif "LINT_USER_TURN" in truncated:
-            found.append(Finding("error", f"start anchor matches before the last user turn ({label})", ("start_anchor",)))
+            found.append(
+                Finding("error", f"start anchor matches before the last user turn ({label})", ("start_anchor",))
+            )
         else:
-            found.append(Finding("info", f"generation prompt ({label}) is {generation!r}; after the anchor: {truncated!r}"))
+            found.append(
+                Finding("info", f"generation prompt ({label}) is {generation!r}; after the anchor: {truncated!r}")
+            )
     found += _round_trip(template, chat_template)
     return found
 
@@ -312,7 +316,10 @@ def _round_trip(template: Template, chat_template: str) -> list[Finding]:
         message: dict[str, Any] = {"role": "assistant", "content": "" if f.name != "content" else marker, f.name: value}
         try:
             rendered = render(
-                chat_template, [{"role": "user", "content": "hi"}, message], add_generation_prompt=False, tools=SAMPLE_TOOLS
+                chat_template,
+                [{"role": "user", "content": "hi"}, message],
+                add_generation_prompt=False,
+                tools=SAMPLE_TOOLS,
             )
         except Exception:  # noqa: BLE001
             continue

@@ -72,8 +72,7 @@ def build_template(spec: object) -> Template:
     unknown = set(spec) - TOP_LEVEL_KEYS
     if unknown:
         raise TemplateError(
-            f"Unknown keys in response_template: {sorted(unknown, key=str)}; "
-            f"allowed keys are {sorted(TOP_LEVEL_KEYS)}",
+            f"Unknown keys in response_template: {sorted(unknown, key=str)}; allowed keys are {sorted(TOP_LEVEL_KEYS)}",
             path=(str(sorted(unknown, key=str)[0]),),
         )
     defaults = spec.get("defaults", {})
@@ -109,10 +108,14 @@ def _build_field(name: object, raw: object) -> Field:
         raise TemplateError(f"{scope} must be a dict", path=path)
     unknown = set(raw) - FIELD_KEYS
     if unknown:
-        raise TemplateError(f"{scope}: unknown keys {sorted(unknown, key=str)}", path=(*path, str(min(unknown, key=str))))
+        raise TemplateError(
+            f"{scope}: unknown keys {sorted(unknown, key=str)}", path=(*path, str(min(unknown, key=str)))
+        )
     content = raw.get("content", "text")
     if not _hashable(content):
-        raise TemplateTypeError(f"{scope}: 'content' must be a string, got {type(content).__name__}", path=(*path, "content"))
+        raise TemplateTypeError(
+            f"{scope}: 'content' must be a string, got {type(content).__name__}", path=(*path, "content")
+        )
     if content not in CONTENT_PARSER_NAMES:
         raise TemplateError(
             f"{scope}: unknown content parser '{content}'. Available: {sorted(CONTENT_PARSER_NAMES)}",
@@ -133,7 +136,9 @@ def _build_field(name: object, raw: object) -> Field:
             path=(*path, "transform_each"),
         )
     if transform_each and transform_raw is None:
-        raise TemplateError(f"{scope}: transform_each is set but no transform was provided", path=(*path, "transform_each"))
+        raise TemplateError(
+            f"{scope}: transform_each is set but no transform was provided", path=(*path, "transform_each")
+        )
     transform: Transform | None = None
     if transform_raw is not None:
         transform = _build_transform(scope, (*path, "transform"), transform_raw)
@@ -172,10 +177,14 @@ def _hashable(value: object) -> bool:
 # --------------------------------------------------------------------------- delimiters
 
 
-def _build_delimiter(scope: str, path: Path, raw: Mapping[Any, Any], literal_key: str, pattern_key: str) -> Delimiter | None:
+def _build_delimiter(
+    scope: str, path: Path, raw: Mapping[Any, Any], literal_key: str, pattern_key: str
+) -> Delimiter | None:
     """A literal (string or list of strings) or regex delimiter, compiled as the reference does."""
     if literal_key in raw and pattern_key in raw:
-        raise TemplateError(f"{scope}: cannot specify both '{literal_key}' and '{pattern_key}'", path=(*path, pattern_key))
+        raise TemplateError(
+            f"{scope}: cannot specify both '{literal_key}' and '{pattern_key}'", path=(*path, pattern_key)
+        )
     if literal_key in raw:
         return _literal_delimiter(scope, (*path, literal_key), literal_key, raw[literal_key])
     if pattern_key in raw:
@@ -193,7 +202,9 @@ def _literal_delimiter(scope: str, path: Path, key: str, value: object) -> Delim
             raise TemplateError(f"{scope}: '{key}' list must contain only strings", path=path)
         literals = list(dict.fromkeys(value))  # first-seen order, duplicates dropped
     else:
-        raise TemplateError(f"{scope}: '{key}' must be a string or list of strings, got {type(value).__name__}", path=path)
+        raise TemplateError(
+            f"{scope}: '{key}' must be a string or list of strings, got {type(value).__name__}", path=path
+        )
     if "" in literals:
         raise TemplateError(f"{scope}: '{key}' literals cannot be empty strings", path=path)
     # Longest first, so that the alternation prefers the longer literal where both match.
@@ -262,7 +273,9 @@ def _build_parser(name: str, args: object, path: Path) -> ContentParser:
             return FailingParser("ValueError", "xml-inline: 'tag_pattern' content_arg is required")
         tag_path = (*path, "tag_pattern")
         if not isinstance(tag_pattern, str):
-            raise TemplateTypeError(f"xml-inline: 'tag_pattern' must be a regex string, got {type(tag_pattern).__name__}", path=tag_path)
+            raise TemplateTypeError(
+                f"xml-inline: 'tag_pattern' must be a regex string, got {type(tag_pattern).__name__}", path=tag_path
+            )
         try:
             regex.compile(tag_pattern, regex.DOTALL)
         except regex.error as exc:
@@ -276,10 +289,14 @@ def _build_parser(name: str, args: object, path: Path) -> ContentParser:
     line_sep = args.get("line_sep", "\n")  # None is valid: str.split(None) splits on whitespace runs
     kv_sep = args.get("kv_sep", ":")
     if line_sep is not None and not isinstance(line_sep, str):
-        raise TemplateTypeError(f"kv-lines: 'line_sep' must be a string, got {type(line_sep).__name__}", path=(*path, "line_sep"))
+        raise TemplateTypeError(
+            f"kv-lines: 'line_sep' must be a string, got {type(line_sep).__name__}", path=(*path, "line_sep")
+        )
     if not isinstance(kv_sep, str):
         # The reference would fail with TypeError on the first non-empty line; we refuse it up front.
-        raise TemplateTypeError(f"kv-lines: 'kv_sep' must be a string, got {type(kv_sep).__name__}", path=(*path, "kv_sep"))
+        raise TemplateTypeError(
+            f"kv-lines: 'kv_sep' must be a string, got {type(kv_sep).__name__}", path=(*path, "kv_sep")
+        )
     return KvLinesParser(
         line_sep=line_sep,
         kv_sep=kv_sep,

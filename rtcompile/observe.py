@@ -91,7 +91,7 @@ def identical(left: list[Any], right: list[Any]) -> bool:
     if left != right:
         return False
     return all(
-        a.identical(b) for a, b in zip(left, right) if isinstance(a, Raised) and isinstance(b, Raised)
+        a.identical(b) for a, b in zip(left, right, strict=True) if isinstance(a, Raised) and isinstance(b, Raised)
     )
 
 

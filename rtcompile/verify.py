@@ -138,7 +138,9 @@ def shrink(pair: Pair, prefix: str, chunks: list[str]) -> Divergence:
             if diverges(candidate_prefix, candidate):
                 prefix, chunks, changed = candidate_prefix, candidate, True
                 break
-    return Divergence(pair.name, prefix, chunks, observe(pair.ours, prefix, chunks), observe(pair.theirs, prefix, chunks))
+    return Divergence(
+        pair.name, prefix, chunks, observe(pair.ours, prefix, chunks), observe(pair.theirs, prefix, chunks)
+    )
 
 
 def _simpler(prefix: str, chunks: list[str]) -> list[tuple[str, list[str]]]:

@@ -17,5 +17,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     skipped = reporter.stats.get("skipped", []) if reporter is not None else []
     if skipped and exitstatus == 0:
-        reporter.write_line(f"{len(skipped)} test(s) skipped: this suite allows none (is transformers installed?)", red=True)
+        reporter.write_line(
+            f"{len(skipped)} test(s) skipped: this suite allows none (is transformers installed?)", red=True
+        )
         session.exitstatus = 1

@@ -27,7 +27,9 @@ UNICODE_TRAPS = [
     "\x00",
 ]
 
-PLAIN = st.sampled_from(["hello", " ", "\n", "x", "42", "3.5", "true", "{", "}", '"', ":", ",", "a-b", "<", ">", "/", "|"])
+PLAIN = st.sampled_from(
+    ["hello", " ", "\n", "x", "42", "3.5", "true", "{", "}", '"', ":", ",", "a-b", "<", ">", "/", "|"]
+)
 
 # Literal delimiters: chosen so that some are prefixes of others and some share characters.
 LITERAL_OPENS = ["<think>", "<tool_call>", "[TOOL_CALLS]", "<|channel|>", "<a>", "<", "<<", "<x"]
@@ -53,7 +55,9 @@ def delimiter(draw: st.DrawFn, kind: str, literal_pool: list[str], regex_pool: l
     return {f"{kind}_pattern": draw(st.sampled_from(regex_pool))}
 
 
-CONTENT = st.sampled_from(["text", "text", "int", "float", "bool", "json", "xml-inline", "kv-lines", "python-call-list"])
+CONTENT = st.sampled_from(
+    ["text", "text", "int", "float", "bool", "json", "xml-inline", "kv-lines", "python-call-list"]
+)
 
 
 # xml-inline tag patterns; the first uses a backreference, which only the interpreter supports (the
@@ -79,7 +83,10 @@ def content_spec(draw: st.DrawFn, compilable: bool = False) -> dict[str, Any]:
     if content == "xml-inline":
         args["tag_pattern"] = draw(st.sampled_from(TAG_PATTERNS[1:] if compilable else TAG_PATTERNS))
         if draw(st.booleans()):
-            args["value_parser"] = {"name": draw(st.sampled_from(["json", "int", "text"])), "args": {"allow_non_json": True}}
+            args["value_parser"] = {
+                "name": draw(st.sampled_from(["json", "int", "text"])),
+                "args": {"allow_non_json": True},
+            }
         if draw(st.booleans()):
             args["merge_duplicates"] = True
     if content == "kv-lines":
@@ -221,7 +228,7 @@ def chunkings(draw: st.DrawFn, text: str) -> list[str]:
     """A random cut of `text` into chunks (empty chunks included), like token streams and speculative bursts."""
     cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=12)))
     bounds = [0, *cuts, len(text)]
-    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
 # Tool schemas for coercion: wrapped and bare, integer/number/boolean/string/object parameters.

@@ -73,7 +73,11 @@ def test_many_tokens_in_one_chunk(model: str) -> None:
 
 
 def _opens(template: dict[str, Any]) -> list[str]:
-    return [v for f in template["fields"].values() for v in ([f["open"]] if isinstance(f.get("open"), str) else f.get("open", []))]
+    return [
+        v
+        for f in template["fields"].values()
+        for v in ([f["open"]] if isinstance(f.get("open"), str) else f.get("open", []))
+    ]
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -84,7 +88,9 @@ def test_tool_call_tag_quoted_in_prose_and_in_reasoning(model: str) -> None:
         prose = f"To call a tool, models write {tag} followed by JSON. " + case["text"]
         agree(template, case["prefix"], [prose])
         agree(template, case["prefix"], list(prose))
-    reasoning = [c for c in cases_of(model) if isinstance(c["expected"], dict) and c["expected"].get("reasoning_content")]
+    reasoning = [
+        c for c in cases_of(model) if isinstance(c["expected"], dict) and c["expected"].get("reasoning_content")
+    ]
     for c in reasoning[:1]:
         quoted = c["text"].replace("\n", " I could emit <tool_call> here.\n", 1)
         agree(template, c["prefix"], [quoted])

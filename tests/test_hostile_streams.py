@@ -76,7 +76,9 @@ def test_near_delimiters_fed_one_character_at_a_time(model: str, unit: str) -> N
         results.append(parser.finalize()[0])
     assert results[0] == results[1]
     small = text[: 40 * len(unit)]
-    assert observe(interpreter_engine(template), "", list(small)) == observe(reference_engine(template), "", list(small))
+    assert observe(interpreter_engine(template), "", list(small)) == observe(
+        reference_engine(template), "", list(small)
+    )
 
 
 @pytest.mark.parametrize("model", ["smollm3", "gpt_oss", "qwen3_coder"])

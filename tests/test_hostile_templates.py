@@ -66,8 +66,14 @@ HOSTILE_PIECES = [
 ]
 
 hostile_text = st.lists(st.sampled_from(HOSTILE_PIECES), min_size=1, max_size=4).map("".join)
-json_leaf = st.one_of(hostile_text, st.integers(-5, 5), st.booleans(), st.none(), st.floats(allow_nan=False, allow_infinity=False))
-json_value = st.recursive(json_leaf, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(hostile_text, inner, max_size=3), max_leaves=6)
+json_leaf = st.one_of(
+    hostile_text, st.integers(-5, 5), st.booleans(), st.none(), st.floats(allow_nan=False, allow_infinity=False)
+)
+json_value = st.recursive(
+    json_leaf,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(hostile_text, inner, max_size=3),
+    max_leaves=6,
+)
 
 
 @st.composite

@@ -19,6 +19,7 @@ from tests.strategies import TOOLS, chunkings, prefixes, streams, templates
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
+
 @st.composite
 def cases(draw: st.DrawFn) -> tuple[dict[str, Any], str, str, list[str], Any]:
     template = draw(templates())
