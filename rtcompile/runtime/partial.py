@@ -1,0 +1,34 @@
+"""Streaming hold-back with stdlib `re`: `regex`'s ``search(text, pos, partial=True)`` reproduced.
+
+Lifted verbatim into generated parsers, so it uses the standard library only.
+"""
+
+import re
+
+
+def partial_search(
+    full: re.Pattern[str], prefix: re.Pattern[str], text: str, pos: int
+) -> tuple[re.Match[str] | None, int | None]:
+    """Search `text` from `pos` the way ``regex.search(text, pos, partial=True)`` would.
+
+    `full` and `prefix` are the two patterns `rtcompile.regex_translation.translate` produces, compiled
+    with ``re.DOTALL``. Returns
+
+    * ``(match, None)`` when there is a full match (`regex` always prefers one, wherever it starts);
+    * ``(None, start)`` for a partial match: `start` is the leftmost position where the pattern could
+      still match if more text arrived, i.e. the first character the caller must hold back;
+    * ``(None, None)`` when no partial match can start at or after `pos` (for example a pattern anchored
+      at the string start, searched with ``pos > 0``).
+
+    A partial match at ``len(text)`` and ``(None, None)`` both mean "nothing to hold back"; which one
+    `regex` reports there depends on its search prefilters, and the translation mirrors them except in
+    rare cases (see `rtcompile.regex_translation`).
+
+    Both steps are single scans by the `re` engine; `prefix` encodes `regex`'s whole partial-match
+    decision, including its quirks, so no per-position loop is needed here.
+    """
+    match = full.search(text, pos)
+    if match is not None:
+        return match, None
+    live = prefix.search(text, pos)
+    return None, None if live is None else live.start()

@@ -1,0 +1,399 @@
+"""Differential tests: translated stdlib patterns against the `regex` module they replace.
+
+The reference engine compiles delimiters with ``regex.compile(p, regex.DOTALL)`` and streams with
+``search(text, pos, partial=True)``. Every test here compares our stdlib translation with `regex`
+itself, on random patterns from a grammar covering the supported subset and on strings biased towards
+the pattern's own characters plus Unicode traps (combining marks, superscript and Arabic-Indic
+digits, U+001C-U+001F, U+2028, case-folding oddities).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import pytest
+import regex
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from rtcompile import regex_translation as rt
+from rtcompile.regex_translation import InvalidRegex, StdlibRegex, UnsupportedRegex, translate
+from rtcompile.runtime.partial import partial_search
+
+# ---------------------------------------------------------------------------------------------------
+# Pattern and text strategies
+# ---------------------------------------------------------------------------------------------------
+
+LITERALS = [
+    "a", "b", "k", "K", "s", "x", "_", "-", "1", " ", "#", "<", ">", "/", "=", '"', "{", "}",
+    "\\.", "\\|", "\\*", "\\(", "\\)", "\\[", "\\]", "\\{", "\\\\", "\\^", "\\$", "\\?", "\\+",
+    "\\n", "\\t", "\\x41", "\\u00e9", "\\0", "\\101", "\\N{LATIN SMALL LETTER A}",
+    "é", "e\u0301", "\u0301", "\u00b2", "\u0663", "\u2028", "\u001c", "\u001f", "\\u001e", "\u00a0",
+    "ß", "\u1e9e", "\u0130", "\u0131", "\u017f", "\u212a", "\U0001f600",
+    "<think>", "</think>", "tool_call", "assistant",
+]  # fmt: skip
+CLASSES = [
+    "\\w", "\\W", "\\d", "\\D", "\\s", "\\S", ".", "[ab]", "[^ab]", "[a-c]", "[^\\w]", "[\\d_]",
+    "[^\\s\\d]", "[\\W\\d]", "[^\\S]", "[.]", "[-a]", "[a\\-z]", "[\\]x]", "[^x\\n]", "[\u00b2\u0663]",
+    "[A-Z]", "[k]", "[^k]", "[\\s\\S]", "[^\\s\\S]", "[^<]", "[\\w-]", "[]a]", "[^]a]", "[\\b]",
+    "[\\x41-\\x5a]", "[\u00c0-\u00ff]", "[[]", "[\\u2028\\n]", "[\\w\\u0301]",
+]  # fmt: skip
+ASSERTIONS = ["^", "$", "\\A", "\\Z", "\\z", "\\b", "\\B"]
+LOOKBEHINDS = ["(?<=a)", "(?<!a)", "(?<=\\w)", "(?<!\\s)", "(?<=ab|xy)", "(?<=[<>])", "(?<!\\d.)"]
+LOOKAHEADS = ["(?=a)", "(?!b)", "(?=\\s)", "(?!\\w\\w)", "(?=ab|cd)", "(?=</)", "(?!\\n)", "(?=\\Z)"]
+QUANTIFIERS = ["*", "+", "?", "{2}", "{1,2}", "{0,3}", "{2,}", "{,2}"]
+GROUP_OPENERS = ["(", "(?:", "(?i:", "(?-i:", "(?s:", "(?-s:"]
+TRAPS = [
+    "\n", "\u0301", "\u00b2", "\u0663", "\u2028", "\u001c", "\u001d", "\u001e", "\u001f", " ", "\u00a0",
+    "k", "K", "\u212a", "s", "S", "\u017f", "ß", "\u1e9e", "i", "I", "\u0130", "\u0131", "é", "x", "<",
+]  # fmt: skip
+FRAGMENTS = ["<think>", "</think>", "</th", "<to", "<tool_call>", "assistant", "assist", "\n\n", "  "]
+
+
+@st.composite
+def patterns(draw: st.DrawFn, depth: int = 0) -> str:
+    """A random pattern: a sequence or alternation of items, optionally ending in a lookahead."""
+
+    def item() -> str:
+        kind = draw(st.sampled_from(["lit", "lit", "lit", "class", "class", "assert", "group", "behind"]))
+        if kind == "group" and depth < 2:
+            opener = draw(st.sampled_from([*GROUP_OPENERS, f"(?P<g{draw(st.integers(0, 99))}x>"]))
+            return opener + draw(patterns(depth + 1)) + ")"
+        if kind == "class":
+            return draw(st.sampled_from(CLASSES))
+        if kind == "assert":
+            return draw(st.sampled_from(ASSERTIONS))
+        if kind == "behind":
+            return draw(st.sampled_from(LOOKBEHINDS))
+        return draw(st.sampled_from(LITERALS))
+
+    def quantified() -> str:
+        text = item()
+        if text in ASSERTIONS or text in LOOKBEHINDS or draw(st.integers(0, 9)) < 6:
+            return text
+        lazy = "?" if draw(st.integers(0, 4)) == 0 else ""
+        return text + draw(st.sampled_from(QUANTIFIERS)) + lazy
+
+    def sequence() -> str:
+        return "".join(quantified() for _ in range(draw(st.integers(0 if depth else 1, 4))))
+
+    pattern = "|".join(sequence() for _ in range(draw(st.sampled_from([1, 1, 1, 2, 3]))))
+    if depth == 0:
+        ending = draw(st.sampled_from(["", "", "", "lookahead", "lazy_dot", "lead"]))
+        if ending == "lookahead":
+            pattern = f"(?:{pattern}){draw(st.sampled_from(LOOKAHEADS))}"
+        elif ending == "lazy_dot":
+            pattern = f"{pattern}.*?{draw(st.sampled_from(LITERALS))}"
+        elif ending == "lead":
+            pattern = draw(st.sampled_from(["\\s*", "\\s+", "[^<]*", ".*?"])) + pattern
+        pattern = draw(st.sampled_from(["", "", "", "", "(?i)", "(?m)"])) + pattern
+    return pattern
+
+
+def texts_for(pattern: str) -> st.SearchStrategy[str]:
+    own = sorted({ch for ch in pattern if ch not in "\\()[]?*+{}|^$"}) or ["a"]
+    piece = st.one_of(st.sampled_from(own), st.sampled_from(TRAPS), st.sampled_from(FRAGMENTS))
+    return st.lists(piece, max_size=10).map("".join)
+
+
+def translated(pattern: str) -> tuple[Any, StdlibRegex]:
+    """Compile with `regex` and translate; patterns `regex` rejects or we refuse are skipped."""
+    try:
+        compiled = regex.compile(pattern, regex.DOTALL)
+    except regex.error:
+        assume(False)
+    try:
+        result = translate(pattern)
+    except UnsupportedRegex:
+        assume(False)
+    return compiled, result
+
+
+def summary(match: Any) -> tuple[Any, ...] | None:
+    return None if match is None else (match.span(), match.groups(), match.groupdict())
+
+
+def regex_partial(compiled: Any, text: str, pos: int) -> tuple[Any, ...] | None:
+    """`regex`'s partial search as (kind, details), with its one known malformed answer removed.
+
+    For a pattern that starts with a DOTALL ``.``, a partial search starting at ``len(text)`` reads an
+    uninitialised position inside `regex` and can return a "full" match the ordinary search does not
+    find (sometimes with ``end < start``). Such results are reported as no match.
+    """
+    match = compiled.search(text, pos, partial=True)
+    if match is None:
+        return None
+    if match.partial:
+        return ("partial", match.start())
+    if compiled.search(text, pos) is None:
+        return None
+    return ("full", match.span(), match.groups())
+
+
+def our_partial(result: StdlibRegex, text: str, pos: int) -> tuple[Any, ...] | None:
+    full = re.compile(result.full, re.DOTALL)
+    prefix = re.compile(result.prefix, re.DOTALL)
+    match, start = partial_search(full, prefix, text, pos)
+    if match is not None:
+        return ("full", match.span(), match.groups())
+    return None if start is None else ("partial", start)
+
+
+def assert_same_partial(ours: tuple[Any, ...] | None, theirs: tuple[Any, ...] | None, end: int) -> None:
+    """Exact equality, except that "nothing before the end" has two equivalent spellings.
+
+    Whether `regex` says "partial at len(text)" or "no match" when nothing earlier is pending depends
+    on its search prefilters (and, in rare cases, on search-position caches); a hold position of
+    ``len(text)`` holds nothing back, so the reference parser cannot tell the two apart.
+    """
+    nothing = (None, ("partial", end))
+    if ours in nothing and theirs in nothing:
+        return
+    assert ours == theirs
+
+
+FUZZ = settings(
+    max_examples=500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Differential properties
+# ---------------------------------------------------------------------------------------------------
+
+
+@FUZZ
+@given(pattern=patterns(), data=st.data())
+def test_full_matching_equals_regex(pattern: str, data: st.DataObject) -> None:
+    compiled, result = translated(pattern)
+    ours = re.compile(result.full, re.DOTALL)
+    assert dict(ours.groupindex) == dict(compiled.groupindex)
+    assert ours.groups == compiled.groups
+    for text in data.draw(st.lists(texts_for(pattern), min_size=1, max_size=4)):
+        pos = data.draw(st.integers(0, len(text)))
+        assert summary(ours.search(text, pos)) == summary(compiled.search(text, pos))
+        assert summary(ours.match(text, pos)) == summary(compiled.match(text, pos))
+        assert [summary(m) for m in ours.finditer(text)] == [summary(m) for m in compiled.finditer(text)]
+
+
+@FUZZ
+@given(pattern=patterns(), data=st.data())
+def test_partial_search_equals_regex(pattern: str, data: st.DataObject) -> None:
+    compiled, result = translated(pattern)
+    for text in data.draw(st.lists(texts_for(pattern), min_size=1, max_size=4)):
+        pos = data.draw(st.integers(0, len(text)))
+        assert_same_partial(our_partial(result, text, pos), regex_partial(compiled, text, pos), len(text))
+
+
+REAL_WORLD = [
+    r"<\|channel\|>commentary to=functions\.(?P<name>\w+).*?<\|message\|>",
+    r"<tool_call>\s*<function=(?P<name>\w+)>",
+    r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>",
+    r"\s*</think>\s*",
+    r"</answer>|$",
+    r"<\|start\|>assistant",
+]
+REAL_WORLD_TEXT = st.lists(
+    st.sampled_from(
+        [
+            "<|channel|>", "commentary to=functions.", "get_weather", "<|message|>", "<|start|>", "assistant",
+            "<tool_call>", "<function=", "search", ">", "<parameter=", "query", "</parameter>", "</think>",
+            "</answer>", " ", "\n", "\u2028", "\u00a0", "é", "\u0301", "\u00b2", "\u0663", "<", "|", "/", "x",
+            "<|chan", "<tool_", "</thi", "</ans", "<|start|>assi",
+        ]
+    ),
+    max_size=8,
+).map("".join)  # fmt: skip
+
+
+@pytest.mark.parametrize("pattern", REAL_WORLD)
+@settings(max_examples=100, deadline=None)
+@given(text=REAL_WORLD_TEXT)
+def test_real_world_delimiters(pattern: str, text: str) -> None:
+    compiled = regex.compile(pattern, regex.DOTALL)
+    result = translate(pattern)
+    ours = re.compile(result.full, re.DOTALL)
+    assert [summary(m) for m in ours.finditer(text)] == [summary(m) for m in compiled.finditer(text)]
+    # Streaming: every prefix of the text is a possible buffer, searched from a few emit positions.
+    for end in range(len(text) + 1):
+        buffer = text[:end]
+        for pos in sorted({0, end // 2, max(0, end - 3), end}):
+            assert summary(ours.search(buffer, pos)) == summary(compiled.search(buffer, pos))
+            assert_same_partial(our_partial(result, buffer, pos), regex_partial(compiled, buffer, pos), end)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "pos", "expected"),
+    [
+        (r"\s*</think>\s*", "Hello </thi", 0, ("partial", 5)),
+        (r"\s*</think>\s*", "Hello </think>\n", 0, ("full", (5, 15), ())),
+        (r"</answer>|$", "x</ans", 0, ("full", (6, 6), ())),
+        (r"</answer>", "x</ans", 0, ("partial", 1)),
+        (r"<\|start\|>assistant", "abc<|start|>as", 0, ("partial", 3)),
+        (r"<tool_call>\s*<function=(?P<name>\w+)>", "<tool_call>\n<function=get_w", 0, ("partial", 0)),
+        (r"x(?=abc)", "xab", 0, ("partial", 0)),
+        (r"x(?!abc)", "xab", 0, ("full", (0, 1), ())),
+        (r"x(?!ab|cd)", "xa", 0, ("full", (0, 1), ())),
+        (r"x(?!ab|cd)", "xc", 0, ("full", (0, 1), ())),
+        (r"x(?=ab|cd)", "xc", 0, ("partial", 0)),
+    ],
+)
+def test_partial_search_examples(pattern: str, text: str, pos: int, expected: tuple[Any, ...]) -> None:
+    compiled = regex.compile(pattern, regex.DOTALL)
+    assert regex_partial(compiled, text, pos) == expected
+    assert our_partial(translate(pattern), text, pos) == expected
+
+
+# ---------------------------------------------------------------------------------------------------
+# Syntax that the two engines read differently
+# ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "samples"),
+    [
+        (r"\N{LATIN SMALL LETTER A}\N", ["aN", "a"]),
+        (r"\0\01\012\101", ["\x00\x01\nA"]),
+        (r"[\1\101]", ["\x01", "A", "1"]),
+        (r"a{,2}b", ["b", "aab", "a{,2}b"]),
+        (r"a{b", ["a{b"]),
+        (r"a{1,2", ["a{1,2"]),
+        (r"a{ 1}", ["a{ 1}", "a"]),
+        (r"[]a]", ["]", "a"]),
+        (r"[^]a]", ["]", "b"]),
+        (r"[a[b]", ["[", "a"]),
+        (r"[\w-z]", ["-", "z", "b"]),
+        (r"\Z|\z", ["", "x"]),
+        (r"a$", ["a", "a\n", "a\n\n"]),
+        (r"\v\a\x7f", ["\x0b\x07\x7f"]),
+        (r"\gx\px\Nx", ["gxpxNx"]),
+        (r"(?x) a b # comment", ["ab", "a b"]),
+        (r"(?x)[ ]\ ", ["  "]),
+        (r"(?m)^a$", ["a", "b\na\nc", "a\n"]),
+        (r"a(?i)b|c", ["aB", "AB", "C"]),
+        (r"(?i)k\u212a[k-l]", ["KKL", "k\u212a\u212a"]),
+        (r"(?i)\u0130i", ["i\u0130", "\u0130I", "II"]),
+        (r"(?i)[^k]", ["\u212a", "x"]),
+        (r"[^\s\S]", ["a", "\n"]),
+        (r"a(?#comment)*", ["aaa"]),
+        (r"(?V0)a(?V0)b", ["ab"]),
+    ],
+)
+def test_regex_syntax_is_read_like_regex(pattern: str, samples: list[str]) -> None:
+    compiled = regex.compile(pattern, regex.DOTALL)
+    ours = re.compile(translate(pattern).full, re.DOTALL)
+    for sample in samples:
+        assert summary(ours.fullmatch(sample)) == summary(compiled.fullmatch(sample)), sample
+        assert [summary(m) for m in ours.finditer(sample)] == [summary(m) for m in compiled.finditer(sample)]
+
+
+def test_character_classes_match_regex_on_every_code_point() -> None:
+    pattern = r"[\w][\d][\s][^\W\d][\S\u0301]"
+    compiled = [regex.compile(p, regex.DOTALL) for p in (r"\w", r"\d", r"\s", r"[^\W\d]", r"[\S\u0301]")]
+    node = rt._Parser(pattern).parse()
+    assert isinstance(node, rt.Concat)
+    for element, reference in zip(node.items, compiled, strict=True):
+        assert isinstance(element, rt.Chars)
+        ours = re.compile(rt._emit_ranges(element.ranges), re.DOTALL)
+        mismatches = [
+            cp for cp in range(0, 0x110000, 7) if (ours.match(chr(cp)) is None) != (reference.match(chr(cp)) is None)
+        ]
+        assert mismatches == []
+
+
+def test_case_table_is_complete() -> None:
+    flags = rt._CASE_FLAGS
+    brute_force = tuple(cp for cp in range(0x110000) if len(rt._regex_engine.get_all_cases(flags, cp)) > 1)
+    assert rt._cased_code_points() == brute_force
+
+
+# ---------------------------------------------------------------------------------------------------
+# Refusals and metadata
+# ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "construct"),
+    [
+        (r"a++", "possessive quantifier"),
+        (r"a{1,2}+", "possessive quantifier"),
+        (r"(?>ab)", "atomic group"),
+        (r"(?<=a+)b", "variable-width lookbehind"),
+        (r"(?<=a|bc)d", "variable-width lookbehind"),
+        (r"\Ga", "\\G search anchor"),
+        (r"\X", "\\X grapheme cluster"),
+        (r"a\Kb", "\\K keep"),
+        (r"(a(?R)?b)", "recursion"),
+        (r"(a)(?1)", "group call"),
+        (r"(?:abc){e<=1}", "fuzzy matching"),
+        (r"(?V1)a", "(?V1) flag"),
+        (r"(?r)a", "(?r) flag"),
+        (r"(?u)a", "(?u) flag"),
+        (r"(?a)\w", "(?a) flag"),
+        (r"(?L)a", "(?L) flag"),
+        (r"(?f)(?i)ss", "(?f) flag"),
+        (r"(?w)\b", "(?w) flag"),
+        (r"\p{Lu}", "\\p{...} property"),
+        (r"[\p{Lu}a]", "\\p{...} property"),
+        (r"[[:alpha:]]", "POSIX character class"),
+        (r"(a)\1", "backreference"),
+        (r"(?P<x>a)(?P=x)", "backreference"),
+        (r"(?P<x>a)(?P<x>b)", "duplicate group name"),
+        (r"(?|(a)|(b))", "branch reset group"),
+        (r"(a)?(?(1)a|b)", "conditional group"),
+        (r"(*FAIL)", "control verb"),
+        (r"\m", "\\m word start"),
+        (r"\h", "\\h horizontal space"),
+        (r"(?=ab)a", "lookahead followed by more pattern"),
+        (r"a(?=b+)", "variable-width lookahead"),
+        (r"(?=(?<=a)b)", "nested lookaround"),
+        (r"(?<=(a))b", "capture group in lookbehind"),
+        (r"\s*?x", "lazy single-character repeat"),
+        (r"a.{0,3}?b", "lazy single-character repeat"),
+    ],
+)
+def test_unsupported_constructs_are_named(pattern: str, construct: str) -> None:
+    regex.compile(pattern, regex.DOTALL)  # valid for regex ...
+    with pytest.raises(UnsupportedRegex) as info:  # ... but refused by us
+        translate(pattern)
+    assert info.value.construct == construct
+    assert construct in str(info.value)
+
+
+@pytest.mark.parametrize("pattern", ["(", "a**", "[z-a]", r"\e", r"\1", "(?P<1>a)", "a{2,1}", r"\x4"])
+def test_invalid_patterns_raise_invalid_regex(pattern: str) -> None:
+    with pytest.raises(InvalidRegex):
+        translate(pattern)
+    assert not issubclass(InvalidRegex, UnsupportedRegex)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "history", "anchored"),
+    [
+        (r"</think>", 0, False),
+        (r"\bfoo", 1, False),
+        (r"(?<=ab)c", 2, False),
+        (r"(?<!\d.)x|\B", 2, False),
+        (r"^<\|start\|>", 0, True),
+        (r"\Aa|b", 0, True),
+        (r"(?m)^a", 1, False),
+    ],
+)
+def test_history_and_anchor(pattern: str, history: int, anchored: bool) -> None:
+    result = translate(pattern)
+    assert (result.history, result.anchored_start) == (history, anchored)
+
+
+def test_translation_is_fast() -> None:
+    patterns_to_time = [*REAL_WORLD, r"(?i)<tool_call>\s*\{[^}]*\}", r"(?:\n|\s)*<(?P<tag>\w+)>"]
+    rt._cased_code_points()  # a one-off table, built on first use of (?i) with a set
+    for pattern in patterns_to_time:
+        rt._translate.cache_clear()
+        rt._resolve_set.cache_clear()
+        started = time.perf_counter()
+        translate(pattern)
+        assert time.perf_counter() - started < 0.25, pattern
