@@ -582,11 +582,23 @@ def literal_hold(buf: str, pos: int, prefixes: Set[str], longest: int) -> int:
 def partial_search(
     full: re.Pattern[str], prefix: re.Pattern[str], text: str, pos: int
 ) -> tuple[re.Match[str] | None, int | None]:
-    """Return ``(match, None)`` for a full match, ``(None, start)`` for a partial match, else ``(None, None)``.
+    """Search `text` from `pos` the way ``regex.search(text, pos, partial=True)`` would.
 
-    `full` and `prefix` come from `rtcompile.regex_translation.translate`. Like `regex`, a full match
-    anywhere wins; otherwise the partial match starts at the leftmost position where the pattern could
-    still succeed if more text arrived.
+    `full` and `prefix` are the two patterns `rtcompile.regex_translation.translate` produces, compiled
+    with ``re.DOTALL``. Returns
+
+    * ``(match, None)`` when there is a full match (`regex` always prefers one, wherever it starts);
+    * ``(None, start)`` for a partial match: `start` is the leftmost position where the pattern could
+      still match if more text arrived, i.e. the first character the caller must hold back;
+    * ``(None, None)`` when no partial match can start at or after `pos` (for example a pattern anchored
+      at the string start, searched with ``pos > 0``).
+
+    A partial match at ``len(text)`` and ``(None, None)`` both mean "nothing to hold back"; which one
+    `regex` reports there depends on its search prefilters, and the translation mirrors them except in
+    rare cases (see `rtcompile.regex_translation`).
+
+    Both steps are single scans by the `re` engine; `prefix` encodes `regex`'s whole partial-match
+    decision, including its quirks, so no per-position loop is needed here.
     """
     match = full.search(text, pos)
     if match is not None:
@@ -741,13 +753,13 @@ _prefixes_0: Final = frozenset(["<", "<t", "<th", "<thi", "<thin", "<think"])
 
 
 _re_1: Final = re.compile(
-    "<\\|tool_call_begin\\|>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:functions\\.)?(?P<name>[^\\u0009-\\u000d\\u0020:<\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+):[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|tool_call_argument_begin\\|>",
+    "<\\|tool_call_begin\\|>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:functions\\.)?(?P<name>[^\\u0009-\\u000d :<\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+):[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|tool_call_argument_begin\\|>",
     re.DOTALL,
 )
 
 
 _re_prefix_2: Final = re.compile(
-    "(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z|<\\|tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_b\\Z|all_be\\Z|all_beg\\Z|all_begi(?:\\Z|n\\Z|n\\|\\Z|n\\|>(?:(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000])*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:functions\\.){0}(?:\\Z|f\\Z|fu\\Z|fun\\Z|func\\Z|funct\\Z|functi\\Z|functio\\Z|function(?:\\Z|s\\Z))|(?:functions\\.)?(?:(?:[^\\u0009-\\u000d\\u0020:<\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000])*\\Z|(?:[^\\u0009-\\u000d\\u0020:<\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:\\Z|:(?:(?:[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9])*\\Z|[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+(?:(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000])*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z|<\\|tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_a\\Z|all_ar\\Z|all_arg\\Z|all_argu(?:\\Z|m\\Z|me\\Z|men\\Z|ment\\Z|ment_\\Z|ment_b\\Z|ment_be\\Z|ment_beg(?:\\Z|i\\Z|in\\Z|in\\|\\Z)))))))))))))",
+    "(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z|<\\|tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_b\\Z|all_be\\Z|all_beg\\Z|all_begi(?:\\Z|n\\Z|n\\|\\Z|n\\|>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:functions\\.){0}(?:\\Z|f\\Z|fu\\Z|fun\\Z|func\\Z|funct\\Z|functi\\Z|functio\\Z|function(?:\\Z|s\\Z))|(?:functions\\.)?(?:[^\\u0009-\\u000d :<\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d :<\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:\\Z|:(?:[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]*\\Z|[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z|<\\|tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_a\\Z|all_ar\\Z|all_arg\\Z|all_argu(?:\\Z|m\\Z|me\\Z|men\\Z|ment\\Z|ment_\\Z|ment_b\\Z|ment_be\\Z|ment_beg(?:\\Z|i\\Z|in\\Z|in\\|\\Z)))))))))))))",
     re.DOTALL,
 )
 
@@ -986,6 +998,18 @@ def _scan_2(buf: str, pos: int, eos: bool) -> _ScanResult:
 # field handlers: parse a closed region's body
 
 
+def _plain_0(text: str) -> bool:
+    return "<" not in text
+
+
+def _plain_1(text: str) -> bool:
+    return "<" not in text
+
+
+def _plain_2(text: str) -> bool:
+    return "<" not in text
+
+
 def _handle_0(body: str, captures: dict[str, str]) -> Any:
     content = parse_text(body, True)
     return content
@@ -1022,6 +1046,11 @@ _ACTIONS: Final[tuple[tuple[tuple[bool, int], ...], ...]] = (
     ((True, 0), (True, 1), (False, 2)),
     ((False, 0),),
     ((False, 1),),
+)
+_PLAIN: Final[tuple[Callable[[str], bool] | None, ...]] = (
+    _plain_0,
+    _plain_1,
+    _plain_2,
 )
 _SCANNERS: Final[tuple[Callable[[str, int, bool], _ScanResult], ...]] = (
     _scan_0,
@@ -1070,12 +1099,30 @@ class ResponseParser:
         """Add model text; returns the events it completes."""
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
+        plain = _PLAIN[self._state]
+        if plain is not None and text and self._pos == len(self._buffer) and plain(text):
+            return self._feed_plain(text)
         if text:
             self._buffer += text
         events: list[Event] = []
         self._process(events, False)
         self._drop_committed()
         return events
+
+    def _feed_plain(self, text: str) -> list[Event]:
+        """The fast path: nothing is held back and no delimiter can start in `text`, so all of it is
+        region text (exactly what scanning would conclude, without scanning)."""
+        self._buffer = (self._buffer + text)[-1:]  # what _drop_committed would keep
+        self._pos = len(self._buffer)
+        field = self._field
+        if field < 0:
+            return []
+        self._body.append(text)
+        chunk: Event = {"type": "region_chunk", "field": _NAMES[field], "text": text, "dirty": _DIRTY[field]}
+        if self._opened:
+            return [chunk]
+        self._opened = True
+        return [{"type": "region_open", "field": _NAMES[field]}, chunk]
 
     def finalize(self) -> tuple[Message, list[Event]]:
         """End of generation: flush what is held back, close open regions, return the message."""

@@ -550,11 +550,23 @@ def coerce_tool_calls(value: Any, params: Mapping[str, Mapping[str, Any]]) -> An
 def partial_search(
     full: re.Pattern[str], prefix: re.Pattern[str], text: str, pos: int
 ) -> tuple[re.Match[str] | None, int | None]:
-    """Return ``(match, None)`` for a full match, ``(None, start)`` for a partial match, else ``(None, None)``.
+    """Search `text` from `pos` the way ``regex.search(text, pos, partial=True)`` would.
 
-    `full` and `prefix` come from `rtcompile.regex_translation.translate`. Like `regex`, a full match
-    anywhere wins; otherwise the partial match starts at the leftmost position where the pattern could
-    still succeed if more text arrived.
+    `full` and `prefix` are the two patterns `rtcompile.regex_translation.translate` produces, compiled
+    with ``re.DOTALL``. Returns
+
+    * ``(match, None)`` when there is a full match (`regex` always prefers one, wherever it starts);
+    * ``(None, start)`` for a partial match: `start` is the leftmost position where the pattern could
+      still match if more text arrived, i.e. the first character the caller must hold back;
+    * ``(None, None)`` when no partial match can start at or after `pos` (for example a pattern anchored
+      at the string start, searched with ``pos > 0``).
+
+    A partial match at ``len(text)`` and ``(None, None)`` both mean "nothing to hold back"; which one
+    `regex` reports there depends on its search prefilters, and the translation mirrors them except in
+    rare cases (see `rtcompile.regex_translation`).
+
+    Both steps are single scans by the `re` engine; `prefix` encodes `regex`'s whole partial-match
+    decision, including its quirks, so no per-position loop is needed here.
     """
     match = full.search(text, pos)
     if match is not None:
@@ -726,7 +738,7 @@ _re_0: Final = re.compile(
 
 
 _re_prefix_1: Final = re.compile(
-    '(?:(?:(?:<\\|python_tag\\|>){0}(?:\\Z|<\\Z|<\\|\\Z|<\\|p\\Z|<\\|py\\Z|<\\|pyt\\Z|<\\|pyth\\Z|<\\|pytho\\Z|<\\|python(?:\\Z|_\\Z|_t\\Z|_ta\\Z|_tag\\Z|_tag\\|\\Z))|(?:<\\|python_tag\\|>)?(?:\\Z|\\{(?:(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000])*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:"type":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"function",[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*){0}(?:\\Z|"\\Z|"t\\Z|"ty\\Z|"typ\\Z|"type\\Z|"type"\\Z|"type":(?:(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000])*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"\\Z|"f\\Z|"fu\\Z|"fun\\Z|"func\\Z|"funct\\Z|"functi\\Z|"functio(?:\\Z|n\\Z|n"\\Z|n",(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000])*\\Z))))|(?:"type":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"function",[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?(?:\\Z|"\\Z|"n\\Z|"na\\Z|"nam\\Z|"name\\Z|"name"\\Z|"name":(?:(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000])*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"(?:(?:[^"])*\\Z|(?:[^"]+)(?:\\Z|"\\Z|",(?:(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000])*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"(?:(?:(?:\\Z|p\\Z|pa\\Z|par\\Z|para\\Z|param\\Z|parame\\Z|paramet\\Z|paramete(?:\\Z|r\\Z))|(?:\\Z|a\\Z|ar\\Z|arg\\Z|argu\\Z|argum\\Z|argume\\Z|argumen\\Z|argument\\Z))|(?:parameters|arguments)(?:\\Z|"\\Z|":(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000])*\\Z)))))))))))))|\\Z)',
+    '(?:(?:(?:<\\|python_tag\\|>){0}(?:\\Z|<\\Z|<\\|\\Z|<\\|p\\Z|<\\|py\\Z|<\\|pyt\\Z|<\\|pyth\\Z|<\\|pytho\\Z|<\\|python(?:\\Z|_\\Z|_t\\Z|_ta\\Z|_tag\\Z|_tag\\|\\Z))|(?:<\\|python_tag\\|>)?(?:\\Z|\\{(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:"type":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"function",[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*){0}(?:\\Z|"\\Z|"t\\Z|"ty\\Z|"typ\\Z|"type\\Z|"type"\\Z|"type":(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"\\Z|"f\\Z|"fu\\Z|"fun\\Z|"func\\Z|"funct\\Z|"functi\\Z|"functio(?:\\Z|n\\Z|n"\\Z|n",[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z))))|(?:"type":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"function",[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?(?:\\Z|"\\Z|"n\\Z|"na\\Z|"nam\\Z|"name\\Z|"name"\\Z|"name":(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"\\Z|",(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"(?:(?:(?:\\Z|p\\Z|pa\\Z|par\\Z|para\\Z|param\\Z|parame\\Z|paramet\\Z|paramete(?:\\Z|r\\Z))|(?:\\Z|a\\Z|ar\\Z|arg\\Z|argu\\Z|argum\\Z|argume\\Z|argumen\\Z|argument\\Z))|(?:parameters|arguments)(?:\\Z|"\\Z|":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z)))))))))))))|\\Z)',
     re.DOTALL,
 )
 
@@ -761,7 +773,7 @@ _re_4: Final = re.compile(
 
 
 _re_prefix_5: Final = re.compile(
-    "(?:\\Z|\\}(?:(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000])*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|e\\Z|<\\|eo\\Z|<\\|eot\\Z|<\\|eot_\\Z|<\\|eot_i\\Z|<\\|eot_id(?:\\Z|\\|\\Z))|(?:\\Z|<\\Z|<\\|\\Z|<\\|e\\Z|<\\|eo\\Z|<\\|eom\\Z|<\\|eom_\\Z|<\\|eom_i\\Z|<\\|eom_id(?:\\Z|\\|\\Z))))))",
+    "(?:\\Z|\\}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|e\\Z|<\\|eo\\Z|<\\|eot\\Z|<\\|eot_\\Z|<\\|eot_i\\Z|<\\|eot_id(?:\\Z|\\|\\Z))|(?:\\Z|<\\Z|<\\|\\Z|<\\|e\\Z|<\\|eo\\Z|<\\|eom\\Z|<\\|eom_\\Z|<\\|eom_i\\Z|<\\|eom_id(?:\\Z|\\|\\Z))))))",
     re.DOTALL,
 )
 
@@ -866,6 +878,14 @@ def _scan_1(buf: str, pos: int, eos: bool) -> _ScanResult:
 # field handlers: parse a closed region's body
 
 
+def _plain_0(text: str) -> bool:
+    return "<" not in text and "{" not in text
+
+
+def _plain_1(text: str) -> bool:
+    return "}" not in text
+
+
 def _handle_0(body: str, captures: dict[str, str]) -> Any:
     content = parse_json(body, False, (), False, True)
     scope = content_scope(captures, content)
@@ -894,6 +914,10 @@ _REQUIRED: Final[tuple[str, ...]] = ()
 _IMPLICIT: Final = 1
 _STATE_OF_FIELD: Final = (1, 0)
 _ACTIONS: Final[tuple[tuple[tuple[bool, int], ...], ...]] = (((True, 0), (False, 1)), ((False, 0),))
+_PLAIN: Final[tuple[Callable[[str], bool] | None, ...]] = (
+    _plain_0,
+    _plain_1,
+)
 _SCANNERS: Final[tuple[Callable[[str, int, bool], _ScanResult], ...]] = (
     _scan_0,
     _scan_1,
@@ -939,12 +963,30 @@ class ResponseParser:
         """Add model text; returns the events it completes."""
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
+        plain = _PLAIN[self._state]
+        if plain is not None and text and self._pos == len(self._buffer) and plain(text):
+            return self._feed_plain(text)
         if text:
             self._buffer += text
         events: list[Event] = []
         self._process(events, False)
         self._drop_committed()
         return events
+
+    def _feed_plain(self, text: str) -> list[Event]:
+        """The fast path: nothing is held back and no delimiter can start in `text`, so all of it is
+        region text (exactly what scanning would conclude, without scanning)."""
+        self._buffer = (self._buffer + text)[-1:]  # what _drop_committed would keep
+        self._pos = len(self._buffer)
+        field = self._field
+        if field < 0:
+            return []
+        self._body.append(text)
+        chunk: Event = {"type": "region_chunk", "field": _NAMES[field], "text": text, "dirty": _DIRTY[field]}
+        if self._opened:
+            return [chunk]
+        self._opened = True
+        return [{"type": "region_open", "field": _NAMES[field]}, chunk]
 
     def finalize(self) -> tuple[Message, list[Event]]:
         """End of generation: flush what is held back, close open regions, return the message."""

@@ -572,11 +572,23 @@ def literal_hold(buf: str, pos: int, prefixes: Set[str], longest: int) -> int:
 def partial_search(
     full: re.Pattern[str], prefix: re.Pattern[str], text: str, pos: int
 ) -> tuple[re.Match[str] | None, int | None]:
-    """Return ``(match, None)`` for a full match, ``(None, start)`` for a partial match, else ``(None, None)``.
+    """Search `text` from `pos` the way ``regex.search(text, pos, partial=True)`` would.
 
-    `full` and `prefix` come from `rtcompile.regex_translation.translate`. Like `regex`, a full match
-    anywhere wins; otherwise the partial match starts at the leftmost position where the pattern could
-    still succeed if more text arrived.
+    `full` and `prefix` are the two patterns `rtcompile.regex_translation.translate` produces, compiled
+    with ``re.DOTALL``. Returns
+
+    * ``(match, None)`` when there is a full match (`regex` always prefers one, wherever it starts);
+    * ``(None, start)`` for a partial match: `start` is the leftmost position where the pattern could
+      still match if more text arrived, i.e. the first character the caller must hold back;
+    * ``(None, None)`` when no partial match can start at or after `pos` (for example a pattern anchored
+      at the string start, searched with ``pos > 0``).
+
+    A partial match at ``len(text)`` and ``(None, None)`` both mean "nothing to hold back"; which one
+    `regex` reports there depends on its search prefilters, and the translation mirrors them except in
+    rare cases (see `rtcompile.regex_translation`).
+
+    Both steps are single scans by the `re` engine; `prefix` encodes `regex`'s whole partial-match
+    decision, including its quirks, so no per-position loop is needed here.
     """
     match = full.search(text, pos)
     if match is not None:
@@ -684,7 +696,7 @@ _re_1: Final = re.compile(
 
 
 _re_prefix_2: Final = re.compile(
-    "(?:\\Z|<\\Z|<s\\Z|<se\\Z|<see\\Z|<seed\\Z|<seed:\\Z|<seed:t\\Z|<seed:to(?:\\Z|o\\Z|ol\\Z|ol_\\Z|ol_c\\Z|ol_ca\\Z|ol_cal\\Z|ol_call\\Z|ol_call>(?:(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000])*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n=(?:(?:[^\\u000a>])*\\Z|(?:[^\\u000a>]+)\\Z))))))",
+    "(?:\\Z|<\\Z|<s\\Z|<se\\Z|<see\\Z|<seed\\Z|<seed:\\Z|<seed:t\\Z|<seed:to(?:\\Z|o\\Z|ol\\Z|ol_\\Z|ol_c\\Z|ol_ca\\Z|ol_cal\\Z|ol_call\\Z|ol_call>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n=(?:[^\\u000a>]*\\Z|(?:[^\\u000a>]+)\\Z))))))",
     re.DOTALL,
 )
 
@@ -717,7 +729,7 @@ _re_5: Final = re.compile(
 
 
 _re_prefix_6: Final = re.compile(
-    "(?:\\Z|<\\Z|</\\Z|</f\\Z|</fu\\Z|</fun\\Z|</func\\Z|</funct\\Z|</functi(?:\\Z|o\\Z|on\\Z|on>(?:(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000])*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|</\\Z|</s\\Z|</se\\Z|</see\\Z|</seed\\Z|</seed:\\Z|</seed:t(?:\\Z|o\\Z|oo\\Z|ool\\Z|ool_\\Z|ool_c\\Z|ool_ca\\Z|ool_cal\\Z|ool_call\\Z)))))",
+    "(?:\\Z|<\\Z|</\\Z|</f\\Z|</fu\\Z|</fun\\Z|</func\\Z|</funct\\Z|</functi(?:\\Z|o\\Z|on\\Z|on>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|</\\Z|</s\\Z|</se\\Z|</see\\Z|</seed\\Z|</seed:\\Z|</seed:t(?:\\Z|o\\Z|oo\\Z|ool\\Z|ool_\\Z|ool_c\\Z|ool_ca\\Z|ool_cal\\Z|ool_call\\Z)))))",
     re.DOTALL,
 )
 
@@ -867,6 +879,18 @@ def _scan_2(buf: str, pos: int, eos: bool) -> _ScanResult:
 # field handlers: parse a closed region's body
 
 
+def _plain_0(text: str) -> bool:
+    return "<" not in text
+
+
+def _plain_1(text: str) -> bool:
+    return "<" not in text
+
+
+def _plain_2(text: str) -> bool:
+    return "<" not in text
+
+
 def _handle_0(body: str, captures: dict[str, str]) -> Any:
     content = parse_text(body, True)
     return content
@@ -905,6 +929,11 @@ _ACTIONS: Final[tuple[tuple[tuple[bool, int], ...], ...]] = (
     ((True, 0), (True, 1), (False, 2)),
     ((False, 0),),
     ((False, 1),),
+)
+_PLAIN: Final[tuple[Callable[[str], bool] | None, ...]] = (
+    _plain_0,
+    _plain_1,
+    _plain_2,
 )
 _SCANNERS: Final[tuple[Callable[[str, int, bool], _ScanResult], ...]] = (
     _scan_0,
@@ -953,12 +982,30 @@ class ResponseParser:
         """Add model text; returns the events it completes."""
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
+        plain = _PLAIN[self._state]
+        if plain is not None and text and self._pos == len(self._buffer) and plain(text):
+            return self._feed_plain(text)
         if text:
             self._buffer += text
         events: list[Event] = []
         self._process(events, False)
         self._drop_committed()
         return events
+
+    def _feed_plain(self, text: str) -> list[Event]:
+        """The fast path: nothing is held back and no delimiter can start in `text`, so all of it is
+        region text (exactly what scanning would conclude, without scanning)."""
+        self._buffer = (self._buffer + text)[-1:]  # what _drop_committed would keep
+        self._pos = len(self._buffer)
+        field = self._field
+        if field < 0:
+            return []
+        self._body.append(text)
+        chunk: Event = {"type": "region_chunk", "field": _NAMES[field], "text": text, "dirty": _DIRTY[field]}
+        if self._opened:
+            return [chunk]
+        self._opened = True
+        return [{"type": "region_open", "field": _NAMES[field]}, chunk]
 
     def finalize(self) -> tuple[Message, list[Event]]:
         """End of generation: flush what is held back, close open regions, return the message."""

@@ -869,6 +869,18 @@ def _scan_2(buf: str, pos: int, eos: bool) -> _ScanResult:
 # field handlers: parse a closed region's body
 
 
+def _plain_0(text: str) -> bool:
+    return "<" not in text
+
+
+def _plain_1(text: str) -> bool:
+    return "<" not in text
+
+
+def _plain_2(text: str) -> bool:
+    return "<" not in text
+
+
 def _handle_0(body: str, captures: dict[str, str]) -> Any:
     content = parse_text(body, True)
     return content
@@ -899,6 +911,11 @@ _ACTIONS: Final[tuple[tuple[tuple[bool, int], ...], ...]] = (
     ((True, 0), (True, 1), (False, 2)),
     ((False, 0),),
     ((False, 1),),
+)
+_PLAIN: Final[tuple[Callable[[str], bool] | None, ...]] = (
+    _plain_0,
+    _plain_1,
+    _plain_2,
 )
 _SCANNERS: Final[tuple[Callable[[str, int, bool], _ScanResult], ...]] = (
     _scan_0,
@@ -947,12 +964,30 @@ class ResponseParser:
         """Add model text; returns the events it completes."""
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
+        plain = _PLAIN[self._state]
+        if plain is not None and text and self._pos == len(self._buffer) and plain(text):
+            return self._feed_plain(text)
         if text:
             self._buffer += text
         events: list[Event] = []
         self._process(events, False)
         self._drop_committed()
         return events
+
+    def _feed_plain(self, text: str) -> list[Event]:
+        """The fast path: nothing is held back and no delimiter can start in `text`, so all of it is
+        region text (exactly what scanning would conclude, without scanning)."""
+        self._buffer = (self._buffer + text)[-1:]  # what _drop_committed would keep
+        self._pos = len(self._buffer)
+        field = self._field
+        if field < 0:
+            return []
+        self._body.append(text)
+        chunk: Event = {"type": "region_chunk", "field": _NAMES[field], "text": text, "dirty": _DIRTY[field]}
+        if self._opened:
+            return [chunk]
+        self._opened = True
+        return [{"type": "region_open", "field": _NAMES[field]}, chunk]
 
     def finalize(self) -> tuple[Message, list[Event]]:
         """End of generation: flush what is held back, close open regions, return the message."""

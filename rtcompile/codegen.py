@@ -30,6 +30,7 @@ import black
 import jinja2
 
 from rtcompile.errors import JsonPath, TemplateError, format_path
+from rtcompile.first_chars import char_class, delimiter_first_chars
 from rtcompile.history import template_history
 from rtcompile.ir import (
     ContentParser,
@@ -203,6 +204,26 @@ def _scanner(module: _Module, index: int, description: str, watches: list[_Watch
         "    return best, best_start, best_end, best_groups, hold",
     ]
     return "\n".join(lines)
+
+
+def _plain_check(module: _Module, index: int, watches: list[_Watch]) -> str | None:
+    """A function telling whether a chunk can contain no delimiter start at all in this state."""
+    starts: set[int] = set()
+    for watch in watches:
+        first = delimiter_first_chars(watch.delimiter)
+        if first is None:
+            return None
+        starts |= first
+    if not starts:
+        condition = "True  # nothing to watch: all text belongs to the region"
+    elif len(starts) <= 3:
+        condition = " and ".join(f"{literal(chr(c))} not in text" for c in sorted(starts))
+    else:
+        pattern = module.constant("starts", f"re.compile({literal(char_class(frozenset(starts)))})")
+        condition = f"{pattern}.search(text) is None"
+    name = f"_plain_{index}"
+    module.functions.append(f"def {name}(text: str) -> bool:\n    return {condition}")
+    return name
 
 
 def _better(rank: int) -> str:
@@ -441,6 +462,10 @@ else:
 
 
 def _tables(module: _Module, template: Template, states: list[tuple[str, list[_Watch]]]) -> str:
+    if template_history(template) is None:
+        plain: list[str | None] = [None] * len(states)  # text must stay in the buffer: no shortcut
+    else:
+        plain = [_plain_check(module, i, watches) for i, (_, watches) in enumerate(states)]
     fields = template.fields
     implicit = template.implicit
     state_of_field = []
@@ -465,6 +490,7 @@ def _tables(module: _Module, template: Template, states: list[tuple[str, list[_W
             f"_IMPLICIT: Final = {-1 if implicit is None else fields.index(implicit)}",
             f"_STATE_OF_FIELD: Final = {literal(tuple(state_of_field))}",
             f"_ACTIONS: Final[tuple[tuple[tuple[bool, int], ...], ...]] = {literal(tuple(actions))}",
+            f"_PLAIN: Final[tuple[Callable[[str], bool] | None, ...]] = ({', '.join(p or 'None' for p in plain)},)",
             f"_SCANNERS: Final[tuple[Callable[[str, int, bool], _ScanResult], ...]] = "
             f"({', '.join(f'_scan_{i}' for i in range(len(states)))},)",
             "_HANDLERS: Final[tuple[Callable[[str, dict[str, str]], Any], ...]] = "
