@@ -36,7 +36,7 @@ def delimiter_first_chars(delimiter: Delimiter) -> frozenset[int] | None:
         tree = sre_parse.parse(translate(delimiter.pattern).full, re.DOTALL)
         if tree.state.flags & re.IGNORECASE:
             return None
-        chars, nullable = _first(list(tree))
+        chars, nullable = _first(tree.data)
     except (_Unbounded, ValueError, re.error, RecursionError):
         return None
     return None if nullable else frozenset(chars)
