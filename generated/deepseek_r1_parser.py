@@ -9,16 +9,26 @@ and its `feed()` / `finalize()` for a stream. Behaves exactly like transformers'
 from __future__ import annotations
 
 import copy
-import inspect
+import functools
 import json
 import re
 import sys
 import types
 
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
-from enum import Enum
-from inspect import isfunction, ismethod
-from typing import Any, Final, Literal, TYPE_CHECKING, Union, cast, get_args, get_origin, get_type_hints, overload
+from types import FunctionType, MethodType
+
+TYPE_CHECKING = False  # typing is slow to import; type checkers read this block, the runtime skips it
+if TYPE_CHECKING:
+    from typing import Any, Final, Literal, TypedDict, Union, cast, overload
+else:
+
+    def cast(_type: object, value: object) -> object:
+        return value
+
+    def overload(function: object) -> object:
+        return function
+
 
 RTCOMPILE_VERSION: Final = "0.1.0"
 TEMPLATE_SHA256: Final = "6a116a68f6a63768b143d4c89b9a89f655d3b61325744fb47f976796f8b94311"
@@ -48,8 +58,6 @@ TEMPLATE: Final[dict[str, Any]] = {
 # message and event types
 
 if TYPE_CHECKING:
-    from typing import Literal, TypedDict
-
     from typing_extensions import NotRequired, Required
 
     FieldName = Literal["reasoning_content", "tool_calls", "content"]
@@ -143,6 +151,8 @@ def _tool_media_type(hint: object) -> str | None:
 
 def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
     """Schema of a hint that is not a parameterised generic: an Enum, a basic type, Any, or an error."""
+    from enum import Enum  # imported where used, like typing below: generated modules then import quickly
+
     if isinstance(hint, type) and issubclass(hint, Enum):
         # The model has to write one of the member values, so those are the enum.
         values = [member.value for member in hint]
@@ -171,6 +181,8 @@ def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
 
 def _tool_type_schema(hint: Any) -> dict[str, Any]:
     """The JSON schema fragment for one type hint (already resolved by ``get_type_hints``)."""
+    from typing import Literal, Union, get_args, get_origin
+
     origin = get_origin(hint)
     args = get_args(hint)
     if origin is None:
@@ -223,6 +235,10 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
 
 def _tool_parameters_schema(func: Callable[..., Any], name: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The ``parameters`` object of the schema, and the return value's schema (None if unusable)."""
+    # Imported here: they are slow to import, and only tools given as Python functions need them.
+    import inspect
+    from typing import get_type_hints
+
     hints = get_type_hints(func)
     parameters = inspect.signature(func).parameters
     # A leading, unannotated self/cls is a method's receiver, never an argument the model writes.
@@ -370,6 +386,8 @@ def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
         DocstringParsingException: no docstring, or a parameter without a description.
         TypeHintParsingException: a parameter without a type hint, or a hint with no JSON equivalent.
     """
+    import inspect  # see _tool_parameters_schema
+
     name = getattr(func, "__name__", "operation")
     doc = inspect.getdoc(func)
     if not doc:
@@ -414,7 +432,10 @@ def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
 
 def tool_parameters(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]]:
     """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions."""
-    schemas = [function_to_tool_schema(tool) if isfunction(tool) or ismethod(tool) else tool for tool in tools or []]
+    # isinstance checks are what inspect.isfunction/ismethod do, without importing inspect.
+    schemas = [
+        function_to_tool_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool for tool in tools or []
+    ]
     return tool_parameter_table(schemas)
 
 
@@ -660,9 +681,13 @@ WORD_CLASS: Final = (
 
 # A whole double-quoted string (kept as is) or a bare key after `{`/`,`. `\s`/`\w` are spelled with the `regex`
 # module's Unicode tables because that is the engine the reference rewrites keys with.
-_JSON_BARE_KEY: Final = re.compile(
-    r'"(?:\\.|[^"\\])*"|(?<=[{,])([' + SPACE_CLASS + r"]*)([" + WORD_CLASS + r"]+)([" + SPACE_CLASS + r"]*):"
-)
+# Compiled on first use: the Unicode classes make it slow to compile, and most templates never need it
+# (this keeps generated modules quick to import).
+@functools.lru_cache(maxsize=1)
+def _json_bare_key_pattern() -> re.Pattern[str]:
+    return re.compile(
+        r'"(?:\\.|[^"\\])*"|(?<=[{,])([' + SPACE_CLASS + r"]*)([" + WORD_CLASS + r"]+)([" + SPACE_CLASS + r"]*):"
+    )
 
 
 def _json_quote_bare_keys(text: str) -> str:
@@ -673,7 +698,7 @@ def _json_quote_bare_keys(text: str) -> str:
             return match.group(0)
         return f'{match.group(1)}"{match.group(2)}"{match.group(3)}:'
 
-    return _JSON_BARE_KEY.sub(quote, text)
+    return _json_bare_key_pattern().sub(quote, text)
 
 
 def _json_restore_delimited(text: str, found: Sequence[str]) -> str:
@@ -746,18 +771,6 @@ def resolve_placeholder(scope: Mapping[str, Any], path: str, root: str, keys: tu
 _prefixes_0: Final = frozenset(["<", "<t", "<th", "<thi", "<thin", "<think"])
 
 
-_re_1: Final = re.compile(
-    "<\\uff5ctool\\u2581call\\u2581begin\\uff5c>function<\\uff5ctool\\u2581sep\\uff5c>(?P<name>[^\\u000a<]+)\\u000a```json",
-    re.DOTALL,
-)
-
-
-_re_prefix_2: Final = re.compile(
-    "(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all\\u2581\\Z|all\\u2581b\\Z|all\\u2581be\\Z|all\\u2581beg\\Z|all\\u2581begi(?:\\Z|n\\Z|n\\uff5c\\Z|n\\uff5c>\\Z|n\\uff5c>f\\Z|n\\uff5c>fu\\Z|n\\uff5c>fun\\Z|n\\uff5c>func\\Z|n\\uff5c>funct(?:\\Z|i\\Z|io\\Z|ion\\Z|ion<\\Z|ion<\\uff5c\\Z|ion<\\uff5ct\\Z|ion<\\uff5cto\\Z|ion<\\uff5ctoo(?:\\Z|l\\Z|l\\u2581\\Z|l\\u2581s\\Z|l\\u2581se\\Z|l\\u2581sep\\Z|l\\u2581sep\\uff5c\\Z|l\\u2581sep\\uff5c>(?:[^\\u000a<]*\\Z|(?:[^\\u000a<]+)(?:\\Z|\\u000a\\Z|\\u000a`\\Z|\\u000a``\\Z|\\u000a```\\Z|\\u000a```j\\Z|\\u000a```js\\Z|\\u000a```jso\\Z)))))))",
-    re.DOTALL,
-)
-
-
 _literals_3: Final = ("<｜tool▁calls▁begin｜>", "<｜end▁of▁sentence｜>", "<｜tool▁calls▁end｜>")
 
 
@@ -809,22 +822,35 @@ _prefixes_4: Final = frozenset(
 _prefixes_5: Final = frozenset(["<", "</", "</t", "</th", "</thi", "</thin", "</think"])
 
 
-_re_6: Final = re.compile(
-    "```[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool\\u2581call\\u2581end\\uff5c>",
-    re.DOTALL,
-)
+_re_1: re.Pattern[str]
+_re_prefix_2: re.Pattern[str]
+_re_6: re.Pattern[str]
+_re_prefix_7: re.Pattern[str]
+_re_10: re.Pattern[str]
 
 
-_re_prefix_7: Final = re.compile(
-    "(?:\\Z|`\\Z|``\\Z|```(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all\\u2581\\Z|all\\u2581e\\Z|all\\u2581en\\Z|all\\u2581end\\Z|all\\u2581end\\uff5c\\Z))))",
-    re.DOTALL,
-)
-
-
-_re_10: Final = re.compile(
-    "<\\uff5ctool\\u2581outputs\\u2581end\\uff5c>|<\\uff5ctool\\u2581output\\u2581end\\uff5c>|<\\uff5cAssistant\\uff5c>",
-    re.DOTALL,
-)
+def _compile_patterns() -> None:
+    global _re_1, _re_prefix_2, _re_6, _re_prefix_7, _re_10
+    _re_1 = re.compile(
+        "<\\uff5ctool\\u2581call\\u2581begin\\uff5c>function<\\uff5ctool\\u2581sep\\uff5c>(?P<name>[^\\u000a<]+)\\u000a```json",
+        re.DOTALL,
+    )
+    _re_prefix_2 = re.compile(
+        "(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all\\u2581\\Z|all\\u2581b\\Z|all\\u2581be\\Z|all\\u2581beg\\Z|all\\u2581begi(?:\\Z|n\\Z|n\\uff5c\\Z|n\\uff5c>\\Z|n\\uff5c>f\\Z|n\\uff5c>fu\\Z|n\\uff5c>fun\\Z|n\\uff5c>func\\Z|n\\uff5c>funct(?:\\Z|i\\Z|io\\Z|ion\\Z|ion<\\Z|ion<\\uff5c\\Z|ion<\\uff5ct\\Z|ion<\\uff5cto\\Z|ion<\\uff5ctoo(?:\\Z|l\\Z|l\\u2581\\Z|l\\u2581s\\Z|l\\u2581se\\Z|l\\u2581sep\\Z|l\\u2581sep\\uff5c\\Z|l\\u2581sep\\uff5c>(?:[^\\u000a<]*\\Z|(?:[^\\u000a<]+)(?:\\Z|\\u000a\\Z|\\u000a`\\Z|\\u000a``\\Z|\\u000a```\\Z|\\u000a```j\\Z|\\u000a```js\\Z|\\u000a```jso\\Z)))))))",
+        re.DOTALL,
+    )
+    _re_6 = re.compile(
+        "```[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool\\u2581call\\u2581end\\uff5c>",
+        re.DOTALL,
+    )
+    _re_prefix_7 = re.compile(
+        "(?:\\Z|`\\Z|``\\Z|```(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all\\u2581\\Z|all\\u2581e\\Z|all\\u2581en\\Z|all\\u2581end\\Z|all\\u2581end\\uff5c\\Z))))",
+        re.DOTALL,
+    )
+    _re_10 = re.compile(
+        "<\\uff5ctool\\u2581outputs\\u2581end\\uff5c>|<\\uff5ctool\\u2581output\\u2581end\\uff5c>|<\\uff5cAssistant\\uff5c>",
+        re.DOTALL,
+    )
 
 
 def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
@@ -1045,6 +1071,14 @@ def _after_last_anchor(prefix: str) -> str:
 # ----------------------------------------------------------------------------
 # the parser
 
+_PATTERNS_READY = False
+
+
+def _prepare_patterns() -> None:
+    global _PATTERNS_READY
+    _compile_patterns()
+    _PATTERNS_READY = True
+
 
 class ResponseParser:
     """Parses one generation as it streams; see the module docstring."""
@@ -1052,6 +1086,8 @@ class ResponseParser:
     def __init__(self, prefix: str | None = None, *, tools: Iterable[Any] | None = None) -> None:
         if prefix is None:
             raise ValueError(PREFIX_REQUIRED)
+        if not _PATTERNS_READY:
+            _prepare_patterns()
         self._tool_params = tool_parameters(tools)
         self._buffer = ""
         self._pos = 0

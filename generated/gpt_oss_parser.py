@@ -9,16 +9,26 @@ and its `feed()` / `finalize()` for a stream. Behaves exactly like transformers'
 from __future__ import annotations
 
 import copy
-import inspect
+import functools
 import json
 import re
 import sys
 import types
 
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
-from enum import Enum
-from inspect import isfunction, ismethod
-from typing import Any, Final, Literal, TYPE_CHECKING, Union, cast, get_args, get_origin, get_type_hints, overload
+from types import FunctionType, MethodType
+
+TYPE_CHECKING = False  # typing is slow to import; type checkers read this block, the runtime skips it
+if TYPE_CHECKING:
+    from typing import Any, Final, Literal, TypedDict, Union, cast, overload
+else:
+
+    def cast(_type: object, value: object) -> object:
+        return value
+
+    def overload(function: object) -> object:
+        return function
+
 
 RTCOMPILE_VERSION: Final = "0.1.0"
 TEMPLATE_SHA256: Final = "a2c2a9d4a9225c2790f001017d08047ef482f9599d825d638625bddc317a1664"
@@ -55,8 +65,6 @@ TEMPLATE: Final[dict[str, Any]] = {
 # message and event types
 
 if TYPE_CHECKING:
-    from typing import Literal, TypedDict
-
     from typing_extensions import NotRequired, Required
 
     FieldName = Literal["thinking", "content", "tool_calls"]
@@ -150,6 +158,8 @@ def _tool_media_type(hint: object) -> str | None:
 
 def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
     """Schema of a hint that is not a parameterised generic: an Enum, a basic type, Any, or an error."""
+    from enum import Enum  # imported where used, like typing below: generated modules then import quickly
+
     if isinstance(hint, type) and issubclass(hint, Enum):
         # The model has to write one of the member values, so those are the enum.
         values = [member.value for member in hint]
@@ -178,6 +188,8 @@ def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
 
 def _tool_type_schema(hint: Any) -> dict[str, Any]:
     """The JSON schema fragment for one type hint (already resolved by ``get_type_hints``)."""
+    from typing import Literal, Union, get_args, get_origin
+
     origin = get_origin(hint)
     args = get_args(hint)
     if origin is None:
@@ -230,6 +242,10 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
 
 def _tool_parameters_schema(func: Callable[..., Any], name: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The ``parameters`` object of the schema, and the return value's schema (None if unusable)."""
+    # Imported here: they are slow to import, and only tools given as Python functions need them.
+    import inspect
+    from typing import get_type_hints
+
     hints = get_type_hints(func)
     parameters = inspect.signature(func).parameters
     # A leading, unannotated self/cls is a method's receiver, never an argument the model writes.
@@ -377,6 +393,8 @@ def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
         DocstringParsingException: no docstring, or a parameter without a description.
         TypeHintParsingException: a parameter without a type hint, or a hint with no JSON equivalent.
     """
+    import inspect  # see _tool_parameters_schema
+
     name = getattr(func, "__name__", "operation")
     doc = inspect.getdoc(func)
     if not doc:
@@ -421,7 +439,10 @@ def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
 
 def tool_parameters(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]]:
     """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions."""
-    schemas = [function_to_tool_schema(tool) if isfunction(tool) or ismethod(tool) else tool for tool in tools or []]
+    # isinstance checks are what inspect.isfunction/ismethod do, without importing inspect.
+    schemas = [
+        function_to_tool_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool for tool in tools or []
+    ]
     return tool_parameter_table(schemas)
 
 
@@ -667,9 +688,13 @@ WORD_CLASS: Final = (
 
 # A whole double-quoted string (kept as is) or a bare key after `{`/`,`. `\s`/`\w` are spelled with the `regex`
 # module's Unicode tables because that is the engine the reference rewrites keys with.
-_JSON_BARE_KEY: Final = re.compile(
-    r'"(?:\\.|[^"\\])*"|(?<=[{,])([' + SPACE_CLASS + r"]*)([" + WORD_CLASS + r"]+)([" + SPACE_CLASS + r"]*):"
-)
+# Compiled on first use: the Unicode classes make it slow to compile, and most templates never need it
+# (this keeps generated modules quick to import).
+@functools.lru_cache(maxsize=1)
+def _json_bare_key_pattern() -> re.Pattern[str]:
+    return re.compile(
+        r'"(?:\\.|[^"\\])*"|(?<=[{,])([' + SPACE_CLASS + r"]*)([" + WORD_CLASS + r"]+)([" + SPACE_CLASS + r"]*):"
+    )
 
 
 def _json_quote_bare_keys(text: str) -> str:
@@ -680,7 +705,7 @@ def _json_quote_bare_keys(text: str) -> str:
             return match.group(0)
         return f'{match.group(1)}"{match.group(2)}"{match.group(3)}:'
 
-    return _JSON_BARE_KEY.sub(quote, text)
+    return _json_bare_key_pattern().sub(quote, text)
 
 
 def _json_restore_delimited(text: str, found: Sequence[str]) -> str:
@@ -840,18 +865,6 @@ _prefixes_2: Final = frozenset(
 )
 
 
-_re_3: Final = re.compile(
-    "(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+)?to=functions\\.(?P<name>[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary)?[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>",
-    re.DOTALL,
-)
-
-
-_re_prefix_4: Final = re.compile(
-    "(?:(?:(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+){0}(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|ch\\Z|<\\|cha\\Z|<\\|chan\\Z|<\\|chann\\Z|<\\|channe(?:\\Z|l\\Z|l\\|\\Z|l\\|>\\Z|l\\|>c\\Z|l\\|>co\\Z|l\\|>com\\Z|l\\|>comm\\Z|l\\|>comme(?:\\Z|n\\Z|nt\\Z|nta\\Z|ntar\\Z|ntary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z)))|(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+)?(?:\\Z|t\\Z|to\\Z|to=\\Z|to=f\\Z|to=fu\\Z|to=fun\\Z|to=func\\Z|to=funct(?:\\Z|i\\Z|io\\Z|ion\\Z|ions\\Z|ions\\.(?:[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary){0}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|ch\\Z|<\\|cha\\Z|<\\|chan\\Z|<\\|chann\\Z|<\\|channe(?:\\Z|l\\Z|l\\|\\Z|l\\|>\\Z|l\\|>c\\Z|l\\|>co\\Z|l\\|>com\\Z|l\\|>comm\\Z|l\\|>comme(?:\\Z|n\\Z|nt\\Z|nta\\Z|ntar\\Z))))|(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary)?(?:[^<]*\\Z|[^<]*(?:(?:<\\|constrain\\|>[^<]*){0}(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|co\\Z|<\\|con\\Z|<\\|cons\\Z|<\\|const\\Z|<\\|constr(?:\\Z|a\\Z|ai\\Z|ain\\Z|ain\\|\\Z|ain\\|>[^<]*\\Z))|(?:<\\|constrain\\|>[^<]*)?(?:\\Z|<\\Z|<\\|\\Z|<\\|m\\Z|<\\|me\\Z|<\\|mes\\Z|<\\|mess\\Z|<\\|messa\\Z|<\\|messag(?:\\Z|e\\Z|e\\|\\Z)))))))))|\\Z)",
-    re.DOTALL,
-)
-
-
 _prefixes_5: Final = frozenset(["<", "<|", "<|e", "<|en", "<|end", "<|end|"])
 
 
@@ -866,7 +879,22 @@ _prefixes_7: Final = frozenset(
 _prefixes_8: Final = frozenset(["<", "<|", "<|c", "<|ca", "<|cal", "<|call", "<|call|"])
 
 
-_re_11: Final = re.compile("<\\|start\\|>assistant", re.DOTALL)
+_re_3: re.Pattern[str]
+_re_prefix_4: re.Pattern[str]
+_re_11: re.Pattern[str]
+
+
+def _compile_patterns() -> None:
+    global _re_3, _re_prefix_4, _re_11
+    _re_3 = re.compile(
+        "(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+)?to=functions\\.(?P<name>[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary)?[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>",
+        re.DOTALL,
+    )
+    _re_prefix_4 = re.compile(
+        "(?:(?:(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+){0}(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|ch\\Z|<\\|cha\\Z|<\\|chan\\Z|<\\|chann\\Z|<\\|channe(?:\\Z|l\\Z|l\\|\\Z|l\\|>\\Z|l\\|>c\\Z|l\\|>co\\Z|l\\|>com\\Z|l\\|>comm\\Z|l\\|>comme(?:\\Z|n\\Z|nt\\Z|nta\\Z|ntar\\Z|ntary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z)))|(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+)?(?:\\Z|t\\Z|to\\Z|to=\\Z|to=f\\Z|to=fu\\Z|to=fun\\Z|to=func\\Z|to=funct(?:\\Z|i\\Z|io\\Z|ion\\Z|ions\\Z|ions\\.(?:[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary){0}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|ch\\Z|<\\|cha\\Z|<\\|chan\\Z|<\\|chann\\Z|<\\|channe(?:\\Z|l\\Z|l\\|\\Z|l\\|>\\Z|l\\|>c\\Z|l\\|>co\\Z|l\\|>com\\Z|l\\|>comm\\Z|l\\|>comme(?:\\Z|n\\Z|nt\\Z|nta\\Z|ntar\\Z))))|(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary)?(?:[^<]*\\Z|[^<]*(?:(?:<\\|constrain\\|>[^<]*){0}(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|co\\Z|<\\|con\\Z|<\\|cons\\Z|<\\|const\\Z|<\\|constr(?:\\Z|a\\Z|ai\\Z|ain\\Z|ain\\|\\Z|ain\\|>[^<]*\\Z))|(?:<\\|constrain\\|>[^<]*)?(?:\\Z|<\\Z|<\\|\\Z|<\\|m\\Z|<\\|me\\Z|<\\|mes\\Z|<\\|mess\\Z|<\\|messa\\Z|<\\|messag(?:\\Z|e\\Z|e\\|\\Z)))))))))|\\Z)",
+        re.DOTALL,
+    )
+    _re_11 = re.compile("<\\|start\\|>assistant", re.DOTALL)
 
 
 def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
@@ -1118,6 +1146,14 @@ def _after_last_anchor(prefix: str) -> str:
 # ----------------------------------------------------------------------------
 # the parser
 
+_PATTERNS_READY = False
+
+
+def _prepare_patterns() -> None:
+    global _PATTERNS_READY
+    _compile_patterns()
+    _PATTERNS_READY = True
+
 
 class ResponseParser:
     """Parses one generation as it streams; see the module docstring."""
@@ -1125,6 +1161,8 @@ class ResponseParser:
     def __init__(self, prefix: str | None = None, *, tools: Iterable[Any] | None = None) -> None:
         if prefix is None:
             raise ValueError(PREFIX_REQUIRED)
+        if not _PATTERNS_READY:
+            _prepare_patterns()
         self._tool_params = tool_parameters(tools)
         self._buffer = ""
         self._pos = 0

@@ -9,16 +9,26 @@ and its `feed()` / `finalize()` for a stream. Behaves exactly like transformers'
 from __future__ import annotations
 
 import copy
-import inspect
+import functools
 import json
 import re
 import sys
 import types
 
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
-from enum import Enum
-from inspect import isfunction, ismethod
-from typing import Any, Final, Literal, TYPE_CHECKING, Union, cast, get_args, get_origin, get_type_hints, overload
+from types import FunctionType, MethodType
+
+TYPE_CHECKING = False  # typing is slow to import; type checkers read this block, the runtime skips it
+if TYPE_CHECKING:
+    from typing import Any, Final, Literal, TypedDict, Union, cast, overload
+else:
+
+    def cast(_type: object, value: object) -> object:
+        return value
+
+    def overload(function: object) -> object:
+        return function
+
 
 RTCOMPILE_VERSION: Final = "0.1.0"
 TEMPLATE_SHA256: Final = "c0ee5ac6fa92bdde1965535e5083042df18ea89d21001a2d957fe54a362a684f"
@@ -54,8 +64,6 @@ TEMPLATE: Final[dict[str, Any]] = {
 # message and event types
 
 if TYPE_CHECKING:
-    from typing import Literal, TypedDict
-
     from typing_extensions import NotRequired, Required
 
     FieldName = Literal["reasoning_content", "tool_calls", "content"]
@@ -149,6 +157,8 @@ def _tool_media_type(hint: object) -> str | None:
 
 def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
     """Schema of a hint that is not a parameterised generic: an Enum, a basic type, Any, or an error."""
+    from enum import Enum  # imported where used, like typing below: generated modules then import quickly
+
     if isinstance(hint, type) and issubclass(hint, Enum):
         # The model has to write one of the member values, so those are the enum.
         values = [member.value for member in hint]
@@ -177,6 +187,8 @@ def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
 
 def _tool_type_schema(hint: Any) -> dict[str, Any]:
     """The JSON schema fragment for one type hint (already resolved by ``get_type_hints``)."""
+    from typing import Literal, Union, get_args, get_origin
+
     origin = get_origin(hint)
     args = get_args(hint)
     if origin is None:
@@ -229,6 +241,10 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
 
 def _tool_parameters_schema(func: Callable[..., Any], name: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The ``parameters`` object of the schema, and the return value's schema (None if unusable)."""
+    # Imported here: they are slow to import, and only tools given as Python functions need them.
+    import inspect
+    from typing import get_type_hints
+
     hints = get_type_hints(func)
     parameters = inspect.signature(func).parameters
     # A leading, unannotated self/cls is a method's receiver, never an argument the model writes.
@@ -376,6 +392,8 @@ def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
         DocstringParsingException: no docstring, or a parameter without a description.
         TypeHintParsingException: a parameter without a type hint, or a hint with no JSON equivalent.
     """
+    import inspect  # see _tool_parameters_schema
+
     name = getattr(func, "__name__", "operation")
     doc = inspect.getdoc(func)
     if not doc:
@@ -420,7 +438,10 @@ def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
 
 def tool_parameters(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]]:
     """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions."""
-    schemas = [function_to_tool_schema(tool) if isfunction(tool) or ismethod(tool) else tool for tool in tools or []]
+    # isinstance checks are what inspect.isfunction/ismethod do, without importing inspect.
+    schemas = [
+        function_to_tool_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool for tool in tools or []
+    ]
     return tool_parameter_table(schemas)
 
 
@@ -666,9 +687,13 @@ WORD_CLASS: Final = (
 
 # A whole double-quoted string (kept as is) or a bare key after `{`/`,`. `\s`/`\w` are spelled with the `regex`
 # module's Unicode tables because that is the engine the reference rewrites keys with.
-_JSON_BARE_KEY: Final = re.compile(
-    r'"(?:\\.|[^"\\])*"|(?<=[{,])([' + SPACE_CLASS + r"]*)([" + WORD_CLASS + r"]+)([" + SPACE_CLASS + r"]*):"
-)
+# Compiled on first use: the Unicode classes make it slow to compile, and most templates never need it
+# (this keeps generated modules quick to import).
+@functools.lru_cache(maxsize=1)
+def _json_bare_key_pattern() -> re.Pattern[str]:
+    return re.compile(
+        r'"(?:\\.|[^"\\])*"|(?<=[{,])([' + SPACE_CLASS + r"]*)([" + WORD_CLASS + r"]+)([" + SPACE_CLASS + r"]*):"
+    )
 
 
 def _json_quote_bare_keys(text: str) -> str:
@@ -679,7 +704,7 @@ def _json_quote_bare_keys(text: str) -> str:
             return match.group(0)
         return f'{match.group(1)}"{match.group(2)}"{match.group(3)}:'
 
-    return _JSON_BARE_KEY.sub(quote, text)
+    return _json_bare_key_pattern().sub(quote, text)
 
 
 def _json_restore_delimited(text: str, found: Sequence[str]) -> str:
@@ -750,18 +775,6 @@ def resolve_placeholder(scope: Mapping[str, Any], path: str, root: str, keys: tu
 # delimiters and scanners, one per parser state
 
 _prefixes_0: Final = frozenset(["<", "<t", "<th", "<thi", "<thin", "<think"])
-
-
-_re_1: Final = re.compile(
-    "<\\|tool_call_begin\\|>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:functions\\.)?(?P<name>[^\\u0009-\\u000d :<\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+):[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|tool_call_argument_begin\\|>",
-    re.DOTALL,
-)
-
-
-_re_prefix_2: Final = re.compile(
-    "(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z|<\\|tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_b\\Z|all_be\\Z|all_beg\\Z|all_begi(?:\\Z|n\\Z|n\\|\\Z|n\\|>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:functions\\.){0}(?:\\Z|f\\Z|fu\\Z|fun\\Z|func\\Z|funct\\Z|functi\\Z|functio\\Z|function(?:\\Z|s\\Z))|(?:functions\\.)?(?:[^\\u0009-\\u000d :<\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d :<\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:\\Z|:(?:[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]*\\Z|[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z|<\\|tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_a\\Z|all_ar\\Z|all_arg\\Z|all_argu(?:\\Z|m\\Z|me\\Z|men\\Z|ment\\Z|ment_\\Z|ment_b\\Z|ment_be\\Z|ment_beg(?:\\Z|i\\Z|in\\Z|in\\|\\Z)))))))))))))",
-    re.DOTALL,
-)
 
 
 _literals_3: Final = (
@@ -861,7 +874,22 @@ _prefixes_6: Final = frozenset(
 )
 
 
-_re_9: Final = re.compile("<\\|im_assistant\\|>assistant<\\|im_middle\\|>", re.DOTALL)
+_re_1: re.Pattern[str]
+_re_prefix_2: re.Pattern[str]
+_re_9: re.Pattern[str]
+
+
+def _compile_patterns() -> None:
+    global _re_1, _re_prefix_2, _re_9
+    _re_1 = re.compile(
+        "<\\|tool_call_begin\\|>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:functions\\.)?(?P<name>[^\\u0009-\\u000d :<\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+):[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|tool_call_argument_begin\\|>",
+        re.DOTALL,
+    )
+    _re_prefix_2 = re.compile(
+        "(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z|<\\|tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_b\\Z|all_be\\Z|all_beg\\Z|all_begi(?:\\Z|n\\Z|n\\|\\Z|n\\|>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:functions\\.){0}(?:\\Z|f\\Z|fu\\Z|fun\\Z|func\\Z|funct\\Z|functi\\Z|functio\\Z|function(?:\\Z|s\\Z))|(?:functions\\.)?(?:[^\\u0009-\\u000d :<\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d :<\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:\\Z|:(?:[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]*\\Z|[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z|<\\|tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_a\\Z|all_ar\\Z|all_arg\\Z|all_argu(?:\\Z|m\\Z|me\\Z|men\\Z|ment\\Z|ment_\\Z|ment_b\\Z|ment_be\\Z|ment_beg(?:\\Z|i\\Z|in\\Z|in\\|\\Z)))))))))))))",
+        re.DOTALL,
+    )
+    _re_9 = re.compile("<\\|im_assistant\\|>assistant<\\|im_middle\\|>", re.DOTALL)
 
 
 def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
@@ -1074,6 +1102,14 @@ def _after_last_anchor(prefix: str) -> str:
 # ----------------------------------------------------------------------------
 # the parser
 
+_PATTERNS_READY = False
+
+
+def _prepare_patterns() -> None:
+    global _PATTERNS_READY
+    _compile_patterns()
+    _PATTERNS_READY = True
+
 
 class ResponseParser:
     """Parses one generation as it streams; see the module docstring."""
@@ -1081,6 +1117,8 @@ class ResponseParser:
     def __init__(self, prefix: str | None = None, *, tools: Iterable[Any] | None = None) -> None:
         if prefix is None:
             raise ValueError(PREFIX_REQUIRED)
+        if not _PATTERNS_READY:
+            _prepare_patterns()
         self._tool_params = tool_parameters(tools)
         self._buffer = ""
         self._pos = 0

@@ -9,7 +9,6 @@ and its `feed()` / `finalize()` for a stream. Behaves exactly like transformers'
 from __future__ import annotations
 
 import copy
-import inspect
 import json
 import math
 import re
@@ -17,21 +16,19 @@ import sys
 import types
 
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
-from enum import Enum
-from inspect import isfunction, ismethod
-from typing import (
-    Any,
-    Final,
-    Literal,
-    NoReturn,
-    TYPE_CHECKING,
-    Union,
-    cast,
-    get_args,
-    get_origin,
-    get_type_hints,
-    overload,
-)
+from types import FunctionType, MethodType
+
+TYPE_CHECKING = False  # typing is slow to import; type checkers read this block, the runtime skips it
+if TYPE_CHECKING:
+    from typing import Any, Final, Literal, NoReturn, TypedDict, Union, cast, overload
+else:
+
+    def cast(_type: object, value: object) -> object:
+        return value
+
+    def overload(function: object) -> object:
+        return function
+
 
 RTCOMPILE_VERSION: Final = "0.1.0"
 TEMPLATE_SHA256: Final = "03ac19ef03595da2d5138c10da41f1ee6e6bc3fb600fcaba7b9ea25d3ecb452a"
@@ -55,8 +52,6 @@ TEMPLATE: Final[dict[str, Any]] = {
 # message and event types
 
 if TYPE_CHECKING:
-    from typing import Literal, TypedDict
-
     from typing_extensions import NotRequired, Required
 
     FieldName = Literal["tool_calls", "content"]
@@ -144,6 +139,8 @@ def _tool_media_type(hint: object) -> str | None:
 
 def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
     """Schema of a hint that is not a parameterised generic: an Enum, a basic type, Any, or an error."""
+    from enum import Enum  # imported where used, like typing below: generated modules then import quickly
+
     if isinstance(hint, type) and issubclass(hint, Enum):
         # The model has to write one of the member values, so those are the enum.
         values = [member.value for member in hint]
@@ -172,6 +169,8 @@ def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
 
 def _tool_type_schema(hint: Any) -> dict[str, Any]:
     """The JSON schema fragment for one type hint (already resolved by ``get_type_hints``)."""
+    from typing import Literal, Union, get_args, get_origin
+
     origin = get_origin(hint)
     args = get_args(hint)
     if origin is None:
@@ -224,6 +223,10 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
 
 def _tool_parameters_schema(func: Callable[..., Any], name: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The ``parameters`` object of the schema, and the return value's schema (None if unusable)."""
+    # Imported here: they are slow to import, and only tools given as Python functions need them.
+    import inspect
+    from typing import get_type_hints
+
     hints = get_type_hints(func)
     parameters = inspect.signature(func).parameters
     # A leading, unannotated self/cls is a method's receiver, never an argument the model writes.
@@ -371,6 +374,8 @@ def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
         DocstringParsingException: no docstring, or a parameter without a description.
         TypeHintParsingException: a parameter without a type hint, or a hint with no JSON equivalent.
     """
+    import inspect  # see _tool_parameters_schema
+
     name = getattr(func, "__name__", "operation")
     doc = inspect.getdoc(func)
     if not doc:
@@ -415,7 +420,10 @@ def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
 
 def tool_parameters(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]]:
     """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions."""
-    schemas = [function_to_tool_schema(tool) if isfunction(tool) or ismethod(tool) else tool for tool in tools or []]
+    # isinstance checks are what inspect.isfunction/ismethod do, without importing inspect.
+    schemas = [
+        function_to_tool_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool for tool in tools or []
+    ]
     return tool_parameter_table(schemas)
 
 
@@ -923,15 +931,6 @@ def parse_text(text: str, strip: bool) -> str:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_re_0: Final = re.compile("<\\|python_start\\|>|\\A(?=\\[)", re.DOTALL)
-
-
-_re_prefix_1: Final = re.compile(
-    "(?:(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|p\\Z|<\\|py\\Z|<\\|pyt\\Z|<\\|pyth\\Z|<\\|pytho\\Z|<\\|python(?:\\Z|_\\Z|_s\\Z|_st\\Z|_sta\\Z|_star\\Z|_start\\Z|_start\\|\\Z))|\\A\\Z)|\\Z)",
-    re.DOTALL,
-)
-
-
 _literals_2: Final = ("<|eot|>", "<|eom|>")
 
 
@@ -966,7 +965,19 @@ _prefixes_5: Final = frozenset(
 )
 
 
-_re_8: Final = re.compile("<\\|header_start\\|>assistant<\\|header_end\\|>\\u000a\\u000a", re.DOTALL)
+_re_0: re.Pattern[str]
+_re_prefix_1: re.Pattern[str]
+_re_8: re.Pattern[str]
+
+
+def _compile_patterns() -> None:
+    global _re_0, _re_prefix_1, _re_8
+    _re_0 = re.compile("<\\|python_start\\|>|\\A(?=\\[)", re.DOTALL)
+    _re_prefix_1 = re.compile(
+        "(?:(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|p\\Z|<\\|py\\Z|<\\|pyt\\Z|<\\|pyth\\Z|<\\|pytho\\Z|<\\|python(?:\\Z|_\\Z|_s\\Z|_st\\Z|_sta\\Z|_star\\Z|_start\\Z|_start\\|\\Z))|\\A\\Z)|\\Z)",
+        re.DOTALL,
+    )
+    _re_8 = re.compile("<\\|header_start\\|>assistant<\\|header_end\\|>\\u000a\\u000a", re.DOTALL)
 
 
 def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
@@ -1122,6 +1133,14 @@ def _after_last_anchor(prefix: str) -> str:
 # ----------------------------------------------------------------------------
 # the parser
 
+_PATTERNS_READY = False
+
+
+def _prepare_patterns() -> None:
+    global _PATTERNS_READY
+    _compile_patterns()
+    _PATTERNS_READY = True
+
 
 class ResponseParser:
     """Parses one generation as it streams; see the module docstring."""
@@ -1129,6 +1148,8 @@ class ResponseParser:
     def __init__(self, prefix: str | None = None, *, tools: Iterable[Any] | None = None) -> None:
         if prefix is None:
             raise ValueError(PREFIX_REQUIRED)
+        if not _PATTERNS_READY:
+            _prepare_patterns()
         self._tool_params = tool_parameters(tools)
         self._buffer = ""
         self._pos = 0

@@ -9,16 +9,25 @@ and its `feed()` / `finalize()` for a stream. Behaves exactly like transformers'
 from __future__ import annotations
 
 import copy
-import inspect
 import json
 import re
 import sys
 import types
 
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
-from enum import Enum
-from inspect import isfunction, ismethod
-from typing import Any, Final, Literal, TYPE_CHECKING, Union, cast, get_args, get_origin, get_type_hints, overload
+from types import FunctionType, MethodType
+
+TYPE_CHECKING = False  # typing is slow to import; type checkers read this block, the runtime skips it
+if TYPE_CHECKING:
+    from typing import Any, Final, Literal, TypedDict, Union, cast, overload
+else:
+
+    def cast(_type: object, value: object) -> object:
+        return value
+
+    def overload(function: object) -> object:
+        return function
+
 
 RTCOMPILE_VERSION: Final = "0.1.0"
 TEMPLATE_SHA256: Final = "b575d898426c975679326ea2f733e7d2fda1100779c31734d82b4cbf5148023d"
@@ -44,8 +53,6 @@ TEMPLATE: Final[dict[str, Any]] = {
 # message and event types
 
 if TYPE_CHECKING:
-    from typing import Literal, TypedDict
-
     from typing_extensions import NotRequired, Required
 
     FieldName = Literal["reasoning_content", "tool_calls", "content"]
@@ -139,6 +146,8 @@ def _tool_media_type(hint: object) -> str | None:
 
 def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
     """Schema of a hint that is not a parameterised generic: an Enum, a basic type, Any, or an error."""
+    from enum import Enum  # imported where used, like typing below: generated modules then import quickly
+
     if isinstance(hint, type) and issubclass(hint, Enum):
         # The model has to write one of the member values, so those are the enum.
         values = [member.value for member in hint]
@@ -167,6 +176,8 @@ def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
 
 def _tool_type_schema(hint: Any) -> dict[str, Any]:
     """The JSON schema fragment for one type hint (already resolved by ``get_type_hints``)."""
+    from typing import Literal, Union, get_args, get_origin
+
     origin = get_origin(hint)
     args = get_args(hint)
     if origin is None:
@@ -219,6 +230,10 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
 
 def _tool_parameters_schema(func: Callable[..., Any], name: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The ``parameters`` object of the schema, and the return value's schema (None if unusable)."""
+    # Imported here: they are slow to import, and only tools given as Python functions need them.
+    import inspect
+    from typing import get_type_hints
+
     hints = get_type_hints(func)
     parameters = inspect.signature(func).parameters
     # A leading, unannotated self/cls is a method's receiver, never an argument the model writes.
@@ -366,6 +381,8 @@ def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
         DocstringParsingException: no docstring, or a parameter without a description.
         TypeHintParsingException: a parameter without a type hint, or a hint with no JSON equivalent.
     """
+    import inspect  # see _tool_parameters_schema
+
     name = getattr(func, "__name__", "operation")
     doc = inspect.getdoc(func)
     if not doc:
@@ -410,7 +427,10 @@ def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
 
 def tool_parameters(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]]:
     """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions."""
-    schemas = [function_to_tool_schema(tool) if isfunction(tool) or ismethod(tool) else tool for tool in tools or []]
+    # isinstance checks are what inspect.isfunction/ismethod do, without importing inspect.
+    schemas = [
+        function_to_tool_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool for tool in tools or []
+    ]
     return tool_parameter_table(schemas)
 
 
@@ -687,18 +707,6 @@ def resolve_placeholder(scope: Mapping[str, Any], path: str, root: str, keys: tu
 _prefixes_0: Final = frozenset(["<", "<t", "<th", "<thi", "<thin", "<think"])
 
 
-_re_1: Final = re.compile(
-    "<tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<function=(?P<name>[^\\u000a>]+)>",
-    re.DOTALL,
-)
-
-
-_re_prefix_2: Final = re.compile(
-    "(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\Z|ll\\Z|ll>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n=(?:[^\\u000a>]*\\Z|(?:[^\\u000a>]+)\\Z))))))",
-    re.DOTALL,
-)
-
-
 _literals_3: Final = ("<|endoftext|>", "<|im_end|>")
 
 
@@ -730,22 +738,34 @@ _prefixes_4: Final = frozenset(
 _prefixes_5: Final = frozenset(["<", "</", "</t", "</th", "</thi", "</thin", "</think"])
 
 
-_re_6: Final = re.compile(
-    "</function>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*</tool_call>",
-    re.DOTALL,
-)
+_re_1: re.Pattern[str]
+_re_prefix_2: re.Pattern[str]
+_re_6: re.Pattern[str]
+_re_prefix_7: re.Pattern[str]
+_re_8: re.Pattern[str]
+_re_11: re.Pattern[str]
 
 
-_re_prefix_7: Final = re.compile(
-    "(?:\\Z|<\\Z|</\\Z|</f\\Z|</fu\\Z|</fun\\Z|</func\\Z|</funct\\Z|</functi(?:\\Z|o\\Z|on\\Z|on>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|</\\Z|</t\\Z|</to\\Z|</too\\Z|</tool\\Z|</tool_\\Z|</tool_c(?:\\Z|a\\Z|al\\Z|all\\Z)))))",
-    re.DOTALL,
-)
-
-
-_re_8: Final = re.compile("<parameter=(?P<key>[^\\u000a>]+)>\\u000a?(?P<value>.*?)\\u000a?</parameter>", re.DOTALL)
-
-
-_re_11: Final = re.compile("<\\|im_start\\|>assistant\\u000a", re.DOTALL)
+def _compile_patterns() -> None:
+    global _re_1, _re_prefix_2, _re_6, _re_prefix_7, _re_8, _re_11
+    _re_1 = re.compile(
+        "<tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<function=(?P<name>[^\\u000a>]+)>",
+        re.DOTALL,
+    )
+    _re_prefix_2 = re.compile(
+        "(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\Z|ll\\Z|ll>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n=(?:[^\\u000a>]*\\Z|(?:[^\\u000a>]+)\\Z))))))",
+        re.DOTALL,
+    )
+    _re_6 = re.compile(
+        "</function>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*</tool_call>",
+        re.DOTALL,
+    )
+    _re_prefix_7 = re.compile(
+        "(?:\\Z|<\\Z|</\\Z|</f\\Z|</fu\\Z|</fun\\Z|</func\\Z|</funct\\Z|</functi(?:\\Z|o\\Z|on\\Z|on>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|</\\Z|</t\\Z|</to\\Z|</too\\Z|</tool\\Z|</tool_\\Z|</tool_c(?:\\Z|a\\Z|al\\Z|all\\Z)))))",
+        re.DOTALL,
+    )
+    _re_8 = re.compile("<parameter=(?P<key>[^\\u000a>]+)>\\u000a?(?P<value>.*?)\\u000a?</parameter>", re.DOTALL)
+    _re_11 = re.compile("<\\|im_start\\|>assistant\\u000a", re.DOTALL)
 
 
 def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
@@ -968,6 +988,14 @@ def _after_last_anchor(prefix: str) -> str:
 # ----------------------------------------------------------------------------
 # the parser
 
+_PATTERNS_READY = False
+
+
+def _prepare_patterns() -> None:
+    global _PATTERNS_READY
+    _compile_patterns()
+    _PATTERNS_READY = True
+
 
 class ResponseParser:
     """Parses one generation as it streams; see the module docstring."""
@@ -975,6 +1003,8 @@ class ResponseParser:
     def __init__(self, prefix: str | None = None, *, tools: Iterable[Any] | None = None) -> None:
         if prefix is None:
             raise ValueError(PREFIX_REQUIRED)
+        if not _PATTERNS_READY:
+            _prepare_patterns()
         self._tool_params = tool_parameters(tools)
         self._buffer = ""
         self._pos = 0

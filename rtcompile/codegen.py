@@ -77,8 +77,10 @@ FIXED_IMPORTS = [
     "import copy",
     "import re",
     "from collections.abc import Callable, Iterable, Sequence",
-    "from typing import TYPE_CHECKING, Any, Final, Union, cast, overload",
 ]
+# Typing names generated modules use in annotations (never evaluated) and for the type checker.
+# `typing` is slow to import, so modules import it only under TYPE_CHECKING (see the skeleton).
+TYPING_NAMES = ["Any", "Final", "Literal", "TypedDict", "Union", "cast", "overload"]
 
 
 # --------------------------------------------------------------------------- literals
@@ -109,6 +111,7 @@ class _Module:
 
     wanted: list[tuple[str, str]] = field(default_factory=lambda: list(ALWAYS_LIFTED))
     constants: list[str] = field(default_factory=list)
+    patterns: list[tuple[str, str]] = field(default_factory=list)  # (name, re.compile(...) source)
     functions: list[str] = field(default_factory=list)
     types: list[str] = field(default_factory=list)
     uses_regex_dependency: bool = False
@@ -126,6 +129,23 @@ class _Module:
         self.constants.append(f"{name}: Final = {code}")
         return name
 
+    def pattern(self, stem: str, source: str, flags: str = "re.DOTALL") -> str:
+        """A compiled regex, compiled on first use (see `_compile_patterns` in the generated module)."""
+        name = self.name(stem)
+        self.patterns.append((name, f"re.compile({literal(source)}, {flags})"))
+        return name
+
+    def patterns_code(self) -> str:
+        """Declarations plus the function that compiles them: translated Unicode classes make some
+        patterns slow to compile, and doing it at import would make every import pay for it."""
+        if not self.patterns:
+            return "def _compile_patterns() -> None:\n    pass"
+        names = ", ".join(name for name, _ in self.patterns)
+        lines = [f"{name}: re.Pattern[str]" for name, _ in self.patterns]
+        lines += ["", "", "def _compile_patterns() -> None:", f"    global {names}"]
+        lines += [f"    {name} = {code}" for name, code in self.patterns]
+        return "\n".join(lines)
+
     def stdlib_regex(self, pattern: str, where: JsonPath, *, streamed: bool = True) -> tuple[str, str | None]:
         """Constants for a template regex: its exact stdlib translation and, for delimiters matched
         in the stream (`streamed`), the pattern that decides partial matches at the buffer's end."""
@@ -135,10 +155,10 @@ class _Module:
             raise TemplateError(
                 f"{error}; the generated module must run on the standard library alone", where
             ) from None
-        full = self.constant("re", f"re.compile({literal(translated.full)}, re.DOTALL)")
+        full = self.pattern("re", translated.full)
         if not streamed:
             return full, None
-        prefix = self.constant("re_prefix", f"re.compile({literal(translated.prefix)}, re.DOTALL)")
+        prefix = self.pattern("re_prefix", translated.prefix)
         return full, prefix
 
 
@@ -219,7 +239,7 @@ def _plain_check(module: _Module, index: int, watches: list[_Watch]) -> str | No
     elif len(starts) <= 3:
         condition = " and ".join(f"{literal(chr(c))} not in text" for c in sorted(starts))
     else:
-        pattern = module.constant("starts", f"re.compile({literal(char_class(frozenset(starts)))})")
+        pattern = module.pattern("starts", char_class(frozenset(starts)), flags="0")
         condition = f"{pattern}.search(text) is None"
     name = f"_plain_{index}"
     module.functions.append(f"def {name}(text: str) -> bool:\n    return {condition}")
@@ -438,8 +458,6 @@ def _types(module: _Module, template: Template) -> str:
     names = ", ".join(literal(f.name) for f in template.fields)
     shapes = "\n    ".join(module.types)
     return f"""if TYPE_CHECKING:
-    from typing import Literal, TypedDict
-
     from typing_extensions import NotRequired, Required
 
     FieldName = Literal[{names}]
@@ -506,15 +524,17 @@ def _tables(module: _Module, template: Template, states: list[tuple[str, list[_W
     )
 
 
-def _merge_imports(lines: list[str]) -> str:
+def _merge_imports(lines: list[str]) -> tuple[str, str]:
+    """The module's runtime imports, and the typing names to import for the type checker only."""
     plain = sorted({line for line in lines if line.startswith("import ")})
-    from_imports: dict[str, set[str]] = {}
+    from_imports: dict[str, set[str]] = {"typing": set(TYPING_NAMES)}
     for line in lines:
         if line.startswith("from "):
             module, names = line[5:].split(" import ", 1)
             from_imports.setdefault(module, set()).update(n.strip() for n in names.split(","))
+    typing_names = ", ".join(sorted(from_imports.pop("typing")))
     froms = [f"from {m} import {', '.join(sorted(n))}" for m, n in sorted(from_imports.items())]
-    return "\n".join(plain + [""] + froms if plain and froms else plain + froms)
+    return "\n".join(plain + [""] + froms if plain and froms else plain + froms), typing_names
 
 
 def template_hash(template: Template) -> str:
@@ -538,6 +558,7 @@ def generate(template: Template, *, source_name: str) -> str:
     lifted = lift(module.wanted)
     sha256 = template_hash(template)
     history = template_history(template)
+    imports, typing_names = _merge_imports([*FIXED_IMPORTS, *lifted.imports])
     code = SKELETON.get_template("module.py.jinja").render(
         version=VERSION,
         version_literal=literal(VERSION),
@@ -545,11 +566,12 @@ def generate(template: Template, *, source_name: str) -> str:
         sha256=sha256,
         sha256_literal=literal(sha256),
         regex_note="",
-        imports=_merge_imports([*FIXED_IMPORTS, *lifted.imports]),
+        imports=imports,
+        typing_names=typing_names,
         template_literal=literal(dict(template.source)),
         types=types,
         helpers="\n\n\n".join(_formatted(d) for d in lifted.definitions),
-        scanners="\n\n\n".join([*module.constants, *scanners]),
+        scanners="\n\n\n".join([*module.constants, module.patterns_code(), *scanners]),
         handlers="\n\n\n".join([*module.functions, *handlers, tables]),
         history=history,
     )

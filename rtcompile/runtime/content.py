@@ -7,6 +7,7 @@ reproduces transformers' `content_parsers` exactly, including which exception ty
 `None` to a nested parser), because generated parsers must fail the same way the reference does.
 """
 
+import functools
 import json
 import math
 import re
@@ -47,9 +48,13 @@ _JSON_MARK_CLOSE: Final = "\x02"
 
 # A whole double-quoted string (kept as is) or a bare key after `{`/`,`. `\s`/`\w` are spelled with the `regex`
 # module's Unicode tables because that is the engine the reference rewrites keys with.
-_JSON_BARE_KEY: Final = re.compile(
-    r'"(?:\\.|[^"\\])*"|(?<=[{,])([' + SPACE_CLASS + r"]*)([" + WORD_CLASS + r"]+)([" + SPACE_CLASS + r"]*):"
-)
+# Compiled on first use: the Unicode classes make it slow to compile, and most templates never need it
+# (this keeps generated modules quick to import).
+@functools.lru_cache(maxsize=1)
+def _json_bare_key_pattern() -> re.Pattern[str]:
+    return re.compile(
+        r'"(?:\\.|[^"\\])*"|(?<=[{,])([' + SPACE_CLASS + r"]*)([" + WORD_CLASS + r"]+)([" + SPACE_CLASS + r"]*):"
+    )
 
 
 def _json_extract_delimited(text: str, string_delims: Sequence[tuple[str, str]], found: list[str]) -> str:
@@ -76,7 +81,7 @@ def _json_quote_bare_keys(text: str) -> str:
             return match.group(0)
         return f'{match.group(1)}"{match.group(2)}"{match.group(3)}:'
 
-    return _JSON_BARE_KEY.sub(quote, text)
+    return _json_bare_key_pattern().sub(quote, text)
 
 
 def _json_restore_delimited(text: str, found: Sequence[str]) -> str:

@@ -5,7 +5,7 @@ per state in generated code); what does not depend on the template lives here on
 """
 
 from collections.abc import Iterable, Sequence
-from inspect import isfunction, ismethod
+from types import FunctionType, MethodType
 from typing import Any, Final
 
 from rtcompile.runtime.coercion import tool_parameter_table
@@ -26,7 +26,10 @@ def is_empty(value: object) -> bool:
 
 def tool_parameters(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]]:
     """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions."""
-    schemas = [function_to_tool_schema(tool) if isfunction(tool) or ismethod(tool) else tool for tool in tools or []]
+    # isinstance checks are what inspect.isfunction/ismethod do, without importing inspect.
+    schemas = [
+        function_to_tool_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool for tool in tools or []
+    ]
     return tool_parameter_table(schemas)
 
 

@@ -12,14 +12,12 @@ This module is lifted into generated modules: it holds only top-level functions,
 two exception classes, is fully typed, and imports nothing outside the standard library.
 """
 
-import inspect
 import json
 import re
 import sys
 import types
 from collections.abc import Callable
-from enum import Enum
-from typing import Any, Final, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Any, Final
 
 
 class TypeHintParsingException(Exception):
@@ -82,6 +80,8 @@ def _tool_enum_schema(values: list[Any]) -> dict[str, Any]:
 
 def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
     """Schema of a hint that is not a parameterised generic: an Enum, a basic type, Any, or an error."""
+    from enum import Enum  # imported where used, like typing below: generated modules then import quickly
+
     if isinstance(hint, type) and issubclass(hint, Enum):
         # The model has to write one of the member values, so those are the enum.
         values = [member.value for member in hint]
@@ -110,6 +110,8 @@ def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
 
 def _tool_type_schema(hint: Any) -> dict[str, Any]:
     """The JSON schema fragment for one type hint (already resolved by ``get_type_hints``)."""
+    from typing import Literal, Union, get_args, get_origin
+
     origin = get_origin(hint)
     args = get_args(hint)
     if origin is None:
@@ -162,6 +164,10 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
 
 def _tool_parameters_schema(func: Callable[..., Any], name: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The ``parameters`` object of the schema, and the return value's schema (None if unusable)."""
+    # Imported here: they are slow to import, and only tools given as Python functions need them.
+    import inspect
+    from typing import get_type_hints
+
     hints = get_type_hints(func)
     parameters = inspect.signature(func).parameters
     # A leading, unannotated self/cls is a method's receiver, never an argument the model writes.
@@ -296,6 +302,8 @@ def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
         DocstringParsingException: no docstring, or a parameter without a description.
         TypeHintParsingException: a parameter without a type hint, or a hint with no JSON equivalent.
     """
+    import inspect  # see _tool_parameters_schema
+
     name = getattr(func, "__name__", "operation")
     doc = inspect.getdoc(func)
     if not doc:
