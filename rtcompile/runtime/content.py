@@ -46,6 +46,7 @@ def parse_bool(text: str, strip: bool) -> bool:
 _JSON_MARK_OPEN: Final = "\x01"
 _JSON_MARK_CLOSE: Final = "\x02"
 
+
 # A whole double-quoted string (kept as is) or a bare key after `{`/`,`. `\s`/`\w` are spelled with the `regex`
 # module's Unicode tables because that is the engine the reference rewrites keys with.
 # Compiled on first use: the Unicode classes make it slow to compile, and most templates never need it
