@@ -1020,6 +1020,7 @@ def _after_last_anchor(prefix: str) -> str:
 # the parser
 
 _PATTERNS_READY = False
+_BLOCK_CHUNKS: Final = 256
 
 
 def _prepare_patterns() -> None:
@@ -1043,7 +1044,10 @@ class ResponseParser:
         self._state = 0
         self._field = _IMPLICIT
         self._captures: dict[str, str] = {}
+        # A region's text: recent chunks, plus blocks of joined chunks (so that a long region costs
+        # about its text in memory, not a list object per 1-6 character token).
         self._body: list[str] = []
+        self._blocks: list[str] = []
         self._opened = False
         self._finalized = False
         self.initial_events: list[Event] = []
@@ -1073,6 +1077,9 @@ class ResponseParser:
         if field < 0:
             return []
         self._body.append(text)
+        if len(self._body) >= _BLOCK_CHUNKS:
+            self._blocks.append("".join(self._body))
+            self._body = []
         chunk: Event = {"type": "region_chunk", "field": _NAMES[field], "text": text, "dirty": _DIRTY[field]}
         if self._opened:
             return [chunk]
@@ -1113,6 +1120,7 @@ class ResponseParser:
                     self._field = field
                     self._captures = {k: v for k, v in groups.items() if v is not None}
                     self._body = []
+                    self._blocks = []
                     self._opened = True
                     events.append({"type": "region_open", "field": _NAMES[field]})
                     continue
@@ -1147,12 +1155,15 @@ class ResponseParser:
             events.append({"type": "region_open", "field": _NAMES[field]})
             self._opened = True
         self._body.append(text)
+        if len(self._body) >= _BLOCK_CHUNKS:
+            self._blocks.append("".join(self._body))
+            self._body = []
         events.append({"type": "region_chunk", "field": _NAMES[field], "text": text, "dirty": _DIRTY[field]})
 
     def _close_current(self, events: list[Event]) -> None:
         field = self._field
         if field >= 0 and self._opened:
-            value = _HANDLERS[field]("".join(self._body), self._captures)
+            value = _HANDLERS[field]("".join(self._blocks) + "".join(self._body), self._captures)
             if self._tool_params:
                 value = coerce_tool_calls(value, self._tool_params)
             self._store(field, value)
@@ -1161,6 +1172,7 @@ class ResponseParser:
         self._field = _IMPLICIT
         self._captures = {}
         self._body = []
+        self._blocks = []
         self._opened = False
 
     def _store(self, field: int, value: Any) -> None:

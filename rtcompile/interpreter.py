@@ -51,6 +51,7 @@ from rtcompile.runtime.protocol import PREFIX_REQUIRED, is_empty, join_value, to
 from rtcompile.runtime.transform import content_scope, each_item_scope, require_each_list, resolve_placeholder
 
 Event = dict[str, Any]
+BLOCK_CHUNKS = 256  # chunks joined into one string at a time
 Message = dict[str, Any]
 
 _ERRORS: dict[str, type[Exception]] = {
@@ -199,7 +200,10 @@ class ResponseParser:
         self._output: Message = copy.deepcopy(dict(self._t.template.defaults))
         self._current: Field | None = self._t.implicit
         self._captures: dict[str, str] = {}
+        # The current region's text: recent chunks plus blocks of joined chunks, so a long region
+        # costs about its text in memory rather than a list entry per token.
         self._body: list[str] = []
+        self._blocks: list[str] = []
         self._opened = False
         self._finalized = False
         self.initial_events: list[Event] = []
@@ -336,12 +340,16 @@ class ResponseParser:
             events.append({"type": "region_open", "field": field.name})
             self._opened = True
         self._body.append(text)
+        if len(self._body) >= BLOCK_CHUNKS:
+            self._blocks.append("".join(self._body))
+            self._body = []
         events.append({"type": "region_chunk", "field": field.name, "text": text, "dirty": field.dirty})
 
     def _open(self, events: list[Event], field: Field, m: Any) -> None:
         self._current = field
         self._captures = {k: v for k, v in m.groupdict().items() if v is not None}
         self._body = []
+        self._blocks = []
         self._opened = True
         events.append({"type": "region_open", "field": field.name})
 
@@ -350,7 +358,8 @@ class ResponseParser:
         if field is None or not self._opened:
             self._reset()
             return  # a region that never opened closes silently
-        value = field_value(field, self._t.value_parsers[field.name], "".join(self._body), self._captures)
+        body = "".join(self._blocks) + "".join(self._body)
+        value = field_value(field, self._t.value_parsers[field.name], body, self._captures)
         if self._tool_params:
             value = coerce_tool_calls(value, self._tool_params)
         self._store(field, value)
@@ -369,4 +378,5 @@ class ResponseParser:
         self._current = self._t.implicit
         self._captures = {}
         self._body = []
+        self._blocks = []
         self._opened = False
