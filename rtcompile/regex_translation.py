@@ -1238,8 +1238,9 @@ def _skip_ahead_prefix(root: Node) -> str | None:
     """
     items = _flat_items(root)
     first = items[0] if items else None
-    if isinstance(first, Repeat) and first.lazy and first.min == 0 and _is_single_character(first.body):
-        return "(?!\\Z)"
+    if isinstance(first, Repeat) and first.lazy and (first.min, first.max) == (0, None):
+        if _is_single_character(first.body):
+            return "(?!\\Z)"
     return None
 
 
