@@ -849,7 +849,9 @@ def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
     best_groups: dict[str, str | None] = _NO_GROUPS
 
     # fields.reasoning_content.open_pattern
-    if eos:
+    if pos > 0:
+        m = None
+    elif eos:
         m = _re_0.search(buf, pos)
     else:
         m, partial_at = partial_search(_re_0, _re_prefix_1, buf, pos)

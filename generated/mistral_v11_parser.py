@@ -807,7 +807,7 @@ def _compile_patterns() -> None:
         re.DOTALL,
     )
     _re_prefix_2 = re.compile(
-        "(?:(?:(?:\\[TOOL_CALLS\\]){0}(?:\\Z|\\[\\Z|\\[T\\Z|\\[TO\\Z|\\[TOO\\Z|\\[TOOL\\Z|\\[TOOL_\\Z|\\[TOOL_C\\Z|\\[TOOL_CA(?:\\Z|L\\Z|LL\\Z|LLS\\Z))|(?:\\[TOOL_CALLS\\])?(?:[^\\u0009-\\u000d \\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d \\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:\\Z|\\[\\Z|\\[A\\Z|\\[AR\\Z|\\[ARG\\Z|\\[ARGS\\Z)))|\\Z)",
+        "(?:(?:(?:\\Z|\\[\\Z|\\[T\\Z|\\[TO\\Z|\\[TOO\\Z|\\[TOOL\\Z|\\[TOOL_\\Z|\\[TOOL_C\\Z|\\[TOOL_CA(?:\\Z|L\\Z|LL\\Z|LLS\\Z))|(?:\\[TOOL_CALLS\\])?(?:[^\\u0009-\\u000d \\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d \\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:\\Z|\\[\\Z|\\[A\\Z|\\[AR\\Z|\\[ARG\\Z|\\[ARGS\\Z)))|\\Z)",
         re.DOTALL,
     )
     _re_9 = re.compile("\\[/TOOL_RESULTS\\]|\\[/INST\\]", re.DOTALL)

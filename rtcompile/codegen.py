@@ -30,7 +30,7 @@ import black
 import jinja2
 
 from rtcompile.errors import JsonPath, TemplateError, format_path
-from rtcompile.first_chars import char_class, delimiter_first_chars
+from rtcompile.first_chars import char_class, delimiter_first_chars, starts_at_buffer_start
 from rtcompile.history import template_history
 from rtcompile.ir import (
     ContentParser,
@@ -297,8 +297,15 @@ def _regex_watch(module: _Module, watch: _Watch, which: int, rank: int) -> list[
     full, prefix = module.stdlib_regex(watch.delimiter.pattern, watch.where)
     module.need("partial", "partial_search")
     module.need("scanning", "regex_can_grow")
+    # A pattern that can only match at the very start of the buffer cannot match (or partially
+    # match, short of the end) once scanning has moved on; `re` would still try every position.
+    guard = (
+        ["    if pos > 0:", "        m = None", "    elif eos:"]
+        if starts_at_buffer_start(watch.delimiter)
+        else ["    if eos:"]
+    )
     return [
-        "    if eos:",
+        *guard,
         f"        m = {full}.search(buf, pos)",
         "    else:",
         f"        m, partial_at = partial_search({full}, {prefix}, buf, pos)",

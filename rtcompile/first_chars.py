@@ -1,4 +1,4 @@
-"""The characters a delimiter match can start with, for the generated parsers' fast path.
+"""What a delimiter match can start with, for the generated parsers' fast paths.
 
 When nothing is held back and a new chunk contains none of the characters that any watched
 delimiter can start with, no delimiter can match or partially match inside it: the chunk is
@@ -112,3 +112,21 @@ def _class_chars(items: Any) -> set[int]:
 def char_class(first_chars: frozenset[int]) -> str:
     """A stdlib regex character class matching exactly `first_chars`."""
     return "[" + "".join(f"\\U{c:08x}" if c > 0xFFFF else f"\\u{c:04x}" for c in sorted(first_chars)) + "]"
+
+
+def starts_at_buffer_start(delimiter: Delimiter) -> bool:
+    """Whether every match must begin at position 0 (the pattern starts with `^` or `\\A`).
+
+    Without MULTILINE both mean the start of the string, and the engines keep at least one
+    committed character once they drop text, so such a delimiter can only fire on the first scan.
+    """
+    if delimiter.literals is not None:
+        return False
+    try:
+        tree = sre_parse.parse(translate(delimiter.pattern).full, re.DOTALL)
+    except (ValueError, re.error, RecursionError):
+        return False
+    if tree.state.flags & re.MULTILINE or not tree.data:
+        return False
+    op, arg = tree.data[0]
+    return bool(op == sre_constants.AT and arg in (sre_constants.AT_BEGINNING, sre_constants.AT_BEGINNING_STRING))

@@ -1002,9 +1002,10 @@ def _plain(node: Node) -> str:
 
 
 def _either(first: str | None, second: str | None) -> str | None:
+    """Alternation of two optional sequence items (``None`` matches nothing)."""
     if first is None:
         return second
-    if second is None:
+    if second is None or second == first:
         return first
     return f"(?:{first}|{second})"
 
@@ -1091,23 +1092,28 @@ def _repeat_prefix(node: Repeat) -> str | None:
             # The mandatory characters may run into the end; after that, the lazy loop reads one more
             # character only when those end exactly at the end of the text.
             extra = 1 if node.max is None or node.max > node.min else 0
-            return f"{body}{_quantifier(0, node.min - 1 + extra, False)}{body_prefix}"
-        return f"{body}{_iterations(0, node.max)}{body_prefix}"
+            return _iterations(body, 0, node.min + extra) + body_prefix
+        return _iterations(body, 0, node.max) + body_prefix
     if node.lazy or _first_test(node.body) == "other":
-        return f"{body}{_iterations(0, node.max)}{body_prefix}"
+        return _iterations(body, 0, node.max) + body_prefix
     # regex compiles X{m,n} as m copies of X followed by X{0,n-m}; only iterations after the first
     # one of that remaining repeat are subject to the end-of-text rule.
     first = node.min + 1
     if node.max is not None and node.max <= first:
-        return f"{body}{_iterations(0, node.max)}{body_prefix}"
-    early = f"{body}{_iterations(0, first)}{body_prefix}"
-    late = f"{body}{_iterations(first, node.max)}(?!\\Z){body_prefix}"
+        return _iterations(body, 0, node.max) + body_prefix
+    early = _iterations(body, 0, first) + body_prefix
+    late = _iterations(body, first, node.max) + "(?!\\Z)" + body_prefix
     return f"(?:{early}|{late})"
 
 
-def _iterations(low: int, high: int | None) -> str:
-    """Quantifier for "between `low` and ``high - 1`` complete iterations" (``high=None``: unbounded)."""
-    return _quantifier(low, None if high is None else high - 1, False)
+def _iterations(body: str, low: int, high: int | None) -> str:
+    """`body` repeated between `low` and ``high - 1`` times (``high=None``: unbounded), spelled simply."""
+    last = None if high is None else high - 1
+    if last == 0:
+        return ""
+    if (low, last) == (1, 1):
+        return body
+    return body + _quantifier(low, last, False)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1238,9 +1244,9 @@ def _skip_ahead_prefix(root: Node) -> str | None:
     """
     items = _flat_items(root)
     first = items[0] if items else None
-    if isinstance(first, Repeat) and first.lazy and (first.min, first.max) == (0, None):
-        if _is_single_character(first.body):
-            return "(?!\\Z)"
+    starts_lazily = isinstance(first, Repeat) and first.lazy and (first.min, first.max) == (0, None)
+    if starts_lazily and isinstance(first, Repeat) and _is_single_character(first.body):
+        return "(?!\\Z)"
     return None
 
 
