@@ -129,4 +129,5 @@ def starts_at_buffer_start(delimiter: Delimiter) -> bool:
     if tree.state.flags & re.MULTILINE or not tree.data:
         return False
     op, arg = tree.data[0]
-    return bool(op == sre_constants.AT and arg in (sre_constants.AT_BEGINNING, sre_constants.AT_BEGINNING_STRING))
+    at_start: tuple[object, ...] = (sre_constants.AT_BEGINNING, sre_constants.AT_BEGINNING_STRING)
+    return op == sre_constants.AT and arg in at_start
