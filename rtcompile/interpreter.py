@@ -48,6 +48,7 @@ from rtcompile.loader import build_template
 from rtcompile.runtime import content as parsers
 from rtcompile.runtime.coercion import coerce_tool_calls
 from rtcompile.runtime.protocol import PREFIX_REQUIRED, is_empty, join_value, tool_parameters
+from rtcompile.runtime.scanning import regex_can_grow
 from rtcompile.runtime.transform import content_scope, each_item_scope, require_each_list, resolve_placeholder
 
 Event = dict[str, Any]
@@ -308,17 +309,11 @@ class ResponseParser:
 
     def _can_grow(self, watch: _Watch, m: Any) -> bool:
         """Whether a complete match could still change when more text arrives."""
-        buffer = self._buffer
-        if m.end() != len(buffer):
-            if watch.literal:
-                return False
-            # A regex match before the edge may still lean on the end of input (`$`, `\Z` in a
-            # lookahead): it is final only if it survives the stream going on with a plain character.
-            extended = watch.pattern.match(buffer + "\x00", m.start())
-            return extended is None or extended.span() != m.span() or extended.groupdict() != m.groupdict()
-        if m.start() == m.end():
-            return True
-        return not watch.literal or watch.can_extend
+        if watch.literal:
+            # A literal match is final once its last character is in, unless a longer literal of
+            # the same set could still complete from the same start.
+            return m.end() == len(self._buffer) and watch.can_extend
+        return regex_can_grow(watch.pattern, self._buffer, m)
 
     def _drop_committed(self) -> None:
         """Forget committed text that no pattern can look at any more (what keeps streaming linear)."""
