@@ -951,6 +951,11 @@ def size_label(size: float) -> str:
     return f"{size / KB:.0f} KB" if size >= 10 * KB else f"{size / KB:.3g} KB"
 
 
+def cell(text: str) -> str:
+    """Text for a Markdown table cell (a `|` inside, as in `<|channel|>`, would split the cell)."""
+    return text.replace("|", "\\|")
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -1079,7 +1084,7 @@ def build_report(
     L.append("| target | met? | measured |")
     L.append("| --- | --- | --- |")
     for name, met, measured in targets:
-        L.append(f"| {name} | {'met' if met else 'NOT MET'} | {measured} |")
+        L.append(f"| {cell(name)} | {'met' if met else 'NOT MET'} | {cell(measured)} |")
     L.append("")
 
     # ------------------------------------------------------------------ streaming table
@@ -1230,7 +1235,7 @@ def build_report(
     L.append("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
     for r in adv:
         L.append(
-            f"| {r['stream']} | {r['model']} | {r['engine']} | {size_label(r['total'])} in 10 x {size_label(r['segment'])} | "
+            f"| {cell(r['stream'])} | {r['model']} | {r['engine']} | {size_label(r['total'])} in 10 x {size_label(r['segment'])} | "
             f"{fmt(r['first'])} | {fmt(r['whole'])} | {fmt(r['whole'] / r['first'])}x | {fmt(r['late_vs_early'])}x | "
             + " ".join(fmt(x, 1) for x in r["segments"])
             + " |"
