@@ -35,11 +35,16 @@ def load_template(source: TemplateSource) -> Template:
 
 def check_template(source: TemplateSource) -> list[Diagnostic]:
     """Everything wrong with a template, as diagnostics: the error that stops it loading, or its warnings."""
+    return examine_template(source)[2]
+
+
+def examine_template(source: TemplateSource) -> tuple[Template | None, SourceDocument | None, list[Diagnostic]]:
+    """Load once and return the template (None if it does not load), its document and its diagnostics."""
     try:
         template, document = _load(source) if not isinstance(source, Template) else (source, None)
     except TemplateError as error:
-        return [error.to_diagnostic()]
-    return [_locate_diagnostic(d, document) for d in template_warnings(template)]
+        return None, None, [error.to_diagnostic()]
+    return template, document, [_locate_diagnostic(d, document) for d in template_warnings(template)]
 
 
 def _load(source: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[Template, SourceDocument | None]:

@@ -10,19 +10,12 @@ from __future__ import annotations
 
 import difflib
 import re
-import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-with warnings.catch_warnings():
-    # The stdlib regex parser, for analysing pattern structure; its public alias is deprecated
-    # in favour of the private re._parser, which typeshed does not describe.
-    warnings.simplefilter("ignore", DeprecationWarning)
-    import sre_constants
-    import sre_parse
-
 from rtcompile.errors import Diagnostic
 from rtcompile.ir import Field, TDict, Template, TList, TPlaceholder, Transform
+from rtcompile.sre import sre_constants, sre_parse
 
 Path = tuple[str | int, ...]
 
@@ -140,7 +133,7 @@ def _placeholders(f: Field, path: Path) -> Iterator[Diagnostic]:
     if f.transform is None or f.transform_each:
         return  # transform_each elements bring their own keys, unknown until run time
     available = {"content", *(f.open.group_names if f.open else ()), *(f.close.group_names if f.close else ())}
-    for placeholder, where in _walk(f.transform, (*path, "transform")):
+    for placeholder, where in walk_placeholders(f.transform, (*path, "transform")):
         if placeholder.root not in available:
             yield warn(
                 f"placeholder {{{placeholder.path}}} names {placeholder.root!r}, which neither 'content' nor a named "
@@ -150,15 +143,16 @@ def _placeholders(f: Field, path: Path) -> Iterator[Diagnostic]:
             )
 
 
-def _walk(transform: Transform, path: Path) -> Iterator[tuple[TPlaceholder, Path]]:
+def walk_placeholders(transform: Transform, path: Path = ()) -> Iterator[tuple[TPlaceholder, Path]]:
+    """Every placeholder in a transform tree, with its JSON path."""
     if isinstance(transform, TPlaceholder):
         yield transform, path
     elif isinstance(transform, TDict):
         for key, value in transform.items:
-            yield from _walk(value, (*path, str(key)))
+            yield from walk_placeholders(value, (*path, str(key)))
     elif isinstance(transform, TList):
         for index, value in enumerate(transform.items):
-            yield from _walk(value, (*path, index))
+            yield from walk_placeholders(value, (*path, index))
 
 
 # --------------------------------------------------------------------------- delimiters

@@ -12,16 +12,11 @@ classes, backreferences) gives `None`, and that parser state simply has no fast 
 from __future__ import annotations
 
 import re
-import warnings
 from typing import Any
 
 from rtcompile.ir import Delimiter
 from rtcompile.regex_translation import translate
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
-    import sre_constants
-    import sre_parse
+from rtcompile.sre import sre_constants, sre_parse
 
 
 class _Unbounded(Exception):

@@ -10,17 +10,12 @@ from __future__ import annotations
 
 import random
 import re
-import warnings
 from collections.abc import Iterator
 from typing import Any
 
 from rtcompile.ir import Template
 from rtcompile.regex_translation import UnsupportedRegex, translate
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
-    import sre_constants
-    import sre_parse
+from rtcompile.sre import sre_constants, sre_parse
 
 UNICODE_TRAPS = [
     "\u0301",

@@ -170,6 +170,3 @@ class Template:
     @property
     def implicit(self) -> Field | None:
         return next((f for f in self.fields if f.is_implicit), None)
-
-    def field_named(self, name: str) -> Field:
-        return next(f for f in self.fields if f.name == name)

@@ -15,22 +15,18 @@ from __future__ import annotations
 import json
 import random
 import re
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from rtcompile.api import _load, check_template
-from rtcompile.errors import Diagnostic, TemplateError, render_message
+from rtcompile.api import examine_template
+from rtcompile.diagnostics import walk_placeholders
+from rtcompile.errors import Diagnostic, render_message
 from rtcompile.fuzz import delimiter_texts, random_chunking, random_stream
 from rtcompile.interpreter import ResponseParser, after_last_anchor, anchor_pattern
-from rtcompile.ir import Template, TPlaceholder
+from rtcompile.ir import Template, Transform, XmlInlineParser
 from rtcompile.observe import Raised, observe
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
-    import sre_constants
-    import sre_parse
+from rtcompile.sre import sre_constants, sre_parse
 
 
 @dataclass(frozen=True)
@@ -53,21 +49,20 @@ def _from_diagnostic(d: Diagnostic) -> Finding:
 
 
 def run(template_path: str, *, chat_template_path: str | None = None, cases: int = 300) -> list[Finding]:
-    findings = [_from_diagnostic(d) for d in check_template(template_path)]
-    try:
-        template, document = _load(template_path)
-    except TemplateError:
-        return findings  # the error is already reported
-    located = _locator(document, template_path)
+    template, document, diagnostics = examine_template(template_path)
+    findings = [_from_diagnostic(d) for d in diagnostics]
+    if template is None:
+        return findings  # it does not load: the error is the finding
+    located = _locator(document)
     findings += [located(f) for f in static_defects(template)]
     findings += [located(f) for f in fuzz_defects(template, cases=cases, seed=0)]
-    chat_template = _chat_template(template_path, document, chat_template_path)
+    chat_template = _chat_template(document, chat_template_path)
     if chat_template is not None:
         findings += [located(f) for f in chat_template_checks(template, chat_template)]
     return findings
 
 
-def _locator(document: Any, template_path: str) -> Any:
+def _locator(document: Any) -> Any:
     def locate(finding: Finding) -> Finding:
         if document is None:
             return finding
@@ -109,8 +104,7 @@ def static_defects(template: Template) -> list[Finding]:
                     )
                 )
             found += _optional_captures(f.name, key, delimiter.pattern, f.transform)
-        tag_pattern = getattr(f.parser, "tag_pattern", None)
-        if isinstance(tag_pattern, str) and STRIPPING_VALUE.search(tag_pattern):
+        if isinstance(f.parser, XmlInlineParser) and STRIPPING_VALUE.search(f.parser.tag_pattern):
             found.append(
                 Finding(
                     "warning",
@@ -123,9 +117,9 @@ def static_defects(template: Template) -> list[Finding]:
     return found
 
 
-def _optional_captures(field: str, key: str, pattern: str, transform: Any) -> list[Finding]:
+def _optional_captures(field: str, key: str, pattern: str, transform: Transform | None) -> list[Finding]:
     """Named groups the transform uses that the pattern can match without: the transform then raises."""
-    used = {p.root for p in _placeholders(transform)}
+    used = set() if transform is None else {p.root for p, _ in walk_placeholders(transform)}
     try:
         tree = sre_parse.parse(pattern, re.DOTALL)
     except re.error:
@@ -141,16 +135,6 @@ def _optional_captures(field: str, key: str, pattern: str, transform: Any) -> li
         )
         for name in sorted(optional & used)
     ]
-
-
-def _placeholders(transform: Any) -> list[TPlaceholder]:
-    if isinstance(transform, TPlaceholder):
-        return [transform]
-    items = getattr(transform, "items", ())
-    out: list[TPlaceholder] = []
-    for item in items:
-        out += _placeholders(item[1] if isinstance(item, tuple) else item)
-    return out
 
 
 def _optional_groups(items: Any, names: dict[int, str], inside_optional: bool) -> set[str]:
@@ -231,7 +215,7 @@ def _implicit_overwrite(template: Template, record: list[Any]) -> tuple[Any, Any
 # --------------------------------------------------------------------------- the chat template
 
 
-def _chat_template(template_path: str, document: Any, explicit: str | None) -> str | None:
+def _chat_template(document: Any, explicit: str | None) -> str | None:
     if explicit is not None:
         return Path(explicit).read_text(encoding="utf-8")
     value = getattr(document, "value", None)

@@ -93,8 +93,3 @@ def identical(left: list[Any], right: list[Any]) -> bool:
     return all(
         a.identical(b) for a, b in zip(left, right, strict=True) if isinstance(a, Raised) and isinstance(b, Raised)
     )
-
-
-def final_message(record: list[Any]) -> Any:
-    """The message (or the exception) a record ends with: what one-shot parsing would return."""
-    return record[-1]
