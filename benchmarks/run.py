@@ -56,7 +56,7 @@ TEMPLATES = ROOT / "templates"
 DATA = ROOT / "tests" / "data"
 
 import rtcompile  # noqa: E402
-from rtcompile.errors import TemplateWarning  # noqa: E402
+from rtcompile.frontend.errors import TemplateWarning  # noqa: E402
 
 warnings.simplefilter("ignore", TemplateWarning)
 

@@ -606,7 +606,7 @@ def partial_search(
 ) -> tuple[re.Match[str] | None, int | None]:
     """Search `text` from `pos` the way ``regex.search(text, pos, partial=True)`` would.
 
-    `full` and `prefix` are the two patterns `rtcompile.regex_translation.translate` produces, compiled
+    `full` and `prefix` are the two patterns `rtcompile.regex.translate.translate` produces, compiled
     with ``re.DOTALL``. Returns
 
     * ``(match, None)`` when there is a full match (`regex` always prefers one, wherever it starts);
@@ -617,7 +617,7 @@ def partial_search(
 
     A partial match at ``len(text)`` and ``(None, None)`` both mean "nothing to hold back"; which one
     `regex` reports there depends on its search prefilters, and the translation mirrors them except in
-    rare cases (see `rtcompile.regex_translation`).
+    rare cases (see `rtcompile.regex.translate`).
 
     Both steps are single scans by the `re` engine; `prefix` encodes `regex`'s whole partial-match
     decision, including its quirks, so no per-position loop is needed here.

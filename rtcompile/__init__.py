@@ -5,7 +5,7 @@ Pipeline: `load_template` (read + validate) -> IR (`rtcompile.ir`) -> either the
 """
 
 from rtcompile.api import Event, Message, ResponseParser, compile_template, load_template, parse_response
-from rtcompile.errors import TemplateError
+from rtcompile.frontend.errors import TemplateError
 from rtcompile.ir import Template
 from rtcompile.version import VERSION
 

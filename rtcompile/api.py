@@ -7,13 +7,13 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from rtcompile.diagnostics import template_warnings
-from rtcompile.errors import Diagnostic, TemplateError, TemplateWarning
-from rtcompile.interpreter import Event, Message, ResponseParser
+from rtcompile.backends.interpreter import Event, Message, ResponseParser
+from rtcompile.frontend.diagnostics import template_warnings
+from rtcompile.frontend.errors import Diagnostic, TemplateError, TemplateWarning
+from rtcompile.frontend.loader import build_template
+from rtcompile.frontend.source import SourceDocument, read_template_source
 from rtcompile.ir import Template
-from rtcompile.loader import build_template
 from rtcompile.runtime.protocol import batch_prefixes
-from rtcompile.source import SourceDocument, read_template_source
 
 TemplateSource: TypeAlias = "Template | Mapping[str, Any] | str | os.PathLike[str]"
 
@@ -79,7 +79,9 @@ def compile_template(source: TemplateSource, *, source_name: str | None = None) 
     template, document = (source, None) if isinstance(source, Template) else _load(source)
     if source_name is None:
         source_name = document.file if document is not None and document.file else "<dict>"
-    from rtcompile.codegen import generate  # black and libcst are heavy; parsing users never need them
+    from rtcompile.backends.codegen.generate import (
+        generate,  # black and libcst are heavy; parsing users never need them
+    )
 
     try:
         return generate(template, source_name=source_name)

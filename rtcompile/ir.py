@@ -1,10 +1,10 @@
 """The intermediate representation: a validated response template as frozen dataclasses.
 
-Loading (`rtcompile.loader`) turns a template dict into a `Template`; the interpreter
-(`rtcompile.interpreter`) executes it and the code generator (`rtcompile.codegen`) emits Python
-from it. Everything a parser needs to know is decided here, once: which delimiters are literal,
-which transform strings are placeholders, what each content parser's arguments are. Neither
-consumer looks at the raw template dict again.
+Loading (`rtcompile.frontend.loader`) turns a template dict into a `Template`; the plan
+(`rtcompile.plan`) derives the parser states from it, and both backends (the interpreter and the
+code generator, `rtcompile.backends`) read those. Everything a parser needs to know is decided
+here, once: which delimiters are literal, which transform strings are placeholders, what each
+content parser's arguments are. Nothing downstream looks at the raw template dict again.
 """
 
 from __future__ import annotations

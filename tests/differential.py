@@ -8,7 +8,7 @@ from typing import Any
 import transformers.utils.chat_parsing as reference
 
 import rtcompile
-from rtcompile.observe import Make, Raised, normalise, observe
+from rtcompile.tooling.observe import Make, Raised, normalise, observe
 
 __all__ = ["Raised", "interpreter_engine", "observe", "one_shot", "reference_engine", "two_way_splits"]
 

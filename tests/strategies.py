@@ -62,7 +62,7 @@ CONTENT = st.sampled_from(
 
 # xml-inline tag patterns; the first uses a backreference, which only the interpreter supports (the
 # compiler refuses it: stdlib `re` cannot reproduce it together with regex's semantics, see
-# rtcompile.regex_translation).
+# rtcompile.regex.translate).
 TAG_PATTERNS = [r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", r"<p=(?P<key>[^>]+)>\s*(?P<value>.*?)\s*</p>"]
 
 

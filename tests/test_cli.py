@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from rtcompile.cli import main
+from rtcompile.tooling.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOLLM3 = ROOT / "templates" / "smollm3.json"
 
 
 def run(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtcompile.cli", *argv], capture_output=True, text=True, cwd=ROOT)
+    return subprocess.run([sys.executable, "-m", "rtcompile", *argv], capture_output=True, text=True, cwd=ROOT)
 
 
 def errors_in(stderr: str) -> list[str]:

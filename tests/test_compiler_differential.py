@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rtcompile
-from rtcompile.observe import identical
+from rtcompile.tooling.observe import identical
 from tests.compiled import compiled_engine, compiled_module
 from tests.differential import interpreter_engine, observe, one_shot, reference_engine, two_way_splits
 from tests.strategies import TOOLS, chunkings, prefixes, streams, templates

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from rtcompile.observe import Raised, identical
+from rtcompile.tooling.observe import Raised, identical
 from tests.compiled import compiled_engine
 from tests.differential import interpreter_engine, observe, reference_engine
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rtcompile.cli import main
+from rtcompile.tooling.cli import main
 from tests.compiled import import_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,7 +75,7 @@ def test_output_is_identical_under_different_hash_seeds(model: str) -> None:
     outputs = set()
     for seed in ("1", "2"):
         result = subprocess.run(
-            [sys.executable, "-m", "rtcompile.cli", f"templates/{model}.json", "-o", "-"],
+            [sys.executable, "-m", "rtcompile.tooling.cli", f"templates/{model}.json", "-o", "-"],
             capture_output=True,
             cwd=ROOT,
             env={**os.environ, "PYTHONHASHSEED": seed},

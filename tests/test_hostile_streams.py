@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import rtcompile
-from rtcompile.observe import identical
+from rtcompile.tooling.observe import identical
 from tests.compiled import compiled_module
 from tests.differential import interpreter_engine, observe, reference_engine
 

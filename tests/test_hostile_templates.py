@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rtcompile
-from rtcompile.observe import identical
+from rtcompile.tooling.observe import identical
 from tests.compiled import compiled_engine, compiled_module
 from tests.differential import interpreter_engine, observe, reference_engine
 

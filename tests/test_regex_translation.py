@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from regex import _regex as regex_engine
 
-from rtcompile import regex_translation as rt
-from rtcompile.regex_translation import InvalidRegex, StdlibRegex, UnsupportedRegex, translate
+from rtcompile.regex import translate as rt
+from rtcompile.regex.translate import InvalidRegex, StdlibRegex, UnsupportedRegex, translate
 from rtcompile.runtime.partial import partial_search
 
 # ---------------------------------------------------------------------------------------------------

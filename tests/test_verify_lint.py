@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import regex
 
-from rtcompile.cli import main
 from rtcompile.runtime.unicode_classes import DIGIT_CLASS, SPACE_CLASS, WORD_CLASS
+from rtcompile.tooling.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 
 from rtcompile.ir import Delimiter, Template
-from rtcompile.regex_translation import UnsupportedRegex, translate
+from rtcompile.regex.translate import UnsupportedRegex, translate
 
 
 def delimiter_history(delimiter: Delimiter) -> int | None:

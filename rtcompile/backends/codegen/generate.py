@@ -4,12 +4,12 @@ What is specialised per template:
 * one scanner function per parser state (outside any explicit region, and inside each explicit
   field), with every watched delimiter inlined: literals by `str.find` plus a precomputed set of
   their proper prefixes for hold-back, regexes by their stdlib translation plus a prefix pattern
-  for partial matching (see `rtcompile.regex_translation`);
+  for partial matching (see `rtcompile.regex.translate`);
 * one handler per field: its content parser call with the arguments baked in, and its transform
   unrolled into direct dict/list construction;
 * the message and event TypedDicts.
 The fixed part (the scanning loop) is the Jinja skeleton in `skeleton/`; runtime helpers are
-lifted from `rtcompile.runtime` (see `rtcompile.lift`).
+lifted from `rtcompile.runtime` (see `rtcompile.backends.codegen.lift`).
 
 Safety: every value that comes from the template enters the module through `literal()`, which
 only produces `repr()` of str/int/float/bool/None and containers of them. Identifiers are the
@@ -29,9 +29,8 @@ from pathlib import Path
 import black
 import jinja2
 
-from rtcompile.errors import JsonPath, TemplateError, format_path
-from rtcompile.first_chars import char_class, delimiter_first_chars, starts_at_buffer_start
-from rtcompile.history import template_history
+from rtcompile.backends.codegen.lift import lift
+from rtcompile.frontend.errors import JsonPath, TemplateError, format_path
 from rtcompile.ir import (
     ContentParser,
     Delimiter,
@@ -49,8 +48,9 @@ from rtcompile.ir import (
     Transform,
     XmlInlineParser,
 )
-from rtcompile.lift import lift
-from rtcompile.regex_translation import UnsupportedRegex, translate
+from rtcompile.plan import template_history
+from rtcompile.regex.first_chars import char_class, delimiter_first_chars, starts_at_buffer_start
+from rtcompile.regex.translate import UnsupportedRegex, translate
 from rtcompile.version import VERSION
 
 BLACK_MODE = black.Mode(target_versions={black.mode.TargetVersion.PY310}, line_length=120)

@@ -1,7 +1,7 @@
 """`rtcompile lint`: what is wrong with a template, and what it would do wrong in production.
 
 Three kinds of findings, each `file:line:col: path: message` where a position is known:
-* the validator's errors and warnings (`rtcompile.diagnostics`);
+* the validator's errors and warnings (`rtcompile.frontend.diagnostics`);
 * defects found by exercising the interpreter: streaming that disagrees with one-shot parsing,
   a non-repeating implicit field that stray text re-opens and overwrites, text silently dropped,
   tool-name captures narrower than real tool names, indentation stripped from values, transforms
@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rtcompile.api import examine_template
-from rtcompile.diagnostics import walk_placeholders
-from rtcompile.errors import Diagnostic, render_message
-from rtcompile.fuzz import delimiter_texts, random_chunking, random_stream
-from rtcompile.interpreter import ResponseParser, after_last_anchor, anchor_pattern
+from rtcompile.backends.interpreter import ResponseParser, after_last_anchor, anchor_pattern
+from rtcompile.frontend.diagnostics import walk_placeholders
+from rtcompile.frontend.errors import Diagnostic, render_message
 from rtcompile.ir import Template, Transform, XmlInlineParser
-from rtcompile.observe import Raised, observe
-from rtcompile.sre import sre_constants, sre_parse
+from rtcompile.regex.sre import sre_constants, sre_parse
+from rtcompile.tooling.fuzz import delimiter_texts, random_chunking, random_stream
+from rtcompile.tooling.observe import Raised, observe
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from typing import Any
 
 import regex
 
-from rtcompile.history import template_history
+from rtcompile.frontend.loader import build_template
 from rtcompile.ir import (
     ContentParser,
     Delimiter,
@@ -44,7 +44,7 @@ from rtcompile.ir import (
     Transform,
     XmlInlineParser,
 )
-from rtcompile.loader import build_template
+from rtcompile.plan import template_history
 from rtcompile.runtime import content as parsers
 from rtcompile.runtime.coercion import coerce_tool_calls
 from rtcompile.runtime.protocol import PREFIX_REQUIRED, is_empty, join_value, tool_parameters

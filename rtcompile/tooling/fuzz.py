@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from rtcompile.ir import Template
-from rtcompile.regex_translation import UnsupportedRegex, translate
-from rtcompile.sre import sre_constants, sre_parse
+from rtcompile.regex.sre import sre_constants, sre_parse
+from rtcompile.regex.translate import UnsupportedRegex, translate
 
 UNICODE_TRAPS = [
     "\u0301",

@@ -18,7 +18,7 @@ from typing import Any
 
 import regex
 
-from rtcompile.errors import TemplateError, TemplateTypeError
+from rtcompile.frontend.errors import TemplateError, TemplateTypeError
 from rtcompile.ir import (
     ContentParser,
     Delimiter,

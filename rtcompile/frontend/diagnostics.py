@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from rtcompile.errors import Diagnostic
+from rtcompile.frontend.errors import Diagnostic
 from rtcompile.ir import Field, TDict, Template, TList, TPlaceholder, Transform
-from rtcompile.sre import sre_constants, sre_parse
+from rtcompile.regex.sre import sre_constants, sre_parse
 
 Path = tuple[str | int, ...]
 

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from rtcompile.api import compile_template
-from rtcompile.errors import TemplateError
-from rtcompile.source import TOKENIZER_CONFIG_NAME
+from rtcompile.frontend.errors import TemplateError
+from rtcompile.frontend.source import TOKENIZER_CONFIG_NAME
 from rtcompile.version import VERSION
 
 EXIT_OK, EXIT_STALE, EXIT_USAGE = 0, 1, 2
@@ -112,7 +112,7 @@ def verify_main(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     if args.cases < 1:
         parser.error("--cases must be at least 1")
-    from rtcompile import verify
+    from rtcompile.tooling import verify
 
     try:
         summary = verify.run(
@@ -139,7 +139,7 @@ def lint_main(argv: Sequence[str]) -> int:
         "--cases", type=int, default=300, metavar="N", help="random streams for defect search (default 300)"
     )
     args = parser.parse_args(argv)
-    from rtcompile import lint
+    from rtcompile.tooling import lint
 
     try:
         findings = lint.run(args.template, chat_template_path=args.chat_template, cases=args.cases)

@@ -1,6 +1,6 @@
 """`rtcompile verify`: differential fuzzing of a compiled module against the interpreter (and transformers).
 
-For each case a random stream is built from the template's own delimiters (see `rtcompile.fuzz`)
+For each case a random stream is built from the template's own delimiters (see `rtcompile.tooling.fuzz`)
 and fed to every engine one-shot, at every 2-way split and in random token-like chunkings. The
 compiled module must equal the interpreter exactly (events, messages, exception types and
 messages); the interpreter must equal transformers where it is installed. The first divergence is
@@ -20,10 +20,10 @@ from types import ModuleType
 from typing import Any
 
 from rtcompile.api import compile_template, load_template
-from rtcompile.fuzz import delimiter_texts, random_chunking, random_prefix, random_stream
-from rtcompile.interpreter import ResponseParser
+from rtcompile.backends.interpreter import ResponseParser
 from rtcompile.ir import Template
-from rtcompile.observe import Make, identical, observe
+from rtcompile.tooling.fuzz import delimiter_texts, random_chunking, random_prefix, random_stream
+from rtcompile.tooling.observe import Make, identical, observe
 
 Same = Callable[[list[Any], list[Any]], bool]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import libcst as cst
 
-RUNTIME_DIR = Path(__file__).parent / "runtime"
+RUNTIME_DIR = Path(__file__).resolve().parents[2] / "runtime"
 RUNTIME_PACKAGE = "rtcompile.runtime"
 
 

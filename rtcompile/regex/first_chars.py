@@ -15,8 +15,8 @@ import re
 from typing import Any
 
 from rtcompile.ir import Delimiter
-from rtcompile.regex_translation import translate
-from rtcompile.sre import sre_constants, sre_parse
+from rtcompile.regex.sre import sre_constants, sre_parse
+from rtcompile.regex.translate import translate
 
 
 class _Unbounded(Exception):

@@ -1,0 +1,1 @@
+"""The code generator: one standalone, typed Python module per template (see `generate`)."""

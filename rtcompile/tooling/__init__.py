@@ -1,0 +1,1 @@
+"""What users run around the compiler: the command line, `lint`, `verify` and the fuzzer behind them."""
