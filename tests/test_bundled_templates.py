@@ -35,6 +35,7 @@ MODELS = sorted(path.stem for path in TEMPLATES.glob("*.json"))
 # Where a template must use a construct the portability lint flags, with the reason (see templates/README.md).
 EXPECTED_WARNINGS = {
     "llama4": "lookaround",  # `^(?=\[)`: a bare `[f(a=1)]` call list is only recognised at the start of the turn
+    "xlam": "lookaround",  # `^(?=\[)`: a bare `[{"name", "arguments"}]` JSON list, likewise
 }
 
 
