@@ -15,7 +15,7 @@ import re
 import sys
 import types
 
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import FunctionType, MethodType
 
 TYPE_CHECKING = False  # typing is slow to import; type checkers read this block, the runtime skips it
@@ -626,11 +626,15 @@ class StreamingParser:
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
+        plain = self._plain[self._state]
+        if plain is not None and text and self._pos == len(self._buffer) and not self._finalized and plain(text):
+            return self._feed_plain(text)
+        return self._feed_scanning(text)
+
+    def _feed_scanning(self, text: str) -> list[Event]:
+        """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
-        plain = self._plain[self._state]
-        if plain is not None and text and self._pos == len(self._buffer) and plain(text):
-            return self._feed_plain(text)
         if text:
             self._buffer += text
         events: list[Event] = []
@@ -862,18 +866,65 @@ def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> 
     return extended is None or extended.span() != m.span() or extended.groupdict() != m.groupdict()
 
 
-def literal_hold(buf: str, pos: int, prefixes: Set[str], longest: int) -> int:
-    """Where held-back text starts for literal delimiters with no complete match after `pos`.
+_DIRECT_CANDIDATES: Final = 8
 
-    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of one of the
-    literals (`prefixes` holds all of them, `longest` is the longest one's length): such a suffix
-    may become the delimiter when more text arrives. `len(buf)` when there is none.
+
+_FAILURE_TABLES: dict[str, list[int]] = {}
+
+
+def _failure_table(literal: str) -> list[int]:
+    """KMP: for each prefix of `literal`, the length of its longest proper prefix that is also its suffix."""
+    table = [0] * len(literal)
+    matched = 0
+    for index in range(1, len(literal)):
+        while matched and literal[index] != literal[matched]:
+            matched = table[matched - 1]
+        if literal[index] == literal[matched]:
+            matched += 1
+        table[index] = matched
+    return table
+
+
+def _longest_prefix_suffix(buf: str, start: int, literal: str) -> int:
+    """The length of the longest prefix of `literal` that is a suffix of `buf[start:]` (shorter than it)."""
+    failure = _FAILURE_TABLES.get(literal)
+    if failure is None:
+        failure = _FAILURE_TABLES[literal] = _failure_table(literal)
+    matched = 0
+    for char in buf[start:]:
+        while matched and char != literal[matched]:
+            matched = failure[matched - 1]
+        if char == literal[matched]:
+            matched += 1
+    return matched
+
+
+def literal_hold(buf: str, pos: int, literal: str) -> int:
+    """Where held-back text starts for a literal delimiter that does not occur in `buf[pos:]`.
+
+    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of `literal` (it
+    may become the delimiter when more text arrives), or `len(buf)` when there is none. Candidates
+    are the occurrences of the literal's first character in the last `len(literal) - 1` characters,
+    leftmost (longest) first, each checked in one comparison; a literal that keeps producing failed
+    candidates (`aaaa...b` against `aaaa`) is finished with KMP, so the cost stays linear in the
+    literal's length.
     """
     n = len(buf)
-    for size in range(min(longest, n - pos), 0, -1):
-        if buf[n - size :] in prefixes:
-            return n - size
-    return n
+    start = max(pos, n - len(literal) + 1)
+    first = literal[0]
+    at = buf.find(first, start)
+    for _ in range(_DIRECT_CANDIDATES):
+        if at < 0:
+            return n
+        if literal.startswith(buf[at:]):
+            return at
+        at = buf.find(first, at + 1)
+    return n if at < 0 else n - _longest_prefix_suffix(buf, at, literal)
+
+
+def literal_set_hold(buf: str, pos: int, literals: Iterable[str]) -> int:
+    """`literal_hold` for a set of literals, none of which occurs in `buf[pos:]`: the leftmost hold."""
+    return min(literal_hold(buf, pos, literal) for literal in literals)
 
 
 # --- scalar parsers ---------------------------------------------------------------------------------------------
@@ -986,62 +1037,7 @@ def parse_json(
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_TOOL_CALLS_OPEN_PREFIXES: Final = frozenset(
-    ["<", "<t", "<to", "<too", "<tool", "<tool_", "<tool_c", "<tool_ca", "<tool_cal", "<tool_call"]
-)
-
-
 _CONTENT_CLOSE_LITERALS: Final = ("<|end_of_sentence|>", "</response>", "<response>", "</s>")
-
-
-_CONTENT_CLOSE_PREFIXES: Final = frozenset(
-    [
-        "<",
-        "</",
-        "</r",
-        "</re",
-        "</res",
-        "</resp",
-        "</respo",
-        "</respon",
-        "</respons",
-        "</response",
-        "</s",
-        "<r",
-        "<re",
-        "<res",
-        "<resp",
-        "<respo",
-        "<respon",
-        "<respons",
-        "<response",
-        "<|",
-        "<|e",
-        "<|en",
-        "<|end",
-        "<|end_",
-        "<|end_o",
-        "<|end_of",
-        "<|end_of_",
-        "<|end_of_s",
-        "<|end_of_se",
-        "<|end_of_sen",
-        "<|end_of_sent",
-        "<|end_of_sente",
-        "<|end_of_senten",
-        "<|end_of_sentenc",
-        "<|end_of_sentence",
-        "<|end_of_sentence|",
-    ]
-)
-
-
-_REASONING_CONTENT_CLOSE_PREFIXES: Final = frozenset(["<", "</", "</t", "</th", "</thi", "</thin", "</think"])
-
-
-_TOOL_CALLS_CLOSE_PREFIXES: Final = frozenset(
-    ["<", "</", "</t", "</to", "</too", "</tool", "</tool_", "</tool_c", "</tool_ca", "</tool_cal", "</tool_call"]
-)
 
 
 _RE_REASONING_CONTENT_OPEN: re.Pattern[str]
@@ -1090,7 +1086,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if best < 0 or start < best_start or (start == best_start and end > best_end):
             best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _TOOL_CALLS_OPEN_PREFIXES, 10))
+        hold = min(hold, literal_hold(buf, pos, "<tool_call>"))
 
     # fields.content.close
     start = end = -1
@@ -1102,7 +1098,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if best < 0 or start < best_start or (start == best_start and end > best_end):
             best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _CONTENT_CLOSE_PREFIXES, 18))
+        hold = min(hold, literal_set_hold(buf, pos, _CONTENT_CLOSE_LITERALS))
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one
@@ -1118,7 +1114,7 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _REASONING_CONTENT_CLOSE_PREFIXES, 7))
+        hold = min(hold, literal_hold(buf, pos, "</think>"))
     return -1, 0, 0, NO_GROUPS, hold
 
 
@@ -1131,7 +1127,7 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _TOOL_CALLS_CLOSE_PREFIXES, 11))
+        hold = min(hold, literal_hold(buf, pos, "</tool_call>"))
     return -1, 0, 0, NO_GROUPS, hold
 
 

@@ -15,7 +15,7 @@ import re
 import sys
 import types
 
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import FunctionType, MethodType
 
 TYPE_CHECKING = False  # typing is slow to import; type checkers read this block, the runtime skips it
@@ -618,11 +618,15 @@ class StreamingParser:
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
+        plain = self._plain[self._state]
+        if plain is not None and text and self._pos == len(self._buffer) and not self._finalized and plain(text):
+            return self._feed_plain(text)
+        return self._feed_scanning(text)
+
+    def _feed_scanning(self, text: str) -> list[Event]:
+        """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
-        plain = self._plain[self._state]
-        if plain is not None and text and self._pos == len(self._buffer) and plain(text):
-            return self._feed_plain(text)
         if text:
             self._buffer += text
         events: list[Event] = []
@@ -854,18 +858,65 @@ def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> 
     return extended is None or extended.span() != m.span() or extended.groupdict() != m.groupdict()
 
 
-def literal_hold(buf: str, pos: int, prefixes: Set[str], longest: int) -> int:
-    """Where held-back text starts for literal delimiters with no complete match after `pos`.
+_DIRECT_CANDIDATES: Final = 8
 
-    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of one of the
-    literals (`prefixes` holds all of them, `longest` is the longest one's length): such a suffix
-    may become the delimiter when more text arrives. `len(buf)` when there is none.
+
+_FAILURE_TABLES: dict[str, list[int]] = {}
+
+
+def _failure_table(literal: str) -> list[int]:
+    """KMP: for each prefix of `literal`, the length of its longest proper prefix that is also its suffix."""
+    table = [0] * len(literal)
+    matched = 0
+    for index in range(1, len(literal)):
+        while matched and literal[index] != literal[matched]:
+            matched = table[matched - 1]
+        if literal[index] == literal[matched]:
+            matched += 1
+        table[index] = matched
+    return table
+
+
+def _longest_prefix_suffix(buf: str, start: int, literal: str) -> int:
+    """The length of the longest prefix of `literal` that is a suffix of `buf[start:]` (shorter than it)."""
+    failure = _FAILURE_TABLES.get(literal)
+    if failure is None:
+        failure = _FAILURE_TABLES[literal] = _failure_table(literal)
+    matched = 0
+    for char in buf[start:]:
+        while matched and char != literal[matched]:
+            matched = failure[matched - 1]
+        if char == literal[matched]:
+            matched += 1
+    return matched
+
+
+def literal_hold(buf: str, pos: int, literal: str) -> int:
+    """Where held-back text starts for a literal delimiter that does not occur in `buf[pos:]`.
+
+    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of `literal` (it
+    may become the delimiter when more text arrives), or `len(buf)` when there is none. Candidates
+    are the occurrences of the literal's first character in the last `len(literal) - 1` characters,
+    leftmost (longest) first, each checked in one comparison; a literal that keeps producing failed
+    candidates (`aaaa...b` against `aaaa`) is finished with KMP, so the cost stays linear in the
+    literal's length.
     """
     n = len(buf)
-    for size in range(min(longest, n - pos), 0, -1):
-        if buf[n - size :] in prefixes:
-            return n - size
-    return n
+    start = max(pos, n - len(literal) + 1)
+    first = literal[0]
+    at = buf.find(first, start)
+    for _ in range(_DIRECT_CANDIDATES):
+        if at < 0:
+            return n
+        if literal.startswith(buf[at:]):
+            return at
+        at = buf.find(first, at + 1)
+    return n if at < 0 else n - _longest_prefix_suffix(buf, at, literal)
+
+
+def literal_set_hold(buf: str, pos: int, literals: Iterable[str]) -> int:
+    """`literal_hold` for a set of literals, none of which occurs in `buf[pos:]`: the leftmost hold."""
+    return min(literal_hold(buf, pos, literal) for literal in literals)
 
 
 _JSON_MARK_CLOSE: Final = "\x02"
@@ -1004,26 +1055,6 @@ def resolve_placeholder(scope: Mapping[str, Any], path: str, root: str, keys: tu
 _CONTENT_CLOSE_LITERALS: Final = ("<|eot_id|>", "<|eom_id|>")
 
 
-_CONTENT_CLOSE_PREFIXES: Final = frozenset(
-    [
-        "<",
-        "<|",
-        "<|e",
-        "<|eo",
-        "<|eom",
-        "<|eom_",
-        "<|eom_i",
-        "<|eom_id",
-        "<|eom_id|",
-        "<|eot",
-        "<|eot_",
-        "<|eot_i",
-        "<|eot_id",
-        "<|eot_id|",
-    ]
-)
-
-
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
@@ -1089,7 +1120,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if best < 0 or start < best_start or (start == best_start and end > best_end):
             best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _CONTENT_CLOSE_PREFIXES, 9))
+        hold = min(hold, literal_set_hold(buf, pos, _CONTENT_CLOSE_LITERALS))
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one

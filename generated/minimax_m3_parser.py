@@ -14,7 +14,7 @@ import re
 import sys
 import types
 
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import FunctionType, MethodType
 
 TYPE_CHECKING = False  # typing is slow to import; type checkers read this block, the runtime skips it
@@ -631,11 +631,15 @@ class StreamingParser:
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
+        plain = self._plain[self._state]
+        if plain is not None and text and self._pos == len(self._buffer) and not self._finalized and plain(text):
+            return self._feed_plain(text)
+        return self._feed_scanning(text)
+
+    def _feed_scanning(self, text: str) -> list[Event]:
+        """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
-        plain = self._plain[self._state]
-        if plain is not None and text and self._pos == len(self._buffer) and plain(text):
-            return self._feed_plain(text)
         if text:
             self._buffer += text
         events: list[Event] = []
@@ -826,18 +830,60 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 NO_GROUPS: Final[dict[str, str | None]] = {}
 
 
-def literal_hold(buf: str, pos: int, prefixes: Set[str], longest: int) -> int:
-    """Where held-back text starts for literal delimiters with no complete match after `pos`.
+_DIRECT_CANDIDATES: Final = 8
 
-    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of one of the
-    literals (`prefixes` holds all of them, `longest` is the longest one's length): such a suffix
-    may become the delimiter when more text arrives. `len(buf)` when there is none.
+
+_FAILURE_TABLES: dict[str, list[int]] = {}
+
+
+def _failure_table(literal: str) -> list[int]:
+    """KMP: for each prefix of `literal`, the length of its longest proper prefix that is also its suffix."""
+    table = [0] * len(literal)
+    matched = 0
+    for index in range(1, len(literal)):
+        while matched and literal[index] != literal[matched]:
+            matched = table[matched - 1]
+        if literal[index] == literal[matched]:
+            matched += 1
+        table[index] = matched
+    return table
+
+
+def _longest_prefix_suffix(buf: str, start: int, literal: str) -> int:
+    """The length of the longest prefix of `literal` that is a suffix of `buf[start:]` (shorter than it)."""
+    failure = _FAILURE_TABLES.get(literal)
+    if failure is None:
+        failure = _FAILURE_TABLES[literal] = _failure_table(literal)
+    matched = 0
+    for char in buf[start:]:
+        while matched and char != literal[matched]:
+            matched = failure[matched - 1]
+        if char == literal[matched]:
+            matched += 1
+    return matched
+
+
+def literal_hold(buf: str, pos: int, literal: str) -> int:
+    """Where held-back text starts for a literal delimiter that does not occur in `buf[pos:]`.
+
+    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of `literal` (it
+    may become the delimiter when more text arrives), or `len(buf)` when there is none. Candidates
+    are the occurrences of the literal's first character in the last `len(literal) - 1` characters,
+    leftmost (longest) first, each checked in one comparison; a literal that keeps producing failed
+    candidates (`aaaa...b` against `aaaa`) is finished with KMP, so the cost stays linear in the
+    literal's length.
     """
     n = len(buf)
-    for size in range(min(longest, n - pos), 0, -1):
-        if buf[n - size :] in prefixes:
-            return n - size
-    return n
+    start = max(pos, n - len(literal) + 1)
+    first = literal[0]
+    at = buf.find(first, start)
+    for _ in range(_DIRECT_CANDIDATES):
+        if at < 0:
+            return n
+        if literal.startswith(buf[at:]):
+            return at
+        at = buf.find(first, at + 1)
+    return n if at < 0 else n - _longest_prefix_suffix(buf, at, literal)
 
 
 def partial_search(
@@ -879,6 +925,11 @@ def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> 
         return True
     extended = pattern.match(buf + "\x00", m.start())
     return extended is None or extended.span() != m.span() or extended.groupdict() != m.groupdict()
+
+
+def literal_set_hold(buf: str, pos: int, literals: Iterable[str]) -> int:
+    """`literal_hold` for a set of literals, none of which occurs in `buf[pos:]`: the leftmost hold."""
+    return min(literal_hold(buf, pos, literal) for literal in literals)
 
 
 # --- scalar parsers ---------------------------------------------------------------------------------------------
@@ -955,99 +1006,10 @@ def resolve_placeholder(scope: Mapping[str, Any], path: str, root: str, keys: tu
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_REASONING_CONTENT_OPEN_PREFIXES: Final = frozenset(
-    ["<", "<m", "<mm", "<mm:", "<mm:t", "<mm:th", "<mm:thi", "<mm:thin", "<mm:think"]
-)
-
-
 _CONTENT_CLOSE_LITERALS: Final = ("]<]minimax[>[</tool_call>", "]<]minimax[>[<tool_call>", "</mm:think>", "[e~[")
 
 
-_CONTENT_CLOSE_PREFIXES: Final = frozenset(
-    [
-        "<",
-        "</",
-        "</m",
-        "</mm",
-        "</mm:",
-        "</mm:t",
-        "</mm:th",
-        "</mm:thi",
-        "</mm:thin",
-        "</mm:think",
-        "[",
-        "[e",
-        "[e~",
-        "]",
-        "]<",
-        "]<]",
-        "]<]m",
-        "]<]mi",
-        "]<]min",
-        "]<]mini",
-        "]<]minim",
-        "]<]minima",
-        "]<]minimax",
-        "]<]minimax[",
-        "]<]minimax[>",
-        "]<]minimax[>[",
-        "]<]minimax[>[<",
-        "]<]minimax[>[</",
-        "]<]minimax[>[</t",
-        "]<]minimax[>[</to",
-        "]<]minimax[>[</too",
-        "]<]minimax[>[</tool",
-        "]<]minimax[>[</tool_",
-        "]<]minimax[>[</tool_c",
-        "]<]minimax[>[</tool_ca",
-        "]<]minimax[>[</tool_cal",
-        "]<]minimax[>[</tool_call",
-        "]<]minimax[>[<t",
-        "]<]minimax[>[<to",
-        "]<]minimax[>[<too",
-        "]<]minimax[>[<tool",
-        "]<]minimax[>[<tool_",
-        "]<]minimax[>[<tool_c",
-        "]<]minimax[>[<tool_ca",
-        "]<]minimax[>[<tool_cal",
-        "]<]minimax[>[<tool_call",
-    ]
-)
-
-
 _REASONING_CONTENT_CLOSE_LITERALS: Final = ("</mm:think>", "[e~[")
-
-
-_REASONING_CONTENT_CLOSE_PREFIXES: Final = frozenset(
-    ["<", "</", "</m", "</mm", "</mm:", "</mm:t", "</mm:th", "</mm:thi", "</mm:thin", "</mm:think", "[", "[e", "[e~"]
-)
-
-
-_TOOL_CALLS_CLOSE_PREFIXES: Final = frozenset(
-    [
-        "]",
-        "]<",
-        "]<]",
-        "]<]m",
-        "]<]mi",
-        "]<]min",
-        "]<]mini",
-        "]<]minim",
-        "]<]minima",
-        "]<]minimax",
-        "]<]minimax[",
-        "]<]minimax[>",
-        "]<]minimax[>[",
-        "]<]minimax[>[<",
-        "]<]minimax[>[</",
-        "]<]minimax[>[</i",
-        "]<]minimax[>[</in",
-        "]<]minimax[>[</inv",
-        "]<]minimax[>[</invo",
-        "]<]minimax[>[</invok",
-        "]<]minimax[>[</invoke",
-    ]
-)
 
 
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
@@ -1084,7 +1046,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     if start >= 0:
         best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _REASONING_CONTENT_OPEN_PREFIXES, 9))
+        hold = min(hold, literal_hold(buf, pos, "<mm:think>"))
 
     # fields.tool_calls.open_pattern
     if eos:
@@ -1111,7 +1073,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if best < 0 or start < best_start or (start == best_start and end > best_end):
             best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _CONTENT_CLOSE_PREFIXES, 24))
+        hold = min(hold, literal_set_hold(buf, pos, _CONTENT_CLOSE_LITERALS))
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one
@@ -1130,7 +1092,7 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _REASONING_CONTENT_CLOSE_PREFIXES, 10))
+        hold = min(hold, literal_set_hold(buf, pos, _REASONING_CONTENT_CLOSE_LITERALS))
     return -1, 0, 0, NO_GROUPS, hold
 
 
@@ -1143,7 +1105,7 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _TOOL_CALLS_CLOSE_PREFIXES, 21))
+        hold = min(hold, literal_hold(buf, pos, "]<]minimax[>[</invoke>"))
     return -1, 0, 0, NO_GROUPS, hold
 
 

@@ -96,11 +96,15 @@ class StreamingParser:
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
+        plain = self._plain[self._state]
+        if plain is not None and text and self._pos == len(self._buffer) and not self._finalized and plain(text):
+            return self._feed_plain(text)
+        return self._feed_scanning(text)
+
+    def _feed_scanning(self, text: str) -> list[Event]:
+        """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
-        plain = self._plain[self._state]
-        if plain is not None and text and self._pos == len(self._buffer) and plain(text):
-            return self._feed_plain(text)
         if text:
             self._buffer += text
         events: list[Event] = []

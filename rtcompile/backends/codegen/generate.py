@@ -22,6 +22,7 @@ from pathlib import Path
 import black
 import jinja2
 
+from rtcompile.backends.codegen.fast_path import specialised_feed
 from rtcompile.backends.codegen.handlers import handlers
 from rtcompile.backends.codegen.lift import lift
 from rtcompile.backends.codegen.parts import ModuleParts
@@ -65,7 +66,9 @@ def generate(template: Template, *, source_name: str) -> str:
         name, code = scanner(parts, state, template)
         scanners.append(name)
         parts.scanners.append(code)
-    plain = [plain_check(parts, state, template) for state in plan.states]
+    feed = specialised_feed(parts, plan)
+    # With a feed of its own the module never consults the engine's per-state check table.
+    plain = [None if feed else plain_check(parts, state, template) for state in plan.states]
     field_handlers = handlers(parts, template.fields)
     anchor_key = "start_anchor" if template.start_anchor.is_literal else "start_anchor_pattern"
     anchor, _ = parts.stdlib_regex(template.start_anchor.pattern, "start anchor", (anchor_key,), streamed=False)
@@ -88,6 +91,7 @@ def generate(template: Template, *, source_name: str) -> str:
         handlers="\n\n\n".join(parts.functions),
         tables=_tables(plan, scanners, plain, field_handlers),
         anchor=anchor,
+        feed=feed or "",
     )
     return _format_sections(code)
 

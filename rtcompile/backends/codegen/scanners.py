@@ -116,10 +116,10 @@ def _literal_watch(
     hint = watch_hint(watch, template)
     take_rank = None if single else rank
     by_length = sorted(delimiter.literals, key=len, reverse=True)
-    prefixes = sorted({lit[:k] for lit in delimiter.literals for k in range(1, len(lit))})
-    longest = max(len(lit) for lit in delimiter.literals) - 1
+    pending = [lit for lit in by_length if len(lit) > 1]  # a one-character literal is never pending
     if single:
         out.line("hold = n")
+    literals = ""
     if len(by_length) == 1:
         out.line(f"start = buf.find({literal(by_length[0])}, pos)")
         out.line(f"end = start + {len(by_length[0])}")
@@ -138,11 +138,15 @@ def _literal_watch(
                 _take(out, take_rank, "NO_GROUPS")
         else:
             _take(out, take_rank, "NO_GROUPS")
-    if prefixes:  # a one-character literal is never pending
+    if len(pending) == 1:
         parts.need("scanning", "literal_hold")
-        prefix_set = parts.constant(f"{hint} prefixes", f"frozenset({literal(prefixes)})")
         with out.block("elif not eos:"):
-            out.line(f"hold = min(hold, literal_hold(buf, pos, {prefix_set}, {longest}))")
+            out.line(f"hold = min(hold, literal_hold(buf, pos, {literal(pending[0])}))")
+    elif pending:
+        parts.need("scanning", "literal_set_hold")
+        names = literals if pending == by_length else parts.constant(f"{hint} pending", literal(tuple(pending)))
+        with out.block("elif not eos:"):
+            out.line(f"hold = min(hold, literal_set_hold(buf, pos, {names}))")
 
 
 def _regex_watch(
