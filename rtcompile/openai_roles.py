@@ -40,9 +40,11 @@ def openai_roles(
             raise ValueError(f"the template has no field {override!r}; its fields are {sorted(by_name)}")
         return by_name[override]
 
-    reasoning_field = chosen(reasoning, next((by_name[n] for n in REASONING_FIELD_NAMES if n in by_name), None))
     calls_field = chosen(tool_calls, _tool_call_field(template))
-    taken = {f.name for f in (reasoning_field, calls_field) if f is not None}
+    taken = {calls_field.name} if calls_field is not None else set()
+    named = (by_name[n] for n in REASONING_FIELD_NAMES if n in by_name and n not in taken)
+    reasoning_field = chosen(reasoning, next(named, None))
+    taken |= {reasoning_field.name} if reasoning_field is not None else set()
     candidates = (template.implicit, by_name.get("content"))
     content_field = chosen(content, next((f for f in candidates if f is not None and f.name not in taken), None))
     return OpenAIRoles(

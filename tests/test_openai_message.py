@@ -11,7 +11,7 @@ from openai.types.chat import ChatCompletionMessage
 
 from rtcompile.openai_roles import openai_roles
 from rtcompile.runtime.openai import OpenAIField, OpenAIRoles, call_id_factory, random_call_id, to_openai
-from tests.test_bundled_templates import CASES, MODELS, loaded
+from tests.test_bundled_templates import MODELS, cases_of, loaded
 
 # What each bundled template's fields are, by the derivation's rules: (reasoning, tool calls, content).
 EXPECTED_ROLES = {
@@ -51,7 +51,10 @@ def test_role_overrides() -> None:
         OpenAIRoles(content=OpenAIField("x"), reasoning=OpenAIField("x"))
 
 
-@pytest.mark.parametrize(("model", "case"), [c for c in CASES if "error" not in c.values[1]["expected"]])
+MESSAGE_CASES = [(model, case) for model in MODELS for case in cases_of(model) if "error" not in case["expected"]]
+
+
+@pytest.mark.parametrize(("model", "case"), MESSAGE_CASES, ids=[f"{m}/{c['name']}" for m, c in MESSAGE_CASES])
 def test_every_recorded_message_is_a_valid_openai_message(model: str, case: dict[str, Any]) -> None:
     parsed = case["expected"]
     roles = openai_roles(loaded(model))
