@@ -7,7 +7,9 @@ search) and skip the scanner entirely, which is what most chunks of a long regio
 
 The analysis reads the pattern's tree and is conservative: anything it cannot bound (a match that
 may be empty, large classes such as ``.`` or ``[^<]``, backreferences, fuzzy matching) gives `None`,
-and that parser state simply has no fast path.
+and that parser state simply has no fast path. Partial matches are those of `regex`'s partial search
+as the translation reproduces it; for patterns it refuses because `regex`'s shortcuts report partial
+matches that cannot occur (lazy single-character repeats), the bound covers real matches only.
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from rtcompile.regex.ast import (
     Group,
     Lookaround,
     Node,
+    Opaque,
     ParsedRegex,
     Repeat,
     flat_items,
+    walk,
 )
 from rtcompile.regex.charsets import size
 from rtcompile.regex.parser import parse_regex
@@ -58,11 +62,15 @@ def delimiter_first_chars(delimiter: Delimiter) -> frozenset[int] | None:
 
 
 def _modelled(pattern: str) -> ParsedRegex | None:
+    """The tree, if the analyses can rely on it: the flags it reflects, and no opaque construct (``\\K``,
+    for one, moves the start of the match it reports)."""
     try:
         parsed = parse_regex(pattern)
     except (ValueError, RecursionError):
         return None
     if any(flag.letter not in _MODELLED_FLAGS for flag in parsed.inline_flags):
+        return None
+    if any(isinstance(node, Opaque) for node in walk(parsed.root)):
         return None
     return parsed
 
@@ -132,9 +140,7 @@ def starts_at_buffer_start(delimiter: Delimiter) -> bool:
     if delimiter.literals is not None:
         return False
     parsed = _modelled(delimiter.pattern)
-    if parsed is None:
-        return False
-    return _begins_with_string_start(parsed.root)
+    return parsed is not None and _begins_with_string_start(parsed.root)
 
 
 def _begins_with_string_start(node: Node) -> bool:
