@@ -66,6 +66,7 @@ def parse_escape(cursor: PatternCursor, in_set: bool, ignore_case: bool) -> int 
 
 
 def _literal_with_caveat(cp: int, ignore_case: bool, construct: str, start: int) -> Chars:
+    """A literal `regex` reads as such, but whose spelling the translation has always refused."""
     return Chars(literal_ranges(cp, ignore_case), "literal", cp, ignore_case, Untranslatable(construct, start))
 
 

@@ -9,7 +9,7 @@ diagnostics, lint, the fuzzer -- reads the resulting tree.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import regex
@@ -185,9 +185,7 @@ class _Parser:
         constraints = read_fuzzy_constraint(self.source, self.flags.ignore_case)
         if constraints is None:
             # `regex` reads it literally (a letter constrained twice); the translation has always refused it.
-            brace = self.literal(ord("{"))
-            lookalike = Untranslatable("fuzzy matching", position)
-            items.append(Chars(brace.ranges, brace.kind, brace.literal, brace.ignore_case, lookalike))
+            items.append(replace(self.literal(ord("{")), untranslatable=Untranslatable("fuzzy matching", position)))
             return
         element = items.pop() or Concat(())
         if isinstance(element, Group):
