@@ -1334,4 +1334,4 @@ def parse_response(
     return parse_texts(lambda p: ResponseParser(p, tools=tools), text, prefix)
 
 
-__all__ = ["Event", "Message", "ResponseParser", "TEMPLATE", "parse_response"]
+__all__ = ["Event", "Message", "ResponseParser", "StartAnchorWarning", "TEMPLATE", "parse_response"]

@@ -125,6 +125,43 @@ def test_each_warning_names_path_and_position(tmp_path: Path, field: dict[str, A
     assert all(w.startswith(f"{tmp_path / 't.json'}:") and "fields.tool_calls" in w for w in found), found
 
 
+REGEX_CONCERNS = [
+    "lookaround",
+    "backreference",
+    "atomic group",
+    "possessive quantifier",
+    "recursion",
+    "catastrophically",
+]
+
+
+@pytest.mark.parametrize(
+    ("open_pattern", "concerns"),
+    [
+        # Read in the `regex` dialect: a Unicode property inside a nested repeat is still a nested repeat.
+        (r"<(\p{L}+)+>", ["catastrophically"]),
+        (r"<t(?:\w*\s)*>", ["catastrophically"]),
+        (r"<t(?:\w++\s)*>", ["possessive quantifier"]),  # a possessive repeat gives nothing back
+        (r"<t\d++>", ["possessive quantifier"]),
+        (r"<t\\++>", ["possessive quantifier"]),  # an escaped backslash, then a possessive +
+        (r"<t[*+]>", []),  # a set of '*' and '+', not a quantifier
+        (r"<ta{b}+>", []),  # '{b}' is literal text and '+' repeats the '}'
+        (r"<t(?#a++)>", []),  # a comment
+        (r"<t[\1]\101>", []),  # octal escapes, not backreferences
+        (r"<t(a)\g<1>>", ["backreference"]),
+        (r"<t(?>a+)>", ["atomic group"]),
+        (r"<t(a(?R)?b)>", ["recursion"]),
+        (r"<t(a)(?1)>", ["recursion"]),
+        (r"<t(?=x)", ["lookaround"]),
+        (r"<t(?(?=a)ab|c)>", ["lookaround"]),
+    ],
+)
+def test_regex_warnings_read_the_regex_dialect(tmp_path: Path, open_pattern: str, concerns: list[str]) -> None:
+    template = {"start_anchor": "<a>", "fields": {"tool_calls": {"open_pattern": open_pattern, "close": "</t>"}}}
+    found = warnings_for(tmp_path, template)
+    assert [concern for w in found for concern in REGEX_CONCERNS if concern in w] == concerns, found
+
+
 def test_prefix_literal_open_warns(tmp_path: Path) -> None:
     template = {
         "start_anchor": "<a>",

@@ -9,13 +9,14 @@ template: they return `Diagnostic`s with the JSON path, which `load_template` tu
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from rtcompile.frontend.errors import Diagnostic
 from rtcompile.ir import Field, TDict, Template, TList, TPlaceholder, Transform
-from rtcompile.regex.sre import sre_constants, sre_parse
+from rtcompile.regex.analysis import nested_unbounded_repeat, portability_concerns
+from rtcompile.regex.ast import ParsedRegex
+from rtcompile.regex.parser import parse_regex
 
 Path = tuple[str | int, ...]
 
@@ -30,15 +31,6 @@ CONTENT_ARG_KEYS: dict[str, frozenset[str]] = {
     "python-call-list": frozenset(),
 }
 VALUE_PARSER_KEYS = frozenset({"name", "args"})
-
-# Constructs the spec's portability section asks template authors to avoid.
-PORTABILITY = [
-    (re.compile(r"\(\?<?[=!]"), "a lookaround"),
-    (re.compile(r"\\[1-9]|\(\?P=\w+\)"), "a backreference"),
-    (re.compile(r"\(\?>"), "an atomic group"),
-    (re.compile(r"(?<!\\)[*+?}]\+"), "a possessive quantifier"),
-    (re.compile(r"\(\?(?:R|\d+|&\w+)\)"), "recursion"),
-]
 
 
 def warn(message: str, path: Path) -> Diagnostic:
@@ -172,11 +164,12 @@ def _shadowed_opens(template: Template) -> Iterator[Diagnostic]:
 
 
 def _regex_warnings(pattern: str, path: Path) -> Iterator[Diagnostic]:
-    for construct, name in PORTABILITY:
-        if construct.search(pattern):
-            yield warn(f"pattern uses {name}, which the spec asks templates to avoid (not portable)", path)
-    tree = _parse(pattern)
-    if tree is not None and _nested_unbounded_repeat(tree, inside_repeat=False):
+    parsed = _parse(pattern)
+    if parsed is None:
+        return
+    for name in portability_concerns(parsed.root):
+        yield warn(f"pattern uses {name}, which the spec asks templates to avoid (not portable)", path)
+    if nested_unbounded_repeat(parsed.root):
         yield warn(
             "nested unbounded quantifiers (like (a+)+) can backtrack catastrophically: a long near-miss can take "
             "time exponential in its length on every scan",
@@ -185,36 +178,13 @@ def _regex_warnings(pattern: str, path: Path) -> Iterator[Diagnostic]:
 
 
 def _group_names(pattern: str) -> set[str] | None:
+    parsed = _parse(pattern)
+    return None if parsed is None else set(parsed.group_names)
+
+
+def _parse(pattern: str) -> ParsedRegex | None:
+    """The pattern as the reference's `regex` reads it; None if it rejects it (or is too deep to read)."""
     try:
-        return set(re.compile(pattern).groupindex)
-    except re.error:
+        return parse_regex(pattern)
+    except (ValueError, RecursionError):
         return None
-
-
-def _parse(pattern: str) -> Any:
-    try:
-        return sre_parse.parse(pattern, re.DOTALL)
-    except (re.error, RecursionError, OverflowError):
-        return None
-
-
-def _nested_unbounded_repeat(items: Any, inside_repeat: bool) -> bool:
-    """Whether an unbounded repeat sits inside another unbounded repeat (sre_parse tree)."""
-    for op, arg in items:
-        if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
-            _low, high, body = arg
-            unbounded = high == sre_constants.MAXREPEAT
-            if (unbounded and inside_repeat) or _nested_unbounded_repeat(body, inside_repeat or unbounded):
-                return True
-            continue
-        if op == sre_constants.SUBPATTERN:
-            children = [arg[-1]]
-        elif op == sre_constants.BRANCH:
-            children = list(arg[1])
-        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
-            children = [arg[1]]
-        else:
-            children = []
-        if any(_nested_unbounded_repeat(child, inside_repeat) for child in children):
-            return True
-    return False

@@ -3,19 +3,32 @@
 Streams are made mostly of what makes parsers go wrong: the template's own delimiters, their
 truncations (near misses that must be held back and then released), bodies that parse, Unicode
 that `regex` and `re` classify differently, and plain text. Regex delimiters are instantiated
-by walking the pattern's structure and drawing a matching string.
+by walking the pattern's tree (`rtcompile.regex.parser`) and drawing a string, kept when the
+reference's `regex` matches it.
 """
 
 from __future__ import annotations
 
 import random
-import re
-from collections.abc import Iterator
-from typing import Any
+
+import regex
 
 from rtcompile.ir import Template
-from rtcompile.regex.sre import sre_constants, sre_parse
-from rtcompile.regex.translate import UnsupportedRegex, translate
+from rtcompile.regex.ast import (
+    Alternation,
+    Atomic,
+    Backreference,
+    BranchReset,
+    Chars,
+    Concat,
+    Conditional,
+    Fuzzy,
+    Group,
+    Node,
+    Repeat,
+)
+from rtcompile.regex.charsets import Ranges, contains, size
+from rtcompile.regex.parser import parse_regex
 
 UNICODE_TRAPS = [
     "\u0301",
@@ -45,16 +58,22 @@ BODIES = [
 MAX_REPEAT = 3
 
 
+# Characters drawn for `.` and, when they belong to it, for large classes such as \w or [^<].
+ANY_CHARS = "ab \n<"
+COMMON_CHARS = "ab _.-éZ9<>\n"
+LARGE_CLASS = 512
+
+
 def delimiter_examples(pattern: str, rng: random.Random, count: int = 4) -> list[str]:
     """Strings that the delimiter regex matches (as many as could be drawn in a few tries)."""
     try:
-        compiled = re.compile(translate(pattern).full, re.DOTALL)
-        tree = sre_parse.parse(compiled.pattern, re.DOTALL)
-    except (UnsupportedRegex, ValueError, re.error):
+        tree = parse_regex(pattern).root
+        compiled = regex.compile(pattern, regex.DOTALL)
+    except (ValueError, RecursionError):
         return []
     found: list[str] = []
     for _ in range(count * 4):
-        text = "".join(_draw(tree, rng))
+        text = _Drawing(rng).draw(tree)
         if compiled.fullmatch(text) is not None and text not in found:
             found.append(text)
         if len(found) >= count:
@@ -62,40 +81,63 @@ def delimiter_examples(pattern: str, rng: random.Random, count: int = 4) -> list
     return found
 
 
-def _draw(items: Any, rng: random.Random) -> Iterator[str]:
-    for op, arg in items:
-        if op == sre_constants.LITERAL:
-            yield chr(arg)
-        elif op == sre_constants.ANY:
-            yield rng.choice("ab \n<")
-        elif op == sre_constants.IN:
-            yield _draw_in(arg, rng)
-        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
-            low, high, body = arg
-            top = min(high, low + MAX_REPEAT)
-            for _ in range(rng.randint(low, max(low, top))):
-                yield from _draw(body, rng)
-        elif op == sre_constants.SUBPATTERN:
-            yield from _draw(arg[-1], rng)
-        elif op == sre_constants.BRANCH:
-            yield from _draw(rng.choice(arg[1]), rng)
-        # assertions, anchors and group references contribute nothing; the full match filters misses
+class _Drawing:
+    """One random walk through a pattern's tree; remembers what each group captured, for backreferences."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.captured: dict[str, str] = {}
+
+    def draw(self, node: Node) -> str:
+        rng = self.rng
+        if isinstance(node, Chars):
+            return self.draw_char(node)
+        if isinstance(node, Group):
+            text = self.draw(node.body)
+            self.captured[str(node.index)] = text
+            if node.name is not None:
+                self.captured[node.name] = text
+            return text
+        if isinstance(node, Concat):
+            return "".join(self.draw(item) for item in node.items)
+        if isinstance(node, (Alternation, BranchReset)):
+            return self.draw(rng.choice(node.branches))
+        if isinstance(node, Repeat):
+            top = node.min + MAX_REPEAT if node.max is None else min(node.max, node.min + MAX_REPEAT)
+            return "".join(self.draw(node.body) for _ in range(rng.randint(node.min, top)))
+        if isinstance(node, (Atomic, Fuzzy)):
+            return self.draw(node.body)
+        if isinstance(node, Conditional):
+            if isinstance(node.condition, str):
+                return self.draw(node.yes if node.condition in self.captured else node.no)
+            return self.draw(rng.choice((node.yes, node.no)))
+        if isinstance(node, Backreference):
+            return self.captured.get(node.group, "")
+        return ""  # assertions, lookarounds and opaque constructs; the reference's fullmatch filters misses
+
+    def draw_char(self, node: Chars) -> str:
+        if node.kind == "literal" and node.literal is not None:
+            if node.ignore_case and size(node.ranges) > 1:  # the written case, or now and then another
+                variants = [chr(cp) for low, high in node.ranges for cp in range(low, high + 1)]
+                return self.rng.choice([chr(node.literal), chr(node.literal), *variants])
+            return chr(node.literal)
+        if node.kind == "any":
+            return self.rng.choice(ANY_CHARS)
+        return self.rng.choice(_char_choices(node.ranges, self.rng))
 
 
-def _draw_in(items: Any, rng: random.Random) -> str:
+def _char_choices(ranges: Ranges, rng: random.Random) -> list[str]:
+    """Both ends and a random member of each range; for large classes, common characters they hold."""
+    if not ranges:
+        return [""]
+    if size(ranges) > LARGE_CLASS:
+        common = [ch for ch in COMMON_CHARS if contains(ranges, ord(ch))]
+        low, high = rng.choice(ranges)
+        return common + [chr(rng.randint(low, high))]
     choices: list[str] = []
-    negated = False
-    for op, arg in items:
-        if op == sre_constants.NEGATE:
-            negated = True
-        elif op == sre_constants.LITERAL:
-            choices.append(chr(arg))
-        elif op == sre_constants.RANGE:
-            low, high = arg
-            choices += [chr(low), chr(high), chr(rng.randint(low, high))]
-    if negated or not choices:
-        return rng.choice("ab _.-éZ9")
-    return rng.choice(choices)
+    for low, high in ranges:
+        choices += [chr(low)] if low == high else [chr(low), chr(high), chr(rng.randint(low, high))]
+    return choices
 
 
 def delimiter_texts(template: Template, rng: random.Random) -> list[str]:

@@ -24,7 +24,8 @@ from rtcompile.frontend.diagnostics import walk_placeholders
 from rtcompile.frontend.errors import Diagnostic, render_message
 from rtcompile.ir import Template, Transform, XmlInlineParser
 from rtcompile.prompt import normalize_messages, render_chat_template
-from rtcompile.regex.sre import sre_constants, sre_parse
+from rtcompile.regex.analysis import optional_group_names
+from rtcompile.regex.parser import parse_regex
 from rtcompile.tooling.fuzz import delimiter_texts, random_chunking, random_stream
 from rtcompile.tooling.observe import Raised, observe
 
@@ -121,11 +122,9 @@ def _optional_captures(field: str, key: str, pattern: str, transform: Transform 
     """Named groups the transform uses that the pattern can match without: the transform then raises."""
     used = set() if transform is None else {p.root for p, _ in walk_placeholders(transform)}
     try:
-        tree = sre_parse.parse(pattern, re.DOTALL)
-    except re.error:
+        optional = optional_group_names(parse_regex(pattern))
+    except (ValueError, RecursionError):
         return []
-    names = {index: name for name, index in tree.state.groupdict.items()}
-    optional = _optional_groups(tree, names, inside_optional=False)
     return [
         Finding(
             "warning",
@@ -135,22 +134,6 @@ def _optional_captures(field: str, key: str, pattern: str, transform: Transform 
         )
         for name in sorted(optional & used)
     ]
-
-
-def _optional_groups(items: Any, names: dict[int, str], inside_optional: bool) -> set[str]:
-    found: set[str] = set()
-    for op, arg in items:
-        if op == sre_constants.SUBPATTERN:
-            group = arg[0]
-            if inside_optional and group in names:
-                found.add(names[group])
-            found |= _optional_groups(arg[-1], names, inside_optional)
-        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
-            found |= _optional_groups(arg[2], names, inside_optional or arg[0] == 0)
-        elif op == sre_constants.BRANCH:
-            for branch in arg[1]:
-                found |= _optional_groups(branch, names, True)
-    return found
 
 
 # --------------------------------------------------------------------------- defects found by running the template

@@ -1,0 +1,107 @@
+"""Facts about a parsed pattern that hold whether or not stdlib `re` can reproduce it.
+
+The translation reports `history` and `anchored_start`; diagnostics and lint ask about nested
+unbounded repeats, captures that may not take part in a match and the constructs the spec's
+portability section asks templates to avoid.
+"""
+
+from __future__ import annotations
+
+from rtcompile.regex.ast import (
+    Alternation,
+    Assertion,
+    Atomic,
+    Backreference,
+    BranchReset,
+    Concat,
+    Conditional,
+    Fuzzy,
+    Group,
+    Lookaround,
+    Node,
+    Opaque,
+    ParsedRegex,
+    Repeat,
+    children,
+    walk,
+    width,
+)
+
+# Assertions that look at the character before the current position.
+_LOOKS_BACK_ONE = frozenset(("boundary", "non_boundary", "line_start", "word_start", "word_end"))
+
+
+def history(root: Node) -> int | None:
+    r"""How many characters before the search position the pattern may inspect (lookbehind width, 1 for
+    ``\b``/``\B``/multiline ``^``); None if unbounded."""
+    seen = 0
+    for node in walk(root):
+        if isinstance(node, Assertion) and node.kind in _LOOKS_BACK_ONE:
+            seen = max(seen, 1)
+        elif isinstance(node, Lookaround) and node.behind:
+            high = width(node.body)[1]
+            if high is None:
+                return None
+            seen = max(seen, high)
+    return seen
+
+
+def anchored_start(root: Node) -> bool:
+    r"""Whether the pattern contains ``^`` or ``\A`` (string start) somewhere."""
+    return any(isinstance(node, Assertion) and node.kind == "string_start" for node in walk(root))
+
+
+def nested_unbounded_repeat(root: Node) -> bool:
+    """Whether an unbounded repeat sits inside another one (``(a+)+``), the shape that backtracks
+    catastrophically. Possessive repeats never give back what they matched, so they do not count."""
+
+    def search(node: Node, inside_unbounded: bool) -> bool:
+        if isinstance(node, Repeat) and not node.possessive:
+            unbounded = node.max is None
+            if unbounded and inside_unbounded:
+                return True
+            return search(node.body, inside_unbounded or unbounded)
+        return any(search(child, inside_unbounded) for child in children(node))
+
+    return search(root, inside_unbounded=False)
+
+
+def optional_group_names(parsed: ParsedRegex) -> set[str]:
+    """Names of the groups that some match of the pattern leaves unset."""
+    return set(parsed.group_names) - _always_set(parsed.root)
+
+
+def _always_set(node: Node) -> set[str]:
+    """Group names every match of `node` sets."""
+    if isinstance(node, Group):
+        own = {node.name} if node.name is not None else set()
+        return own | _always_set(node.body)
+    if isinstance(node, Concat):
+        return set().union(*(_always_set(item) for item in node.items))
+    if isinstance(node, (Alternation, BranchReset)):
+        return set.intersection(*(_always_set(branch) for branch in node.branches))
+    if isinstance(node, Conditional):
+        return _always_set(node.yes) & _always_set(node.no)
+    if isinstance(node, Repeat):
+        return _always_set(node.body) if node.min > 0 else set()
+    if isinstance(node, Lookaround):
+        return _always_set(node.body) if node.positive else set()
+    if isinstance(node, (Atomic, Fuzzy)):
+        return _always_set(node.body)
+    return set()
+
+
+def portability_concerns(root: Node) -> list[str]:
+    """The constructs the spec's portability section asks templates to avoid, as "a lookaround"..."""
+    nodes = list(walk(root))
+    checks = [
+        ("a lookaround", any(isinstance(node, Lookaround) for node in nodes)),
+        ("a backreference", any(isinstance(node, Backreference) for node in nodes)),
+        ("an atomic group", any(isinstance(node, Atomic) for node in nodes)),
+        ("a possessive quantifier", any(isinstance(node, Repeat) and node.possessive for node in nodes)),
+        (
+            "recursion",
+            any(isinstance(node, Opaque) and node.construct in ("recursion", "group call") for node in nodes),
+        ),
+    ]
+    return [name for name, present in checks if present]

@@ -1,0 +1,243 @@
+"""Emitting stdlib `re` syntax from the tree, and deciding which constructs it cannot express.
+
+Every character node is spelled as explicit code points or ranges (``\\w``, case folding and sets mean
+different things to the two engines), assertions as the stdlib equivalents of `regex`'s definitions.
+`refuse_untranslatable` is where "stdlib cannot do this" is decided: the parser builds nodes for
+everything `regex` accepts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Final
+
+from rtcompile.regex.ast import (
+    Alternation,
+    Assertion,
+    Atomic,
+    Backreference,
+    BranchReset,
+    Chars,
+    Concat,
+    Conditional,
+    Fuzzy,
+    Group,
+    Lookaround,
+    Node,
+    Opaque,
+    ParsedRegex,
+    Repeat,
+    walk,
+)
+from rtcompile.regex.charsets import ALL, TABLE_BODIES, TABLES, Ranges, complement
+from rtcompile.regex.errors import UnsupportedRegex
+from rtcompile.runtime.unicode_classes import WORD_CLASS
+
+# ---------------------------------------------------------------------------------------------------
+# What stdlib cannot express
+# ---------------------------------------------------------------------------------------------------
+
+# V0 is the default version; every other flag changes semantics we do not reproduce.
+_SUPPORTED_FLAGS: Final = frozenset(("i", "m", "s", "x", "V0"))
+_NO_EQUIVALENT: Final = "no exact stdlib equivalent"
+_BACKREFERENCE: Final = "partial matching of backreferences cannot be reproduced"
+_REASONS: Final = {
+    "\\p{...} property": "Unicode properties are not translated",
+    "POSIX character class": "[[:name:]] is a property in regex but literal in re",
+    "fuzzy matching": "regex reads this {...} as an approximate-match constraint",
+    "backreference": _BACKREFERENCE,
+    "control verb": "stdlib re has no backtracking control verbs",
+    "recursion": "stdlib re cannot recurse",
+    "group call": "stdlib re cannot call groups",
+}
+_ASSERTION_CONSTRUCTS: Final = {
+    "search_anchor": "\\G search anchor",
+    "word_start": "\\m word start",
+    "word_end": "\\M word end",
+}
+
+
+def refuse_untranslatable(parsed: ParsedRegex) -> None:
+    """Raise `UnsupportedRegex` for the first construct (in pattern order) stdlib `re` cannot express."""
+    found = sorted(_untranslatable(parsed), key=lambda item: item[0])
+    if found:
+        _position, construct, reason = found[0]
+        raise UnsupportedRegex(construct, reason)
+
+
+def _untranslatable(parsed: ParsedRegex) -> Iterator[tuple[int, str, str]]:
+    for flag in parsed.inline_flags:
+        if flag.letter not in _SUPPORTED_FLAGS:
+            reason = "only the i, m, s, x and V0 inline flags can be translated exactly"
+            yield flag.position, f"(?{flag.letter}) flag", reason
+    named: set[str] = set()
+    for node in walk(parsed.root):
+        if isinstance(node, Chars) and node.untranslatable is not None:
+            construct = node.untranslatable.construct
+            yield node.untranslatable.position, construct, _REASONS.get(construct, _NO_EQUIVALENT)
+        elif isinstance(node, Assertion) and node.kind in _ASSERTION_CONSTRUCTS:
+            yield node.position, _ASSERTION_CONSTRUCTS[node.kind], _NO_EQUIVALENT
+        elif isinstance(node, Group) and node.name is not None:
+            if node.name.isdigit() or not node.name.isidentifier():
+                yield node.position, "group name", f"{node.name!r} is not a valid stdlib group name"
+            if node.name in named:
+                yield node.position, "duplicate group name", "stdlib re requires unique group names"
+            named.add(node.name)
+        elif isinstance(node, Repeat) and node.possessive:
+            yield node.position, "possessive quantifier", "stdlib re before Python 3.11 has no possessive repeats"
+        elif isinstance(node, Atomic):
+            yield node.position, "atomic group", "stdlib re before Python 3.11 has no atomic groups"
+        elif isinstance(node, BranchReset):
+            yield node.position, "branch reset group", "stdlib re has no branch reset"
+        elif isinstance(node, Conditional):
+            yield node.position, "conditional group", "stdlib conditionals differ from regex's"
+        elif isinstance(node, Backreference):
+            yield node.position, "backreference", _BACKREFERENCE
+        elif isinstance(node, Fuzzy):
+            yield node.position, "fuzzy matching", _REASONS["fuzzy matching"]
+        elif isinstance(node, Opaque):
+            yield node.position, node.construct, _REASONS.get(node.construct, _NO_EQUIVALENT)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Code points
+# ---------------------------------------------------------------------------------------------------
+
+
+def _escape_code_point(cp: int, in_class: bool) -> str:
+    """Spell one code point for a stdlib pattern: printable ASCII as itself, the rest as escapes."""
+    ch = chr(cp)
+    if ch.isascii() and ch.isalnum():
+        return ch
+    if 0x20 <= cp < 0x7F:
+        return "\\" + ch if (in_class and ch in "\\]^-[") or (not in_class and ch in ".^$*+?{}[]\\|()") else ch
+    return f"\\U{cp:08x}" if cp > 0xFFFF else f"\\u{cp:04x}"
+
+
+def _class_body(ranges: Ranges) -> str:
+    """The inside of ``[...]``; the shared table text is reused verbatim for ``\\w``/``\\d``/``\\s``."""
+    for name, table in TABLES.items():
+        if ranges == table:
+            return TABLE_BODIES[name]
+    parts = []
+    for lo, hi in ranges:
+        if lo == hi:
+            parts.append(_escape_code_point(lo, True))
+        elif hi == lo + 1:
+            parts.append(_escape_code_point(lo, True) + _escape_code_point(hi, True))
+        else:
+            parts.append(f"{_escape_code_point(lo, True)}-{_escape_code_point(hi, True)}")
+    return "".join(parts)
+
+
+def emit_ranges(ranges: Ranges) -> str:
+    """A stdlib atom matching exactly one code point from `ranges` (patterns are compiled DOTALL)."""
+    if ranges == ALL:
+        return "."
+    if not ranges:
+        return "[^\\u0000-\\U0010ffff]"
+    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+        return _escape_code_point(ranges[0][0], False)
+    inverse = complement(ranges)
+    if len(inverse) < len(ranges) or any(inverse == table for table in TABLES.values()):
+        return f"[^{_class_body(inverse)}]"
+    return f"[{_class_body(ranges)}]"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Nodes
+# ---------------------------------------------------------------------------------------------------
+
+_WORD: Final = f"[{WORD_CLASS}]"
+_ASSERTIONS: Final = {
+    "string_start": "\\A",
+    "string_end": "\\Z",
+    # regex's `$` (no MULTILINE): at the end, or before a newline that ends the string.
+    "string_end_line": "(?=\\n?\\Z)",
+    # MULTILINE: at the start or after "\n" / at the end or before "\n".
+    "line_start": "(?<![^\\n])",
+    "line_end": "(?![^\\n])",
+    # regex's Unicode word boundary is defined by its own \w table.
+    "boundary": f"(?:(?<={_WORD})(?!{_WORD})|(?<!{_WORD})(?={_WORD}))",
+    "non_boundary": f"(?:(?<={_WORD})(?={_WORD})|(?<!{_WORD})(?!{_WORD}))",
+}
+
+
+# Emitted fragments carry how tightly they bind, so we only add (?:...) where stdlib needs it.
+_ATOM, _SEQUENCE, _ALTERNATION = 0, 1, 2
+
+
+def quantifier(low: int, high: int | None, lazy: bool) -> str:
+    if (low, high) == (0, None):
+        text = "*"
+    elif (low, high) == (1, None):
+        text = "+"
+    elif (low, high) == (0, 1):
+        text = "?"
+    elif high is None:
+        text = f"{{{low},}}"
+    elif low == high:
+        text = f"{{{low}}}"
+    else:
+        text = f"{{{low},{high}}}"
+    return text + ("?" if lazy else "")
+
+
+def _as_atom(fragment: tuple[str, int]) -> str:
+    text, level = fragment
+    return text if level == _ATOM else f"(?:{text})"
+
+
+def _as_sequence_item(fragment: tuple[str, int]) -> str:
+    text, level = fragment
+    return f"(?:{text})" if level == _ALTERNATION else text
+
+
+def _emit(node: Node, captures: bool) -> tuple[str, int]:
+    """Stdlib syntax for `node`; without `captures`, groups become non-capturing."""
+    if isinstance(node, Chars):
+        return emit_ranges(node.ranges), _ATOM
+    if isinstance(node, Assertion):
+        return _ASSERTIONS[node.kind], _SEQUENCE
+    if isinstance(node, Group):
+        body = _emit(node.body, captures)[0]
+        if not captures:
+            return f"(?:{body})", _ATOM
+        return (f"(?P<{node.name}>{body})" if node.name else f"({body})"), _ATOM
+    if isinstance(node, Concat):
+        if len(node.items) == 1:
+            return _emit(node.items[0], captures)
+        return "".join(_as_sequence_item(_emit(item, captures)) for item in node.items), _SEQUENCE
+    if isinstance(node, Alternation):
+        return "|".join(_emit(branch, captures)[0] for branch in node.branches), _ALTERNATION
+    if isinstance(node, Repeat):
+        body = _as_atom(_emit(node.body, captures))
+        return body + quantifier(node.min, node.max, node.lazy), _SEQUENCE
+    if isinstance(node, Lookaround):
+        opener = "(?" + ("<" if node.behind else "") + ("=" if node.positive else "!")
+        return f"{opener}{_emit(node.body, captures)[0]})", _SEQUENCE
+    raise AssertionError(f"{type(node).__name__} reached the emitter; refuse_untranslatable lets none through")
+
+
+def full_pattern(root: Node) -> str:
+    """The stdlib pattern that behaves like `root` for search/match/finditer, groups included."""
+    return _emit(root, captures=True)[0]
+
+
+def plain(node: Node) -> str:
+    """The node as a sequence item without capture groups (used inside the prefix pattern)."""
+    return _as_sequence_item(_emit(node, captures=False))
+
+
+def plain_atom(node: Node) -> str:
+    """The node as an atom (ready for a quantifier) without capture groups."""
+    return _as_atom(_emit(node, captures=False))
+
+
+def either(first: str | None, second: str | None) -> str | None:
+    """Alternation of two optional sequence items (``None`` matches nothing)."""
+    if first is None:
+        return second
+    if second is None or second == first:
+        return first
+    return f"(?:{first}|{second})"
