@@ -217,14 +217,14 @@ class ProgressPrinter:
         total: int,
         *,
         interval: float = 2.0,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] | None = None,
         stream: TextIO | None = None,
     ) -> None:
         self.total = total
         self.interval = interval
-        self.clock = clock
+        self.clock = clock or time.monotonic
         self.stream = stream
-        self.started = clock()
+        self.started = self.clock()
         self.last_line = self.started
 
     def __call__(self, done: int, summary: Summary) -> None:
