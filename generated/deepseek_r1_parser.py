@@ -15,12 +15,12 @@ import re
 import sys
 import types
 
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import FunctionType, MethodType
 
 TYPE_CHECKING = False  # typing is slow to import; type checkers read this block, the runtime skips it
 if TYPE_CHECKING:
-    from typing import Any, Final, Literal, TypedDict, Union, cast, overload
+    from typing import Any, Final, Literal, TypeAlias, TypedDict, Union, cast, overload
 else:
 
     def cast(_type: object, value: object) -> object:
@@ -61,14 +61,16 @@ if TYPE_CHECKING:
     from typing_extensions import NotRequired, Required
 
     FieldName = Literal["reasoning_content", "tool_calls", "content"]
-    _Shape_9 = TypedDict("_Shape_9", {"name": Any, "arguments": Any})
-    _Shape_8 = TypedDict("_Shape_8", {"type": Literal["function"], "function": _Shape_9})
+    Shape_tool_calls_function = TypedDict("Shape_tool_calls_function", {"name": Any, "arguments": Any})
+    Shape_tool_calls = TypedDict(
+        "Shape_tool_calls", {"type": Literal["function"], "function": Shape_tool_calls_function}
+    )
     Message = TypedDict(
         "Message",
         {
             "role": Required[str],
             "reasoning_content": NotRequired[str],
-            "tool_calls": NotRequired[list[_Shape_8]],
+            "tool_calls": NotRequired[list[Shape_tool_calls]],
             "content": NotRequired[str],
         },
     )
@@ -85,7 +87,13 @@ else:
 
 
 # ----------------------------------------------------------------------------
-# runtime helpers (lifted from rtcompile.runtime)
+# runtime helpers (lifted from rtcompile.runtime), the streaming engine among them
+
+BLOCK_CHUNKS: Final = 256  # region chunks joined into one string at a time
+
+
+Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
+
 
 PREFIX_REQUIRED: Final = (
     "`ResponseParser`/`parse_response` requires `prefix` (the chat prompt sent to the model before generation), "
@@ -95,9 +103,141 @@ PREFIX_REQUIRED: Final = (
 )
 
 
+PlainCheck: TypeAlias = "Callable[[str], bool]"
+
+
+Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+
+
+def _as_integer(raw: str) -> int | None:
+    """`int()` syntax, or a whole float such as "3.0" or "1e3" (JSON Schema integers); None otherwise."""
+    try:
+        return int(raw)
+    except ValueError:
+        number = float(raw)  # a ValueError here means "not this type" to the caller
+    return int(number) if number.is_integer() else None
+
+
+def _as_number(raw: str) -> int | float | None:
+    """A finite float, given back as an int when it is whole and the text had no '.'; None for nan/inf."""
+    number = float(raw)
+    if number != number or number in (float("inf"), float("-inf")):
+        return None
+    return int(number) if number.is_integer() and "." not in raw else number
+
+
+def _coerce_as(raw: str, type_name: str) -> tuple[bool, Any]:
+    """Try one schema type: (True, value) on success, (False, None) if the text does not fit it.
+
+    May raise ValueError (from int/float/json parsing), which also means the text does not fit.
+    """
+    if type_name == "integer":
+        integer = _as_integer(raw)
+        return (integer is not None), integer
+    if type_name == "number":
+        number = _as_number(raw)
+        return (number is not None), number
+    if type_name == "boolean" and raw.strip().lower() in ("true", "1", "false", "0"):
+        return True, raw.strip().lower() in ("true", "1")
+    if type_name == "null" and raw.strip() in ("null", "None"):
+        return True, None
+    if type_name in ("object", "array"):
+        decoded = json.loads(raw)
+        if isinstance(decoded, dict if type_name == "object" else list):
+            return True, decoded
+    return False, None
+
+
+def coerce_value(raw: str, types: tuple[str, ...]) -> Any:
+    """Convert `raw` with the first of `types` that accepts it; otherwise return `raw` itself.
+
+    `string`, unknown types and failed casts all keep the text. Only ValueError counts as "does not fit";
+    anything else (e.g. RecursionError from very deep JSON) propagates, as in the reference.
+    """
+    for type_name in types:
+        try:
+            accepted, value = _coerce_as(raw, type_name)
+        except ValueError:
+            continue
+        if accepted:
+            return value
+    return raw
+
+
+def schema_types(schema: Any) -> tuple[str, ...]:
+    """The type names a parameter schema allows, in declaration order, duplicates kept.
+
+    Collects `type` (a string or list of strings), recursively the `anyOf`/`oneOf` choices, and `null` when
+    the schema is `nullable` (how transformers' `get_json_schema` marks Optional parameters). A non-dict
+    schema allows nothing. A truthy non-iterable union (e.g. `"anyOf": 1`) raises TypeError, as in the reference.
+    """
+    if not isinstance(schema, dict):
+        return ()
+    declared = schema.get("type")
+    types: list[str] = []
+    if isinstance(declared, str):
+        types.append(declared)
+    elif isinstance(declared, list):
+        types.extend(name for name in declared if isinstance(name, str))
+    for union_key in ("anyOf", "oneOf"):
+        for choice in schema.get(union_key) or []:
+            types.extend(schema_types(choice))
+    if schema.get("nullable") and "null" not in types:
+        types.append("null")
+    return tuple(types)
+
+
+def _coerce_arguments(arguments: dict[Any, Any], properties: Mapping[Any, Any]) -> None:
+    """Cast, in place, the string arguments (and strings inside non-array list arguments) that have a schema.
+
+    A list where the schema does not allow `array` is taken to be a key repeated under `merge_duplicates`,
+    so each of its strings is cast on its own.
+    """
+    for key, argument in arguments.items():
+        if key not in properties:
+            continue
+        types = schema_types(properties[key])
+        if not types:
+            continue
+        if isinstance(argument, str):
+            arguments[key] = coerce_value(argument, types)
+        elif isinstance(argument, list) and "array" not in types:
+            arguments[key] = [coerce_value(item, types) if isinstance(item, str) else item for item in argument]
+
+
+def coerce_tool_calls(value: Any, params: Mapping[str, Mapping[str, Any]]) -> Any:
+    """Cast the arguments of tool calls shaped `{"function": {"name": str, "arguments": dict}}`.
+
+    Lists are walked recursively and rebuilt as new lists; a tool call's `arguments` dict is modified in
+    place and the same object is returned; anything else comes back untouched. Tools with no properties are
+    skipped. Like the reference, only call this when the table is non-empty (else lists keep their identity).
+    """
+    if isinstance(value, list):
+        return [coerce_tool_calls(item, params) for item in value]
+    function = value.get("function") if isinstance(value, dict) else None
+    if not isinstance(function, dict):
+        return value
+    name, arguments = function.get("name"), function.get("arguments")
+    if not isinstance(name, str) or not isinstance(arguments, dict):
+        return value
+    properties = params.get(name)
+    if properties:
+        _coerce_arguments(arguments, properties)
+    return value
+
+
 def is_empty(value: object) -> bool:
     """Fields left empty are dropped from the final message (unless they have a default)."""
     return value is None or (isinstance(value, (list, dict, str)) and not value)
+
+
+def join_value(name: str, previous: Any, value: Any, separator: str) -> str:
+    """The new value of a `join` field after one more region closed with `value`."""
+    if not isinstance(value, str):
+        raise ValueError(
+            f"Field '{name}': 'join' requires each match to parse to a string, got {type(value).__name__}."
+        )
+    return value if previous is None else previous + separator + value
 
 
 class DocstringParsingException(Exception):
@@ -439,6 +579,216 @@ def tool_parameters(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]]:
     return tool_parameter_table(schemas)
 
 
+class StreamingParser:
+    """Parses one generation as it streams: `feed()` text, then `finalize()`.
+
+    `initial_events` holds the events of the prompt's pre-written part of the message (the text
+    after the last start anchor in `prefix`). Subclasses supply the class attributes declared below.
+    """
+
+    # -- what a backend plugs in (see the module docstring)
+    _names: tuple[FieldName, ...]  # by field index
+    _dirty: tuple[bool, ...]  # by field: chunks of structured content are marked `dirty`
+    _joins: tuple[str | None, ...]  # by field: the `join` separator, if any
+    _repeats: tuple[bool, ...]  # by field
+    _required: tuple[str, ...]  # fields the final message must contain
+    _defaults: dict[str, Any]  # the message before any region closed
+    _implicit: int  # the implicit field's index, or NO_FIELD
+    _state_of_field: tuple[int, ...]  # by field: the state inside it (0 for the implicit field)
+    _actions: tuple[tuple[tuple[bool, int], ...], ...]  # by state, by watch: (opens a region?, field)
+    _scanners: tuple[Scanner, ...]  # by state
+    _plain: tuple[PlainCheck | None, ...]  # by state; None: no fast path in that state
+    _handlers: tuple[Handler, ...]  # by field
+    _history: int | None  # committed characters a delimiter can still inspect; None: unbounded
+
+    def _after_anchor(self, prefix: str) -> str:
+        """The prompt after the last match of the start anchor, or all of it if there is none."""
+        raise NotImplementedError
+
+    def __init__(self, prefix: str | None, *, tools: Iterable[Any] | None) -> None:
+        if prefix is None:
+            raise ValueError(PREFIX_REQUIRED)
+        self._tool_params = tool_parameters(tools)
+        self._buffer = ""
+        self._pos = 0  # scan position: text before it is committed
+        self._output: dict[str, Any] = copy.deepcopy(self._defaults)
+        self._state = 0
+        self._field = self._implicit  # the current region's field, or NO_FIELD
+        self._captures: dict[str, str] = {}
+        # The current region's text: recent chunks, plus blocks of joined chunks, so that a long region
+        # costs about its text in memory rather than a list entry per 1-6 character token.
+        self._body: list[str] = []
+        self._blocks: list[str] = []
+        self._opened = False  # whether the current region has opened (emitted region_open)
+        self._finalized = False
+        self.initial_events: list[Event] = []
+        if prefix:
+            self._consume_prefix(prefix)
+
+    # -- the public protocol
+
+    def feed(self, text: str) -> list[Event]:
+        """Add model text; returns the events it completes."""
+        plain = self._plain[self._state]
+        if plain is not None and text and self._pos == len(self._buffer) and not self._finalized and plain(text):
+            return self._feed_plain(text)
+        return self._feed_scanning(text)
+
+    def _feed_scanning(self, text: str) -> list[Event]:
+        """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
+        if self._finalized:
+            raise RuntimeError("ResponseParser already finalized")
+        if text:
+            self._buffer += text
+        events: list[Event] = []
+        self._process(events, False)
+        self._drop_committed()
+        return events
+
+    def finalize(self) -> tuple[Message, list[Event]]:
+        """End of generation: flush what is held back, close the open region, return the message."""
+        if self._finalized:
+            raise RuntimeError("ResponseParser already finalized")
+        events: list[Event] = []
+        self._process(events, True)
+        missing = [name for name in self._required if name not in self._output]
+        if missing:
+            raise ValueError(f"Required response_template fields missing from parsed output: {missing}")
+        defaults = self._defaults
+        # Typed Any: in a generated module the dict is that template's `Message` TypedDict.
+        message: Any = {k: v for k, v in self._output.items() if k in defaults or not is_empty(v)}
+        self._output = message
+        self._finalized = True
+        return message, events
+
+    # -- scanning
+
+    def _consume_prefix(self, prefix: str) -> None:
+        """Run the part of the prompt after the last start anchor through the parser."""
+        truncated = self._after_anchor(prefix)
+        if truncated:
+            self._buffer = truncated
+            self._process(self.initial_events, False)
+            self._drop_committed()
+
+    def _feed_plain(self, text: str) -> list[Event]:
+        """The fast path: nothing is held back and no delimiter can start in `text`, so all of it is
+        region text (what scanning would conclude, without scanning). Plain checks exist only where
+        `_history` is bounded."""
+        history = cast("int", self._history)
+        self._buffer = (self._buffer + text)[-history:]  # what _drop_committed would keep
+        self._pos = len(self._buffer)
+        field = self._field
+        if field < 0:
+            return []
+        self._body.append(text)
+        if len(self._body) >= BLOCK_CHUNKS:
+            self._blocks.append("".join(self._body))
+            self._body = []
+        chunk: Event = {"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]}
+        if self._opened:
+            return [chunk]
+        self._opened = True
+        return [{"type": "region_open", "field": self._names[field]}, chunk]
+
+    def _process(self, events: list[Event], eos: bool) -> None:
+        """Commit every delimiter that can be committed, and the region text before it."""
+        while True:
+            which, start, end, groups, hold = self._scanners[self._state](self._buffer, self._pos, eos)
+            if which >= 0:
+                if start > self._pos:
+                    self._accumulate(events, self._buffer[self._pos : start])
+                self._pos = end
+                opens, field = self._actions[self._state][which]
+                if opens:
+                    self._close_current(events)
+                    self._open(events, field, groups)
+                    continue
+                had_content = self._opened
+                # Close-delimiter captures join (and override) the open-delimiter captures.
+                self._captures.update({k: v for k, v in groups.items() if v is not None})
+                self._close_current(events)
+                if not had_content and start == end:
+                    break  # a zero-width close of an empty region would fire forever
+                continue
+            if eos:
+                if self._pos < len(self._buffer):
+                    self._accumulate(events, self._buffer[self._pos :])
+                    self._pos = len(self._buffer)
+                self._close_current(events)
+                break
+            if hold > self._pos:
+                self._accumulate(events, self._buffer[self._pos : hold])
+                self._pos = hold
+            break
+
+    def _drop_committed(self) -> None:
+        """Forget committed text no delimiter can look at any more (what keeps streaming linear)."""
+        history = self._history
+        if history is None:
+            return
+        cut = self._pos - history
+        if cut > 0:
+            self._buffer = self._buffer[cut:]
+            self._pos -= cut
+
+    # -- regions
+
+    def _accumulate(self, events: list[Event], text: str) -> None:
+        field = self._field
+        if not text or field < 0:
+            return  # no implicit field: text outside explicit regions is dropped
+        if not self._opened:
+            events.append({"type": "region_open", "field": self._names[field]})
+            self._opened = True
+        self._body.append(text)
+        if len(self._body) >= BLOCK_CHUNKS:
+            self._blocks.append("".join(self._body))
+            self._body = []
+        events.append({"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]})
+
+    def _open(self, events: list[Event], field: int, groups: dict[str, str | None]) -> None:
+        self._state = self._state_of_field[field]
+        self._field = field
+        self._captures = {k: v for k, v in groups.items() if v is not None}
+        self._body = []
+        self._blocks = []
+        self._opened = True
+        events.append({"type": "region_open", "field": self._names[field]})
+
+    def _close_current(self, events: list[Event]) -> None:
+        """Close the current region (a region that never opened closes silently) and go back to state 0."""
+        field = self._field
+        if field >= 0 and self._opened:
+            value = self._handlers[field]("".join(self._blocks) + "".join(self._body), self._captures)
+            if self._tool_params:
+                value = coerce_tool_calls(value, self._tool_params)
+            self._store(field, value)
+            events.append({"type": "region_close", "field": self._names[field], "value": value})
+        self._state = 0
+        self._field = self._implicit
+        self._captures = {}
+        self._body = []
+        self._blocks = []
+        self._opened = False
+
+    def _store(self, field: int, value: Any) -> None:
+        name = self._names[field]
+        join = self._joins[field]
+        if join is not None:
+            self._output[name] = join_value(name, self._output.get(name), value, join)
+        elif self._repeats[field]:
+            self._output.setdefault(name, []).append(value)
+        else:
+            self._output[name] = value
+
+
+def _parse_one(parser: StreamingParser, text: str) -> Message:
+    parser.feed(text)
+    message, _ = parser.finalize()
+    return message
+
+
 def batch_prefixes(count: int, prefix: str | Sequence[str] | None) -> list[Any]:
     """One prefix per text of a batch: a single prefix is broadcast; an empty list means "" for all."""
     if prefix is None or isinstance(prefix, str):
@@ -454,144 +804,84 @@ def batch_prefixes(count: int, prefix: str | Sequence[str] | None) -> list[Any]:
     return prefixes
 
 
-def join_value(name: str, previous: Any, value: Any, separator: str) -> str:
-    """The new value of a `join` field after one more region closed with `value`."""
-    if not isinstance(value, str):
-        raise ValueError(
-            f"Field '{name}': 'join' requires each match to parse to a string, got {type(value).__name__}."
-        )
-    return value if previous is None else previous + separator + value
+def parse_texts(
+    new_parser: Callable[[str | None], StreamingParser], text: str | Sequence[str], prefix: str | Sequence[str] | None
+) -> Message | list[Message]:
+    """`parse_response` for one complete output, or a batch: a parser per text, fed once, finalized.
 
-
-def _as_integer(raw: str) -> int | None:
-    """`int()` syntax, or a whole float such as "3.0" or "1e3" (JSON Schema integers); None otherwise."""
-    try:
-        return int(raw)
-    except ValueError:
-        number = float(raw)  # a ValueError here means "not this type" to the caller
-    return int(number) if number.is_integer() else None
-
-
-def _as_number(raw: str) -> int | float | None:
-    """A finite float, given back as an int when it is whole and the text had no '.'; None for nan/inf."""
-    number = float(raw)
-    if number != number or number in (float("inf"), float("-inf")):
-        return None
-    return int(number) if number.is_integer() and "." not in raw else number
-
-
-def _coerce_as(raw: str, type_name: str) -> tuple[bool, Any]:
-    """Try one schema type: (True, value) on success, (False, None) if the text does not fit it.
-
-    May raise ValueError (from int/float/json parsing), which also means the text does not fit.
+    For a batch `prefix` is one prompt broadcast to every text, or one per text (as transformers takes it).
     """
-    if type_name == "integer":
-        integer = _as_integer(raw)
-        return (integer is not None), integer
-    if type_name == "number":
-        number = _as_number(raw)
-        return (number is not None), number
-    if type_name == "boolean" and raw.strip().lower() in ("true", "1", "false", "0"):
-        return True, raw.strip().lower() in ("true", "1")
-    if type_name == "null" and raw.strip() in ("null", "None"):
-        return True, None
-    if type_name in ("object", "array"):
-        decoded = json.loads(raw)
-        if isinstance(decoded, dict if type_name == "object" else list):
-            return True, decoded
-    return False, None
+    if isinstance(text, str):
+        return _parse_one(new_parser(batch_prefixes(1, prefix)[0]), text)
+    texts = list(text)
+    prefixes = batch_prefixes(len(texts), prefix)
+    return [_parse_one(new_parser(p), t) for t, p in zip(texts, prefixes, strict=True)]
 
 
-def coerce_value(raw: str, types: tuple[str, ...]) -> Any:
-    """Convert `raw` with the first of `types` that accepts it; otherwise return `raw` itself.
-
-    `string`, unknown types and failed casts all keep the text. Only ValueError counts as "does not fit";
-    anything else (e.g. RecursionError from very deep JSON) propagates, as in the reference.
-    """
-    for type_name in types:
-        try:
-            accepted, value = _coerce_as(raw, type_name)
-        except ValueError:
-            continue
-        if accepted:
-            return value
-    return raw
+# A scanner's answer: (which, start, end, groups, hold). `which` indexes the state's watch list (-1:
+# nothing committable), `start`/`end` span the match, `groups` are its named captures, and `hold` is
+# where text that a pending delimiter may still claim begins (`len(buffer)` when nothing is pending).
+# (The aliases are strings because generated modules import `typing` for the type checker only.)
+ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 
 
-def schema_types(schema: Any) -> tuple[str, ...]:
-    """The type names a parameter schema allows, in declaration order, duplicates kept.
-
-    Collects `type` (a string or list of strings), recursively the `anyOf`/`oneOf` choices, and `null` when
-    the schema is `nullable` (how transformers' `get_json_schema` marks Optional parameters). A non-dict
-    schema allows nothing. A truthy non-iterable union (e.g. `"anyOf": 1`) raises TypeError, as in the reference.
-    """
-    if not isinstance(schema, dict):
-        return ()
-    declared = schema.get("type")
-    types: list[str] = []
-    if isinstance(declared, str):
-        types.append(declared)
-    elif isinstance(declared, list):
-        types.extend(name for name in declared if isinstance(name, str))
-    for union_key in ("anyOf", "oneOf"):
-        for choice in schema.get(union_key) or []:
-            types.extend(schema_types(choice))
-    if schema.get("nullable") and "null" not in types:
-        types.append("null")
-    return tuple(types)
+NO_GROUPS: Final[dict[str, str | None]] = {}
 
 
-def _coerce_arguments(arguments: dict[Any, Any], properties: Mapping[Any, Any]) -> None:
-    """Cast, in place, the string arguments (and strings inside non-array list arguments) that have a schema.
-
-    A list where the schema does not allow `array` is taken to be a key repeated under `merge_duplicates`,
-    so each of its strings is cast on its own.
-    """
-    for key, argument in arguments.items():
-        if key not in properties:
-            continue
-        types = schema_types(properties[key])
-        if not types:
-            continue
-        if isinstance(argument, str):
-            arguments[key] = coerce_value(argument, types)
-        elif isinstance(argument, list) and "array" not in types:
-            arguments[key] = [coerce_value(item, types) if isinstance(item, str) else item for item in argument]
+_DIRECT_CANDIDATES: Final = 8
 
 
-def coerce_tool_calls(value: Any, params: Mapping[str, Mapping[str, Any]]) -> Any:
-    """Cast the arguments of tool calls shaped `{"function": {"name": str, "arguments": dict}}`.
-
-    Lists are walked recursively and rebuilt as new lists; a tool call's `arguments` dict is modified in
-    place and the same object is returned; anything else comes back untouched. Tools with no properties are
-    skipped. Like the reference, only call this when the table is non-empty (else lists keep their identity).
-    """
-    if isinstance(value, list):
-        return [coerce_tool_calls(item, params) for item in value]
-    function = value.get("function") if isinstance(value, dict) else None
-    if not isinstance(function, dict):
-        return value
-    name, arguments = function.get("name"), function.get("arguments")
-    if not isinstance(name, str) or not isinstance(arguments, dict):
-        return value
-    properties = params.get(name)
-    if properties:
-        _coerce_arguments(arguments, properties)
-    return value
+_FAILURE_TABLES: dict[str, list[int]] = {}
 
 
-def literal_hold(buf: str, pos: int, prefixes: Set[str], longest: int) -> int:
-    """Where held-back text starts for literal delimiters with no complete match after `pos`.
+def _failure_table(literal: str) -> list[int]:
+    """KMP: for each prefix of `literal`, the length of its longest proper prefix that is also its suffix."""
+    table = [0] * len(literal)
+    matched = 0
+    for index in range(1, len(literal)):
+        while matched and literal[index] != literal[matched]:
+            matched = table[matched - 1]
+        if literal[index] == literal[matched]:
+            matched += 1
+        table[index] = matched
+    return table
 
-    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of one of the
-    literals (`prefixes` holds all of them, `longest` is the longest one's length): such a suffix
-    may become the delimiter when more text arrives. `len(buf)` when there is none.
+
+def _longest_prefix_suffix(buf: str, start: int, literal: str) -> int:
+    """The length of the longest prefix of `literal` that is a suffix of `buf[start:]` (shorter than it)."""
+    failure = _FAILURE_TABLES.get(literal)
+    if failure is None:
+        failure = _FAILURE_TABLES[literal] = _failure_table(literal)
+    matched = 0
+    for char in buf[start:]:
+        while matched and char != literal[matched]:
+            matched = failure[matched - 1]
+        if char == literal[matched]:
+            matched += 1
+    return matched
+
+
+def literal_hold(buf: str, pos: int, literal: str) -> int:
+    """Where held-back text starts for a literal delimiter that does not occur in `buf[pos:]`.
+
+    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of `literal` (it
+    may become the delimiter when more text arrives), or `len(buf)` when there is none. Candidates
+    are the occurrences of the literal's first character in the last `len(literal) - 1` characters,
+    leftmost (longest) first, each checked in one comparison; a literal that keeps producing failed
+    candidates (`aaaa...b` against `aaaa`) is finished with KMP, so the cost stays linear in the
+    literal's length.
     """
     n = len(buf)
-    for size in range(min(longest, n - pos), 0, -1):
-        if buf[n - size :] in prefixes:
-            return n - size
-    return n
+    start = max(pos, n - len(literal) + 1)
+    first = literal[0]
+    at = buf.find(first, start)
+    for _ in range(_DIRECT_CANDIDATES):
+        if at < 0:
+            return n
+        if literal.startswith(buf[at:]):
+            return at
+        at = buf.find(first, at + 1)
+    return n if at < 0 else n - _longest_prefix_suffix(buf, at, literal)
 
 
 def partial_search(
@@ -633,6 +923,11 @@ def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> 
         return True
     extended = pattern.match(buf + "\x00", m.start())
     return extended is None or extended.span() != m.span() or extended.groupdict() != m.groupdict()
+
+
+def literal_set_hold(buf: str, pos: int, literals: Iterable[str]) -> int:
+    """`literal_hold` for a set of literals, none of which occurs in `buf[pos:]`: the leftmost hold."""
+    return min(literal_hold(buf, pos, literal) for literal in literals)
 
 
 # --- scalar parsers ---------------------------------------------------------------------------------------------
@@ -768,311 +1063,153 @@ def resolve_placeholder(scope: Mapping[str, Any], path: str, root: str, keys: tu
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_prefixes_0: Final = frozenset(["<", "<t", "<th", "<thi", "<thin", "<think"])
+_CONTENT_CLOSE_LITERALS: Final = ("<｜tool▁calls▁begin｜>", "<｜end▁of▁sentence｜>", "<｜tool▁calls▁end｜>")
 
 
-_literals_3: Final = ("<｜tool▁calls▁begin｜>", "<｜end▁of▁sentence｜>", "<｜tool▁calls▁end｜>")
-
-
-_prefixes_4: Final = frozenset(
-    [
-        "<",
-        "<｜",
-        "<｜e",
-        "<｜en",
-        "<｜end",
-        "<｜end▁",
-        "<｜end▁o",
-        "<｜end▁of",
-        "<｜end▁of▁",
-        "<｜end▁of▁s",
-        "<｜end▁of▁se",
-        "<｜end▁of▁sen",
-        "<｜end▁of▁sent",
-        "<｜end▁of▁sente",
-        "<｜end▁of▁senten",
-        "<｜end▁of▁sentenc",
-        "<｜end▁of▁sentence",
-        "<｜end▁of▁sentence｜",
-        "<｜t",
-        "<｜to",
-        "<｜too",
-        "<｜tool",
-        "<｜tool▁",
-        "<｜tool▁c",
-        "<｜tool▁ca",
-        "<｜tool▁cal",
-        "<｜tool▁call",
-        "<｜tool▁calls",
-        "<｜tool▁calls▁",
-        "<｜tool▁calls▁b",
-        "<｜tool▁calls▁be",
-        "<｜tool▁calls▁beg",
-        "<｜tool▁calls▁begi",
-        "<｜tool▁calls▁begin",
-        "<｜tool▁calls▁begin｜",
-        "<｜tool▁calls▁e",
-        "<｜tool▁calls▁en",
-        "<｜tool▁calls▁end",
-        "<｜tool▁calls▁end｜",
-    ]
-)
-
-
-_prefixes_5: Final = frozenset(["<", "</", "</t", "</th", "</thi", "</thin", "</think"])
-
-
-_re_1: re.Pattern[str]
-_re_prefix_2: re.Pattern[str]
-_re_6: re.Pattern[str]
-_re_prefix_7: re.Pattern[str]
-_re_10: re.Pattern[str]
+_RE_TOOL_CALLS_OPEN: re.Pattern[str]
+_RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
+_RE_TOOL_CALLS_CLOSE: re.Pattern[str]
+_RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
+_RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _re_1, _re_prefix_2, _re_6, _re_prefix_7, _re_10
-    _re_1 = re.compile(
+    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_START_ANCHOR
+    _RE_TOOL_CALLS_OPEN = re.compile(
         "<\\uff5ctool\\u2581call\\u2581begin\\uff5c>function<\\uff5ctool\\u2581sep\\uff5c>(?P<name>[^\\u000a<]+)\\u000a```json",
         re.DOTALL,
     )
-    _re_prefix_2 = re.compile(
+    _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         "(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all\\u2581\\Z|all\\u2581b\\Z|all\\u2581be\\Z|all\\u2581beg\\Z|all\\u2581begi(?:\\Z|n\\Z|n\\uff5c\\Z|n\\uff5c>\\Z|n\\uff5c>f\\Z|n\\uff5c>fu\\Z|n\\uff5c>fun\\Z|n\\uff5c>func\\Z|n\\uff5c>funct(?:\\Z|i\\Z|io\\Z|ion\\Z|ion<\\Z|ion<\\uff5c\\Z|ion<\\uff5ct\\Z|ion<\\uff5cto\\Z|ion<\\uff5ctoo(?:\\Z|l\\Z|l\\u2581\\Z|l\\u2581s\\Z|l\\u2581se\\Z|l\\u2581sep\\Z|l\\u2581sep\\uff5c\\Z|l\\u2581sep\\uff5c>(?:[^\\u000a<]*\\Z|(?:[^\\u000a<]+)(?:\\Z|\\u000a\\Z|\\u000a`\\Z|\\u000a``\\Z|\\u000a```\\Z|\\u000a```j\\Z|\\u000a```js\\Z|\\u000a```jso\\Z)))))))",
         re.DOTALL,
     )
-    _re_6 = re.compile(
+    _RE_TOOL_CALLS_CLOSE = re.compile(
         "```[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool\\u2581call\\u2581end\\uff5c>",
         re.DOTALL,
     )
-    _re_prefix_7 = re.compile(
+    _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
         "(?:\\Z|`\\Z|``\\Z|```(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all\\u2581\\Z|all\\u2581e\\Z|all\\u2581en\\Z|all\\u2581end\\Z|all\\u2581end\\uff5c\\Z))))",
         re.DOTALL,
     )
-    _re_10 = re.compile(
+    _RE_START_ANCHOR = re.compile(
         "<\\uff5ctool\\u2581outputs\\u2581end\\uff5c>|<\\uff5ctool\\u2581output\\u2581end\\uff5c>|<\\uff5cAssistant\\uff5c>",
         re.DOTALL,
     )
 
 
-def _scan_0(buf: str, pos: int, eos: bool) -> _ScanResult:
+def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     # outside any explicit region
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = best_rank = 0
-    best_groups: dict[str, str | None] = _NO_GROUPS
+    best_start = best_end = 0
+    best_groups: dict[str, str | None] = NO_GROUPS
 
     # fields.reasoning_content.open
     start = buf.find("<think>", pos)
     end = start + 7
     if start >= 0:
-        if (
-            best < 0
-            or start < best_start
-            or (
-                start == best_start
-                and (end - start > best_end - best_start or (end - start == best_end - best_start and 0 < best_rank))
-            )
-        ):
-            best, best_start, best_end, best_rank, best_groups = 0, start, end, 0, _NO_GROUPS
+        best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_0, 6))
+        hold = min(hold, literal_hold(buf, pos, "<think>"))
 
     # fields.tool_calls.open_pattern
     if eos:
-        m = _re_1.search(buf, pos)
+        m = _RE_TOOL_CALLS_OPEN.search(buf, pos)
     else:
-        m, partial_at = partial_search(_re_1, _re_prefix_2, buf, pos)
+        m, partial_at = partial_search(_RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos)
         if partial_at is not None:
             hold = min(hold, partial_at)
     if m is not None:
         start, end = m.span()
-        if not eos and regex_can_grow(_re_1, buf, m):
+        if not eos and regex_can_grow(_RE_TOOL_CALLS_OPEN, buf, m):
             hold = min(hold, start)
         else:
-            if (
-                best < 0
-                or start < best_start
-                or (
-                    start == best_start
-                    and (
-                        end - start > best_end - best_start or (end - start == best_end - best_start and 1 < best_rank)
-                    )
-                )
-            ):
-                best, best_start, best_end, best_rank, best_groups = 1, start, end, 1, m.groupdict()
+            if best < 0 or start < best_start or (start == best_start and end > best_end):
+                best, best_start, best_end, best_groups = 1, start, end, m.groupdict()
 
     # fields.content.close
     start = end = -1
-    for lit in _literals_3:  # longest first: at one position the longest literal wins
+    for lit in _CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
         at = buf.find(lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
     if start >= 0:
-        if (
-            best < 0
-            or start < best_start
-            or (
-                start == best_start
-                and (end - start > best_end - best_start or (end - start == best_end - best_start and 2 < best_rank))
-            )
-        ):
-            best, best_start, best_end, best_rank, best_groups = 2, start, end, 2, _NO_GROUPS
+        if best < 0 or start < best_start or (start == best_start and end > best_end):
+            best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_4, 19))
+        hold = min(hold, literal_set_hold(buf, pos, _CONTENT_CLOSE_LITERALS))
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one
     return best, best_start, best_end, best_groups, hold
 
 
-def _scan_1(buf: str, pos: int, eos: bool) -> _ScanResult:
-    # inside field 'reasoning_content'
+def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
+    # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    best = -1
-    best_start = best_end = best_rank = 0
-    best_groups: dict[str, str | None] = _NO_GROUPS
-
-    # fields.reasoning_content.close
     start = buf.find("</think>", pos)
     end = start + 8
     if start >= 0:
-        if (
-            best < 0
-            or start < best_start
-            or (
-                start == best_start
-                and (end - start > best_end - best_start or (end - start == best_end - best_start and 0 < best_rank))
-            )
-        ):
-            best, best_start, best_end, best_rank, best_groups = 0, start, end, 0, _NO_GROUPS
+        return 0, start, end, NO_GROUPS, n
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _prefixes_5, 7))
-
-    if best >= 0 and best_start >= hold:
-        best = -1  # a pending delimiter starts no later and may be the real one
-    return best, best_start, best_end, best_groups, hold
+        hold = min(hold, literal_hold(buf, pos, "</think>"))
+    return -1, 0, 0, NO_GROUPS, hold
 
 
-def _scan_2(buf: str, pos: int, eos: bool) -> _ScanResult:
-    # inside field 'tool_calls'
+def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
+    # inside field 'tool_calls': fields.tool_calls.close_pattern
     n = len(buf)
     hold = n
-    best = -1
-    best_start = best_end = best_rank = 0
-    best_groups: dict[str, str | None] = _NO_GROUPS
-
-    # fields.tool_calls.close_pattern
     if eos:
-        m = _re_6.search(buf, pos)
+        m = _RE_TOOL_CALLS_CLOSE.search(buf, pos)
     else:
-        m, partial_at = partial_search(_re_6, _re_prefix_7, buf, pos)
+        m, partial_at = partial_search(_RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos)
         if partial_at is not None:
             hold = min(hold, partial_at)
     if m is not None:
         start, end = m.span()
-        if not eos and regex_can_grow(_re_6, buf, m):
+        if not eos and regex_can_grow(_RE_TOOL_CALLS_CLOSE, buf, m):
             hold = min(hold, start)
         else:
-            if (
-                best < 0
-                or start < best_start
-                or (
-                    start == best_start
-                    and (
-                        end - start > best_end - best_start or (end - start == best_end - best_start and 0 < best_rank)
-                    )
-                )
-            ):
-                best, best_start, best_end, best_rank, best_groups = 0, start, end, 0, m.groupdict()
+            return 0, start, end, m.groupdict(), n
+    return -1, 0, 0, NO_GROUPS, hold
 
-    if best >= 0 and best_start >= hold:
-        best = -1  # a pending delimiter starts no later and may be the real one
-    return best, best_start, best_end, best_groups, hold
+
+def _plain_outside(text: str) -> bool:
+    return "<" not in text
+
+
+def _plain_in_reasoning_content(text: str) -> bool:
+    return "<" not in text
+
+
+def _plain_in_tool_calls(text: str) -> bool:
+    return "`" not in text
 
 
 # ----------------------------------------------------------------------------
 # field handlers: parse a closed region's body
 
 
-def _plain_0(text: str) -> bool:
-    return "<" not in text
+def _handle_text(body: str, captures: dict[str, str]) -> Any:
+    return parse_text(body, strip=True)
 
 
-def _plain_1(text: str) -> bool:
-    return "<" not in text
-
-
-def _plain_2(text: str) -> bool:
-    return "`" not in text
-
-
-def _handle_0(body: str, captures: dict[str, str]) -> Any:
-    content = parse_text(body, True)
-    return content
-
-
-def _handle_1(body: str, captures: dict[str, str]) -> Any:
-    content = parse_json(body, False, (), False, True)
+def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
+    content = parse_json(body, unquoted_keys=False, string_delims=(), allow_non_json=False, strip=True)
     scope = content_scope(captures, content)
     return {
         "type": "function",
-        "function": {
-            "name": resolve_placeholder(scope, "name", "name", ()),
-            "arguments": resolve_placeholder(scope, "content", "content", ()),
-        },
+        "function": {"name": resolve_placeholder(scope, "name", "name", ()), "arguments": content},
     }
 
 
-def _handle_2(body: str, captures: dict[str, str]) -> Any:
-    content = parse_text(body, True)
-    return content
-
-
-_ScanResult = tuple[int, int, int, dict[str, str | None], int]
-_NO_GROUPS: Final[dict[str, str | None]] = {}
-_DEFAULTS: Final[dict[str, Any]] = {"role": "assistant"}
-_NAMES: Final[tuple[FieldName, ...]] = ("reasoning_content", "tool_calls", "content")
-_DIRTY: Final = (False, True, False)
-_JOIN: Final[tuple[str | None, ...]] = (None, None, "")
-_REPEATS: Final = (False, True, True)
-_REQUIRED: Final[tuple[str, ...]] = ()
-_IMPLICIT: Final = 2
-_STATE_OF_FIELD: Final = (1, 2, 0)
-_ACTIONS: Final[tuple[tuple[tuple[bool, int], ...], ...]] = (
-    ((True, 0), (True, 1), (False, 2)),
-    ((False, 0),),
-    ((False, 1),),
-)
-_PLAIN: Final[tuple[Callable[[str], bool] | None, ...]] = (
-    _plain_0,
-    _plain_1,
-    _plain_2,
-)
-_SCANNERS: Final[tuple[Callable[[str, int, bool], _ScanResult], ...]] = (
-    _scan_0,
-    _scan_1,
-    _scan_2,
-)
-_HANDLERS: Final[tuple[Callable[[str, dict[str, str]], Any], ...]] = (
-    _handle_0,
-    _handle_1,
-    _handle_2,
-)
-
-
-def _after_last_anchor(prefix: str) -> str:
-    last_end = None
-    for m in _re_10.finditer(prefix):
-        last_end = m.end()
-    return prefix if last_end is None else prefix[last_end:]
-
-
 # ----------------------------------------------------------------------------
-# the parser
+# the parser: the engine with this template's scanners, handlers and tables plugged in
 
 _PATTERNS_READY = False
-_BLOCK_CHUNKS: Final = 256
 
 
 def _prepare_patterns() -> None:
@@ -1081,161 +1218,45 @@ def _prepare_patterns() -> None:
     _PATTERNS_READY = True
 
 
-class ResponseParser:
+class ResponseParser(StreamingParser):
     """Parses one generation as it streams; see the module docstring."""
 
+    _names = ("reasoning_content", "tool_calls", "content")
+    _dirty = (False, True, False)
+    _joins = (None, None, "")
+    _repeats = (False, True, True)
+    _required = ()
+    _defaults = {"role": "assistant"}
+    _implicit = 2
+    _state_of_field = (1, 2, 0)
+    _actions = (((True, 0), (True, 1), (False, 2)), ((False, 0),), ((False, 1),))
+    _scanners = (
+        _scan_outside,
+        _scan_in_reasoning_content,
+        _scan_in_tool_calls,
+    )
+    _plain = (
+        _plain_outside,
+        _plain_in_reasoning_content,
+        _plain_in_tool_calls,
+    )
+    _handlers = (
+        _handle_text,
+        _handle_tool_calls,
+        _handle_text,
+    )
+    _history = 1
+
     def __init__(self, prefix: str | None = None, *, tools: Iterable[Any] | None = None) -> None:
-        if prefix is None:
-            raise ValueError(PREFIX_REQUIRED)
         if not _PATTERNS_READY:
             _prepare_patterns()
-        self._tool_params = tool_parameters(tools)
-        self._buffer = ""
-        self._pos = 0
-        self._output: dict[str, Any] = copy.deepcopy(_DEFAULTS)
-        self._state = 0
-        self._field = _IMPLICIT
-        self._captures: dict[str, str] = {}
-        # A region's text: recent chunks, plus blocks of joined chunks (so that a long region costs
-        # about its text in memory, not a list object per 1-6 character token).
-        self._body: list[str] = []
-        self._blocks: list[str] = []
-        self._opened = False
-        self._finalized = False
-        self.initial_events: list[Event] = []
-        if prefix:
-            self._consume_prefix(prefix)
+        super().__init__(prefix, tools=tools)
 
-    def feed(self, text: str) -> list[Event]:
-        """Add model text; returns the events it completes."""
-        if self._finalized:
-            raise RuntimeError("ResponseParser already finalized")
-        plain = _PLAIN[self._state]
-        if plain is not None and text and self._pos == len(self._buffer) and plain(text):
-            return self._feed_plain(text)
-        if text:
-            self._buffer += text
-        events: list[Event] = []
-        self._process(events, False)
-        self._drop_committed()
-        return events
-
-    def _feed_plain(self, text: str) -> list[Event]:
-        """The fast path: nothing is held back and no delimiter can start in `text`, so all of it is
-        region text (exactly what scanning would conclude, without scanning)."""
-        self._buffer = (self._buffer + text)[-1:]  # what _drop_committed would keep
-        self._pos = len(self._buffer)
-        field = self._field
-        if field < 0:
-            return []
-        self._body.append(text)
-        if len(self._body) >= _BLOCK_CHUNKS:
-            self._blocks.append("".join(self._body))
-            self._body = []
-        chunk: Event = {"type": "region_chunk", "field": _NAMES[field], "text": text, "dirty": _DIRTY[field]}
-        if self._opened:
-            return [chunk]
-        self._opened = True
-        return [{"type": "region_open", "field": _NAMES[field]}, chunk]
-
-    def finalize(self) -> tuple[Message, list[Event]]:
-        """End of generation: flush what is held back, close open regions, return the message."""
-        if self._finalized:
-            raise RuntimeError("ResponseParser already finalized")
-        events: list[Event] = []
-        self._process(events, True)
-        missing = [name for name in _REQUIRED if name not in self._output]
-        if missing:
-            raise ValueError(f"Required response_template fields missing from parsed output: {missing}")
-        self._output = {k: v for k, v in self._output.items() if k in _DEFAULTS or not is_empty(v)}
-        self._finalized = True
-        return cast("Message", self._output), events
-
-    def _consume_prefix(self, prefix: str) -> None:
-        truncated = _after_last_anchor(prefix)
-        if truncated:
-            self._buffer = truncated
-            self._process(self.initial_events, False)
-            self._drop_committed()
-
-    def _process(self, events: list[Event], eos: bool) -> None:
-        while True:
-            which, start, end, groups, hold = _SCANNERS[self._state](self._buffer, self._pos, eos)
-            if which >= 0:
-                if start > self._pos:
-                    self._accumulate(events, self._buffer[self._pos : start])
-                self._pos = end
-                is_open, field = _ACTIONS[self._state][which]
-                if is_open:
-                    self._close_current(events)
-                    self._state = _STATE_OF_FIELD[field]
-                    self._field = field
-                    self._captures = {k: v for k, v in groups.items() if v is not None}
-                    self._body = []
-                    self._blocks = []
-                    self._opened = True
-                    events.append({"type": "region_open", "field": _NAMES[field]})
-                    continue
-                had_content = self._opened
-                self._captures.update({k: v for k, v in groups.items() if v is not None})
-                self._close_current(events)
-                if not had_content and start == end:
-                    break
-                continue
-            if eos:
-                if self._pos < len(self._buffer):
-                    self._accumulate(events, self._buffer[self._pos :])
-                    self._pos = len(self._buffer)
-                self._close_current(events)
-                break
-            if hold > self._pos:
-                self._accumulate(events, self._buffer[self._pos : hold])
-                self._pos = hold
-            break
-
-    def _drop_committed(self) -> None:
-        cut = self._pos - 1
-        if cut > 0:
-            self._buffer = self._buffer[cut:]
-            self._pos -= cut
-
-    def _accumulate(self, events: list[Event], text: str) -> None:
-        field = self._field
-        if not text or field < 0:
-            return
-        if not self._opened:
-            events.append({"type": "region_open", "field": _NAMES[field]})
-            self._opened = True
-        self._body.append(text)
-        if len(self._body) >= _BLOCK_CHUNKS:
-            self._blocks.append("".join(self._body))
-            self._body = []
-        events.append({"type": "region_chunk", "field": _NAMES[field], "text": text, "dirty": _DIRTY[field]})
-
-    def _close_current(self, events: list[Event]) -> None:
-        field = self._field
-        if field >= 0 and self._opened:
-            value = _HANDLERS[field]("".join(self._blocks) + "".join(self._body), self._captures)
-            if self._tool_params:
-                value = coerce_tool_calls(value, self._tool_params)
-            self._store(field, value)
-            events.append({"type": "region_close", "field": _NAMES[field], "value": value})
-        self._state = 0
-        self._field = _IMPLICIT
-        self._captures = {}
-        self._body = []
-        self._blocks = []
-        self._opened = False
-
-    def _store(self, field: int, value: Any) -> None:
-        name = _NAMES[field]
-        join = _JOIN[field]
-        if join is not None:
-            self._output[name] = join_value(name, self._output.get(name), value, join)
-        elif _REPEATS[field]:
-            self._output.setdefault(name, []).append(value)
-        else:
-            self._output[name] = value
+    def _after_anchor(self, prefix: str) -> str:
+        last_end = None
+        for m in _RE_START_ANCHOR.finditer(prefix):
+            last_end = m.end()
+        return prefix if last_end is None else prefix[last_end:]
 
 
 @overload
@@ -1251,18 +1272,7 @@ def parse_response(
     tools: Iterable[Any] | None = None,
 ) -> Message | list[Message]:
     """Parse a complete output (or a list of outputs) into a message dict (or a list of them)."""
-    if isinstance(text, str):
-        return _parse_one(text, batch_prefixes(1, prefix)[0], tools)
-    texts = list(text)
-    prefixes = batch_prefixes(len(texts), prefix)
-    return [_parse_one(t, p, tools) for t, p in zip(texts, prefixes, strict=True)]
-
-
-def _parse_one(text: str, prefix: str | None, tools: Iterable[Any] | None) -> Message:
-    parser = ResponseParser(prefix, tools=tools)
-    parser.feed(text)
-    message, _ = parser.finalize()
-    return message
+    return parse_texts(lambda p: ResponseParser(p, tools=tools), text, prefix)
 
 
 __all__ = ["Event", "Message", "ResponseParser", "TEMPLATE", "parse_response"]

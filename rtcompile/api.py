@@ -13,7 +13,7 @@ from rtcompile.frontend.errors import Diagnostic, TemplateError, TemplateWarning
 from rtcompile.frontend.loader import build_template
 from rtcompile.frontend.source import SourceDocument, TemplateText, read_template_source
 from rtcompile.ir import Template
-from rtcompile.runtime.protocol import batch_prefixes
+from rtcompile.runtime.engine import parse_texts
 
 TemplateSource: TypeAlias = "Template | Mapping[str, Any] | str | os.PathLike[str] | TemplateText"
 
@@ -104,18 +104,7 @@ def parse_response(
     one string broadcast to every text, or one string per text, as the tokenizer method takes it.
     """
     ir = template if isinstance(template, Template) else _load(template)[0]
-    if isinstance(text, str):
-        return _parse_one(text, ir, batch_prefixes(1, prefix)[0], tools)
-    texts = list(text)
-    prefixes = batch_prefixes(len(texts), prefix)
-    return [_parse_one(t, ir, p, tools) for t, p in zip(texts, prefixes, strict=True)]
-
-
-def _parse_one(text: str, template: Template, prefix: str | None, tools: Iterable[Any] | None) -> Message:
-    parser = ResponseParser(template, prefix, tools=tools)
-    parser.feed(text)
-    message, _ = parser.finalize()
-    return message
+    return parse_texts(lambda p: ResponseParser(ir, p, tools=tools), text, prefix)
 
 
 __all__ = [

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Literal, NoReturn, TypeAlias
 
 # --------------------------------------------------------------------------- delimiters
 
@@ -170,3 +170,8 @@ class Template:
     @property
     def implicit(self) -> Field | None:
         return next((f for f in self.fields if f.is_implicit), None)
+
+
+def unreachable(value: NoReturn) -> NoReturn:
+    """The `case _:` of a `match` over an IR union: mypy rejects the call unless every member is handled."""
+    raise AssertionError(f"unhandled IR node: {value!r}")

@@ -1,15 +1,119 @@
-"""How much already-committed text a delimiter pattern can still look at.
+"""The plan: everything both backends derive from the IR, computed once.
 
-The streaming engines drop committed text to stay linear, but a lookbehind or `\\b` at the scan
-position inspects characters before it. This module answers, per delimiter, how many of them.
+A `ParserPlan` says which parser states a template has, which delimiters each state watches and in
+which order ties between equally early, equally long matches are broken, how much committed text the
+engine must keep for delimiters that look behind, and which characters can start a delimiter (the fast
+path). The interpreter and the code generator read the plan; neither re-derives any of it.
 """
 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
-from rtcompile.ir import Delimiter, Template
+from rtcompile.frontend.errors import JsonPath
+from rtcompile.ir import Delimiter, Field, Template
+from rtcompile.regex.first_chars import delimiter_first_chars
 from rtcompile.regex.translate import UnsupportedRegex, translate
+
+
+@dataclass(frozen=True)
+class Watch:
+    """A delimiter one parser state watches: the field it belongs to and whether it opens or closes it."""
+
+    field: int  # index into `Template.fields`
+    opens: bool
+    delimiter: Delimiter
+    where: JsonPath  # where the delimiter is written in the template
+
+
+@dataclass(frozen=True)
+class ParserState:
+    """Where the parser is: outside every explicit region (state 0), or inside one explicit field."""
+
+    index: int
+    field: int | None  # the explicit field this state is inside; None for state 0
+    watches: tuple[Watch, ...]  # in tie-break order: of two equal matches the earlier watch wins
+    delimiter_starts: frozenset[int] | None  # code points a watched delimiter can start with; None: no fast path
+
+    def describe(self, template: Template) -> str:
+        if self.field is None:
+            return "outside any explicit region"
+        return f"inside field {template.fields[self.field].name!r}"
+
+
+@dataclass(frozen=True)
+class ParserPlan:
+    template: Template
+    states: tuple[ParserState, ...]
+    state_of_field: tuple[int, ...]  # by field: the state inside it (0 for the implicit field)
+    implicit: int  # the implicit field's index, -1 when there is none
+    history: int | None  # see `template_history`
+    required: tuple[str, ...]  # fields that must appear in the final message
+
+    @property
+    def actions(self) -> tuple[tuple[tuple[bool, int], ...], ...]:
+        """By state, by watch: (whether it opens a region, its field), as the engine reads them."""
+        return tuple(tuple((w.opens, w.field) for w in state.watches) for state in self.states)
+
+
+def plan_parser(template: Template) -> ParserPlan:
+    fields = template.fields
+    implicit = template.implicit
+    history = template_history(template)
+    outside = [Watch(i, True, f.open, _where(f, "open")) for i, f in enumerate(fields) if f.open is not None]
+    if implicit is not None and implicit.close is not None:
+        outside.append(Watch(fields.index(implicit), False, implicit.close, _where(implicit, "close")))
+    watch_lists: list[tuple[int | None, list[Watch]]] = [(None, outside)]
+    state_of_field = []
+    for i, f in enumerate(fields):
+        if f.open is None:
+            state_of_field.append(0)
+            continue
+        state_of_field.append(len(watch_lists))
+        inside = [Watch(i, False, f.close, _where(f, "close"))] if f.close is not None else []
+        watch_lists.append((i, inside))
+    states = tuple(
+        ParserState(index, field, _tie_break_order(watches, template), _delimiter_starts(watches, history))
+        for index, (field, watches) in enumerate(watch_lists)
+    )
+    return ParserPlan(
+        template=template,
+        states=states,
+        state_of_field=tuple(state_of_field),
+        implicit=-1 if implicit is None else fields.index(implicit),
+        history=history,
+        required=tuple(f.name for f in fields if not f.optional),
+    )
+
+
+def _tie_break_order(watches: list[Watch], template: Template) -> tuple[Watch, ...]:
+    """The reference breaks ties between equally early, equally long matches by (opens first, field name)."""
+    return tuple(sorted(watches, key=lambda w: (0 if w.opens else 1, template.fields[w.field].name)))
+
+
+def _delimiter_starts(watches: list[Watch], history: int | None) -> frozenset[int] | None:
+    if history is None:
+        return None  # every character must stay in the buffer: the fast path cannot drop text
+    starts: set[int] = set()
+    for watch in watches:
+        first = delimiter_first_chars(watch.delimiter)
+        if first is None:
+            return None
+        starts |= first
+    return frozenset(starts)
+
+
+def _where(f: Field, kind: str) -> JsonPath:
+    delimiter = f.open if kind == "open" else f.close
+    assert delimiter is not None
+    return ("fields", f.name, kind if delimiter.is_literal else f"{kind}_pattern")
+
+
+# --------------------------------------------------------------------------- history
+#
+# The engine drops committed text to stay linear, but a lookbehind or `\b` at the scan position
+# inspects characters before it: how many of them each delimiter needs.
 
 
 def delimiter_history(delimiter: Delimiter) -> int | None:

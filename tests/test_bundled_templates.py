@@ -35,6 +35,8 @@ MODELS = sorted(path.stem for path in TEMPLATES.glob("*.json"))
 # Where a template must use a construct the portability lint flags, with the reason (see templates/README.md).
 EXPECTED_WARNINGS = {
     "llama4": "lookaround",  # `^(?=\[)`: a bare `[f(a=1)]` call list is only recognised at the start of the turn
+    "llama3_2": "lookaround",  # `^(?=\[)`: the Llama 3.2 pythonic call list, as for llama4
+    "xlam": "lookaround",  # `^(?=\[)`: a bare `[{"name", "arguments"}]` JSON list, likewise
 }
 
 

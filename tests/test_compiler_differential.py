@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import transformers.utils.chat_parsing as reference
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,6 +19,8 @@ from rtcompile.tooling.observe import identical
 from tests.compiled import compiled_engine, compiled_module
 from tests.differential import interpreter_engine, observe, one_shot, reference_engine, two_way_splits
 from tests.strategies import TOOLS, chunkings, prefixes, streams, templates
+
+pytestmark = pytest.mark.slow  # ~35 s: every example compiles and imports a module
 
 # Compiling is the slow part, so each generated template is checked on many streams.
 STREAMS_PER_TEMPLATE = 12

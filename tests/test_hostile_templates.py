@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +24,8 @@ import rtcompile
 from rtcompile.tooling.observe import identical
 from tests.compiled import compiled_engine, compiled_module
 from tests.differential import interpreter_engine, observe, reference_engine
+
+pytestmark = pytest.mark.slow  # ~10 s: compiles, imports and type-checks modules in fresh interpreters
 
 PAYLOAD_FILE = Path("/tmp/rtcompile_hostile_payload_ran")
 PAYLOAD = f"__import__('pathlib').Path({str(PAYLOAD_FILE)!r}).touch()"

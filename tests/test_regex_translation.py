@@ -167,6 +167,7 @@ FUZZ = settings(
 # ---------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # ~5 s
 @FUZZ
 @given(pattern=patterns(), data=st.data())
 def test_full_matching_equals_regex(pattern: str, data: st.DataObject) -> None:
@@ -181,6 +182,7 @@ def test_full_matching_equals_regex(pattern: str, data: st.DataObject) -> None:
         assert [summary(m) for m in ours.finditer(text)] == [summary(m) for m in compiled.finditer(text)]
 
 
+@pytest.mark.slow  # ~6 s
 @FUZZ
 @given(pattern=patterns(), data=st.data())
 def test_partial_search_equals_regex(pattern: str, data: st.DataObject) -> None:

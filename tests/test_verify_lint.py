@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import random
 import re
 from pathlib import Path
 
 import pytest
-import regex
 
-from rtcompile.runtime.unicode_classes import DIGIT_CLASS, SPACE_CLASS, WORD_CLASS
 from rtcompile.tooling.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,12 +91,3 @@ def test_lint_with_the_chat_template(tmp_path: Path, capsys: pytest.CaptureFixtu
     path = write_template(tmp_path, template, chat_template=CHAT_TEMPLATE)
     assert main(["lint", str(path), "--cases", "20"]) == 1
     assert "start anchor not found in the rendered prompt" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize(("table", "escape"), [(WORD_CLASS, r"\w"), (DIGIT_CLASS, r"\d"), (SPACE_CLASS, r"\s")])
-def test_unicode_tables_match_the_installed_regex_module(table: str, escape: str) -> None:
-    """The generated tables (tools/gen_unicode_classes.py) still describe the regex module in use."""
-    ours, theirs = re.compile(f"[{table}]"), regex.compile(escape)
-    rng = random.Random(escape)
-    points = [*range(0x3000), *(rng.randrange(0x110000) for _ in range(20_000))]
-    assert [cp for cp in points if bool(ours.match(chr(cp))) != bool(theirs.match(chr(cp)))] == []

@@ -1,26 +1,23 @@
-"""The interpreter: executes a `Template` IR on a stream of model text.
+"""The interpreter: runs a template's plan on the streaming engine with the `regex` module.
 
-This is the executable specification that compiled modules must equal. Its behaviour is that
-of transformers 5.24.0's `ResponseParser` (every message, event and exception); its cost is not:
-committed text is dropped from the buffer as soon as no pattern can look at it again, and region
-bodies are collected as chunk lists, so a long stream costs time linear in its length.
+This is the executable specification that compiled modules must equal: the engine
+(`rtcompile.runtime.engine`) holds the reference's region rules, and this backend plugs into it one
+generic scanner per parser state, built on `regex` exactly as transformers 5.24.0 uses it
+(`search(buffer, pos, partial=True)`), and one handler per field calling the runtime content parsers.
 
-How the stream is cut into regions (the reference's rules, restated):
+How a state's scanner decides (the reference's rules, restated):
 
-* At any moment the parser is inside one region: an explicit field that was opened by its open
-  delimiter, or the implicit field (the one without an open delimiter), or, when the template has
-  no implicit field, a null sink that drops text.
-* Inside an explicit field it watches that field's close delimiter; elsewhere it watches every
-  explicit field's open delimiter and the implicit field's close delimiter.
 * A delimiter match is committed only when more input cannot change it: a partial match at the
   end of the buffer, or a complete one that could still grow, holds back the text from its start.
-* Of the committable matches the earliest wins; then the longest; then opens before closes; then
-  the field name.
+* Of the committable matches the earliest wins; then the longest; then the plan's tie-break order
+  (opens before closes, then the field name).
+* A committable match that starts at or after held-back text is not taken yet: the pending
+  delimiter starts no later and may turn out to be the real one.
 """
 
 from __future__ import annotations
 
-import copy
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -44,16 +41,14 @@ from rtcompile.ir import (
     Transform,
     XmlInlineParser,
 )
-from rtcompile.plan import template_history
+from rtcompile.plan import ParserPlan, ParserState, plan_parser
 from rtcompile.runtime import content as parsers
-from rtcompile.runtime.coercion import coerce_tool_calls
-from rtcompile.runtime.protocol import PREFIX_REQUIRED, is_empty, join_value, tool_parameters
+from rtcompile.runtime.engine import NO_GROUPS, Handler, PlainCheck, Scanner, ScanResult, StreamingParser
 from rtcompile.runtime.scanning import regex_can_grow
 from rtcompile.runtime.transform import content_scope, each_item_scope, require_each_list, resolve_placeholder
+from rtcompile.runtime.types import Event, Message
 
-Event = dict[str, Any]
-BLOCK_CHUNKS = 256  # chunks joined into one string at a time
-Message = dict[str, Any]
+__all__ = ["Event", "Message", "ResponseParser", "after_last_anchor", "anchor_pattern"]
 
 _ERRORS: dict[str, type[Exception]] = {
     "ValueError": ValueError,
@@ -65,45 +60,6 @@ _ERRORS: dict[str, type[Exception]] = {
 
 def _compile(delimiter: Delimiter) -> Any:
     return regex.compile(delimiter.pattern, regex.DOTALL)
-
-
-class _Watch:
-    """One delimiter the parser is watching: the field it belongs to and whether it opens or closes."""
-
-    __slots__ = ("field", "is_open", "pattern", "literal", "can_extend", "rank")
-
-    def __init__(self, field: Field, is_open: bool, delimiter: Delimiter) -> None:
-        self.field = field
-        self.is_open = is_open
-        self.pattern = _compile(delimiter)
-        self.literal = delimiter.is_literal
-        self.can_extend = delimiter.can_extend
-        self.rank = 0 if is_open else 1
-
-
-class _CompiledTemplate:
-    """Everything derived from the IR once per template: compiled patterns and watch lists."""
-
-    def __init__(self, template: Template) -> None:
-        self.template = template
-        self.implicit = template.implicit
-        self.anchor = _compile(template.start_anchor)
-        opens = [_Watch(f, True, f.open) for f in template.fields if f.open is not None]
-        implicit_close = (
-            [_Watch(self.implicit, False, self.implicit.close)]
-            if self.implicit is not None and self.implicit.close is not None
-            else []
-        )
-        # What to watch while the implicit field (or the null sink) is current...
-        self.outside_watch: list[_Watch] = opens + implicit_close
-        # ...and while an explicit field is open.
-        self.inside_watch: dict[str, list[_Watch]] = {
-            f.name: ([_Watch(f, False, f.close)] if f.close is not None else [])
-            for f in template.fields
-            if f.open is not None
-        }
-        self.history = template_history(template)
-        self.value_parsers = {f.name: _content_function(f.parser) for f in template.fields}
 
 
 # --------------------------------------------------------------------------- content parsers and transforms
@@ -178,10 +134,95 @@ def anchor_pattern(template: Template) -> Any:
     return _compile(template.start_anchor)
 
 
+# --------------------------------------------------------------------------- scanners
+
+
+def _state_scanner(state: ParserState) -> Scanner:
+    """The scanner for one parser state: every watched delimiter searched with `regex`'s partial matching."""
+    watched = [(rank, _compile(w.delimiter), w.delimiter) for rank, w in enumerate(state.watches)]
+
+    def scan(buffer: str, pos: int, eos: bool) -> ScanResult:
+        hold = len(buffer)
+        best: tuple[int, Any] | None = None
+        best_key: tuple[int, int, int] | None = None
+        for rank, pattern, delimiter in watched:
+            # At the end of the stream nothing can grow, so only complete matches count.
+            m = pattern.search(buffer, pos) if eos else pattern.search(buffer, pos, partial=True)
+            if m is None:
+                continue
+            if not eos and (m.partial or _can_grow(delimiter, pattern, buffer, m)):
+                hold = min(hold, m.start())
+                continue
+            key = (m.start(), m.start() - m.end(), rank)
+            if best_key is None or key < best_key:
+                best_key, best = key, (rank, m)
+        if best is None or best[1].start() >= hold:
+            return -1, 0, 0, NO_GROUPS, hold
+        rank, m = best
+        return rank, m.start(), m.end(), m.groupdict(), hold
+
+    return scan
+
+
+def _can_grow(delimiter: Delimiter, pattern: Any, buffer: str, m: Any) -> bool:
+    """Whether a complete match could still change when more text arrives."""
+    if delimiter.is_literal:
+        # A literal match is final once its last character is in, unless a longer literal of the
+        # same set could still complete from the same start.
+        return m.end() == len(buffer) and delimiter.can_extend
+    return regex_can_grow(pattern, buffer, m)
+
+
+def _plain_check(state: ParserState) -> PlainCheck | None:
+    """True for a chunk in which none of the state's delimiters can start (see `ParserState`)."""
+    if state.delimiter_starts is None:
+        return None
+    starts = frozenset(map(chr, state.delimiter_starts))
+    return starts.isdisjoint
+
+
+def _handler(f: Field) -> Handler:
+    parse = _content_function(f.parser)
+    return lambda body, captures: field_value(f, parse, body, captures)
+
+
 # --------------------------------------------------------------------------- the streaming parser
 
 
-class ResponseParser:
+class _Program:
+    """What the engine needs for one template, built once per `Template` and shared by its parsers."""
+
+    def __init__(self, plan: ParserPlan) -> None:
+        template = plan.template
+        fields = template.fields
+        self.names = tuple(f.name for f in fields)
+        self.dirty = tuple(f.dirty for f in fields)
+        self.joins = tuple(f.join for f in fields)
+        self.repeats = tuple(f.repeats for f in fields)
+        self.required = plan.required
+        self.defaults = dict(template.defaults)
+        self.implicit = plan.implicit
+        self.state_of_field = plan.state_of_field
+        self.actions = plan.actions
+        self.scanners = tuple(_state_scanner(state) for state in plan.states)
+        self.plain = tuple(_plain_check(state) for state in plan.states)
+        self.handlers = tuple(_handler(f) for f in fields)
+        self.history = plan.history
+        self.anchor = anchor_pattern(template)
+
+
+_PROGRAMS: dict[int, _Program] = {}  # by id() of a live Template (Templates hold dicts: not hashable)
+
+
+def _program(template: Template) -> _Program:
+    program = _PROGRAMS.get(id(template))
+    if program is None:
+        program = _PROGRAMS[id(template)] = _Program(plan_parser(template))
+        weakref.finalize(template, _PROGRAMS.pop, id(template), None)
+    return program
+
+
+class ResponseParser(StreamingParser):
     """A streaming parser for one generation.
 
     `template` is a `Template` (from `rtcompile.load_template`) or a response-template dict.
@@ -192,186 +233,23 @@ class ResponseParser:
     def __init__(
         self, template: Template | Mapping[str, Any], prefix: str | None = None, *, tools: Iterable[Any] | None = None
     ) -> None:
-        self._t = _CompiledTemplate(template if isinstance(template, Template) else build_template(template))
-        if prefix is None:
-            raise ValueError(PREFIX_REQUIRED)
-        self._tool_params = tool_parameters(tools)
-        self._buffer = ""
-        self._pos = 0
-        self._output: Message = copy.deepcopy(dict(self._t.template.defaults))
-        self._current: Field | None = self._t.implicit
-        self._captures: dict[str, str] = {}
-        # The current region's text: recent chunks plus blocks of joined chunks, so a long region
-        # costs about its text in memory rather than a list entry per token.
-        self._body: list[str] = []
-        self._blocks: list[str] = []
-        self._opened = False
-        self._finalized = False
-        self.initial_events: list[Event] = []
-        if prefix:
-            self._consume_prefix(prefix)
+        program = _program(template if isinstance(template, Template) else build_template(template))
+        self._names = program.names
+        self._dirty = program.dirty
+        self._joins = program.joins
+        self._repeats = program.repeats
+        self._required = program.required
+        self._defaults = program.defaults
+        self._implicit = program.implicit
+        self._state_of_field = program.state_of_field
+        self._actions = program.actions
+        self._scanners = program.scanners
+        self._plain = program.plain
+        self._handlers = program.handlers
+        self._history = program.history
+        self._anchor = program.anchor
+        super().__init__(prefix, tools=tools)
 
-    # -- public protocol
-
-    def feed(self, text: str) -> list[Event]:
-        if self._finalized:
-            raise RuntimeError("ResponseParser already finalized")
-        if text:
-            self._buffer += text
-        events: list[Event] = []
-        self._process(events, eos=False)
-        self._drop_committed()
-        return events
-
-    def finalize(self) -> tuple[Message, list[Event]]:
-        if self._finalized:
-            raise RuntimeError("ResponseParser already finalized")
-        events: list[Event] = []
-        self._process(events, eos=True)
-        missing = [f.name for f in self._t.template.fields if not f.optional and f.name not in self._output]
-        if missing:
-            raise ValueError(f"Required response_template fields missing from parsed output: {missing}")
-        defaults = self._t.template.defaults
-        self._output = {k: v for k, v in self._output.items() if k in defaults or not is_empty(v)}
-        self._finalized = True
-        return self._output, events
-
-    # -- prefix
-
-    def _consume_prefix(self, prefix: str) -> None:
-        """Run the part of the prompt after the last start anchor through the parser."""
-        after = after_last_anchor(self._t.anchor, prefix)
-        truncated = prefix if after is None else after
-        if truncated:
-            self._buffer = truncated
-            self._process(self.initial_events, eos=False)
-            self._drop_committed()
-
-    # -- the scanning loop
-
-    def _process(self, events: list[Event], eos: bool) -> None:
-        while True:
-            best, hold = self._scan(eos)
-            if best is not None:
-                watch, m = best
-                start, end = m.span()
-                if start > self._pos:
-                    self._accumulate(events, self._buffer[self._pos : start])
-                self._pos = end
-                if watch.is_open:
-                    self._close_current(events)
-                    self._open(events, watch.field, m)
-                    continue
-                had_content = self._opened
-                # Close-pattern captures join (and override) the open-pattern captures.
-                self._captures.update({k: v for k, v in m.groupdict().items() if v is not None})
-                self._close_current(events)
-                if not had_content and start == end:
-                    break  # a zero-width close of an empty region would fire forever
-                continue
-            if eos:
-                if self._pos < len(self._buffer):
-                    self._accumulate(events, self._buffer[self._pos :])
-                    self._pos = len(self._buffer)
-                self._close_current(events)
-                break
-            if hold > self._pos:
-                self._accumulate(events, self._buffer[self._pos : hold])
-                self._pos = hold
-            break
-
-    def _watchlist(self) -> list[_Watch]:
-        current = self._current
-        if current is not None and current is not self._t.implicit:
-            return self._t.inside_watch[current.name]
-        return self._t.outside_watch
-
-    def _scan(self, eos: bool) -> tuple[tuple[_Watch, Any] | None, int]:
-        """The earliest committable delimiter match, and where held-back text starts."""
-        buffer, pos = self._buffer, self._pos
-        hold = len(buffer)
-        best: tuple[_Watch, Any] | None = None
-        best_key: tuple[int, int, int, str] | None = None
-        for watch in self._watchlist():
-            # At the end of the stream nothing can grow, so only complete matches count.
-            m = watch.pattern.search(buffer, pos) if eos else watch.pattern.search(buffer, pos, partial=True)
-            if m is None:
-                continue
-            if not eos and (m.partial or self._can_grow(watch, m)):
-                hold = min(hold, m.start())
-                continue
-            key = (m.start(), m.start() - m.end(), watch.rank, watch.field.name)
-            if best_key is None or key < best_key:
-                best_key, best = key, (watch, m)
-        if best is not None and best[1].start() >= hold:
-            best = None  # a pending delimiter starts no later and may turn out to be the real one
-        return best, hold
-
-    def _can_grow(self, watch: _Watch, m: Any) -> bool:
-        """Whether a complete match could still change when more text arrives."""
-        if watch.literal:
-            # A literal match is final once its last character is in, unless a longer literal of
-            # the same set could still complete from the same start.
-            return m.end() == len(self._buffer) and watch.can_extend
-        return regex_can_grow(watch.pattern, self._buffer, m)
-
-    def _drop_committed(self) -> None:
-        """Forget committed text that no pattern can look at any more (what keeps streaming linear)."""
-        history = self._t.history
-        if history is None:
-            return
-        cut = self._pos - history
-        if cut > 0:
-            self._buffer = self._buffer[cut:]
-            self._pos -= cut
-
-    # -- regions
-
-    def _accumulate(self, events: list[Event], text: str) -> None:
-        field = self._current
-        if not text or field is None:
-            return  # no implicit field: text outside explicit regions is dropped
-        if not self._opened:
-            events.append({"type": "region_open", "field": field.name})
-            self._opened = True
-        self._body.append(text)
-        if len(self._body) >= BLOCK_CHUNKS:
-            self._blocks.append("".join(self._body))
-            self._body = []
-        events.append({"type": "region_chunk", "field": field.name, "text": text, "dirty": field.dirty})
-
-    def _open(self, events: list[Event], field: Field, m: Any) -> None:
-        self._current = field
-        self._captures = {k: v for k, v in m.groupdict().items() if v is not None}
-        self._body = []
-        self._blocks = []
-        self._opened = True
-        events.append({"type": "region_open", "field": field.name})
-
-    def _close_current(self, events: list[Event]) -> None:
-        field = self._current
-        if field is None or not self._opened:
-            self._reset()
-            return  # a region that never opened closes silently
-        body = "".join(self._blocks) + "".join(self._body)
-        value = field_value(field, self._t.value_parsers[field.name], body, self._captures)
-        if self._tool_params:
-            value = coerce_tool_calls(value, self._tool_params)
-        self._store(field, value)
-        events.append({"type": "region_close", "field": field.name, "value": value})
-        self._reset()
-
-    def _store(self, field: Field, value: Any) -> None:
-        if field.join is not None:
-            self._output[field.name] = join_value(field.name, self._output.get(field.name), value, field.join)
-        elif field.repeats:
-            self._output.setdefault(field.name, []).append(value)
-        else:
-            self._output[field.name] = value
-
-    def _reset(self) -> None:
-        self._current = self._t.implicit
-        self._captures = {}
-        self._body = []
-        self._blocks = []
-        self._opened = False
+    def _after_anchor(self, prefix: str) -> str:
+        after = after_last_anchor(self._anchor, prefix)
+        return prefix if after is None else after

@@ -20,6 +20,9 @@ import libcst as cst
 
 RUNTIME_DIR = Path(__file__).resolve().parents[2] / "runtime"
 RUNTIME_PACKAGE = "rtcompile.runtime"
+# Runtime modules whose names a generated module defines itself, specialised for its template
+# (`Message`, `Event` and `FieldName` as TypedDicts and Literals): never lifted.
+DEFINED_BY_MODULE = frozenset({"types"})
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,8 @@ def lift(wanted: Iterable[tuple[str, str]]) -> Lifted:
                 line = imports[used]
                 if line.startswith("@"):
                     sibling, original = line[1:].split(":")
-                    visit(sibling, original)
+                    if sibling not in DEFINED_BY_MODULE:
+                        visit(sibling, original)
                 else:
                     import_lines.add(line)
         ordered.append(definition)  # after its dependencies

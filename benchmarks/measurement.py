@@ -1,0 +1,319 @@
+"""Timing and memory, in this process.
+
+Engines are interleaved run by run (A, B, C, then A, B, C ...), so that load from other processes on the
+machine shifts all engines alike; every figure is a median over repetitions. Each `bench_*` returns plain
+data (dicts and lists) for `benchmarks.report`.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import math
+import random
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import rtcompile.regex.translate as regex_translation
+from benchmarks.config import KB, MB, Config, log, size_label
+from benchmarks.engines import ENGINES, Engines, outcome
+from benchmarks.workloads import ADVERSARIAL, RICH_FILLER, Workload, seed_of, template_patterns, token_chunks
+
+# =============================================================================================== streaming
+
+
+def time_floor(chunks: list[str]) -> float:
+    """The floor: append each chunk to a list and create one event dict per chunk."""
+    gc.collect()
+    t0 = time.perf_counter()
+    body: list[str] = []
+    append = body.append
+    for chunk in chunks:
+        append(chunk)
+        _event = {"type": "region_chunk", "field": "content", "text": chunk, "dirty": False}
+    "".join(body)
+    return time.perf_counter() - t0
+
+
+def time_batch(parsers: list[Any], chunks: list[str]) -> tuple[float, Any]:
+    """Seconds for streaming `chunks` through each of `parsers` in turn (built beforehand), and the last message."""
+    gc.collect()
+    message: Any = None
+    t0 = time.perf_counter()
+    try:
+        for parser in parsers:
+            feed = parser.feed
+            for chunk in chunks:
+                feed(chunk)
+            message = parser.finalize()[0]
+    except Exception as error:  # noqa: BLE001 - recorded as a mismatch, the timing is then meaningless
+        return float("nan"), {"error": type(error).__name__}
+    return time.perf_counter() - t0, message
+
+
+def bench_streaming(cfg: Config, engines: Engines, workloads: list[Workload]) -> dict[str, Any]:
+    """us/chunk per (size, model, engine).
+
+    Interleaved at two levels, so that load from other processes hits everything alike: within a repetition
+    every engine (and the floor) runs once per size, one after the other, and all sizes of one template are
+    measured in the same repetitions. Each timed sample streams about the same number of chunks whatever the
+    output size (a 4 KB output is streamed through `batch` fresh parsers back to back, a 400 KB one through
+    one), so short and long outputs are timed over similar spans and see the same share of a busy machine.
+    """
+    results: dict[int, dict[str, dict[str, float]]] = {size: {} for size in cfg.sizes}
+    mismatches: list[str] = []
+    for w in workloads:
+        t_model = time.perf_counter()
+        chunks = {size: token_chunks(w.text(size), seed_of(w.model, size)) for size in cfg.sizes}
+        batch = {size: max(1, cfg.chunks_per_sample[size] // len(chunks[size])) for size in cfg.sizes}
+        samples: dict[int, dict[str, list[float]]] = {size: {e: [] for e in [*ENGINES, "floor"]} for size in cfg.sizes}
+        messages: dict[int, dict[str, Any]] = {size: {} for size in cfg.sizes}
+        for rep in range(cfg.reps):
+            for size in cfg.sizes:
+                n = batch[size] * len(chunks[size])
+                for e in ENGINES:
+                    if e == "transformers" and rep >= cfg.tf_reps.get(size, cfg.reps):
+                        continue
+                    parsers = [engines.parser(e, w) for _ in range(batch[size])]
+                    seconds, messages[size][e] = time_batch(parsers, chunks[size])
+                    samples[size][e].append(seconds / n * 1e6)
+                    del parsers
+                samples[size]["floor"].append(math.fsum(time_floor(chunks[size]) for _ in range(batch[size])) / n * 1e6)
+        for size in cfg.sizes:
+            got = messages[size]
+            if any(m != got["transformers"] for m in got.values()):
+                mismatches.append(f"{w.model} @ {size_label(size)}: streamed messages differ between engines")
+            results[size][w.model] = {e: statistics.median(v) for e, v in samples[size].items()}
+            results[size][w.model].update({f"{e}_min": min(v) for e, v in samples[size].items()})
+            results[size][w.model]["chunks"] = len(chunks[size])
+            results[size][w.model]["batch"] = batch[size]
+        log(f"  streaming {w.model}: {time.perf_counter() - t_model:5.1f} s")
+    return {"per_chunk": results, "mismatches": mismatches}
+
+
+# =============================================================================================== memory
+
+
+def retained_after(make: Callable[[], Any], total: int, chunk_sizes: tuple[int, int], seed: int) -> dict[str, float]:
+    """Bytes still allocated (tracemalloc) by a parser that has been fed `total` characters of content.
+
+    The content is RICH_FILLER cycled; events are dropped as soon as `feed` returns them. `body` is the size
+    of the fed text as one Python string (what the region's body is when it closes).
+    """
+    rng = random.Random(seed)
+    period = 64 * KB
+    base = RICH_FILLER * (2 * period // len(RICH_FILLER) + 2)
+    sizes = []
+    fed = 0
+    while fed < total:
+        n = rng.randint(*chunk_sizes)
+        sizes.append(n)
+        fed += n
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    parser = make()
+    t0 = time.perf_counter()
+    offset = 0
+    for n in sizes:
+        start = offset % period
+        parser.feed(base[start : start + n])
+        offset += n
+    elapsed = time.perf_counter() - t0
+    gc.collect()
+    current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    buffer = getattr(parser, "_buffer", "")
+    del parser
+    gc.collect()
+    pieces = []
+    offset = 0
+    for n in sizes:
+        start = offset % period
+        pieces.append(base[start : start + n])
+        offset += n
+    body = sys.getsizeof("".join(pieces))
+    return {
+        "fed": fed,
+        "chunks": len(sizes),
+        "body": body,
+        "retained": current - before,
+        "peak": peak - before,
+        "buffer_chars": len(buffer),
+        "seconds": elapsed,
+    }
+
+
+def bench_memory(cfg: Config, engines: Engines, workloads: dict[str, Workload]) -> list[dict[str, Any]]:
+    """Content streamed into an open region: qwen3 (implicit content) and gpt_oss (explicit `final` region).
+
+    tracemalloc slows token-sized feeds about 8x, so the full 10 MB token-chunk run is done for qwen3 only.
+    """
+    rows = []
+    scenarios = [
+        ("qwen3", "implicit content", ""),
+        ("gpt_oss", "explicit `final` region", "<|channel|>final<|message|>"),
+    ]
+    for model, region, opener in scenarios:
+        w = workloads[model]
+        plans = [
+            (
+                "token (1-6 chars)",
+                (1, 6),
+                cfg.memory_size if model == "qwen3" else cfg.memory_size_small,
+                ("compiled", "interpreter"),
+            ),
+            ("4 KB chunks", (4 * KB, 4 * KB), cfg.memory_size, ENGINES),
+        ]
+        for chunking, sizes, total, engine_names in plans:
+            for engine in engine_names:
+
+                def make(engine: str = engine, w: Workload = w, opener: str = opener) -> Any:
+                    parser = engines.parser(engine, w)
+                    if opener:
+                        parser.feed(opener)
+                    return parser
+
+                r = retained_after(make, total, sizes, seed_of("mem", model))
+                rows.append({"model": model, "region": region, "chunking": chunking, "engine": engine, **r})
+                log(
+                    f"  memory {model} {chunking} {engine}: {r['retained'] / MB:.1f} MB retained "
+                    f"for a {r['body'] / MB:.1f} MB body, {r['seconds']:.1f} s"
+                )
+    return rows
+
+
+# =============================================================================================== one-shot
+
+
+def bench_oneshot(cfg: Config, engines: Engines, workloads: list[Workload]) -> dict[int, dict[str, dict[str, float]]]:
+    results: dict[int, dict[str, dict[str, float]]] = {}
+    for size in cfg.oneshot_sizes:
+        results[size] = {}
+        for w in workloads:
+            text = w.text(size)
+            samples: dict[str, list[float]] = {e: [] for e in ENGINES}
+            for _ in range(cfg.oneshot_reps):
+                for e in ENGINES:
+                    gc.collect()
+                    t0 = time.perf_counter()
+                    outcome(functools.partial(engines.parse, e, w, text))
+                    samples[e].append((time.perf_counter() - t0) * 1e3)
+            results[size][w.model] = {e: statistics.median(v) for e, v in samples.items()}
+        log(f"  one-shot {size // KB} KB done")
+    return results
+
+
+# =============================================================================================== adversarial
+
+
+def bench_adversarial(cfg: Config, engines: Engines, workloads: dict[str, Workload]) -> list[dict[str, Any]]:
+    """Fed one character at a time; us per character, segment by segment.
+
+    Each engine streams its text in `cfg.adv_segments` equal segments, and the engines take turns segment by
+    segment (compiled segment 1, interpreter segment 1, transformers segment 1, compiled segment 2, ...), so
+    they share the same time windows. The first segment is the cost of the short stream (the first 100 KB of
+    the 1 MB one), the whole run the cost of the long one; a parser that is not linear gets slower segment by
+    segment. transformers streams a tenth of the size.
+    """
+    rows = []
+    for label, model, unit in ADVERSARIAL:
+        w = workloads[model]
+        total = {e: cfg.adv_tf_total if e == "transformers" else cfg.adv_total for e in ENGINES}
+        parsers = {e: engines.parser(e, w) for e in ENGINES}
+        texts = {e: (unit * (total[e] // len(unit) + 1))[: total[e]] for e in ENGINES}
+        step = {e: total[e] // cfg.adv_segments for e in ENGINES}
+        per_char: dict[str, list[float]] = {e: [] for e in ENGINES}
+        for i in range(cfg.adv_segments):
+            for e in ENGINES:
+                piece = texts[e][i * step[e] : (i + 1) * step[e]]
+                feed = parsers[e].feed
+                gc.collect()
+                t0 = time.perf_counter()
+                for ch in piece:
+                    feed(ch)
+                per_char[e].append((time.perf_counter() - t0) / len(piece) * 1e6)
+        for e in ENGINES:
+            outcome(parsers[e].finalize)
+            segments = per_char[e]
+            rows.append(
+                {
+                    "stream": label,
+                    "model": model,
+                    "engine": e,
+                    "segment": step[e],
+                    "total": step[e] * cfg.adv_segments,
+                    "segments": segments,
+                    "first": segments[0],
+                    "whole": statistics.fmean(segments),
+                    "last": segments[-1],
+                    # robust to a busy machine (contention only adds time): fastest late vs fastest early segment
+                    "late_vs_early": min(segments[len(segments) // 2 :]) / min(segments[: len(segments) // 2]),
+                }
+            )
+            log(
+                f"  adversarial {label} on {model}, {e}: first {size_label(step[e])} {segments[0]:.2f} us/char, "
+                f"whole {size_label(step[e] * cfg.adv_segments)} {statistics.fmean(segments):.2f}, "
+                f"last {segments[-1]:.2f}"
+            )
+    return rows
+
+
+# =============================================================================================== regex translation
+
+
+def _translation_caches() -> list[Any]:
+    """The memo caches of `rtcompile.regex.translate`, but the one-off table of cased code points.
+
+    Cleared before each timed call, so that every call does all the work of a first translation (whatever
+    caches the module grows, they are found by their `cache_clear`).
+    """
+    caches = [value for value in vars(regex_translation).values() if callable(getattr(value, "cache_clear", None))]
+    return [cache for cache in caches if cache is not regex_translation._cased_code_points]
+
+
+def bench_regex_translation(cfg: Config, models: list[str]) -> dict[str, Any]:
+    """ms per uncached `translate(pattern)`, for every regex of the bundled templates.
+
+    Patterns take turns within each repetition. The table of cased code points (`_cased_code_points`, built
+    once per process on the first `(?i)` character set) is timed on its own, and built before the patterns.
+    """
+    patterns = template_patterns(models)
+    caches = _translation_caches()
+    regex_translation._cased_code_points.cache_clear()
+    gc.collect()
+    t0 = time.perf_counter()
+    regex_translation._cased_code_points()
+    table_ms = (time.perf_counter() - t0) * 1e3
+    samples: list[list[float]] = [[] for _ in patterns]
+    outcomes: list[str] = ["" for _ in patterns]
+    for _ in range(cfg.regex_reps):
+        for index, (_model, _kind, pattern) in enumerate(patterns):
+            for cache in caches:
+                cache.cache_clear()
+            gc.collect()
+            t0 = time.perf_counter()
+            try:
+                regex_translation.translate(pattern)
+                outcomes[index] = "ok"
+            except (regex_translation.InvalidRegex, regex_translation.UnsupportedRegex) as error:
+                outcomes[index] = type(error).__name__
+            samples[index].append((time.perf_counter() - t0) * 1e3)
+    rows: list[dict[str, Any]] = [
+        {
+            "model": model,
+            "kind": kind,
+            "pattern": pattern,
+            "outcome": outcomes[index],
+            "ms": statistics.median(samples[index]),
+            "ms_min": min(samples[index]),
+        }
+        for index, (model, kind, pattern) in enumerate(patterns)
+    ]
+    slowest = max(rows, key=lambda row: row["ms"])
+    log(f"  regex translation: {len(rows)} patterns, slowest {slowest['ms']:.2f} ms ({slowest['model']})")
+    return {"patterns": rows, "cased_table_ms": table_ms, "reps": cfg.regex_reps}

@@ -1,0 +1,99 @@
+"""The generated module's own `feed`: the common chunk handled inline, everything else by the engine.
+
+Most chunks of a long region contain no character that can start a watched delimiter, and arrive
+when nothing is held back; such a chunk is region text, exactly as scanning would conclude. The
+engine's generic `feed` finds that out through a table of per-state check functions; a generated
+module knows its states, so it writes the check as one expression (`"<" in text`) and the rest of
+the fast path inline. Anything else goes to `StreamingParser._feed_scanning`.
+"""
+
+from __future__ import annotations
+
+from rtcompile.backends.codegen.parts import ModuleParts
+from rtcompile.backends.codegen.scanners import state_hint
+from rtcompile.backends.codegen.writer import CodeWriter, literal
+from rtcompile.plan import ParserPlan
+from rtcompile.regex.first_chars import char_class
+
+MAX_IN_TESTS = 3  # more start characters than this are tested with one character-class search
+
+
+def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
+    """The `feed` method for the module's ResponseParser, or None to keep the engine's generic one."""
+    if plan.history is None or all(state.delimiter_starts is None for state in plan.states):
+        return None  # no state has a fast path
+    out = CodeWriter(depth=1)
+    with out.block("def feed(self, text: str) -> list[Event]:"):
+        out.line('"""Add model text; returns the events it completes."""')
+        guard = "self._finalized or not text or self._pos != len(self._buffer)"
+        busy = _busy_tests(parts, plan)
+        if len(busy) == 1:
+            (test,) = busy
+            if test != "False":
+                guard += f" or {test}"
+        else:
+            _assign_busy(out, busy)
+            guard += " or busy"
+        with out.block(f"if {guard}:"):
+            out.line("return self._feed_scanning(text)")
+        out.comment("No delimiter can start in `text` and nothing is held back: all of it is region text.")
+        if plan.history == 1:
+            out.line("self._buffer = text[-1:]  # the committed character a delimiter may look back at")
+            out.line("self._pos = 1")
+        else:
+            out.line(f"self._buffer = (self._buffer + text)[-{plan.history}:]  # what a delimiter may look back at")
+            out.line("self._pos = len(self._buffer)")
+        out.line("field = self._field")
+        if plan.implicit < 0:
+            with out.block("if field < 0:"):
+                out.line("return []  # no implicit field: text outside explicit regions is dropped")
+        out.line("body = self._body")
+        out.line("body.append(text)")
+        with out.block("if len(body) >= BLOCK_CHUNKS:"):
+            out.line('self._blocks.append("".join(body))')
+            out.line("self._body = []")
+        chunk = '{"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]}'
+        with out.block("if self._opened:"):
+            out.line(f"return [{chunk}]")
+        out.line("self._opened = True")
+        out.line(f'return [{{"type": "region_open", "field": self._names[field]}}, {chunk}]')
+    parts.need("engine", "BLOCK_CHUNKS")
+    return out.code()
+
+
+def _busy_tests(parts: ModuleParts, plan: ParserPlan) -> dict[str, list[int]]:
+    """Per distinct test ("text may hold a delimiter start"), the states it applies to, in state order."""
+    tests: dict[str, list[int]] = {}
+    for state in plan.states:
+        starts = state.delimiter_starts
+        if starts is None:
+            test = "True"  # no fast path in this state
+        elif not starts:
+            test = "False"  # nothing to watch
+        else:
+            test = _may_start_delimiter(parts, starts, plan, state.index)
+        tests.setdefault(test, []).append(state.index)
+    return tests
+
+
+def _assign_busy(out: CodeWriter, busy: dict[str, list[int]]) -> None:
+    """`busy = <the current state's test>`, as an if/elif chain over the states (the last group is `else`)."""
+    groups = list(busy.items())
+    for number, (test, states) in enumerate(groups):
+        if number == len(groups) - 1:
+            header = "else:"
+        else:
+            condition = f"state == {states[0]}" if len(states) == 1 else f"state in {literal(tuple(states))}"
+            header = f"{'if' if number == 0 else 'elif'} {condition}:"
+            if number == 0:
+                out.line("state = self._state")
+        with out.block(header):
+            out.line(f"busy = {test}")
+
+
+def _may_start_delimiter(parts: ModuleParts, chars: frozenset[int], plan: ParserPlan, state: int) -> str:
+    if len(chars) <= MAX_IN_TESTS:
+        return " or ".join(f"{literal(chr(c))} in text" for c in sorted(chars))
+    hint = f"{state_hint(plan.states[state], plan.template)} starts"
+    pattern = parts.pattern(hint, char_class(chars), flags="0")
+    return f"{pattern}.search(text) is not None"

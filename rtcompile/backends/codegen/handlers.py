@@ -1,0 +1,152 @@
+"""One handler per field: its content parser called with the arguments baked in, its transform unrolled.
+
+A handler is `(body, captures) -> value` (`rtcompile.runtime.engine.Handler`).
+"""
+
+from __future__ import annotations
+
+from rtcompile.backends.codegen.parts import ModuleParts
+from rtcompile.backends.codegen.writer import CodeWriter, literal
+from rtcompile.frontend.errors import JsonPath
+from rtcompile.ir import (
+    ContentParser,
+    FailingParser,
+    Field,
+    JsonParser,
+    KvLinesParser,
+    PythonCallListParser,
+    ScalarParser,
+    TDict,
+    TList,
+    TLiteral,
+    TPlaceholder,
+    Transform,
+    XmlInlineParser,
+    unreachable,
+)
+
+
+def handlers(parts: ModuleParts, fields: tuple[Field, ...]) -> list[str]:
+    """The handler name of each field. Fields whose handlers are the same code share one function,
+    named after what it parses (`_handle_text`); a handler of its own is named after its field."""
+    bodies = [_handler_body(parts, f) for f in fields]
+    names: dict[str, str] = {}
+    for f, body in zip(fields, bodies, strict=True):
+        if body in names:
+            continue
+        shared = bodies.count(body) > 1
+        names[body] = parts.names.new("_handle", f.content if shared else f.name)
+        indented = "\n".join(f"    {line}" if line else "" for line in body.splitlines())
+        parts.functions.append(f"def {names[body]}(body: str, captures: dict[str, str]) -> Any:\n{indented}")
+    return [names[body] for body in bodies]
+
+
+def _handler_body(parts: ModuleParts, f: Field) -> str:
+    where: JsonPath = ("fields", f.name, "content_args")
+    parse = _parser_call(parts, f.parser, "body", where, f.name)
+    out = CodeWriter()
+    if f.transform is None:
+        out.line(f"return {parse}")
+    elif not f.transform_each:
+        out.line(f"content = {parse}")
+        if _uses_scope(f.transform):
+            parts.need("transform", "content_scope")
+            out.line("scope = content_scope(captures, content)")
+        out.line(f"return {_transform_expr(parts, f.transform, fold_content=True)}")
+    else:
+        parts.need("transform", "require_each_list")
+        parts.need("transform", "each_item_scope")
+        name = literal(f.name)
+        out.line("out = []")
+        with out.block(f"for item in require_each_list({name}, {parse}):"):
+            out.line(f"scope = each_item_scope({name}, captures, item)")
+            out.line(f"out.append({_transform_expr(parts, f.transform, fold_content=False)})")
+        out.line("return out")
+    return out.code()
+
+
+def _parser_call(parts: ModuleParts, parser: ContentParser, arg: str, where: JsonPath, hint: str) -> str:
+    """An expression that parses the string `arg` with `parser`."""
+    match parser:
+        case ScalarParser(kind=kind, strip=strip):
+            parts.need("content", f"parse_{kind}")
+            return f"parse_{kind}({arg}, strip={strip!r})"
+        case JsonParser():
+            parts.need("content", "parse_json")
+            return (
+                f"parse_json({arg}, unquoted_keys={parser.unquoted_keys!r}, "
+                f"string_delims={literal(tuple(parser.string_delims))}, "
+                f"allow_non_json={parser.allow_non_json!r}, strip={parser.strip!r})"
+            )
+        case XmlInlineParser():
+            parts.need("content", "parse_xml_inline")
+            tag_re, _ = parts.stdlib_regex(parser.tag_pattern, f"{hint} tags", (*where, "tag_pattern"), streamed=False)
+            nested = _nested_parser(parts, parser.value_parser, (*where, "value_parser", "args"), hint)
+            return (
+                f"parse_xml_inline({arg}, tag_re={tag_re}, tag_pattern={literal(parser.tag_pattern)}, "
+                f"value_parser={nested}, merge_duplicates={parser.merge_duplicates!r})"
+            )
+        case KvLinesParser():
+            parts.need("content", "parse_kv_lines")
+            nested = _nested_parser(parts, parser.value_parser, (*where, "value_parser", "args"), hint)
+            return (
+                f"parse_kv_lines({arg}, line_sep={literal(parser.line_sep)}, kv_sep={literal(parser.kv_sep)}, "
+                f"strip={parser.strip!r}, value_parser={nested})"
+            )
+        case PythonCallListParser():
+            parts.need("content", "parse_python_call_list")
+            return f"parse_python_call_list({arg})"
+        case FailingParser():
+            name = parts.names.new("_fail", hint)
+            parts.functions.append(
+                f"def {name}(text: Any) -> Any:\n    raise {parser.error}({literal(parser.message)})"
+            )
+            return f"{name}({arg})"
+        case _:
+            unreachable(parser)
+
+
+def _nested_parser(parts: ModuleParts, parser: ContentParser | None, where: JsonPath, hint: str) -> str:
+    if parser is None:
+        return "None"
+    name = parts.names.new("_parse_value", hint)
+    body = _parser_call(parts, parser, "raw", where, hint)
+    parts.functions.append(f"def {name}(raw: Any) -> Any:\n    return {body}")
+    return name
+
+
+def _uses_scope(transform: Transform) -> bool:
+    """Whether a plain transform reads anything but the parsed content itself."""
+    match transform:
+        case TPlaceholder():
+            return not (transform.root == "content" and not transform.keys)
+        case TDict():
+            return any(_uses_scope(value) for _, value in transform.items)
+        case TList():
+            return any(_uses_scope(value) for value in transform.items)
+        case TLiteral():
+            return False
+        case _:
+            unreachable(transform)
+
+
+def _transform_expr(parts: ModuleParts, transform: Transform, *, fold_content: bool) -> str:
+    """The transform as one expression. With `fold_content`, `{content}` is the variable `content`
+    (a plain transform's scope always maps "content" to the parsed body)."""
+    match transform:
+        case TPlaceholder(path=path, root=root, keys=keys):
+            if fold_content and root == "content" and not keys:
+                return "content"
+            parts.need("transform", "resolve_placeholder")
+            return f"resolve_placeholder(scope, {literal(path)}, {literal(root)}, {literal(keys)})"
+        case TDict():
+            items = ", ".join(
+                f"{literal(k)}: {_transform_expr(parts, v, fold_content=fold_content)}" for k, v in transform.items
+            )
+            return "{" + items + "}"
+        case TList():
+            return "[" + ", ".join(_transform_expr(parts, v, fold_content=fold_content) for v in transform.items) + "]"
+        case TLiteral(value=value):
+            return literal(value)
+        case _:
+            unreachable(transform)

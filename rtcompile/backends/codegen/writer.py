@@ -1,0 +1,97 @@
+"""Writing Python source: literals from template data, identifiers with a role, indented blocks.
+
+Two rules keep generated modules safe whatever a template contains:
+
+* template values enter code only through `literal()`, which builds `repr()` of str/int/float/bool/
+  None and containers of them;
+* identifiers are the generator's own: a name may carry a field's name for readability
+  (`_scan_in_tool_calls`), but only after `Names` has reduced it to ASCII letters, digits and `_`
+  behind a fixed role prefix, and made it unique.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+from rtcompile.frontend.errors import TemplateError
+
+INDENT = "    "
+
+
+def literal(value: object) -> str:
+    """Python source for a JSON-like value, built only from repr() of scalars: template text is data."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return f"float({repr(str(value))})"
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(literal(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    raise TemplateError(f"cannot compile a template value of type {type(value).__name__}; use JSON values only")
+
+
+def word(text: str) -> str:
+    """`text` reduced to lower-case ASCII words joined by `_` ("" if nothing is left)."""
+    return re.sub(r"[^0-9a-z]+", "_", text.lower()).strip("_")
+
+
+class Names:
+    """Allocates module-level identifiers: a role prefix plus, where it helps, a word from the template.
+
+    The same request always gets the same answer within one module, so output is deterministic; a
+    clash (two fields whose names reduce to the same word) gets a numeric suffix.
+    """
+
+    def __init__(self, reserved: Iterable[str] = ()) -> None:
+        self._taken: set[str] = set(reserved)
+
+    def reserve(self, names: Iterable[str]) -> None:
+        self._taken.update(names)
+
+    def new(self, role: str, hint: str = "", *, constant: bool = False) -> str:
+        """A fresh name: role `_scan` and hint `in tool_calls` give `_scan_in_tool_calls`; a `constant`
+        is upper case (`_RE` and `tool_calls open` give `_RE_TOOL_CALLS_OPEN`)."""
+        hint_word = word(hint)
+        base = role if not hint_word else f"{role}{hint_word}" if role.endswith("_") else f"{role}_{hint_word}"
+        if constant:
+            base = base.upper()
+        name, n = base, 2
+        while name in self._taken:
+            name, n = f"{base}_{n}", n + 1
+        self._taken.add(name)
+        return name
+
+
+class CodeWriter:
+    """Python source built line by line; indentation belongs to the writer, not to the callers."""
+
+    def __init__(self, *, depth: int = 0) -> None:
+        self._lines: list[str] = []
+        self._depth = depth
+
+    def line(self, text: str = "") -> None:
+        self._lines.append(f"{INDENT * self._depth}{text}" if text else "")
+
+    def comment(self, text: str) -> None:
+        """A comment line; `text` must already be safe for one line (callers quote template text)."""
+        self.line(f"# {text}")
+
+    @contextmanager
+    def block(self, header: str) -> Iterator[None]:
+        """`header` (ending in ':') and the statements written inside the `with`, one level deeper."""
+        self.line(header)
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+
+    def code(self) -> str:
+        return "\n".join(self._lines)

@@ -1,0 +1,270 @@
+"""The streaming engine: the reference's region rules, written once for both backends.
+
+transformers' `ResponseParser` cuts a stream of model text into regions and turns each closed region
+into a value of the message. This module is that procedure; what it needs to know about one template
+is plugged in by a backend:
+
+* per parser state, a *scanner*: given the buffer, the scan position and whether the stream has
+  ended, it returns the earliest delimiter match that can be committed (and which watched delimiter
+  it is) plus where held-back text starts;
+* per parser state, optionally, a *plain check*: true for a chunk in which no watched delimiter can
+  start, so the chunk is region text without scanning (the fast path);
+* per field, a *handler*: the closed region's body and captures -> the field's value;
+* the tables below (field names, join/repeat rules, defaults, ...), and `_after_anchor`.
+
+The interpreter (`rtcompile.backends.interpreter`) plugs in scanners built on the `regex` module; a
+generated module plugs in scanners and handlers specialised for its template, and gets this file
+lifted verbatim into it. Either way the rules are the ones below.
+
+The states: state 0 is "outside any explicit region" (inside the implicit field, or in no field when
+the template has none: then text is dropped); each explicit field has a state of its own.
+A region opens when its open delimiter is committed, or, for the implicit field, at the first text;
+it closes at its close delimiter, when another field opens, or at the end of the stream.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final, TypeAlias, cast
+
+from rtcompile.runtime.coercion import coerce_tool_calls
+from rtcompile.runtime.protocol import PREFIX_REQUIRED, batch_prefixes, is_empty, join_value, tool_parameters
+from rtcompile.runtime.types import Event, FieldName, Message
+
+# A scanner's answer: (which, start, end, groups, hold). `which` indexes the state's watch list (-1:
+# nothing committable), `start`/`end` span the match, `groups` are its named captures, and `hold` is
+# where text that a pending delimiter may still claim begins (`len(buffer)` when nothing is pending).
+# (The aliases are strings because generated modules import `typing` for the type checker only.)
+ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
+Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+PlainCheck: TypeAlias = "Callable[[str], bool]"
+Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
+
+NO_FIELD: Final = -1  # `_implicit` of a template without an implicit field
+NO_GROUPS: Final[dict[str, str | None]] = {}
+BLOCK_CHUNKS: Final = 256  # region chunks joined into one string at a time
+
+
+class StreamingParser:
+    """Parses one generation as it streams: `feed()` text, then `finalize()`.
+
+    `initial_events` holds the events of the prompt's pre-written part of the message (the text
+    after the last start anchor in `prefix`). Subclasses supply the class attributes declared below.
+    """
+
+    # -- what a backend plugs in (see the module docstring)
+    _names: tuple[FieldName, ...]  # by field index
+    _dirty: tuple[bool, ...]  # by field: chunks of structured content are marked `dirty`
+    _joins: tuple[str | None, ...]  # by field: the `join` separator, if any
+    _repeats: tuple[bool, ...]  # by field
+    _required: tuple[str, ...]  # fields the final message must contain
+    _defaults: dict[str, Any]  # the message before any region closed
+    _implicit: int  # the implicit field's index, or NO_FIELD
+    _state_of_field: tuple[int, ...]  # by field: the state inside it (0 for the implicit field)
+    _actions: tuple[tuple[tuple[bool, int], ...], ...]  # by state, by watch: (opens a region?, field)
+    _scanners: tuple[Scanner, ...]  # by state
+    _plain: tuple[PlainCheck | None, ...]  # by state; None: no fast path in that state
+    _handlers: tuple[Handler, ...]  # by field
+    _history: int | None  # committed characters a delimiter can still inspect; None: unbounded
+
+    def _after_anchor(self, prefix: str) -> str:
+        """The prompt after the last match of the start anchor, or all of it if there is none."""
+        raise NotImplementedError
+
+    def __init__(self, prefix: str | None, *, tools: Iterable[Any] | None) -> None:
+        if prefix is None:
+            raise ValueError(PREFIX_REQUIRED)
+        self._tool_params = tool_parameters(tools)
+        self._buffer = ""
+        self._pos = 0  # scan position: text before it is committed
+        self._output: dict[str, Any] = copy.deepcopy(self._defaults)
+        self._state = 0
+        self._field = self._implicit  # the current region's field, or NO_FIELD
+        self._captures: dict[str, str] = {}
+        # The current region's text: recent chunks, plus blocks of joined chunks, so that a long region
+        # costs about its text in memory rather than a list entry per 1-6 character token.
+        self._body: list[str] = []
+        self._blocks: list[str] = []
+        self._opened = False  # whether the current region has opened (emitted region_open)
+        self._finalized = False
+        self.initial_events: list[Event] = []
+        if prefix:
+            self._consume_prefix(prefix)
+
+    # -- the public protocol
+
+    def feed(self, text: str) -> list[Event]:
+        """Add model text; returns the events it completes."""
+        plain = self._plain[self._state]
+        if plain is not None and text and self._pos == len(self._buffer) and not self._finalized and plain(text):
+            return self._feed_plain(text)
+        return self._feed_scanning(text)
+
+    def _feed_scanning(self, text: str) -> list[Event]:
+        """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
+        if self._finalized:
+            raise RuntimeError("ResponseParser already finalized")
+        if text:
+            self._buffer += text
+        events: list[Event] = []
+        self._process(events, False)
+        self._drop_committed()
+        return events
+
+    def finalize(self) -> tuple[Message, list[Event]]:
+        """End of generation: flush what is held back, close the open region, return the message."""
+        if self._finalized:
+            raise RuntimeError("ResponseParser already finalized")
+        events: list[Event] = []
+        self._process(events, True)
+        missing = [name for name in self._required if name not in self._output]
+        if missing:
+            raise ValueError(f"Required response_template fields missing from parsed output: {missing}")
+        defaults = self._defaults
+        # Typed Any: in a generated module the dict is that template's `Message` TypedDict.
+        message: Any = {k: v for k, v in self._output.items() if k in defaults or not is_empty(v)}
+        self._output = message
+        self._finalized = True
+        return message, events
+
+    # -- scanning
+
+    def _consume_prefix(self, prefix: str) -> None:
+        """Run the part of the prompt after the last start anchor through the parser."""
+        truncated = self._after_anchor(prefix)
+        if truncated:
+            self._buffer = truncated
+            self._process(self.initial_events, False)
+            self._drop_committed()
+
+    def _feed_plain(self, text: str) -> list[Event]:
+        """The fast path: nothing is held back and no delimiter can start in `text`, so all of it is
+        region text (what scanning would conclude, without scanning). Plain checks exist only where
+        `_history` is bounded."""
+        history = cast("int", self._history)
+        self._buffer = (self._buffer + text)[-history:]  # what _drop_committed would keep
+        self._pos = len(self._buffer)
+        field = self._field
+        if field < 0:
+            return []
+        self._body.append(text)
+        if len(self._body) >= BLOCK_CHUNKS:
+            self._blocks.append("".join(self._body))
+            self._body = []
+        chunk: Event = {"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]}
+        if self._opened:
+            return [chunk]
+        self._opened = True
+        return [{"type": "region_open", "field": self._names[field]}, chunk]
+
+    def _process(self, events: list[Event], eos: bool) -> None:
+        """Commit every delimiter that can be committed, and the region text before it."""
+        while True:
+            which, start, end, groups, hold = self._scanners[self._state](self._buffer, self._pos, eos)
+            if which >= 0:
+                if start > self._pos:
+                    self._accumulate(events, self._buffer[self._pos : start])
+                self._pos = end
+                opens, field = self._actions[self._state][which]
+                if opens:
+                    self._close_current(events)
+                    self._open(events, field, groups)
+                    continue
+                had_content = self._opened
+                # Close-delimiter captures join (and override) the open-delimiter captures.
+                self._captures.update({k: v for k, v in groups.items() if v is not None})
+                self._close_current(events)
+                if not had_content and start == end:
+                    break  # a zero-width close of an empty region would fire forever
+                continue
+            if eos:
+                if self._pos < len(self._buffer):
+                    self._accumulate(events, self._buffer[self._pos :])
+                    self._pos = len(self._buffer)
+                self._close_current(events)
+                break
+            if hold > self._pos:
+                self._accumulate(events, self._buffer[self._pos : hold])
+                self._pos = hold
+            break
+
+    def _drop_committed(self) -> None:
+        """Forget committed text no delimiter can look at any more (what keeps streaming linear)."""
+        history = self._history
+        if history is None:
+            return
+        cut = self._pos - history
+        if cut > 0:
+            self._buffer = self._buffer[cut:]
+            self._pos -= cut
+
+    # -- regions
+
+    def _accumulate(self, events: list[Event], text: str) -> None:
+        field = self._field
+        if not text or field < 0:
+            return  # no implicit field: text outside explicit regions is dropped
+        if not self._opened:
+            events.append({"type": "region_open", "field": self._names[field]})
+            self._opened = True
+        self._body.append(text)
+        if len(self._body) >= BLOCK_CHUNKS:
+            self._blocks.append("".join(self._body))
+            self._body = []
+        events.append({"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]})
+
+    def _open(self, events: list[Event], field: int, groups: dict[str, str | None]) -> None:
+        self._state = self._state_of_field[field]
+        self._field = field
+        self._captures = {k: v for k, v in groups.items() if v is not None}
+        self._body = []
+        self._blocks = []
+        self._opened = True
+        events.append({"type": "region_open", "field": self._names[field]})
+
+    def _close_current(self, events: list[Event]) -> None:
+        """Close the current region (a region that never opened closes silently) and go back to state 0."""
+        field = self._field
+        if field >= 0 and self._opened:
+            value = self._handlers[field]("".join(self._blocks) + "".join(self._body), self._captures)
+            if self._tool_params:
+                value = coerce_tool_calls(value, self._tool_params)
+            self._store(field, value)
+            events.append({"type": "region_close", "field": self._names[field], "value": value})
+        self._state = 0
+        self._field = self._implicit
+        self._captures = {}
+        self._body = []
+        self._blocks = []
+        self._opened = False
+
+    def _store(self, field: int, value: Any) -> None:
+        name = self._names[field]
+        join = self._joins[field]
+        if join is not None:
+            self._output[name] = join_value(name, self._output.get(name), value, join)
+        elif self._repeats[field]:
+            self._output.setdefault(name, []).append(value)
+        else:
+            self._output[name] = value
+
+
+def parse_texts(
+    new_parser: Callable[[str | None], StreamingParser], text: str | Sequence[str], prefix: str | Sequence[str] | None
+) -> Message | list[Message]:
+    """`parse_response` for one complete output, or a batch: a parser per text, fed once, finalized.
+
+    For a batch `prefix` is one prompt broadcast to every text, or one per text (as transformers takes it).
+    """
+    if isinstance(text, str):
+        return _parse_one(new_parser(batch_prefixes(1, prefix)[0]), text)
+    texts = list(text)
+    prefixes = batch_prefixes(len(texts), prefix)
+    return [_parse_one(new_parser(p), t) for t, p in zip(texts, prefixes, strict=True)]
+
+
+def _parse_one(parser: StreamingParser, text: str) -> Message:
+    parser.feed(text)
+    message, _ = parser.finalize()
+    return message

@@ -1,0 +1,1 @@
+"""Maintenance scripts, importable from the repository root (tests check what they generate)."""
