@@ -1109,18 +1109,6 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     return -1, 0, 0, NO_GROUPS, hold
 
 
-def _plain_outside(text: str) -> bool:
-    return "<" not in text and "[" not in text and "]" not in text
-
-
-def _plain_in_reasoning_content(text: str) -> bool:
-    return "<" not in text and "[" not in text
-
-
-def _plain_in_tool_calls(text: str) -> bool:
-    return "]" not in text
-
-
 # ----------------------------------------------------------------------------
 # field handlers: parse a closed region's body
 
@@ -1174,9 +1162,9 @@ class ResponseParser(StreamingParser):
         _scan_in_tool_calls,
     )
     _plain = (
-        _plain_outside,
-        _plain_in_reasoning_content,
-        _plain_in_tool_calls,
+        None,
+        None,
+        None,
     )
     _handlers = (
         _handle_text,
@@ -1195,6 +1183,34 @@ class ResponseParser(StreamingParser):
         for m in _RE_START_ANCHOR.finditer(prefix):
             last_end = m.end()
         return prefix if last_end is None else prefix[last_end:]
+
+    def feed(self, text: str) -> list[Event]:
+        """Add model text; returns the events it completes."""
+        state = self._state
+        if state == 0:
+            busy = "<" in text or "[" in text or "]" in text
+        elif state == 1:
+            busy = "<" in text or "[" in text
+        else:
+            busy = "]" in text
+        if self._finalized or not text or self._pos != len(self._buffer) or busy:
+            return self._feed_scanning(text)
+        # No delimiter can start in `text` and nothing is held back: all of it is region text.
+        self._buffer = text[-1:]  # the committed character a delimiter may look back at
+        self._pos = 1
+        field = self._field
+        body = self._body
+        body.append(text)
+        if len(body) >= BLOCK_CHUNKS:
+            self._blocks.append("".join(body))
+            self._body = []
+        if self._opened:
+            return [{"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]}]
+        self._opened = True
+        return [
+            {"type": "region_open", "field": self._names[field]},
+            {"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]},
+        ]
 
 
 @overload

@@ -30,7 +30,8 @@ def test_verify_finds_and_shrinks_a_divergence(tmp_path: Path, capsys: pytest.Ca
     out = capsys.readouterr().out
     assert "DIVERGENCE (compiled module vs interpreter)" in out
     text = re.search(r"  text:     (.*)", out)
-    assert text is not None and "<think>" in text.group(1) and len(text.group(1)) < 40, out
+    # The reproducer involves the edited delimiter (held back, or matched, differently) and is short.
+    assert text is not None and "<think" in text.group(1) and len(text.group(1)) < 40, out
 
 
 def write_template(tmp_path: Path, template: dict[str, object], **extra: object) -> Path:

@@ -15,7 +15,7 @@ import re
 import sys
 import types
 
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import FunctionType, MethodType
 
 TYPE_CHECKING = False  # typing is slow to import; type checkers read this block, the runtime skips it
@@ -614,11 +614,15 @@ class StreamingParser:
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
+        plain = self._plain[self._state]
+        if plain is not None and text and self._pos == len(self._buffer) and not self._finalized and plain(text):
+            return self._feed_plain(text)
+        return self._feed_scanning(text)
+
+    def _feed_scanning(self, text: str) -> list[Event]:
+        """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
-        plain = self._plain[self._state]
-        if plain is not None and text and self._pos == len(self._buffer) and plain(text):
-            return self._feed_plain(text)
         if text:
             self._buffer += text
         events: list[Event] = []
@@ -850,18 +854,60 @@ def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> 
     return extended is None or extended.span() != m.span() or extended.groupdict() != m.groupdict()
 
 
-def literal_hold(buf: str, pos: int, prefixes: Set[str], longest: int) -> int:
-    """Where held-back text starts for literal delimiters with no complete match after `pos`.
+_DIRECT_CANDIDATES: Final = 8
 
-    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of one of the
-    literals (`prefixes` holds all of them, `longest` is the longest one's length): such a suffix
-    may become the delimiter when more text arrives. `len(buf)` when there is none.
+
+_FAILURE_TABLES: dict[str, list[int]] = {}
+
+
+def _failure_table(literal: str) -> list[int]:
+    """KMP: for each prefix of `literal`, the length of its longest proper prefix that is also its suffix."""
+    table = [0] * len(literal)
+    matched = 0
+    for index in range(1, len(literal)):
+        while matched and literal[index] != literal[matched]:
+            matched = table[matched - 1]
+        if literal[index] == literal[matched]:
+            matched += 1
+        table[index] = matched
+    return table
+
+
+def _longest_prefix_suffix(buf: str, start: int, literal: str) -> int:
+    """The length of the longest prefix of `literal` that is a suffix of `buf[start:]` (shorter than it)."""
+    failure = _FAILURE_TABLES.get(literal)
+    if failure is None:
+        failure = _FAILURE_TABLES[literal] = _failure_table(literal)
+    matched = 0
+    for char in buf[start:]:
+        while matched and char != literal[matched]:
+            matched = failure[matched - 1]
+        if char == literal[matched]:
+            matched += 1
+    return matched
+
+
+def literal_hold(buf: str, pos: int, literal: str) -> int:
+    """Where held-back text starts for a literal delimiter that does not occur in `buf[pos:]`.
+
+    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of `literal` (it
+    may become the delimiter when more text arrives), or `len(buf)` when there is none. Candidates
+    are the occurrences of the literal's first character in the last `len(literal) - 1` characters,
+    leftmost (longest) first, each checked in one comparison; a literal that keeps producing failed
+    candidates (`aaaa...b` against `aaaa`) is finished with KMP, so the cost stays linear in the
+    literal's length.
     """
     n = len(buf)
-    for size in range(min(longest, n - pos), 0, -1):
-        if buf[n - size :] in prefixes:
-            return n - size
-    return n
+    start = max(pos, n - len(literal) + 1)
+    first = literal[0]
+    at = buf.find(first, start)
+    for _ in range(_DIRECT_CANDIDATES):
+        if at < 0:
+            return n
+        if literal.startswith(buf[at:]):
+            return at
+        at = buf.find(first, at + 1)
+    return n if at < 0 else n - _longest_prefix_suffix(buf, at, literal)
 
 
 _JSON_MARK_CLOSE: Final = "\x02"
@@ -997,9 +1043,6 @@ def resolve_placeholder(scope: Mapping[str, Any], path: str, root: str, keys: tu
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_TOOL_CALLS_CLOSE_PREFIXES: Final = frozenset(["<", "</", "</c", "</ca", "</cal", "</call"])
-
-
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
@@ -1046,16 +1089,8 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
     elif not eos:
-        hold = min(hold, literal_hold(buf, pos, _TOOL_CALLS_CLOSE_PREFIXES, 6))
+        hold = min(hold, literal_hold(buf, pos, "</call>"))
     return -1, 0, 0, NO_GROUPS, hold
-
-
-def _plain_outside(text: str) -> bool:
-    return "<" not in text
-
-
-def _plain_in_tool_calls(text: str) -> bool:
-    return "<" not in text
 
 
 # ----------------------------------------------------------------------------
@@ -1104,8 +1139,8 @@ class ResponseParser(StreamingParser):
         _scan_in_tool_calls,
     )
     _plain = (
-        _plain_outside,
-        _plain_in_tool_calls,
+        None,
+        None,
     )
     _handlers = (
         _handle_tool_calls,
@@ -1123,6 +1158,27 @@ class ResponseParser(StreamingParser):
         for m in _RE_START_ANCHOR.finditer(prefix):
             last_end = m.end()
         return prefix if last_end is None else prefix[last_end:]
+
+    def feed(self, text: str) -> list[Event]:
+        """Add model text; returns the events it completes."""
+        if self._finalized or not text or self._pos != len(self._buffer) or "<" in text:
+            return self._feed_scanning(text)
+        # No delimiter can start in `text` and nothing is held back: all of it is region text.
+        self._buffer = text[-1:]  # the committed character a delimiter may look back at
+        self._pos = 1
+        field = self._field
+        body = self._body
+        body.append(text)
+        if len(body) >= BLOCK_CHUNKS:
+            self._blocks.append("".join(body))
+            self._body = []
+        if self._opened:
+            return [{"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]}]
+        self._opened = True
+        return [
+            {"type": "region_open", "field": self._names[field]},
+            {"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]},
+        ]
 
 
 @overload
