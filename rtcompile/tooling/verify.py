@@ -26,6 +26,7 @@ from typing import Any, TextIO
 
 from rtcompile.api import compile_template, load_template
 from rtcompile.backends.interpreter import ResponseParser
+from rtcompile.frontend.errors import printable
 from rtcompile.ir import Template
 from rtcompile.tooling.fuzz import delimiter_texts, random_chunking, random_prefix, random_stream
 from rtcompile.tooling.observe import Make, identical, observe
@@ -192,7 +193,7 @@ def report(template_path: str, summary: Summary) -> str:
     d = summary.divergence
     if d is None:
         lines.append(f"all {summary.comparisons} comparisons agree")
-        return "\n".join(lines)
+        return "\n".join(map(printable, lines))
     lines += [
         f"DIVERGENCE ({d.against}), shrunk to:",
         f"  template: {template_path}",
@@ -202,7 +203,7 @@ def report(template_path: str, summary: Summary) -> str:
         f"  ours:     {d.ours!r}",
         f"  theirs:   {d.theirs!r}",
     ]
-    return "\n".join(lines)
+    return "\n".join(map(printable, lines))  # one line each, whatever the template path holds
 
 
 class ProgressPrinter:
