@@ -14,6 +14,7 @@ import json
 import re
 import sys
 import types
+import warnings
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import FunctionType, MethodType
@@ -74,16 +75,37 @@ if TYPE_CHECKING:
             "content": NotRequired[str],
         },
     )
-    RegionOpen = TypedDict("RegionOpen", {"type": Literal["region_open"], "field": FieldName})
+    # "captures", "start", "end" and region_malformed appear only with the opt-in extensions.
+    RegionOpen = TypedDict(
+        "RegionOpen",
+        {
+            "type": Literal["region_open"],
+            "field": FieldName,
+            "captures": NotRequired[dict[str, str]],
+            "start": NotRequired[int],
+        },
+    )
     RegionChunk = TypedDict(
         "RegionChunk", {"type": Literal["region_chunk"], "field": FieldName, "text": str, "dirty": bool}
     )
-    RegionClose = TypedDict("RegionClose", {"type": Literal["region_close"], "field": FieldName, "value": Any})
-    Event = Union[RegionOpen, RegionChunk, RegionClose]
+    RegionClose = TypedDict(
+        "RegionClose", {"type": Literal["region_close"], "field": FieldName, "value": Any, "end": NotRequired[int]}
+    )
+    RegionMalformed = TypedDict(
+        "RegionMalformed",
+        {
+            "type": Literal["region_malformed"],
+            "field": FieldName,
+            "error": str,
+            "message": str,
+            "text": str,
+            "end": NotRequired[int],
+        },
+    )
+    Event = Union[RegionOpen, RegionChunk, RegionClose, RegionMalformed]
 else:
     FieldName = str
-    Message = dict
-    Event = dict
+    Message = RegionOpen = RegionClose = RegionMalformed = Event = dict
 
 
 # ----------------------------------------------------------------------------
@@ -107,6 +129,15 @@ PlainCheck: TypeAlias = "Callable[[str], bool]"
 
 
 Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+
+
+class StartAnchorWarning(UserWarning):
+    """A non-empty prompt (`prefix`) in which the template's start anchor never matches.
+
+    The reference then parses the whole prompt as part of the message, so prompt text leaks into it
+    (`prefix="garbage"` gives `{"content": "garbageHello!"}`); usually the prompt was rendered with
+    another chat template, or passed where the generation was meant.
+    """
 
 
 def _as_integer(raw: str) -> int | None:
@@ -584,6 +615,18 @@ class StreamingParser:
 
     `initial_events` holds the events of the prompt's pre-written part of the message (the text
     after the last start anchor in `prefix`). Subclasses supply the class attributes declared below.
+
+    Extensions beyond the reference, each off by default (with all off, every event and message is
+    exactly the reference's):
+
+    * `captures`: `region_open` events of fields opened by a delimiter carry `"captures"`, the open
+      delimiter's named groups (a tool name is known before its arguments arrive);
+    * `spans`: `region_open` carries `"start"`, `region_close` carries `"end"`: offsets into the
+      generation (the text fed after `prefix`) where the region's delimiter begins and where the
+      region ends; a region the prompt opened starts at a negative offset;
+    * `recover`: a region whose content fails to parse does not raise; it yields a
+      `region_malformed` event (`field`, `error` (the exception type's name), `message`, `text`),
+      is left out of the message, and parsing goes on. `malformed` lists those events.
     """
 
     # -- what a backend plugs in (see the module docstring)
@@ -601,14 +644,30 @@ class StreamingParser:
     _handlers: tuple[Handler, ...]  # by field
     _history: int | None  # committed characters a delimiter can still inspect; None: unbounded
 
-    def _after_anchor(self, prefix: str) -> str:
-        """The prompt after the last match of the start anchor, or all of it if there is none."""
+    def _after_anchor(self, prefix: str) -> str | None:
+        """The prompt after the last match of the start anchor; None if it never matches."""
         raise NotImplementedError
 
-    def __init__(self, prefix: str | None, *, tools: Iterable[Any] | None) -> None:
+    def __init__(
+        self,
+        prefix: str | None,
+        *,
+        tools: Iterable[Any] | None,
+        captures: bool = False,
+        spans: bool = False,
+        recover: bool = False,
+    ) -> None:
         if prefix is None:
             raise ValueError(PREFIX_REQUIRED)
         self._tool_params = tool_parameters(tools)
+        self._with_captures = captures
+        self._with_spans = spans
+        self._recover = recover
+        self.malformed: list[RegionMalformed] = []
+        # Set when every chunk must be scanned: after finalize (feed then raises), and with spans
+        # (the fast path does not count the text it lets through).
+        self._scan_always = spans
+        self._offset = 0  # the generation offset of the buffer's first character
         self._buffer = ""
         self._pos = 0  # scan position: text before it is committed
         self._output: dict[str, Any] = copy.deepcopy(self._defaults)
@@ -630,7 +689,14 @@ class StreamingParser:
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
         plain = self._plain[self._state]
-        if plain is not None and text and self._pos == len(self._buffer) and not self._finalized and plain(text):
+        if (
+            plain is not None
+            and text
+            and self._opened
+            and self._pos == len(self._buffer)
+            and not self._scan_always
+            and plain(text)
+        ):
             return self._feed_plain(text)
         return self._feed_scanning(text)
 
@@ -658,7 +724,7 @@ class StreamingParser:
         # Typed Any: in a generated module the dict is that template's `Message` TypedDict.
         message: Any = {k: v for k, v in self._output.items() if k in defaults or not is_empty(v)}
         self._output = message
-        self._finalized = True
+        self._finalized = self._scan_always = True
         return message, events
 
     # -- scanning
@@ -666,30 +732,33 @@ class StreamingParser:
     def _consume_prefix(self, prefix: str) -> None:
         """Run the part of the prompt after the last start anchor through the parser."""
         truncated = self._after_anchor(prefix)
+        if truncated is None:
+            warnings.warn(
+                "the start anchor does not occur in `prefix`, so all of the prompt is parsed as part of the "
+                "message (pass the prompt the model continued, or prefix='' if there is none)",
+                StartAnchorWarning,
+                stacklevel=4,
+            )
+            truncated = prefix
         if truncated:
             self._buffer = truncated
+            self._offset = -len(truncated)
             self._process(self.initial_events, False)
             self._drop_committed()
 
     def _feed_plain(self, text: str) -> list[Event]:
-        """The fast path: nothing is held back and no delimiter can start in `text`, so all of it is
-        region text (what scanning would conclude, without scanning). Plain checks exist only where
-        `_history` is bounded."""
+        """The fast path: a region is open, nothing is held back and no delimiter can start in `text`,
+        so all of it is region text (what scanning would conclude, without scanning). Plain checks
+        exist only where `_history` is bounded."""
         history = cast("int", self._history)
         self._buffer = (self._buffer + text)[-history:]  # what _drop_committed would keep
         self._pos = len(self._buffer)
         field = self._field
-        if field < 0:
-            return []
         self._body.append(text)
         if len(self._body) >= BLOCK_CHUNKS:
             self._blocks.append("".join(self._body))
             self._body = []
-        chunk: Event = {"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]}
-        if self._opened:
-            return [chunk]
-        self._opened = True
-        return [{"type": "region_open", "field": self._names[field]}, chunk]
+        return [{"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]}]
 
     def _process(self, events: list[Event], eos: bool) -> None:
         """Commit every delimiter that can be committed, and the region text before it."""
@@ -701,13 +770,13 @@ class StreamingParser:
                 self._pos = end
                 opens, field = self._actions[self._state][which]
                 if opens:
-                    self._close_current(events)
-                    self._open(events, field, groups)
+                    self._close_current(events, start)
+                    self._open(events, field, groups, start)
                     continue
                 had_content = self._opened
                 # Close-delimiter captures join (and override) the open-delimiter captures.
                 self._captures.update({k: v for k, v in groups.items() if v is not None})
-                self._close_current(events)
+                self._close_current(events, end)
                 if not had_content and start == end:
                     break  # a zero-width close of an empty region would fire forever
                 continue
@@ -715,7 +784,7 @@ class StreamingParser:
                 if self._pos < len(self._buffer):
                     self._accumulate(events, self._buffer[self._pos :])
                     self._pos = len(self._buffer)
-                self._close_current(events)
+                self._close_current(events, self._pos)
                 break
             if hold > self._pos:
                 self._accumulate(events, self._buffer[self._pos : hold])
@@ -731,6 +800,7 @@ class StreamingParser:
         if cut > 0:
             self._buffer = self._buffer[cut:]
             self._pos -= cut
+            self._offset += cut
 
     # -- regions
 
@@ -739,7 +809,10 @@ class StreamingParser:
         if not text or field < 0:
             return  # no implicit field: text outside explicit regions is dropped
         if not self._opened:
-            events.append({"type": "region_open", "field": self._names[field]})
+            opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
+            if self._with_spans:
+                opened["start"] = self._offset + self._pos
+            events.append(opened)
             self._opened = True
         self._body.append(text)
         if len(self._body) >= BLOCK_CHUNKS:
@@ -747,30 +820,69 @@ class StreamingParser:
             self._body = []
         events.append({"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]})
 
-    def _open(self, events: list[Event], field: int, groups: dict[str, str | None]) -> None:
+    def _open(self, events: list[Event], field: int, groups: dict[str, str | None], start: int) -> None:
+        """Open `field`'s region at its open delimiter (which begins at buffer index `start`)."""
         self._state = self._state_of_field[field]
         self._field = field
         self._captures = {k: v for k, v in groups.items() if v is not None}
         self._body = []
         self._blocks = []
         self._opened = True
-        events.append({"type": "region_open", "field": self._names[field]})
+        opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
+        if self._with_captures:
+            opened["captures"] = dict(self._captures)
+        if self._with_spans:
+            opened["start"] = self._offset + start
+        events.append(opened)
 
-    def _close_current(self, events: list[Event]) -> None:
-        """Close the current region (a region that never opened closes silently) and go back to state 0."""
+    def _close_current(self, events: list[Event], end: int) -> None:
+        """Close the current region, which ends at buffer index `end` (a region that never opened closes
+        silently), and go back to state 0."""
         field = self._field
         if field >= 0 and self._opened:
-            value = self._handlers[field]("".join(self._blocks) + "".join(self._body), self._captures)
-            if self._tool_params:
-                value = coerce_tool_calls(value, self._tool_params)
-            self._store(field, value)
-            events.append({"type": "region_close", "field": self._names[field], "value": value})
+            body = "".join(self._blocks) + "".join(self._body)
+            if self._recover:
+                self._close_recovering(events, field, body, end)
+            else:
+                value = self._handlers[field](body, self._captures)
+                if self._tool_params:
+                    value = coerce_tool_calls(value, self._tool_params)
+                self._store(field, value)
+                self._emit_close(events, field, value, end)
         self._state = 0
         self._field = self._implicit
         self._captures = {}
         self._body = []
         self._blocks = []
         self._opened = False
+
+    def _emit_close(self, events: list[Event], field: int, value: Any, end: int) -> None:
+        closed: RegionClose = {"type": "region_close", "field": self._names[field], "value": value}
+        if self._with_spans:
+            closed["end"] = self._offset + end
+        events.append(closed)
+
+    def _close_recovering(self, events: list[Event], field: int, body: str, end: int) -> None:
+        """`recover`: a region that fails to parse (or to be stored) becomes a `region_malformed` event."""
+        try:
+            value = self._handlers[field](body, self._captures)
+            if self._tool_params:
+                value = coerce_tool_calls(value, self._tool_params)
+            self._store(field, value)
+        except Exception as error:  # noqa: BLE001 - whatever the content parser raised is reported, not raised
+            malformed: RegionMalformed = {
+                "type": "region_malformed",
+                "field": self._names[field],
+                "error": type(error).__name__,
+                "message": str(error),
+                "text": body,
+            }
+            if self._with_spans:
+                malformed["end"] = self._offset + end
+            self.malformed.append(malformed)
+            events.append(malformed)
+            return
+        self._emit_close(events, field, value, end)
 
     def _store(self, field: int, value: Any) -> None:
         name = self._names[field]
@@ -1235,16 +1347,25 @@ class ResponseParser(StreamingParser):
     )
     _history = 1
 
-    def __init__(self, prefix: str | None = None, *, tools: Iterable[Any] | None = None) -> None:
+    def __init__(
+        self,
+        prefix: str | None = None,
+        *,
+        tools: Iterable[Any] | None = None,
+        captures: bool = False,
+        spans: bool = False,
+        recover: bool = False,
+    ) -> None:
+        """`captures`, `spans` and `recover` turn on extensions beyond the reference (see `StreamingParser`)."""
         if not _PATTERNS_READY:
             _prepare_patterns()
-        super().__init__(prefix, tools=tools)
+        super().__init__(prefix, tools=tools, captures=captures, spans=spans, recover=recover)
 
-    def _after_anchor(self, prefix: str) -> str:
+    def _after_anchor(self, prefix: str) -> str | None:
         last_end = None
         for m in _RE_START_ANCHOR.finditer(prefix):
             last_end = m.end()
-        return prefix if last_end is None else prefix[last_end:]
+        return None if last_end is None else prefix[last_end:]
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
@@ -1253,9 +1374,9 @@ class ResponseParser(StreamingParser):
             busy = "<" in text
         else:
             busy = "`" in text
-        if self._finalized or not text or self._pos != len(self._buffer) or busy:
+        if self._scan_always or not self._opened or not text or self._pos != len(self._buffer) or busy:
             return self._feed_scanning(text)
-        # No delimiter can start in `text` and nothing is held back: all of it is region text.
+        # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         self._buffer = text[-1:]  # the committed character a delimiter may look back at
         self._pos = 1
         field = self._field
@@ -1264,13 +1385,7 @@ class ResponseParser(StreamingParser):
         if len(body) >= BLOCK_CHUNKS:
             self._blocks.append("".join(body))
             self._body = []
-        if self._opened:
-            return [{"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]}]
-        self._opened = True
-        return [
-            {"type": "region_open", "field": self._names[field]},
-            {"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]},
-        ]
+        return [{"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]}]
 
 
 @overload

@@ -2,7 +2,14 @@
 
 Pipeline: `load_template` (read + validate) -> IR (`rtcompile.ir`) -> either the interpreter
 (`parse_response`, `ResponseParser`) or the code generator (`compile_template`).
+
+The client-side workflow around it: `render_prompt` (the chat prompt, as transformers renders it),
+`to_openai` (a parsed message as an OpenAI assistant message) and `DeltaStream` /
+`ChatCompletionChunks` (parser events as chat-completion chunks), with `openai_roles` saying which
+template field is which.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from rtcompile.api import (
     Diagnostic,
@@ -17,21 +24,45 @@ from rtcompile.api import (
 )
 from rtcompile.frontend.errors import TemplateError
 from rtcompile.ir import Template
+from rtcompile.openai_roles import openai_roles
+from rtcompile.runtime.openai import OpenAIField, OpenAIRoles, call_id_factory, to_openai
+from rtcompile.runtime.openai_stream import ChatCompletionChunks, DeltaStream
 from rtcompile.version import VERSION
+
+if TYPE_CHECKING:
+    from rtcompile.prompt import render_prompt
 
 __version__ = VERSION
 
+
+def __getattr__(name: str) -> Any:
+    # Rendering needs jinja2, which doubles the import time of a package most users import only to parse.
+    if name == "render_prompt":
+        from rtcompile.prompt import render_prompt
+
+        return render_prompt
+    raise AttributeError(f"module 'rtcompile' has no attribute {name!r}")
+
+
 __all__ = [
+    "ChatCompletionChunks",
+    "DeltaStream",
     "Diagnostic",
     "Event",
     "Message",
+    "OpenAIField",
+    "OpenAIRoles",
     "ResponseParser",
     "Template",
     "TemplateError",
     "TemplateText",
     "__version__",
+    "call_id_factory",
     "check_template",
     "compile_template",
     "load_template",
+    "openai_roles",
     "parse_response",
+    "render_prompt",
+    "to_openai",
 ]

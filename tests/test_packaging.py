@@ -28,7 +28,7 @@ def test_license_is_the_full_apache_2_0_text() -> None:
     assert hashlib.sha256((ROOT / "LICENSE").read_bytes()).hexdigest() == APACHE_2_0_SHA256
 
 
-def test_pre_commit_hook_runs_rtcompile_check() -> None:
+def test_pre_commit_hook_runs_rtcompile_check(tmp_path: Path) -> None:
     # The file is one list item of `key: value` lines (pre-commit reads it as YAML; plain scalars only).
     lines = (ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8").splitlines()
     entries = [re.fullmatch(r"(- |  )(\w+): (.*)", line) for line in lines if line and not line.startswith("#")]
@@ -37,8 +37,18 @@ def test_pre_commit_hook_runs_rtcompile_check() -> None:
     assert hook["id"] == "rtcompile-check" and hook["language"] == "python" and hook["pass_filenames"] == "false"
     program, *options = hook["entry"].split()
     assert program == "rtcompile" and options == ["--check"]
-    # pre-commit appends the user's `args`; the README's example checks this repository's own parsers.
-    assert main([*options, str(ROOT / "templates"), "-o", str(ROOT / "generated")]) == 0
+    # pre-commit appends the user's `args`, here the README's example: templates -o generated.
+    templates, generated = tmp_path / "templates", tmp_path / "generated"
+    templates.mkdir()
+    shutil.copy(ROOT / "templates" / "smollm3.json", templates / "smollm3.json")
+    args = [str(templates), "-o", str(generated)]
+    assert main([*options, *args]) == 1  # not compiled yet: the commit is stopped
+    assert main(args) == 0
+    assert main([*options, *args]) == 0
+    (templates / "smollm3.json").write_text(
+        (templates / "smollm3.json").read_text(encoding="utf-8").replace("<think>", "<reasoning>"), encoding="utf-8"
+    )
+    assert main([*options, *args]) == 1  # the template changed and its parser was not regenerated
 
 
 def test_readme_first_command_leaves_the_checkout_clean() -> None:

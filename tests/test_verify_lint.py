@@ -74,7 +74,7 @@ def test_lint_errors_on_a_template_that_does_not_load(tmp_path: Path, capsys: py
 
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m.role }}\n"
-    "{% if m.thinking %}<think>{{ m.thinking }}</think>{% endif %}{{ m.content }}<|im_end|>\n{% endfor %}"
+    "{% if m.thoughts %}<think>{{ m.thoughts }}</think>{% endif %}{{ m.content }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 
@@ -86,8 +86,12 @@ def test_lint_with_the_chat_template(tmp_path: Path, capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     # Everything after the user's text, and what is left after the anchor (nothing: a clean cut).
     assert "generation prompt (no tools) is '<|im_end|>\\n<|im_start|>assistant\\n'; after the anchor: ''" in out
-    # The chat template reads `thinking`, so parsed `reasoning_content` would be lost on the next turn.
+    # The chat template reads `thoughts`, so parsed `reasoning_content` would be lost on the next turn.
     assert "never renders field 'reasoning_content'" in out
+    # `thinking` is fine: transformers passes reasoning under that name too (gpt-oss reads it).
+    path = write_template(tmp_path, template, chat_template=CHAT_TEMPLATE.replace("thoughts", "thinking"))
+    main(["lint", str(path), "--cases", "20"])
+    assert "never renders field 'reasoning_content'" not in capsys.readouterr().out
     template["start_anchor"] = "<|assistant|>"
     path = write_template(tmp_path, template, chat_template=CHAT_TEMPLATE)
     assert main(["lint", str(path), "--cases", "20"]) == 1

@@ -228,10 +228,18 @@ class ResponseParser(StreamingParser):
     `template` is a `Template` (from `rtcompile.load_template`) or a response-template dict.
     Feed model text as it arrives; each call returns the events it caused. `initial_events` holds
     the events of the prompt's pre-written part of the message (after the last start anchor).
+    `captures`, `spans` and `recover` turn on extensions beyond the reference (see `StreamingParser`).
     """
 
     def __init__(
-        self, template: Template | Mapping[str, Any], prefix: str | None = None, *, tools: Iterable[Any] | None = None
+        self,
+        template: Template | Mapping[str, Any],
+        prefix: str | None = None,
+        *,
+        tools: Iterable[Any] | None = None,
+        captures: bool = False,
+        spans: bool = False,
+        recover: bool = False,
     ) -> None:
         program = _program(template if isinstance(template, Template) else build_template(template))
         self._names = program.names
@@ -248,8 +256,7 @@ class ResponseParser(StreamingParser):
         self._handlers = program.handlers
         self._history = program.history
         self._anchor = program.anchor
-        super().__init__(prefix, tools=tools)
+        super().__init__(prefix, tools=tools, captures=captures, spans=spans, recover=recover)
 
-    def _after_anchor(self, prefix: str) -> str:
-        after = after_last_anchor(self._anchor, prefix)
-        return prefix if after is None else after
+    def _after_anchor(self, prefix: str) -> str | None:
+        return after_last_anchor(self._anchor, prefix)

@@ -45,7 +45,9 @@ __all__ = [
     "SourceDocument",
     "TemplateText",
     "parse_json_document",
+    "read_json_file",
     "read_template_source",
+    "read_text_file",
     "resolve_template_path",
 ]
 
@@ -509,6 +511,25 @@ def _decode(data: bytes, file: str) -> str:
             line=line,
             col=col,
         ) from None
+
+
+def read_text_file(file: str) -> str:
+    """A UTF-8 text file (a chat template, say), with every failure a located TemplateError."""
+    return _decode(_read_bytes(file), file)
+
+
+def read_json_file(file: str) -> Any:
+    """A JSON file read exactly as leniently as transformers' ``json.load`` reads its configs.
+
+    Only the reading is stricter (size, UTF-8, no byte-order mark); syntax errors name line:col.
+    """
+    text = read_text_file(file)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TemplateError(f"not valid JSON: {exc.msg}", file=file, line=exc.lineno, col=exc.colno) from None
+    except RecursionError:
+        raise TemplateError("JSON nested deeper than Python can read", file=file) from None
 
 
 def _json_type(value: object) -> str:

@@ -10,3 +10,6 @@ from typing import Any, TypeAlias
 FieldName: TypeAlias = str
 Message: TypeAlias = dict[str, Any]
 Event: TypeAlias = dict[str, Any]
+RegionOpen: TypeAlias = dict[str, Any]
+RegionClose: TypeAlias = dict[str, Any]
+RegionMalformed: TypeAlias = dict[str, Any]

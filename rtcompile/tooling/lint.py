@@ -12,7 +12,6 @@ Three kinds of findings, each `file:line:col: path: message` where a position is
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from rtcompile.backends.interpreter import ResponseParser, after_last_anchor, an
 from rtcompile.frontend.diagnostics import walk_placeholders
 from rtcompile.frontend.errors import Diagnostic, render_message
 from rtcompile.ir import Template, Transform, XmlInlineParser
+from rtcompile.prompt import normalize_messages, render_chat_template
 from rtcompile.regex.sre import sre_constants, sre_parse
 from rtcompile.tooling.fuzz import delimiter_texts, random_chunking, random_stream
 from rtcompile.tooling.observe import Raised, observe
@@ -237,20 +237,11 @@ SAMPLE_TOOLS = [
 
 
 def render(chat_template: str, messages: list[dict[str, Any]], **context: Any) -> str:
-    import jinja2
-    import jinja2.sandbox
-
-    environment = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-    environment.filters["tojson"] = lambda value, indent=None, **_: json.dumps(value, indent=indent, ensure_ascii=False)
-    environment.globals["raise_exception"] = _raise
-    environment.globals["strftime_now"] = lambda fmt: "01 Jan 2026"
-    return environment.from_string(chat_template).render(
-        messages=messages, bos_token="<s>", eos_token="</s>", **context
-    )
+    """The prompt transformers would render (see `rtcompile.prompt`), with placeholder special tokens."""
+    return render_chat_template(chat_template, normalize_messages(messages), **{**LINT_SPECIAL_TOKENS, **context})
 
 
-def _raise(message: str) -> None:
-    raise ValueError(message)
+LINT_SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>"}
 
 
 def chat_template_checks(template: Template, chat_template: str) -> list[Finding]:

@@ -15,6 +15,7 @@ from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.plan import ParserPlan
 from rtcompile.regex.first_chars import char_class
 
+CHUNK_EVENT = '{"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]}'
 MAX_IN_TESTS = 3  # more start characters than this are tested with one character-class search
 
 
@@ -25,7 +26,7 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
     out = CodeWriter(depth=1)
     with out.block("def feed(self, text: str) -> list[Event]:"):
         out.line('"""Add model text; returns the events it completes."""')
-        guard = "self._finalized or not text or self._pos != len(self._buffer)"
+        guard = "self._scan_always or not self._opened or not text or self._pos != len(self._buffer)"
         busy = _busy_tests(parts, plan)
         if len(busy) == 1:
             (test,) = busy
@@ -36,7 +37,7 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
             guard += " or busy"
         with out.block(f"if {guard}:"):
             out.line("return self._feed_scanning(text)")
-        out.comment("No delimiter can start in `text` and nothing is held back: all of it is region text.")
+        out.comment("A region is open, nothing is held back and no delimiter can start in `text`: it is region text.")
         if plan.history == 1:
             out.line("self._buffer = text[-1:]  # the committed character a delimiter may look back at")
             out.line("self._pos = 1")
@@ -44,19 +45,14 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
             out.line(f"self._buffer = (self._buffer + text)[-{plan.history}:]  # what a delimiter may look back at")
             out.line("self._pos = len(self._buffer)")
         out.line("field = self._field")
-        if plan.implicit < 0:
-            with out.block("if field < 0:"):
-                out.line("return []  # no implicit field: text outside explicit regions is dropped")
         out.line("body = self._body")
         out.line("body.append(text)")
         with out.block("if len(body) >= BLOCK_CHUNKS:"):
             out.line('self._blocks.append("".join(body))')
             out.line("self._body = []")
-        chunk = '{"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]}'
-        with out.block("if self._opened:"):
-            out.line(f"return [{chunk}]")
-        out.line("self._opened = True")
-        out.line(f'return [{{"type": "region_open", "field": self._names[field]}}, {chunk}]')
+        out.line(
+            'return [{"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]}]'
+        )
     parts.need("engine", "BLOCK_CHUNKS")
     return out.code()
 

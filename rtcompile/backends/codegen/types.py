@@ -39,16 +39,37 @@ def message_types(parts: ModuleParts, template: Template) -> str:
     FieldName = Literal[{names}]
     {shapes}
     Message = TypedDict("Message", {{{", ".join(entries)}}})
-    RegionOpen = TypedDict("RegionOpen", {{"type": Literal["region_open"], "field": FieldName}})
+    # "captures", "start", "end" and region_malformed appear only with the opt-in extensions.
+    RegionOpen = TypedDict(
+        "RegionOpen",
+        {{
+            "type": Literal["region_open"],
+            "field": FieldName,
+            "captures": NotRequired[dict[str, str]],
+            "start": NotRequired[int],
+        }},
+    )
     RegionChunk = TypedDict(
         "RegionChunk", {{"type": Literal["region_chunk"], "field": FieldName, "text": str, "dirty": bool}}
     )
-    RegionClose = TypedDict("RegionClose", {{"type": Literal["region_close"], "field": FieldName, "value": Any}})
-    Event = Union[RegionOpen, RegionChunk, RegionClose]
+    RegionClose = TypedDict(
+        "RegionClose", {{"type": Literal["region_close"], "field": FieldName, "value": Any, "end": NotRequired[int]}}
+    )
+    RegionMalformed = TypedDict(
+        "RegionMalformed",
+        {{
+            "type": Literal["region_malformed"],
+            "field": FieldName,
+            "error": str,
+            "message": str,
+            "text": str,
+            "end": NotRequired[int],
+        }},
+    )
+    Event = Union[RegionOpen, RegionChunk, RegionClose, RegionMalformed]
 else:
     FieldName = str
-    Message = dict
-    Event = dict
+    Message = RegionOpen = RegionClose = RegionMalformed = Event = dict
 """
 
 

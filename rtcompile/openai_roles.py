@@ -1,0 +1,88 @@
+"""Which field of a template plays which part in an OpenAI message, read off the template IR.
+
+The mapping type (`OpenAIRoles`) lives in the runtime, where generated modules can use it; deciding it
+needs the IR, so that happens here.
+"""
+
+from __future__ import annotations
+
+from types import EllipsisType
+from typing import TYPE_CHECKING
+
+from rtcompile.ir import Field, ScalarParser, TDict, Template, TLiteral
+from rtcompile.runtime.openai import OpenAIField, OpenAIRegionText, OpenAIRoles
+
+if TYPE_CHECKING:
+    from rtcompile.api import TemplateSource
+
+#: Field names that hold reasoning, in order of preference (gpt-oss calls it `thinking`, Cohere `tool_plan`).
+REASONING_FIELD_NAMES = ("reasoning_content", "thinking", "tool_plan", "reasoning")
+
+
+def openai_roles(
+    source: TemplateSource,
+    *,
+    content: str | None | EllipsisType = ...,
+    reasoning: str | None | EllipsisType = ...,
+    tool_calls: str | None | EllipsisType = ...,
+) -> OpenAIRoles:
+    """The roles of `template`'s fields, each with the rules by which the parser builds its value.
+
+    By default: the reasoning is the field named reasoning_content, thinking, tool_plan or reasoning (the
+    first that exists); the tool calls are the field whose transform makes `{"type": "function",
+    "function": ...}` (else one named tool_calls); the content is the implicit field (else one named
+    content). Pass a field name to choose another field, or None for "no such field". `source` is a
+    `Template` or anything `load_template` reads.
+    """
+    from rtcompile.api import load_template  # the API imports the backends; the runtime types need none of it
+
+    template = load_template(source)
+    by_name = {f.name: f for f in template.fields}
+
+    def chosen(override: str | None | EllipsisType, derived: Field | None) -> Field | None:
+        if override is ...:
+            return derived
+        if override is None:
+            return None
+        if override not in by_name:
+            raise ValueError(f"the template has no field {override!r}; its fields are {sorted(by_name)}")
+        return by_name[override]
+
+    calls_field = chosen(tool_calls, _tool_call_field(template))
+    taken = {calls_field.name} if calls_field is not None else set()
+    named = (by_name[n] for n in REASONING_FIELD_NAMES if n in by_name and n not in taken)
+    reasoning_field = chosen(reasoning, next(named, None))
+    taken |= {reasoning_field.name} if reasoning_field is not None else set()
+    candidates = (template.implicit, by_name.get("content"))
+    content_field = chosen(content, next((f for f in candidates if f is not None and f.name not in taken), None))
+    return OpenAIRoles(
+        content=_rules(content_field, template),
+        reasoning=_rules(reasoning_field, template),
+        tool_calls=_rules(calls_field, template),
+    )
+
+
+def _tool_call_field(template: Template) -> Field | None:
+    for f in template.fields:
+        if isinstance(f.transform, TDict):
+            items = dict(f.transform.items)
+            if items.get("type") == TLiteral("function") and "function" in items:
+                return f
+    return next((f for f in template.fields if f.name == "tool_calls"), None)
+
+
+def _rules(field: Field | None, template: Template) -> OpenAIField | None:
+    if field is None:
+        return None
+    region_text: OpenAIRegionText | None = None
+    if isinstance(field.parser, ScalarParser) and field.parser.kind == "text" and field.transform is None:
+        region_text = "stripped" if field.parser.strip else "verbatim"
+    has_default = field.name in template.defaults
+    return OpenAIField(
+        name=field.name,
+        repeats=field.repeats,
+        join=field.join,
+        region_text=region_text,
+        has_default=has_default,
+        default=template.defaults[field.name] if has_default else None,
+    )

@@ -1,0 +1,153 @@
+"""Parsed messages as OpenAI-compatible assistant messages.
+
+A parsed message carries the template's own keys (`thinking`, `tool_plan`, tool calls whose `arguments`
+are dicts); a client that sent a rendered prompt to a plain completions endpoint needs what the Chat
+Completions API would have returned: `content`, `reasoning_content` and `tool_calls` with `id`s and
+`arguments` as a JSON string. `OpenAIRoles` says which message field plays which part (derive it from a
+template with `rtcompile.openai_roles`); `to_openai` converts. Nothing here changes parsing.
+
+Lifted into generated modules, so it uses the standard library only.
+"""
+
+import json
+import random
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+OpenAIRegionText: TypeAlias = Literal["verbatim", "stripped"]
+
+
+@dataclass(frozen=True)
+class OpenAIField:
+    """One message field that the OpenAI message reads, and how the parser builds its value.
+
+    `to_openai` needs only `name`. The streaming adapter (`openai_stream.DeltaStream`) needs the rest to know,
+    while a region is still open, which text the final value is certain to contain:
+
+    * `repeats` / `join`: each region's value is appended to a list, or to a string after `join`
+      (the template's `repeats` and `join`); otherwise a later region replaces the value.
+    * `region_text`: a region's value is its text, `"verbatim"` or `"stripped"` (str.strip at close);
+      None when only the close knows it (another content parser, or a transform).
+    * `has_default` / `default`: the template's `defaults` entry for the field, if it has one.
+    """
+
+    name: str
+    repeats: bool = False
+    join: str | None = None
+    region_text: OpenAIRegionText | None = None
+    has_default: bool = False
+    default: Any = None
+
+
+@dataclass(frozen=True)
+class OpenAIRoles:
+    """Which message field is the content, which the reasoning and which the tool calls (None: no such field)."""
+
+    content: OpenAIField | None = OpenAIField("content")
+    reasoning: OpenAIField | None = OpenAIField("reasoning_content")
+    tool_calls: OpenAIField | None = OpenAIField("tool_calls")
+
+    def __post_init__(self) -> None:
+        names = [field.name for field in (self.content, self.reasoning, self.tool_calls) if field is not None]
+        if len(set(names)) != len(names):
+            raise ValueError(f"content, reasoning and tool calls must be different message fields, got {names}")
+
+
+def random_call_id() -> str:
+    """A fresh tool-call id shaped like the API's: `call_` and 24 random hex digits."""
+    return "call_" + secrets.token_hex(12)
+
+
+def call_id_factory(seed: int | None = None) -> Callable[[], str]:
+    """Tool-call ids: random ones, or with `seed` the same sequence every time (tests, reproducible logs)."""
+    if seed is None:
+        return random_call_id
+    rng = random.Random(seed)
+    return lambda: f"call_{rng.getrandbits(96):024x}"
+
+
+def openai_text(value: Any) -> str | None:
+    """A content or reasoning value as the API carries it: text, or None when there is none.
+
+    An empty string is None too (the API sends `content: null` rather than `""` beside tool calls); a value
+    that is not text (a field with another content parser, or repeating without `join`) is sent as JSON.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def openai_arguments(arguments: Any) -> str:
+    """Tool-call arguments as the API sends them: a JSON string (a string from the model stays as it is)."""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def openai_call_items(value: Any) -> list[Any]:
+    """The tool calls in a tool-call field's value: a list of calls, one call, or None.
+
+    A field with `repeats` and `transform_each` holds one list of calls per region; those are flattened.
+    """
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        return [value]
+    if not isinstance(value, list):
+        raise ValueError(f"tool calls must be a list of calls, got {type(value).__name__}")
+    items: list[Any] = []
+    for item in value:
+        items.extend(item if isinstance(item, list) else [item])
+    return items
+
+
+def openai_tool_call(call: Any, index: int, new_id: Callable[[], str]) -> dict[str, Any]:
+    """One parsed tool call (`{"type": "function", "function": {"name", "arguments"}}`, or a bare
+    `{"name", "arguments"}`) as an API tool call. Its `id` is the one the model wrote, if the template
+    captured one, else `new_id()`."""
+    if not isinstance(call, dict):
+        raise ValueError(f"tool call {index} is {type(call).__name__}, not an object")
+    function = call.get("function", call)
+    if not isinstance(function, dict):
+        raise ValueError(f"tool call {index}: 'function' is {type(function).__name__}, not an object")
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"tool call {index} has no function name (keys: {sorted(map(str, function))})")
+    arguments = openai_arguments(function["arguments"]) if "arguments" in function else "{}"
+    captured = call.get("id")
+    call_id = captured if isinstance(captured, str) and captured else new_id()
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def to_openai(
+    message: Mapping[str, Any],
+    *,
+    roles: OpenAIRoles = OpenAIRoles(),  # noqa: B008 - frozen, so one shared default is safe
+    id_factory: Callable[[], str] | None = None,
+) -> dict[str, Any]:
+    """A parsed message as an OpenAI chat-completion assistant message.
+
+    Returns `{"role": "assistant", "content", "reasoning_content", "tool_calls"}`: the texts are str or None,
+    `tool_calls` (left out when there are none, as the API does) are `{"id", "type": "function",
+    "function": {"name", "arguments"}}` with `arguments` a JSON string. Ids the model wrote are kept;
+    the others come from `id_factory` (default: random `call_...` ids). Other message keys are dropped.
+
+    Raises:
+        ValueError: a tool call that is not an object or has no function name.
+    """
+    new_id = id_factory if id_factory is not None else random_call_id
+    result: dict[str, Any] = {
+        "role": "assistant",
+        "content": None if roles.content is None else openai_text(message.get(roles.content.name)),
+        "reasoning_content": None if roles.reasoning is None else openai_text(message.get(roles.reasoning.name)),
+    }
+    if roles.tool_calls is not None:
+        items = openai_call_items(message.get(roles.tool_calls.name))
+        calls = [openai_tool_call(call, index, new_id) for index, call in enumerate(items)]
+        if calls:
+            result["tool_calls"] = calls
+    return result
