@@ -11,7 +11,17 @@ template field is which.
 
 from typing import TYPE_CHECKING, Any
 
-from rtcompile.api import Event, Message, ResponseParser, compile_template, load_template, parse_response
+from rtcompile.api import (
+    Diagnostic,
+    Event,
+    Message,
+    ResponseParser,
+    TemplateText,
+    check_template,
+    compile_template,
+    load_template,
+    parse_response,
+)
 from rtcompile.frontend.errors import TemplateError
 from rtcompile.ir import Template
 from rtcompile.openai_roles import openai_roles
@@ -37,6 +47,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ChatCompletionChunks",
     "DeltaStream",
+    "Diagnostic",
     "Event",
     "Message",
     "OpenAIField",
@@ -44,8 +55,10 @@ __all__ = [
     "ResponseParser",
     "Template",
     "TemplateError",
+    "TemplateText",
     "__version__",
     "call_id_factory",
+    "check_template",
     "compile_template",
     "load_template",
     "openai_roles",

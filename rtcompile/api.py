@@ -11,18 +11,20 @@ from rtcompile.backends.interpreter import Event, Message, ResponseParser
 from rtcompile.frontend.diagnostics import template_warnings
 from rtcompile.frontend.errors import Diagnostic, TemplateError, TemplateWarning
 from rtcompile.frontend.loader import build_template
-from rtcompile.frontend.source import SourceDocument, read_template_source
+from rtcompile.frontend.source import SourceDocument, TemplateText, read_template_source
 from rtcompile.ir import Template
 from rtcompile.runtime.engine import parse_texts
 
-TemplateSource: TypeAlias = "Template | Mapping[str, Any] | str | os.PathLike[str]"
+TemplateSource: TypeAlias = "Template | Mapping[str, Any] | str | os.PathLike[str] | TemplateText"
 
 
 def load_template(source: TemplateSource) -> Template:
     """Read and validate a response template.
 
     `source` is a `tokenizer_config.json` (its `"response_template"` key), a bare template JSON
-    file, a model directory containing `tokenizer_config.json`, or a template dict. Raises
+    file, a model directory containing `tokenizer_config.json`, the name of a bundled template
+    (`"qwen3"`; `rtcompile list` shows them; a file of that name wins), a template dict, or
+    `TemplateText` (the bytes of a template file, e.g. from standard input). Raises
     `TemplateError` (a ValueError) naming the file, line:col and JSON path of what is wrong.
     """
     if isinstance(source, Template):
@@ -47,7 +49,7 @@ def examine_template(source: TemplateSource) -> tuple[Template | None, SourceDoc
     return template, document, [_locate_diagnostic(d, document) for d in template_warnings(template)]
 
 
-def _load(source: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[Template, SourceDocument | None]:
+def _load(source: str | os.PathLike[str] | Mapping[str, Any] | TemplateText) -> tuple[Template, SourceDocument | None]:
     spec, document = read_template_source(source)
     try:
         return build_template(spec), document
@@ -106,9 +108,12 @@ def parse_response(
 
 
 __all__ = [
+    "Diagnostic",
     "Event",
     "Message",
     "ResponseParser",
+    "TemplateSource",
+    "TemplateText",
     "check_template",
     "compile_template",
     "load_template",

@@ -6,6 +6,13 @@ problem found in a template is therefore carried by a :class:`TemplateError` (or
 :class:`Diagnostic`) that knows the JSON path inside the response template and, when the template
 came from a file, the position of the offending value. Parts that are unknown are simply left out
 of the rendering, so an error about an in-memory dict still reads well.
+
+Template text reaches these messages (field names, keys, literals, file names), and a terminal obeys
+what it prints: a ``\r`` or an escape sequence in a field name could overwrite the error with a
+fake "ok", and U+2028, U+0085 or a form feed would break the promised single line. Messages
+therefore quote template text with :func:`quote` (a Python string literal, as a compiler shows
+one), and :func:`render_message` escapes whatever unprintable character is left anywhere in
+the line.
 """
 
 from __future__ import annotations
@@ -21,11 +28,34 @@ __all__ = [
     "TemplateTypeError",
     "TemplateWarning",
     "format_path",
+    "printable",
+    "quote",
     "render_message",
 ]
 
 #: A path into a JSON value: object keys are ``str``, array indices are ``int``.
 JsonPath = tuple[str | int, ...]
+
+
+def quote(text: object) -> str:
+    """Template text as it should appear in a message: a string literal, with unprintable characters escaped.
+
+    ``repr`` escapes every character that :meth:`str.isprintable` rejects: control characters (C0, C1,
+    DEL), format characters such as bidirectional overrides, line and paragraph separators, and
+    spaces other than ``" "``.
+    """
+    return repr(text)
+
+
+def printable(text: str) -> str:
+    """``text`` with each unprintable character (see :func:`quote`) written as its escape, ``"\\r"`` etc.
+
+    Unlike :func:`quote` it adds no quotes and leaves backslashes alone, so it can be applied to a
+    whole message that already contains quoted parts and regex syntax without changing them.
+    """
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() or char == " " else repr(char)[1:-1] for char in text)
 
 
 def format_path(path: Iterable[str | int]) -> str:
@@ -53,7 +83,7 @@ def render_message(
     line: int | None = None,
     col: int | None = None,
 ) -> str:
-    """Build ``file:line:col: path: message``, leaving out whatever is unknown.
+    """Build ``file:line:col: path: message``, leaving out whatever is unknown, as one printable line.
 
     A column without a line means nothing to a reader, so it is dropped in that case.
     """
@@ -65,7 +95,7 @@ def render_message(
     prefix = ":".join(location)
     dotted = format_path(path)
     parts = [p for p in (prefix, dotted) if p]
-    return ": ".join([*parts, message])
+    return printable(": ".join([*parts, message]))
 
 
 class TemplateError(ValueError):

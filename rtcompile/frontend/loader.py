@@ -13,12 +13,13 @@ Errors carry the JSON path of the offending value; `rtcompile.api` adds file:lin
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import difflib
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import regex
 
-from rtcompile.frontend.errors import TemplateError, TemplateTypeError
+from rtcompile.frontend.errors import TemplateError, TemplateTypeError, quote
 from rtcompile.ir import (
     ContentParser,
     Delimiter,
@@ -68,11 +69,11 @@ def build_template(spec: object) -> Template:
         raise TemplateError(f"response_template must be a dict, got {type(spec).__name__}")
     version = spec.get("version", 1)
     if version != 1:
-        raise TemplateError(f"Unsupported response_template version: {version}", path=("version",))
+        raise TemplateError(f"Unsupported response_template version: {quote(version)}", path=("version",))
     unknown = set(spec) - TOP_LEVEL_KEYS
     if unknown:
         raise TemplateError(
-            f"Unknown keys in response_template: {sorted(unknown, key=str)}; allowed keys are {sorted(TOP_LEVEL_KEYS)}",
+            "response_template: " + _unknown_keys(unknown, TOP_LEVEL_KEYS, elsewhere=(FIELD_KEYS, "inside a field")),
             path=(str(sorted(unknown, key=str)[0]),),
         )
     defaults = spec.get("defaults", {})
@@ -87,7 +88,7 @@ def build_template(spec: object) -> Template:
     if len(implicit) > 1:
         raise TemplateError(
             "At most one field may omit 'open'/'open_pattern' (that field becomes the implicit-open / "
-            f"leftover sink). Found: {', '.join(implicit)}",
+            f"leftover sink). Found: {', '.join(map(quote, implicit))}",
             path=("fields", implicit[1]),
         )
     anchor = _build_delimiter("response_template", (), spec, "start_anchor", "start_anchor_pattern")
@@ -100,7 +101,7 @@ def build_template(spec: object) -> Template:
 
 
 def _build_field(name: object, raw: object) -> Field:
-    scope = f"Field '{name}'"
+    scope = f"Field {quote(name)}"
     path: Path = ("fields", str(name))
     if not isinstance(name, str):
         raise TemplateTypeError(f"{scope}: field names must be strings, got {type(name).__name__}", path=path)
@@ -109,7 +110,9 @@ def _build_field(name: object, raw: object) -> Field:
     unknown = set(raw) - FIELD_KEYS
     if unknown:
         raise TemplateError(
-            f"{scope}: unknown keys {sorted(unknown, key=str)}", path=(*path, str(min(unknown, key=str)))
+            f"{scope}: "
+            + _unknown_keys(unknown, FIELD_KEYS, elsewhere=(TOP_LEVEL_KEYS, "at the top level, next to fields")),
+            path=(*path, str(min(unknown, key=str))),
         )
     content = raw.get("content", "text")
     if not _hashable(content):
@@ -118,7 +121,8 @@ def _build_field(name: object, raw: object) -> Field:
         )
     if content not in CONTENT_PARSER_NAMES:
         raise TemplateError(
-            f"{scope}: unknown content parser '{content}'. Available: {sorted(CONTENT_PARSER_NAMES)}",
+            f"{scope}: unknown content parser {quote(content)}{_did_you_mean(content, CONTENT_PARSER_NAMES)}. "
+            f"Available: {sorted(CONTENT_PARSER_NAMES)}",
             path=(*path, "content"),
         )
     open_ = _build_delimiter(scope, path, raw, "open", "open_pattern")
@@ -164,6 +168,33 @@ def _build_field(name: object, raw: object) -> Field:
         transform=transform,
         transform_each=transform_each,
     )
+
+
+def _unknown_keys(unknown: Iterable[object], allowed: Iterable[str], elsewhere: tuple[Iterable[str], str]) -> str:
+    """``unknown key 'clsoe' (did you mean 'close'?); allowed keys: close, ...``.
+
+    A key that belongs one level up or down (``repeats`` written next to ``fields``) is named as such:
+    `elsewhere` is those keys and where they go.
+    """
+    other_keys, other_place = sorted(elsewhere[0]), elsewhere[1]
+    described = []
+    for key in sorted(unknown, key=str):
+        text = str(key)
+        if text in other_keys:
+            described.append(f"{quote(key)} (it belongs {other_place})")
+        elif _did_you_mean(text, allowed):
+            described.append(f"{quote(key)}{_did_you_mean(text, allowed)}")
+        elif _did_you_mean(text, other_keys):
+            described.append(f"{quote(key)}{_did_you_mean(text, other_keys)[:-1]} It belongs {other_place})")
+        else:
+            described.append(quote(key))
+    noun = "key" if len(described) == 1 else "keys"
+    return f"unknown {noun} {', '.join(described)}; allowed keys: {', '.join(sorted(allowed))}"
+
+
+def _did_you_mean(word: object, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(str(word), sorted(choices), n=1) if isinstance(word, str) else []
+    return f" (did you mean {quote(close[0])}?)" if close else ""
 
 
 def _hashable(value: object) -> bool:

@@ -34,7 +34,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from .errors import Diagnostic, JsonPath, TemplateError
+from .catalog import bundled_path, closest_names, looks_like_name
+from .errors import Diagnostic, JsonPath, TemplateError, quote
 
 __all__ = [
     "MAX_NESTING_DEPTH",
@@ -42,10 +43,12 @@ __all__ = [
     "TEMPLATE_KEY",
     "TOKENIZER_CONFIG_NAME",
     "SourceDocument",
+    "TemplateText",
     "parse_json_document",
     "read_json_file",
     "read_template_source",
     "read_text_file",
+    "resolve_template_path",
 ]
 
 #: Largest file we read. Real tokenizer configs are at most a few MiB; the cap keeps a wrong path
@@ -411,8 +414,38 @@ def parse_json_document(
     return SourceDocument(value, file, text, prefix_path, parser.value_offsets, parser.key_offsets)
 
 
+@dataclass(frozen=True)
+class TemplateText:
+    """A template source that is not a file (standard input): its bytes, and the name messages give it."""
+
+    data: bytes
+    name: str = "<stdin>"
+
+
+def resolve_template_path(source: str) -> str:
+    """What a user-supplied template argument names: the path itself if it exists, else a bundled template.
+
+    A path that exists always wins over a bundled template of the same name. Raises TemplateError for
+    an argument that is neither, suggesting the bundled templates it most resembles.
+    """
+    if os.path.lexists(source):
+        return source
+    bundled = bundled_path(source)
+    if bundled is not None:
+        return str(bundled)
+    suggestions = " or ".join(map(quote, closest_names(os.path.basename(source))))
+    if looks_like_name(source):
+        hint = f"; did you mean {suggestions}?" if suggestions else ""
+        raise TemplateError(
+            f"no such file, and no bundled template of that name{hint} (`rtcompile list` shows them all)", file=source
+        )
+    hint = f" (did you mean the bundled template {suggestions}?)" if suggestions else ""
+    raise TemplateError(f"no such file{hint}", file=source)
+
+
 def _resolve_file(source: str) -> tuple[str, bool]:
     """The JSON file to read for a user-supplied path, and whether it must be a tokenizer config."""
+    source = resolve_template_path(source)
     if os.path.isdir(source):
         config = os.path.join(source, TOKENIZER_CONFIG_NAME)
         if not os.path.isfile(config):
@@ -577,7 +610,7 @@ def _template_from_text(text: str, file: str, must_be_config: bool) -> tuple[dic
 
 
 def read_template_source(
-    source: str | os.PathLike[str] | Mapping[str, Any],
+    source: str | os.PathLike[str] | Mapping[str, Any] | TemplateText,
 ) -> tuple[dict[str, Any], SourceDocument | None]:
     """Load a response template from wherever the user pointed, with positions for error messages.
 
@@ -587,6 +620,8 @@ def read_template_source(
     * a path to any JSON file: an object with a ``"response_template"`` key is read as a tokenizer
       config, any other object with ``"fields"`` as a bare response template,
     * a model directory containing ``tokenizer_config.json``,
+    * the name of a bundled template (``"qwen3"``), when no file of that name exists,
+    * :class:`TemplateText`: the bytes of either kind of JSON file (standard input, say),
     * an already-loaded mapping, returned as-is (a ``dict``) with no document.
 
     Returns:
@@ -599,6 +634,10 @@ def read_template_source(
     """
     if isinstance(source, Mapping):
         return (source if isinstance(source, dict) else dict(source)), None
+    if isinstance(source, TemplateText):
+        if len(source.data) > MAX_SOURCE_BYTES:
+            raise TemplateError(f"input is larger than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB", file=source.name)
+        return _template_from_text(_decode(source.data, source.name), source.name, must_be_config=False)
     path = os.fspath(source)
     file, must_be_config = _resolve_file(path)
     text = _decode(_read_bytes(file), file)

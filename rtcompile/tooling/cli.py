@@ -1,37 +1,54 @@
 """The `rtcompile` command line.
 
-    rtcompile IN... -o OUT [--check | --diff]
+    rtcompile IN... -o OUT [--check | --diff]        compile (also spelled `rtcompile compile ...`)
     rtcompile verify TEMPLATE [--module PARSER.py] [--cases N] [--seed S]
-    rtcompile lint TEMPLATE [--chat-template FILE.jinja]
+    rtcompile lint TEMPLATE [--chat-template FILE.jinja] [--strict]
+    rtcompile list [--names]
+    rtcompile help [COMMAND]
 
 IN is a template file (a tokenizer_config.json or a bare template), a model directory holding a
-tokenizer_config.json, or a directory of template files. OUT is a file, `-` for stdout, or a
+tokenizer_config.json, a directory of template files, the name of a bundled template (`rtcompile
+list`; a file of that name wins), or `-` for standard input. OUT is a file, `-` for stdout, or a
 directory (required for several inputs), which receives one `<name>_parser.py` per template.
 
-Exit status: 0 ok, 1 `--check` found a missing or stale output, 2 bad input or usage. Every
-error is one line on stderr; outputs are written atomically, so a failed run never leaves a
-half-written file or changes an existing one.
+Compiling is the default command: when the first argument is not a command name, `compile` is
+implied, so `rtcompile templates -o generated` keeps working. (A template file called `lint` can be
+compiled as `./lint` or with `rtcompile compile lint ...`.)
+
+Exit status: 0 ok; 1 `--check` found a missing or stale output, `verify` found a divergence or a
+module compiled from another template, `lint` found errors (or warnings, with `--strict`); 2 bad
+input or usage; 130 interrupted (Ctrl-C), 128 + N on signal N (SIGTERM, SIGHUP). Every error is one
+line on stderr; outputs are written all or nothing (see `rtcompile.tooling.outputs`).
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import io
 import os
 import re
+import shutil
 import sys
-import tempfile
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
 from rtcompile.api import compile_template
-from rtcompile.frontend.errors import TemplateError
-from rtcompile.frontend.source import TOKENIZER_CONFIG_NAME
+from rtcompile.frontend.catalog import bundled_directory, bundled_templates
+from rtcompile.frontend.errors import TemplateError, printable
+from rtcompile.frontend.source import TOKENIZER_CONFIG_NAME, TemplateText, resolve_template_path
+from rtcompile.tooling.outputs import OutputError, write_all, write_stdout
+from rtcompile.tooling.signals import INTERRUPT_EXIT_STATUS, Terminated, termination_raises
 from rtcompile.version import VERSION
 
-EXIT_OK, EXIT_STALE, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+COMMANDS = ("compile", "verify", "lint", "list", "help")
+_TOP_LEVEL_OPTIONS = ("-h", "--help", "-V", "--version")
+STDIN = "-"
 
 
 class UsageError(Exception):
@@ -41,120 +58,195 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # argparse prints the whole usage block; we keep errors to one line.
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n")
+
+
+def report_error(prog: str, error: BaseException | str) -> None:
+    """One line on stderr: `prog: error: message`, with every unprintable character escaped."""
+    message = printable(str(error))
+    print(f"{prog}: error: {message}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- the argument parser
 
 
 @dataclass(frozen=True)
-class Job:
-    source: Path
-    output: Path | None  # None: standard output
-    make_directory: bool = False  # the output directory is created (once everything compiled)
+class CommandLine:
+    parser: argparse.ArgumentParser
+    commands: dict[str, argparse.ArgumentParser]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> CommandLine:
     parser = _Parser(
         prog="rtcompile",
+        usage="rtcompile [compile] IN... -o OUT [--check | --diff]\n       rtcompile COMMAND ...",
         description="Compile Hugging Face response templates into standalone, typed Python parser modules.",
+        epilog="IN: a template file, a model directory, a directory of templates, a bundled template's name "
+        "(rtcompile list), or - for stdin. `rtcompile help COMMAND` describes a command. Exit status: 0 ok, "
+        "1 check/verify/lint failed, 2 bad input or usage, 130 interrupted.",
+    )
+    parser.add_argument("-V", "--version", action="version", version=f"rtcompile {VERSION}")
+    subparsers = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands: dict[str, argparse.ArgumentParser] = {}
+
+    compile_ = subparsers.add_parser(
+        "compile",
+        prog="rtcompile",
+        usage="rtcompile [compile] IN... -o OUT [--check | --diff]",
+        help="compile templates into parser modules (the default command)",
+        description="Compile response templates into standalone, typed Python parser modules. "
+        "`compile` may be left out: `rtcompile IN... -o OUT`.",
         epilog="Exit status: 0 ok, 1 --check found stale or missing outputs, 2 bad input or usage.",
     )
-    parser.add_argument(
-        "inputs", nargs="+", metavar="IN", help="template file, model directory, or directory of templates"
+    compile_.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="IN",
+        help="template file, model directory, directory of templates, bundled template name, or - for stdin",
     )
-    parser.add_argument(
+    compile_.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="output file, '-' for stdout, or a directory"
     )
-    mode = parser.add_mutually_exclusive_group()
+    mode = compile_.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if an output is missing or stale")
     mode.add_argument("--diff", action="store_true", help="write nothing; show what would change as a unified diff")
-    parser.add_argument("--version", action="version", version=f"rtcompile {VERSION}")
-    return parser
+    compile_.set_defaults(run=run_compile)
+    commands["compile"] = compile_
+
+    verify = subparsers.add_parser(
+        "verify",
+        prog="rtcompile verify",
+        help="fuzz a compiled parser against the interpreter (and transformers)",
+        description="Differential fuzzing: a compiled parser against the interpreter, and the interpreter "
+        "against transformers when it is installed. Exit 1 on the first divergence, with a minimal reproducer, "
+        "or when --module was compiled from another template.",
+    )
+    verify.add_argument("template", metavar="TEMPLATE", help="template file, model directory, or bundled name")
+    verify.add_argument(
+        "--module", metavar="PARSER.py", help="compiled module to check (default: compile TEMPLATE now)"
+    )
+    verify.add_argument("--cases", type=int, default=500, metavar="N", help="random streams to try (default 500)")
+    verify.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
+    verify.set_defaults(run=run_verify)
+    commands["verify"] = verify
+
+    lint = subparsers.add_parser(
+        "lint",
+        prog="rtcompile lint",
+        help="report a template's errors, warnings and defects",
+        description="Report a template's errors and warnings (file:line:col: path: message), and defects found by "
+        "exercising it. Exit 1 when there are errors or defects (or warnings, with --strict).",
+    )
+    lint.add_argument("template", metavar="TEMPLATE", help="template file, model directory, or bundled name")
+    lint.add_argument("--chat-template", metavar="FILE.jinja", help="the model's chat template (default: the config's)")
+    lint.add_argument(
+        "--cases", type=int, default=300, metavar="N", help="random streams for defect search (default 300)"
+    )
+    lint.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
+    lint.set_defaults(run=run_lint)
+    commands["lint"] = lint
+
+    list_ = subparsers.add_parser(
+        "list",
+        prog="rtcompile list",
+        help="show the bundled templates",
+        description="The response templates bundled with rtcompile: use a name wherever a template path goes "
+        "(rtcompile qwen3 -o qwen3_parser.py).",
+    )
+    list_.add_argument("--names", action="store_true", help="only the names, one per line")
+    list_.set_defaults(run=run_list)
+    commands["list"] = list_
+
+    help_ = subparsers.add_parser(
+        "help",
+        prog="rtcompile help",
+        help="show help for a command",
+        description="Show help for rtcompile or a command.",
+    )
+    help_.add_argument("topic", nargs="?", metavar="COMMAND", help=f"one of {', '.join(COMMANDS)}")
+    help_.set_defaults(run=None)
+    commands["help"] = help_
+    return CommandLine(parser, commands)
+
+
+def with_command(arguments: list[str]) -> list[str]:
+    """The arguments with `compile` made explicit when no command was named."""
+    if arguments and arguments[0] not in COMMANDS and arguments[0] not in _TOP_LEVEL_OPTIONS:
+        return ["compile", *arguments]
+    return arguments
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if arguments[:1] == ["verify"]:
-        return verify_main(arguments[1:])
-    if arguments[:1] == ["lint"]:
-        return lint_main(arguments[1:])
-    return compile_main(arguments)
+    _tolerant_output_streams()
+    try:
+        with termination_raises():
+            return dispatch(arguments)
+    except KeyboardInterrupt:
+        print("rtcompile: interrupted", file=sys.stderr)
+        return INTERRUPT_EXIT_STATUS
+    except Terminated as terminated:
+        print(f"rtcompile: stopped by {terminated.signal_name}", file=sys.stderr)
+        return terminated.exit_status
+    except BrokenPipeError:
+        # The reader went away (`rtcompile list | head`): stop quietly, and keep Python's flush at exit quiet too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13
 
 
-def compile_main(argv: Sequence[str]) -> int:
-    args = build_parser().parse_args(argv)
+def dispatch(arguments: list[str]) -> int:
+    command_line = build_parser()
+    if not arguments:
+        command_line.parser.error("nothing to do: give templates to compile (rtcompile IN... -o OUT) or a command")
+    args = command_line.parser.parse_args(with_command(arguments))
+    if args.command == "help":
+        return run_help(command_line, args.topic)
+    run: Callable[[argparse.Namespace], int] = args.run
+    return run(args)
+
+
+def _tolerant_output_streams() -> None:
+    """Never crash on text the terminal's encoding cannot show (PYTHONIOENCODING=latin-1): escape it."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
+def run_help(command_line: CommandLine, topic: str | None) -> int:
+    if topic is None:
+        command_line.parser.print_help()
+        return EXIT_OK
+    parser = command_line.commands.get(topic)
+    if parser is None:
+        close = difflib.get_close_matches(topic, COMMANDS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        command_line.commands["help"].error(f"no command {topic!r}{hint} (commands: {', '.join(COMMANDS)})")
+    parser.print_help()
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- compile
+
+
+def run_compile(args: argparse.Namespace) -> int:
     try:
         jobs = plan(args.inputs, args.output)
         results = [(job, compile_job(job)) for job in jobs]
         if args.check or args.diff:
             return report_changes(results, show_diff=args.diff)
-        for job, code in results:
-            write(job, code)
-    except (TemplateError, UsageError) as error:
-        print(f"rtcompile: error: {one_line(str(error))}", file=sys.stderr)
+        write(results)
+    except (TemplateError, UsageError, OutputError) as error:
+        report_error("rtcompile", error)
         return EXIT_USAGE
     return EXIT_OK
 
 
-# --------------------------------------------------------------------------- verify and lint
-
-
-def verify_main(argv: Sequence[str]) -> int:
-    parser = _Parser(
-        prog="rtcompile verify",
-        description="Differential fuzzing: a compiled parser against the interpreter, and the interpreter "
-        "against transformers when it is installed. Exit 1 on the first divergence, with a minimal reproducer.",
-    )
-    parser.add_argument("template", metavar="TEMPLATE")
-    parser.add_argument(
-        "--module", metavar="PARSER.py", help="compiled module to check (default: compile TEMPLATE now)"
-    )
-    parser.add_argument("--cases", type=int, default=500, metavar="N", help="random streams to try (default 500)")
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
-    args = parser.parse_args(argv)
-    if args.cases < 1:
-        parser.error("--cases must be at least 1")
-    from rtcompile.tooling import verify
-
-    try:
-        summary = verify.run(
-            args.template, module_path=args.module, cases=args.cases, seed=args.seed, progress=verify.print_progress
-        )
-    except (TemplateError, UsageError, ValueError, OSError) as error:
-        print(f"rtcompile verify: error: {one_line(str(error))}", file=sys.stderr)
-        return EXIT_USAGE
-    print(verify.report(args.template, summary))
-    return EXIT_STALE if summary.divergence is not None else EXIT_OK
-
-
-def lint_main(argv: Sequence[str]) -> int:
-    parser = _Parser(
-        prog="rtcompile lint",
-        description="Report a template's errors and warnings (file:line:col: path: message), and defects found by "
-        "exercising it. Exit 1 when there are errors or defects.",
-    )
-    parser.add_argument("template", metavar="TEMPLATE")
-    parser.add_argument(
-        "--chat-template", metavar="FILE.jinja", help="the model's chat template (default: the config's)"
-    )
-    parser.add_argument(
-        "--cases", type=int, default=300, metavar="N", help="random streams for defect search (default 300)"
-    )
-    args = parser.parse_args(argv)
-    from rtcompile.tooling import lint
-
-    try:
-        findings = lint.run(args.template, chat_template_path=args.chat_template, cases=args.cases)
-    except (UsageError, OSError) as error:
-        print(f"rtcompile lint: error: {one_line(str(error))}", file=sys.stderr)
-        return EXIT_USAGE
-    for finding in findings:
-        print(finding.render())
-    errors = sum(1 for f in findings if f.severity == "error")
-    warnings = len(findings) - errors
-    print(f"{args.template}: {errors} error(s), {warnings} warning(s)", file=sys.stderr)
-    return EXIT_STALE if errors else EXIT_OK
-
-
-# --------------------------------------------------------------------------- planning
+@dataclass(frozen=True)
+class Job:
+    source: Path | TemplateText  # a template file, or what standard input held
+    output: Path | None  # None: standard output
+    make_directory: bool = False  # the output directory is created (once everything compiled)
+    bundled_name: str | None = None  # the input named a bundled template
 
 
 def template_files(directory: Path) -> list[Path]:
@@ -177,27 +269,55 @@ def module_name(source: Path) -> str:
     return f"{identifier.lower()}_parser.py"
 
 
-def plan(inputs: Sequence[str], output: str) -> list[Job]:
-    sources: list[Path] = []
-    for raw in inputs:
+@dataclass(frozen=True)
+class _Input:
+    source: Path | TemplateText
+    bundled_name: str | None = None
+
+
+def _inputs(raw_inputs: Sequence[str]) -> list[_Input]:
+    found: list[_Input] = []
+    if raw_inputs.count(STDIN) > 1:
+        raise UsageError("standard input (-) can be read only once")
+    for raw in raw_inputs:
+        if raw == STDIN:
+            found.append(_Input(TemplateText(sys.stdin.buffer.read())))
+            continue
         path = Path(raw)
         if path.is_dir():
-            sources += template_files(path)
-        elif path.exists():
-            sources.append(path)
-        else:
-            raise UsageError(f"{raw}: no such file or directory")
-    if output == "-":
+            found += [_Input(p) for p in template_files(path)]
+            continue
+        resolved = resolve_template_path(raw)  # the path itself when it exists, else a bundled template
+        found.append(_Input(Path(resolved), bundled_name=None if resolved == raw else raw))
+    return found
+
+
+def plan(inputs: Sequence[str], output: str) -> list[Job]:
+    sources = _inputs(inputs)
+    if output == STDIN:
         if len(sources) != 1:
             raise UsageError(f"-o - writes one module to stdout, but {len(sources)} templates were given")
-        return [Job(sources[0], None)]
+        return [Job(sources[0].source, None, bundled_name=sources[0].bundled_name)]
     out = Path(output)
-    to_directory = out.is_dir() or output.endswith(("/", os.sep)) or len(sources) > 1 or Path(inputs[0]).is_dir()
+    names_a_file = output.endswith(".py") and not out.is_dir()
+    to_directory = out.is_dir() or output.endswith(("/", os.sep)) or len(sources) > 1
+    to_directory = to_directory or (Path(inputs[0]).is_dir() and not names_a_file)
     if not to_directory:
-        return [_checked(Job(sources[0], out))]
+        only = sources[0]
+        return [_checked(Job(only.source, out, bundled_name=only.bundled_name))]
     if out.exists() and not out.is_dir():
         raise UsageError(f"{output}: is a file, but several templates need an output directory")
-    jobs = [_checked(Job(source, out / module_name(source), make_directory=True)) for source in sources]
+    if names_a_file:
+        raise UsageError(
+            f"{output}: names a file, but {len(sources)} templates were given; give a directory to receive "
+            "one <name>_parser.py each"
+        )
+    jobs = []
+    for item in sources:
+        if isinstance(item.source, TemplateText):
+            raise UsageError("a template read from standard input has no name: give -o a file name, or - for stdout")
+        output_path = out / module_name(item.source)
+        jobs.append(_checked(Job(item.source, output_path, make_directory=True, bundled_name=item.bundled_name)))
     targets = [job.output for job in jobs]
     clashes = sorted({str(t) for t in targets if targets.count(t) > 1})
     if clashes:
@@ -209,12 +329,9 @@ def _checked(job: Job) -> Job:
     assert job.output is not None
     if job.output.is_dir():
         raise UsageError(f"{job.output}: is a directory; give a file name, or several inputs to fill a directory")
-    if job.output.exists() and job.output.resolve() == job.source.resolve():
+    if isinstance(job.source, Path) and job.output.exists() and job.output.resolve() == job.source.resolve():
         raise UsageError(f"{job.output}: the output would overwrite the input template")
     return job
-
-
-# --------------------------------------------------------------------------- compiling and writing
 
 
 def compile_job(job: Job) -> str:
@@ -223,43 +340,24 @@ def compile_job(job: Job) -> str:
 
 def source_name(job: Job) -> str:
     """How the module's header names its template: relative to the module, so that the output does
-    not depend on the directory rtcompile was run from (and `--check` agrees from anywhere)."""
+    not depend on the directory rtcompile was run from (and `--check` agrees from anywhere); a
+    bundled template by its name, which is the same on every machine."""
+    if isinstance(job.source, TemplateText):
+        return job.source.name
+    if job.bundled_name is not None:
+        return f"bundled template {job.bundled_name}"
     if job.output is None:
         return job.source.as_posix()
     return Path(os.path.relpath(job.source.resolve(), job.output.resolve().parent)).as_posix()
 
 
-def write(job: Job, code: str) -> None:
-    if job.output is None:
-        sys.stdout.write(code)
-        return
-    if job.make_directory:
-        try:
-            job.output.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise UsageError(f"{job.output.parent}: cannot create the output directory ({error.strerror})") from None
-    write_atomically(job.output, code)
-
-
-def write_atomically(target: Path, text: str) -> None:
-    """Write via a temporary file in the same directory and a rename: all or nothing."""
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise UsageError(f"{target}: directory {directory} does not exist")
-    try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    except OSError as error:
-        raise UsageError(f"{target}: cannot write here ({error.strerror})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(temporary, target)
-    except OSError as error:
-        os.unlink(temporary)
-        raise UsageError(f"{target}: cannot write ({error.strerror})") from None
-    except BaseException:
-        os.unlink(temporary)
-        raise
+def write(results: Sequence[tuple[Job, str]]) -> None:
+    files = [(job.output, code) for job, code in results if job.output is not None]
+    directories = sorted({job.output.parent for job, _ in results if job.output is not None and job.make_directory})
+    write_all(files, create_directories=directories)
+    for job, code in results:
+        if job.output is None:
+            write_stdout(code)
 
 
 def report_changes(results: Sequence[tuple[Job, str]], *, show_diff: bool) -> int:
@@ -268,29 +366,117 @@ def report_changes(results: Sequence[tuple[Job, str]], *, show_diff: bool) -> in
     for job, code in results:
         if job.output is None:
             continue
-        current = job.output.read_text(encoding="utf-8") if job.output.is_file() else None
+        current = _read_existing(job.output)
         if current == code:
             continue
         stale.append(job)
+        origin = job.bundled_name if job.bundled_name is not None else job.source
+        if isinstance(origin, TemplateText):
+            origin = origin.name
         if show_diff:
-            sys.stdout.writelines(
-                difflib.unified_diff(
-                    (current or "").splitlines(keepends=True),
-                    code.splitlines(keepends=True),
-                    fromfile=f"{job.output} (current)" if current is not None else "/dev/null",
-                    tofile=f"{job.output} (from {job.source})",
-                )
+            diff = difflib.unified_diff(
+                (current or "").splitlines(keepends=True),
+                code.splitlines(keepends=True),
+                fromfile=f"{job.output} (current)" if current is not None else "/dev/null",
+                tofile=f"{job.output} (from {origin})",
+            )
+            write_stdout(
+                "".join(line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n" for line in diff)
             )
         else:
             state = "missing" if current is None else "stale"
-            print(f"{job.output}: {state} (regenerate from {job.source})", file=sys.stderr)
+            print(printable(f"{job.output}: {state} (regenerate from {origin})"), file=sys.stderr)
     if show_diff:
         return EXIT_OK
-    return EXIT_STALE if stale else EXIT_OK
+    return EXIT_FAILED if stale else EXIT_OK
 
 
-def one_line(message: str) -> str:
-    return " ".join(message.split("\n"))
+def _read_existing(path: Path) -> str | None:
+    """An output's current text: None if there is none; undecodable bytes shown as U+FFFD (so: stale)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise OutputError(f"{path}: cannot read ({error.strerror})") from None
+    return data.decode("utf-8", errors="replace")
+
+
+# --------------------------------------------------------------------------- verify and lint
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    prog = "rtcompile verify"
+    if args.cases < 1:
+        report_error(prog, "--cases must be at least 1")
+        return EXIT_USAGE
+    from rtcompile.tooling import verify
+
+    try:
+        summary = verify.run(
+            args.template,
+            module_path=args.module,
+            cases=args.cases,
+            seed=args.seed,
+            progress=verify.ProgressPrinter(args.cases),
+        )
+    except verify.TemplateMismatch as mismatch:
+        report_error(prog, mismatch)
+        return EXIT_FAILED
+    except (TemplateError, UsageError, ValueError, OSError) as error:
+        report_error(prog, error)
+        return EXIT_USAGE
+    print(verify.report(args.template, summary))
+    return EXIT_FAILED if summary.divergence is not None else EXIT_OK
+
+
+def run_lint(args: argparse.Namespace) -> int:
+    prog = "rtcompile lint"
+    from rtcompile.tooling import lint
+
+    try:
+        resolve_template_path(args.template)  # a missing input is a usage error, as for compile and verify
+        findings = lint.run(args.template, chat_template_path=args.chat_template, cases=args.cases)
+    except (TemplateError, UsageError, OSError) as error:
+        report_error(prog, error)
+        return EXIT_USAGE
+    for finding in findings:
+        print(finding.render())
+    errors = sum(1 for f in findings if f.severity == "error")
+    warnings = sum(1 for f in findings if f.severity == "warning")
+    verdict = " (--strict: warnings count as errors)" if args.strict and warnings else ""
+    print(printable(f"{args.template}: {errors} error(s), {warnings} warning(s){verdict}"), file=sys.stderr)
+    return EXIT_FAILED if errors or (args.strict and warnings) else EXIT_OK
+
+
+# --------------------------------------------------------------------------- list
+
+
+def run_list(args: argparse.Namespace) -> int:
+    templates = bundled_templates()
+    if not templates:
+        where = bundled_directory()
+        report_error("rtcompile list", f"no bundled templates found{f' in {where}' if where else ''}")
+        return EXIT_USAGE
+    if args.names:
+        print("\n".join(t.name for t in templates))
+        return EXIT_OK
+    width = max(40, min(shutil.get_terminal_size().columns, 120))
+    for template in templates:
+        print(f"{template.name}  ({template.family})")
+        for label, text in (("covers", template.covers), ("source", template.source)):
+            if text:
+                lines = textwrap.wrap(
+                    text,
+                    width,
+                    initial_indent=f"    {label}: ",
+                    subsequent_indent=" " * 12,
+                    break_long_words=False,  # keep tokens such as <|START_THINKING|> whole
+                    break_on_hyphens=False,
+                )
+                print("\n".join(lines))
+    print(f"\n{len(templates)} templates; use a name wherever a template path goes: rtcompile NAME -o NAME_parser.py")
+    return EXIT_OK
 
 
 if __name__ == "__main__":
