@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import rtcompile.regex.translate as regex_translation
+from rtcompile.regex import charsets, parser
 from benchmarks.config import KB, MB, Config, log, size_label
 from benchmarks.engines import ENGINES, Engines, outcome
 from benchmarks.workloads import ADVERSARIAL, RICH_FILLER, Workload, seed_of, template_patterns, token_chunks
@@ -267,13 +268,15 @@ def bench_adversarial(cfg: Config, engines: Engines, workloads: dict[str, Worklo
 
 
 def _translation_caches() -> list[Any]:
-    """The memo caches of `rtcompile.regex.translate`, but the one-off table of cased code points.
+    """The memo caches of the regex front end (parser, charsets, translate), but the one-off table of cased
+    code points.
 
     Cleared before each timed call, so that every call does all the work of a first translation (whatever
     caches the module grows, they are found by their `cache_clear`).
     """
-    caches = [value for value in vars(regex_translation).values() if callable(getattr(value, "cache_clear", None))]
-    return [cache for cache in caches if cache is not regex_translation._cased_code_points]
+    modules = (parser, charsets, regex_translation)
+    caches = [v for m in modules for v in vars(m).values() if callable(getattr(v, "cache_clear", None))]
+    return [cache for cache in caches if cache is not charsets.cased_code_points]
 
 
 def bench_regex_translation(cfg: Config, models: list[str]) -> dict[str, Any]:
@@ -284,10 +287,10 @@ def bench_regex_translation(cfg: Config, models: list[str]) -> dict[str, Any]:
     """
     patterns = template_patterns(models)
     caches = _translation_caches()
-    regex_translation._cased_code_points.cache_clear()
+    charsets.cased_code_points.cache_clear()
     gc.collect()
     t0 = time.perf_counter()
-    regex_translation._cased_code_points()
+    charsets.cased_code_points()
     table_ms = (time.perf_counter() - t0) * 1e3
     samples: list[list[float]] = [[] for _ in patterns]
     outcomes: list[str] = ["" for _ in patterns]
