@@ -25,6 +25,7 @@ from rtcompile.api import (
 from rtcompile.frontend.errors import TemplateError
 from rtcompile.ir import Template
 from rtcompile.openai_roles import openai_roles
+from rtcompile.runtime.engine import StartAnchorWarning
 from rtcompile.runtime.openai import OpenAIField, OpenAIRoles, call_id_factory, to_openai
 from rtcompile.runtime.openai_stream import ChatCompletionChunks, DeltaStream
 from rtcompile.version import VERSION
@@ -53,6 +54,7 @@ __all__ = [
     "OpenAIField",
     "OpenAIRoles",
     "ResponseParser",
+    "StartAnchorWarning",
     "Template",
     "TemplateError",
     "TemplateText",

@@ -10,17 +10,35 @@ Lifted into generated modules, so it uses the standard library only.
 """
 
 import json
-import random
-import secrets
+import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 OpenAIRegionText: TypeAlias = Literal["verbatim", "stripped"]
 
 
-@dataclass(frozen=True)
-class OpenAIField:
+class _OpenAIRecord:
+    """Value semantics (equality, hash, repr) for the small records below, from their `__slots__`: what a
+    frozen dataclass gives, without importing `dataclasses`, which would double a generated module's
+    import time."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _OpenAIRecord) and type(other) is type(self) and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in zip(self.__slots__, self._values(), strict=True))
+        return f"{type(self).__name__}({fields})"
+
+
+class OpenAIField(_OpenAIRecord):
     """One message field that the OpenAI message reads, and how the parser builds its value.
 
     `to_openai` needs only `name`. The streaming adapter (`openai_stream.DeltaStream`) needs the rest to know,
@@ -33,37 +51,55 @@ class OpenAIField:
     * `has_default` / `default`: the template's `defaults` entry for the field, if it has one.
     """
 
-    name: str
-    repeats: bool = False
-    join: str | None = None
-    region_text: OpenAIRegionText | None = None
-    has_default: bool = False
-    default: Any = None
+    __slots__ = ("name", "repeats", "join", "region_text", "has_default", "default")
+
+    def __init__(
+        self,
+        name: str,
+        repeats: bool = False,
+        join: str | None = None,
+        region_text: OpenAIRegionText | None = None,
+        has_default: bool = False,
+        default: Any = None,
+    ) -> None:
+        self.name = name
+        self.repeats = repeats
+        self.join = join
+        self.region_text = region_text
+        self.has_default = has_default
+        self.default = default
 
 
-@dataclass(frozen=True)
-class OpenAIRoles:
+class OpenAIRoles(_OpenAIRecord):
     """Which message field is the content, which the reasoning and which the tool calls (None: no such field)."""
 
-    content: OpenAIField | None = OpenAIField("content")
-    reasoning: OpenAIField | None = OpenAIField("reasoning_content")
-    tool_calls: OpenAIField | None = OpenAIField("tool_calls")
+    __slots__ = ("content", "reasoning", "tool_calls")
 
-    def __post_init__(self) -> None:
-        names = [field.name for field in (self.content, self.reasoning, self.tool_calls) if field is not None]
+    def __init__(
+        self,
+        content: OpenAIField | None = OpenAIField("content"),  # noqa: B008 - records are never changed
+        reasoning: OpenAIField | None = OpenAIField("reasoning_content"),  # noqa: B008
+        tool_calls: OpenAIField | None = OpenAIField("tool_calls"),  # noqa: B008
+    ) -> None:
+        names = [field.name for field in (content, reasoning, tool_calls) if field is not None]
         if len(set(names)) != len(names):
             raise ValueError(f"content, reasoning and tool calls must be different message fields, got {names}")
+        self.content = content
+        self.reasoning = reasoning
+        self.tool_calls = tool_calls
 
 
 def random_call_id() -> str:
     """A fresh tool-call id shaped like the API's: `call_` and 24 random hex digits."""
-    return "call_" + secrets.token_hex(12)
+    return "call_" + os.urandom(12).hex()
 
 
 def call_id_factory(seed: int | None = None) -> Callable[[], str]:
     """Tool-call ids: random ones, or with `seed` the same sequence every time (tests, reproducible logs)."""
     if seed is None:
         return random_call_id
+    import random  # only for reproducible ids: most callers never pay for the import
+
     rng = random.Random(seed)
     return lambda: f"call_{rng.getrandbits(96):024x}"
 

@@ -25,7 +25,7 @@ Lifted into generated modules, so it uses the standard library only.
 """
 
 import copy
-import secrets
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, TypeAlias
@@ -346,7 +346,7 @@ class ChatCompletionChunks:
     ) -> None:
         self.stream = stream
         self.model = model
-        self.completion_id = completion_id if completion_id is not None else "chatcmpl-" + secrets.token_hex(12)
+        self.completion_id = completion_id if completion_id is not None else "chatcmpl-" + os.urandom(12).hex()
         self.created = created if created is not None else int(time.time())
 
     def _chunk(self, delta: Mapping[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
