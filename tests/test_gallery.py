@@ -7,7 +7,7 @@ templates/README.md. When one of them changes, regenerate it: `python -m tools.g
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -77,7 +77,7 @@ def test_models_table_rows_name_templates_before_the_parenthesis() -> None:
     ]
 
 
-def _model(name: str, cases: list[Mapping[str, Any]]) -> Model:
+def _model(name: str, cases: Sequence[Mapping[str, Any]]) -> Model:
     base = next(model for model in MODELS if model.name == name)
     return Model(name, base.spec, base.template, cases)
 
