@@ -339,7 +339,7 @@ def fields_table(model: Model) -> list[str]:
     rows = []
     for name, spec in model.spec["fields"].items():
         implicit = "open" not in spec and "open_pattern" not in spec
-        opener = "*(implicit: text outside the other regions)*" if implicit else delimiter(spec, "open", "open_pattern")
+        opener = "*(implicit)*" if implicit else delimiter(spec, "open", "open_pattern")
         rows.append(
             [code(name), opener, delimiter(spec, "close", "close_pattern"), content_parser(spec), repetition(spec)]
         )
@@ -505,7 +505,8 @@ def render_gallery(models: Sequence[Model] | None = None, readme: str | None = N
         "Notation: in `code`, `\\n`, `\\t`, `\\r` and `\\uXXXX` stand for a newline, a tab, a carriage"
         " return and other invisible characters, and `\\\\` for a backslash in a literal; a delimiter marked"
         " *regex* is a pattern in the `regex` module's syntax, the others are literal strings (a list: any"
-        f" of them). In example outputs {NEWLINE_MARK} ends each line of the raw text, {TRAILING_SPACE_MARK}"
+        " of them); the *implicit* field has no open delimiter and takes the text outside the other regions."
+        f" In example outputs {NEWLINE_MARK} ends each line of the raw text, {TRAILING_SPACE_MARK}"
         " is a space at the end of a line and `⟨U+XXXX⟩` any other invisible character.",
         "",
         "## Contents",
