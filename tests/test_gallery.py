@@ -23,6 +23,7 @@ from tools.gen_gallery import (
     load_models,
     models_table,
     raw_block_text,
+    readme_mentions,
     render_gallery,
     sections,
     shortened_example,
@@ -75,6 +76,14 @@ def test_models_table_rows_name_templates_before_the_parenthesis() -> None:
         (("llama3_1", "llama3_3"), None),
         (("xlam",), "Salesforce xLAM-2 `-fc-r`: on `llama3_1` prompts"),
     ]
+
+
+def test_readme_mentions_come_from_body_rows_only() -> None:
+    readme = (
+        "## Limits\n\n| model | x |\n| --- | --- |\n| `qwen3` | y |\n\n"
+        "| `smollm3` as a header | x |\n| --- | --- |\n| existing `xlam.json` | y |\n"
+    )
+    assert readme_mentions(readme, ["qwen3", "smollm3", "xlam"]) == {"Limits": {"qwen3", "xlam"}}
 
 
 def _model(name: str, cases: Sequence[Mapping[str, Any]]) -> Model:

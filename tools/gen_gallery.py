@@ -164,14 +164,17 @@ def readme_sections(readme: str) -> dict[str, list[str]]:
 
 
 def first_cells(lines: Iterable[str]) -> list[str]:
-    """The first cell of every body row of the Markdown tables in `lines`."""
+    """The first cell of every body row of the Markdown tables in `lines` (not the header rows)."""
+
+    def is_separator(line: str) -> bool:
+        return line.startswith("|") and set(line) <= set("|-: ")
+
+    lines = list(lines)
     cells = []
-    for line in lines:
-        if not line.startswith("| ") or set(line) <= set("|- "):
-            continue
-        cell = re.split(r"(?<!\\)\|", line)[1].strip()
-        cells.append(cell)
-    return cells[1:] if cells else cells  # the first row is the header
+    for line, following in zip(lines, [*lines[1:], ""], strict=True):
+        if line.startswith("| ") and not is_separator(line) and not is_separator(following):
+            cells.append(re.split(r"(?<!\\)\|", line)[1].strip())
+    return cells
 
 
 def models_table(readme: str, known: Iterable[str]) -> list[ReadmeRow]:
