@@ -3,7 +3,9 @@
 
 Use `parse_response(text, prefix=prompt)` for a complete output, or `ResponseParser(prefix=prompt)`
 and its `feed()` / `finalize()` for a stream. Behaves exactly like transformers' interpreted
-`parse_response` / `ResponseParser` for the template in `TEMPLATE`.
+`parse_response` / `ResponseParser` for the template in `TEMPLATE`. Beyond the reference, each off
+unless asked for: `ResponseParser(..., captures=, spans=, recover=)`, `to_openai(message)` and
+`DeltaStream(OPENAI_ROLES)` for OpenAI-compatible messages and chat-completion deltas.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import os
 import re
 import sys
+import time
 import types
 import warnings
 
@@ -1172,6 +1176,548 @@ def resolve_placeholder(scope: Mapping[str, Any], path: str, root: str, keys: tu
     return value
 
 
+OpenAIRegionText: TypeAlias = "Literal['verbatim', 'stripped']"  # a string: see below
+
+
+class _OpenAIRecord:
+    """Value semantics (equality, hash, repr) for the small records below, from their `__slots__`: what a
+    frozen dataclass gives, without importing `dataclasses`, which would double a generated module's
+    import time."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _OpenAIRecord) and type(other) is type(self) and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in zip(self.__slots__, self._values(), strict=True))
+        return f"{type(self).__name__}({fields})"
+
+
+class OpenAIField(_OpenAIRecord):
+    """One message field that the OpenAI message reads, and how the parser builds its value.
+
+    `to_openai` needs only `name`. The streaming adapter (`openai_stream.DeltaStream`) needs the rest to know,
+    while a region is still open, which text the final value is certain to contain:
+
+    * `repeats` / `join`: each region's value is appended to a list, or to a string after `join`
+      (the template's `repeats` and `join`); otherwise a later region replaces the value.
+    * `region_text`: a region's value is its text, `"verbatim"` or `"stripped"` (str.strip at close);
+      None when only the close knows it (another content parser, or a transform).
+    * `has_default` / `default`: the template's `defaults` entry for the field, if it has one.
+    * `name_capture` / `id_capture` (tool calls only): the open delimiter's capture groups that become a
+      call's function name and id, when each region is one call. With the parser's `captures` option the
+      stream then announces a call (id, type, name) as soon as its region opens.
+    """
+
+    __slots__ = ("name", "repeats", "join", "region_text", "has_default", "default", "name_capture", "id_capture")
+
+    def __init__(
+        self,
+        name: str,
+        repeats: bool = False,
+        join: str | None = None,
+        region_text: OpenAIRegionText | None = None,
+        has_default: bool = False,
+        default: Any = None,
+        name_capture: str | None = None,
+        id_capture: str | None = None,
+    ) -> None:
+        self.name = name
+        self.repeats = repeats
+        self.join = join
+        self.region_text = region_text
+        self.has_default = has_default
+        self.default = default
+        self.name_capture = name_capture
+        self.id_capture = id_capture
+
+
+class OpenAIRoles(_OpenAIRecord):
+    """Which message field is the content, which the reasoning and which the tool calls (None: no such field)."""
+
+    __slots__ = ("content", "reasoning", "tool_calls")
+
+    def __init__(
+        self,
+        content: OpenAIField | None = OpenAIField("content"),  # noqa: B008 - records are never changed
+        reasoning: OpenAIField | None = OpenAIField("reasoning_content"),  # noqa: B008
+        tool_calls: OpenAIField | None = OpenAIField("tool_calls"),  # noqa: B008
+    ) -> None:
+        names = [field.name for field in (content, reasoning, tool_calls) if field is not None]
+        if len(set(names)) != len(names):
+            raise ValueError(f"content, reasoning and tool calls must be different message fields, got {names}")
+        self.content = content
+        self.reasoning = reasoning
+        self.tool_calls = tool_calls
+
+
+def openai_call_items(value: Any) -> list[Any]:
+    """The tool calls in a tool-call field's value: a list of calls, one call, or None.
+
+    A field with `repeats` and `transform_each` holds one list of calls per region; those are flattened.
+    """
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        return [value]
+    if not isinstance(value, list):
+        raise ValueError(f"tool calls must be a list of calls, got {type(value).__name__}")
+    items: list[Any] = []
+    for item in value:
+        items.extend(item if isinstance(item, list) else [item])
+    return items
+
+
+def openai_text(value: Any) -> str | None:
+    """A content or reasoning value as the API carries it: text, or None when there is none.
+
+    An empty string is None too (the API sends `content: null` rather than `""` beside tool calls); a value
+    that is not text (a field with another content parser, or repeating without `join`) is sent as JSON.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def openai_arguments(arguments: Any) -> str:
+    """Tool-call arguments as the API sends them: a JSON string (a string from the model stays as it is)."""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def openai_tool_call(call: Any, index: int, new_id: Callable[[], str]) -> dict[str, Any]:
+    """One parsed tool call (`{"type": "function", "function": {"name", "arguments"}}`, or a bare
+    `{"name", "arguments"}`) as an API tool call. Its `id` is the one the model wrote, if the template
+    captured one, else `new_id()`."""
+    if not isinstance(call, dict):
+        raise ValueError(f"tool call {index} is {type(call).__name__}, not an object")
+    function = call.get("function", call)
+    if not isinstance(function, dict):
+        raise ValueError(f"tool call {index}: 'function' is {type(function).__name__}, not an object")
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"tool call {index} has no function name (keys: {sorted(map(str, function))})")
+    arguments = openai_arguments(function["arguments"]) if "arguments" in function else "{}"
+    captured = call.get("id")
+    call_id = captured if isinstance(captured, str) and captured else new_id()
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def random_call_id() -> str:
+    """A fresh tool-call id shaped like the API's: `call_` and 24 random hex digits."""
+    return "call_" + os.urandom(12).hex()
+
+
+def openai_message(
+    message: Mapping[str, Any], roles: OpenAIRoles, id_factory: Callable[[], str] | None
+) -> dict[str, Any]:
+    """`to_openai` without defaults (what a generated module's own `to_openai` calls)."""
+    new_id = id_factory if id_factory is not None else random_call_id
+    result: dict[str, Any] = {
+        "role": "assistant",
+        "content": None if roles.content is None else openai_text(message.get(roles.content.name)),
+        "reasoning_content": None if roles.reasoning is None else openai_text(message.get(roles.reasoning.name)),
+    }
+    if roles.tool_calls is not None:
+        items = openai_call_items(message.get(roles.tool_calls.name))
+        calls = [openai_tool_call(call, index, new_id) for index, call in enumerate(items)]
+        if calls:
+            result["tool_calls"] = calls
+    return result
+
+
+def call_id_factory(seed: int | None = None) -> Callable[[], str]:
+    """Tool-call ids: random ones, or with `seed` the same sequence every time (tests, reproducible logs)."""
+    if seed is None:
+        return random_call_id
+    import random  # only for reproducible ids: most callers never pay for the import
+
+    rng = random.Random(seed)
+    return lambda: f"call_{rng.getrandbits(96):024x}"
+
+
+FinishReason: TypeAlias = "Literal['stop', 'tool_calls', 'length']"  # a string, like OpenAIRegionText
+
+
+class _OpenAIFieldValue:
+    """A field's value as the parser builds it from region_close events (its `_store` rule)."""
+
+    def __init__(self, field: OpenAIField) -> None:
+        self.field = field
+        self.present = field.has_default
+        self.value: Any = copy.deepcopy(field.default) if field.has_default else None
+        self.regions = 0  # regions of this field opened so far
+        self.open = False
+
+    def store(self, value: Any) -> None:
+        field = self.field
+        if field.join is not None:
+            # What join_value does; a non-string makes the parser raise, so it never reaches a message.
+            previous = self.value if self.present else None
+            self.value = value if previous is None else previous + field.join + value
+        elif field.repeats:
+            if not self.present:
+                self.value = []
+            self.value.append(value)
+        else:
+            self.value = value
+        self.present = True
+
+    def final(self) -> Any:
+        """The value in the final message (the parser drops empty values of fields without a default)."""
+        if not self.present:
+            return None
+        value = self.value
+        if not self.field.has_default and (value is None or (isinstance(value, (list, dict, str)) and not value)):
+            return None
+        return value
+
+
+class _OpenAICallDeltas:
+    """The deltas of the tool calls: each call whole, once its region has closed and it is certain; or, when
+    the parser reports open-delimiter captures that name the call, its id, type and name when its region
+    opens and its arguments when it closes."""
+
+    def __init__(self, field: OpenAIField, hold_replaceable: bool, new_id: Callable[[], str]) -> None:
+        self.state = _OpenAIFieldValue(field)
+        self.hold_replaceable = hold_replaceable
+        self.new_id = new_id
+        self.sent: list[Any] = []  # the parsed calls sent, in order
+        self.in_sync = True
+        self.announced: tuple[int, str, str] | None = None  # (index, id, name) of a call sent before its close
+
+    def _certain(self) -> list[Any] | None:
+        """The calls the final message is certain to start with; None: not known yet."""
+        state, field = self.state, self.state.field
+        if field.join is not None:
+            return None  # joining needs strings: the parser raises before there is a message
+        if field.repeats:
+            return openai_call_items(state.final())
+        if self.hold_replaceable or state.regions > 1 or (state.regions == 0 and state.present):
+            return None
+        return [] if state.regions == 0 or state.open else openai_call_items(state.final())
+
+    def _send_from(self, calls: list[Any], deltas: list[dict[str, Any]]) -> None:
+        for index in range(len(self.sent), len(calls)):
+            announced = self.announced
+            if announced is not None and announced[0] == index:
+                self.announced = None
+                _, announced_id, announced_name = announced
+                call = openai_tool_call(calls[index], index, lambda: announced_id)  # noqa: B023 - called right here
+                if (call["id"], call["function"]["name"]) != (announced_id, announced_name):
+                    self.in_sync = False  # a close-delimiter capture renamed the call: finish() reports it
+                    return
+                arguments = {"arguments": call["function"]["arguments"]}
+                deltas.append({"tool_calls": [{"index": index, "function": arguments}]})
+            else:
+                call = openai_tool_call(calls[index], index, self.new_id)
+                deltas.append({"tool_calls": [{"index": index, **call}]})
+            self.sent.append(calls[index])
+
+    def _announce(self, captures: Mapping[str, Any], deltas: list[dict[str, Any]]) -> None:
+        """Send the call a region is opening, if its captures name it and every earlier call has been sent."""
+        field = self.state.field
+        name = captures.get(field.name_capture) if field.name_capture is not None else None
+        if not isinstance(name, str) or not name or not self.in_sync:
+            return
+        if len(self.sent) != len(openai_call_items(self.state.final())):
+            return  # earlier calls are not all sent yet: this one's index is not settled
+        index = len(self.sent)
+        captured_id = captures.get(field.id_capture) if field.id_capture is not None else None
+        call_id = captured_id if isinstance(captured_id, str) and captured_id else self.new_id()
+        self.announced = (index, call_id, name)
+        header = {"name": name, "arguments": ""}
+        deltas.append({"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": header}]})
+
+    def _sync(self, deltas: list[dict[str, Any]]) -> None:
+        calls = self._certain()
+        if calls is None or not self.in_sync:
+            return
+        if calls[: len(self.sent)] != self.sent:
+            self.in_sync = False
+            return
+        try:
+            self._send_from(calls, deltas)
+        except ValueError:
+            if self.state.field.repeats:
+                raise  # appended calls stay in the message, so to_openai fails on it too
+            # A value a later region may still replace with well-formed calls: finish() decides.
+
+    def start(self, deltas: list[dict[str, Any]]) -> None:
+        self._sync(deltas)  # a repeating field's default calls are certain from the start
+
+    def open(self, captures: Mapping[str, Any] | None, deltas: list[dict[str, Any]]) -> None:
+        self.state.open = True
+        self.state.regions += 1
+        self._sync(deltas)
+        if captures is not None and self.state.field.repeats:
+            self._announce(captures, deltas)
+
+    def close(self, value: Any, deltas: list[dict[str, Any]]) -> None:
+        self.state.store(value)
+        self.state.open = False
+        self._sync(deltas)
+
+    def malformed(self) -> None:
+        """A region that failed to parse (the parser's `recover` option): it adds no call."""
+        self.state.open = False
+        if self.announced is not None:
+            self.in_sync = False  # the announced call will not be in the message: finish() reports it
+
+    def finish(self, deltas: list[dict[str, Any]]) -> bool:
+        calls = openai_call_items(self.state.final())
+        if calls[: len(self.sent)] != self.sent or not self.in_sync:
+            return False
+        self._send_from(calls, deltas)
+        return self.in_sync
+
+
+class _OpenAITextDeltas:
+    """The deltas of one text key (`content` or `reasoning_content`)."""
+
+    def __init__(self, key: str, field: OpenAIField, hold_replaceable: bool) -> None:
+        self.key = key
+        self.state = _OpenAIFieldValue(field)
+        self.hold_replaceable = hold_replaceable
+        self.sent: list[str] = []
+        self.in_sync = True  # what was sent is a prefix of everything certain so far
+        self.streaming = False  # the open region's text is being sent as it arrives
+        self.region_started = False  # a "stripped" region has seen its first non-whitespace character
+        self.region_pending = ""  # trailing whitespace of the open region, held back
+
+    def _sent_text(self) -> str:
+        if len(self.sent) > 1:
+            self.sent = ["".join(self.sent)]
+        return self.sent[0] if self.sent else ""
+
+    def _send(self, text: str, deltas: list[dict[str, Any]]) -> None:
+        if text:
+            self.sent.append(text)
+            deltas.append({self.key: text})
+
+    def _certain(self) -> str | None:
+        """The text the final message is certain to start with, up to the open region; None: not known yet."""
+        state, field = self.state, self.state.field
+        if field.join is not None:
+            if state.present and not isinstance(state.value, str):
+                return None  # a non-text default: the parser raises when it joins
+            base = state.value if state.present else None
+            if state.open:
+                return "" if base is None else base + field.join  # the region will close and be joined
+            return base or ""
+        if field.repeats or self.hold_replaceable or state.regions > 1 or (state.regions == 0 and state.present):
+            return None  # a list (sent as JSON at the end), or a value a region may still replace
+        if state.regions == 0 or state.open:
+            return ""
+        return openai_text(state.final()) or ""
+
+    def _region_streams(self) -> bool:
+        """Whether the open region's text is certain to be in the final value as it arrives."""
+        field = self.state.field
+        if field.region_text is None:
+            return False
+        # A join field's every region; a replacing field's first one, unless replacement is held back.
+        return field.join is not None or not (field.repeats or self.hold_replaceable or self.state.regions > 1)
+
+    def _sync(self, deltas: list[dict[str, Any]]) -> None:
+        """Send whatever more is certain now (after an open or a close)."""
+        certain = self._certain()
+        if certain is None or not self.in_sync:
+            return
+        sent = self._sent_text()
+        if certain.startswith(sent):
+            self._send(certain[len(sent) :], deltas)
+        else:
+            self.in_sync = False  # only with roles that do not describe the template; finish() reports it
+
+    def start(self, deltas: list[dict[str, Any]]) -> None:
+        self._sync(deltas)  # a join field's default is certain from the start
+
+    def open(self, deltas: list[dict[str, Any]]) -> None:
+        self.state.open = True
+        self.state.regions += 1
+        self.region_started, self.region_pending = False, ""
+        self._sync(deltas)
+        self.streaming = self.in_sync and self._certain() is not None and self._region_streams()
+
+    def chunk(self, text: str, deltas: list[dict[str, Any]]) -> None:
+        if not self.streaming:
+            return
+        if self.state.field.region_text == "stripped":
+            if not self.region_started:
+                text = text.lstrip()
+                if not text:
+                    return
+                self.region_started = True
+            held = self.region_pending + text
+            text = held.rstrip()
+            self.region_pending = held[len(text) :]
+        self._send(text, deltas)
+
+    def close(self, value: Any, deltas: list[dict[str, Any]]) -> None:
+        self.state.store(value)
+        self.state.open = False
+        self.streaming = False
+        self._sync(deltas)
+
+    def finish(self, deltas: list[dict[str, Any]]) -> bool:
+        """Send the rest of the final text; False if what was sent is not a prefix of it."""
+        final = openai_text(self.state.final()) or ""
+        sent = self._sent_text()
+        if not final.startswith(sent):
+            return False
+        self._send(final[len(sent) :], deltas)
+        return True
+
+
+class DeltaStream:
+    """Chat-completion chunk deltas from a parser's events.
+
+    Feed it the events the parser returns (its `initial_events` first, then those of every `feed`), and
+    at the end those of `finalize`, with `finish`. Each call returns the deltas the events caused; once
+    finished, `finish_reason` is `"tool_calls"` if a tool call was sent, `"length"` if the caller says the
+    generation was cut (`truncated=True`), else `"stop"`. `roles` must describe the template (build it
+    with `rtcompile.openai_roles`); tool-call ids the model did not write come from `id_factory`.
+    """
+
+    def __init__(
+        self,
+        roles: OpenAIRoles,
+        *,
+        id_factory: Callable[[], str] | None = None,
+        hold_replaceable: bool = False,
+    ) -> None:
+        self._texts = {
+            field.name: _OpenAITextDeltas(key, field, hold_replaceable)
+            for key, field in (("reasoning_content", roles.reasoning), ("content", roles.content))
+            if field is not None
+        }
+        self._calls = (
+            None
+            if roles.tool_calls is None
+            else _OpenAICallDeltas(roles.tool_calls, hold_replaceable, id_factory or random_call_id)
+        )
+        self._started = False
+        self.finished = False
+        self.finish_reason: FinishReason | None = None
+        self.diverged: list[str] = []  # keys whose deltas do not add up to the final message
+
+    def feed(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        if self.finished:
+            raise RuntimeError("DeltaStream already finished")
+        deltas: list[dict[str, Any]] = []
+        if not self._started:
+            self._started = True
+            deltas.append({"role": "assistant"})
+            for text in self._texts.values():
+                text.start(deltas)
+            if self._calls is not None:
+                self._calls.start(deltas)
+        for event in events:
+            self._handle(event, deltas)
+        return deltas
+
+    def _handle(self, event: Mapping[str, Any], deltas: list[dict[str, Any]]) -> None:
+        name = event.get("field")
+        kind = event.get("type")
+        target: _OpenAITextDeltas | _OpenAICallDeltas | None = self._texts.get(name) if isinstance(name, str) else None
+        if target is None and self._calls is not None and name == self._calls.state.field.name:
+            target = self._calls
+        if target is None:
+            return
+        if kind == "region_open":
+            if isinstance(target, _OpenAICallDeltas):
+                target.open(event.get("captures"), deltas)
+            else:
+                target.open(deltas)
+        elif kind == "region_close":
+            target.close(event.get("value"), deltas)
+        elif kind == "region_chunk" and isinstance(target, _OpenAITextDeltas):
+            target.chunk(str(event.get("text", "")), deltas)
+        elif kind == "region_malformed":
+            if isinstance(target, _OpenAICallDeltas):
+                target.malformed()
+            else:
+                target.state.open = target.streaming = False
+                target.in_sync = target.in_sync and not target.sent  # text already sent will not be in it
+
+    def finish(
+        self, final_events: Iterable[Mapping[str, Any]] = (), *, truncated: bool = False
+    ) -> list[dict[str, Any]]:
+        """The deltas of `finalize`'s events and whatever the final message still adds."""
+        deltas = self.feed(final_events)
+        for text in self._texts.values():
+            if not text.finish(deltas):
+                self.diverged.append(text.key)
+        calls_sent = False
+        if self._calls is not None:
+            if not self._calls.finish(deltas):
+                self.diverged.append("tool_calls")
+            calls_sent = bool(self._calls.sent)
+        self.finished = True
+        self.finish_reason = "length" if truncated else "tool_calls" if calls_sent else "stop"
+        return deltas
+
+
+def chat_completion_chunk(
+    delta: Mapping[str, Any], *, completion_id: str, created: int, model: str, finish_reason: str | None = None
+) -> dict[str, Any]:
+    """One `chat.completion.chunk` object around a delta (choice 0)."""
+    return {
+        "id": completion_id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "choices": [{"index": 0, "delta": dict(delta), "finish_reason": finish_reason}],
+    }
+
+
+class ChatCompletionChunks:
+    """`DeltaStream` wrapped into full `chat.completion.chunk` dicts, as an OpenAI-compatible server sends them.
+
+    Every delta becomes one chunk; `finish` ends with a chunk whose delta is empty and whose
+    `finish_reason` is set. `completion_id` defaults to a random `chatcmpl-...`, `created` to now.
+    """
+
+    def __init__(
+        self,
+        stream: DeltaStream,
+        *,
+        model: str,
+        completion_id: str | None = None,
+        created: int | None = None,
+    ) -> None:
+        self.stream = stream
+        self.model = model
+        self.completion_id = completion_id if completion_id is not None else "chatcmpl-" + os.urandom(12).hex()
+        self.created = created if created is not None else int(time.time())
+
+    def _chunk(self, delta: Mapping[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return chat_completion_chunk(
+            delta, completion_id=self.completion_id, created=self.created, model=self.model, finish_reason=finish_reason
+        )
+
+    def feed(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return [self._chunk(delta) for delta in self.stream.feed(events)]
+
+    def finish(
+        self, final_events: Iterable[Mapping[str, Any]] = (), *, truncated: bool = False
+    ) -> list[dict[str, Any]]:
+        chunks = [self._chunk(delta) for delta in self.stream.finish(final_events, truncated=truncated)]
+        chunks.append(self._chunk({}, self.stream.finish_reason))
+        return chunks
+
+
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
@@ -1394,4 +1940,35 @@ def parse_response(
     return parse_texts(lambda p: ResponseParser(p, tools=tools), text, prefix)
 
 
-__all__ = ["Event", "Message", "ResponseParser", "StartAnchorWarning", "TEMPLATE", "parse_response"]
+# ----------------------------------------------------------------------------
+# OpenAI-compatible messages and chat-completion chunks (beyond the reference; parsing never uses them)
+
+OPENAI_ROLES: Final = OpenAIRoles(
+    content=OpenAIField("content", repeats=True, join="", region_text="stripped"),
+    reasoning=OpenAIField("reasoning_content", region_text="stripped"),
+    tool_calls=OpenAIField("tool_calls", repeats=True, name_capture="name"),
+)
+
+
+def to_openai(
+    message: Message, *, roles: OpenAIRoles = OPENAI_ROLES, id_factory: Callable[[], str] | None = None
+) -> dict[str, Any]:
+    """`message` as an OpenAI chat-completion assistant message: `content`, `reasoning_content` and
+    `tool_calls` with ids and JSON-string arguments. Ids the model wrote are kept; others come from
+    `id_factory` (random by default; `call_id_factory(seed)` for reproducible ones)."""
+    return openai_message(message, roles, id_factory)
+
+
+__all__ = [
+    "OPENAI_ROLES",
+    "ChatCompletionChunks",
+    "DeltaStream",
+    "Event",
+    "Message",
+    "ResponseParser",
+    "StartAnchorWarning",
+    "TEMPLATE",
+    "call_id_factory",
+    "parse_response",
+    "to_openai",
+]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import EllipsisType
 from typing import TYPE_CHECKING
 
-from rtcompile.ir import Field, ScalarParser, TDict, Template, TLiteral
+from rtcompile.ir import Field, ScalarParser, TDict, Template, TLiteral, TPlaceholder
 from rtcompile.runtime.openai import OpenAIField, OpenAIRegionText, OpenAIRoles
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def openai_roles(
     return OpenAIRoles(
         content=_rules(content_field, template),
         reasoning=_rules(reasoning_field, template),
-        tool_calls=_rules(calls_field, template),
+        tool_calls=_call_rules(calls_field, template),
     )
 
 
@@ -86,3 +86,47 @@ def _rules(field: Field | None, template: Template) -> OpenAIField | None:
         has_default=has_default,
         default=template.defaults[field.name] if has_default else None,
     )
+
+
+def _call_rules(field: Field | None, template: Template) -> OpenAIField | None:
+    """The tool-call field's rules, with the captures that name a call before its arguments are parsed."""
+    rules = _rules(field, template)
+    if field is None or rules is None:
+        return rules
+    captures = _announcing_captures(field)
+    if captures is None:
+        return rules
+    name_capture, id_capture = captures
+    return OpenAIField(
+        name=rules.name,
+        repeats=rules.repeats,
+        join=rules.join,
+        region_text=rules.region_text,
+        has_default=rules.has_default,
+        default=rules.default,
+        name_capture=name_capture,
+        id_capture=id_capture,
+    )
+
+
+def _announcing_captures(field: Field) -> tuple[str, str | None] | None:
+    """(name capture, id capture or None) when every region of `field` is one call whose function name is an
+    open-delimiter capture (`"name": "{name}"`) and whose id is a capture too or generated; else None."""
+    if not field.repeats or field.join is not None or field.transform_each or not isinstance(field.transform, TDict):
+        return None
+    items = dict(field.transform.items)
+    function = items.get("function")
+    if not isinstance(function, TDict):
+        return None
+    name = dict(function.items).get("name")
+    if not _is_capture(name):
+        return None
+    call_id = items.get("id")
+    if call_id is not None and not _is_capture(call_id):
+        return None  # an id from the content is known only at close
+    assert isinstance(name, TPlaceholder)
+    return name.root, call_id.root if isinstance(call_id, TPlaceholder) else None
+
+
+def _is_capture(transform: object) -> bool:
+    return isinstance(transform, TPlaceholder) and transform.root != "content" and not transform.keys

@@ -21,8 +21,9 @@ from rtcompile.backends.interpreter import ResponseParser
 from rtcompile.openai_roles import openai_roles
 from rtcompile.runtime.openai import OpenAIRoles, call_id_factory, to_openai
 from rtcompile.runtime.openai_stream import ChatCompletionChunks, DeltaStream, chat_completion_chunk
+from tests.compiled import compiled_module
 from tests.strategies import TOOLS, chunkings, prefixes, streams, templates
-from tests.test_bundled_templates import MODELS, cases_of, loaded
+from tests.test_bundled_templates import MODELS, cases_of, loaded, template_of
 
 MESSAGE_CASES = [(model, case) for model in MODELS for case in cases_of(model) if "error" not in case["expected"]]
 CASE_IDS = [f"{model}/{case['name']}" for model, case in MESSAGE_CASES]
@@ -65,9 +66,11 @@ def run(
     roles: OpenAIRoles | None = None,
     hold_replaceable: bool = False,
     truncated: bool = False,
+    captures: bool = False,
 ) -> tuple[DeltaStream, list[dict[str, Any]], dict[str, Any]]:
-    """Parse `chunks` and stream the events: the stream, its deltas and the final message."""
-    parser = ResponseParser(template, prefix, tools=tools)
+    """Parse `chunks` and stream the events: the stream, its deltas and the final message. With `captures`
+    the parser reports open-delimiter captures, and calls named by them are announced when they open."""
+    parser = ResponseParser(template, prefix, tools=tools, captures=captures)
     stream = DeltaStream(
         roles or openai_roles(template), id_factory=call_id_factory(0), hold_replaceable=hold_replaceable
     )
@@ -87,18 +90,18 @@ def expected(template: rtcompile.Template, message: dict[str, Any], roles: OpenA
 
 
 @st.composite
-def recorded_case_chunkings(draw: st.DrawFn) -> tuple[str, dict[str, Any], list[str], bool]:
+def recorded_case_chunkings(draw: st.DrawFn) -> tuple[str, dict[str, Any], list[str], bool, bool]:
     model, case = draw(st.sampled_from(MESSAGE_CASES))
-    return model, case, draw(chunkings(case["text"])), draw(st.booleans())
+    return model, case, draw(chunkings(case["text"])), draw(st.booleans()), draw(st.booleans())
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(recorded_case_chunkings())
-def test_deltas_add_up_to_the_final_message(case: tuple[str, dict[str, Any], list[str], bool]) -> None:
-    model, recorded, chunks, hold = case
+def test_deltas_add_up_to_the_final_message(case: tuple[str, dict[str, Any], list[str], bool, bool]) -> None:
+    model, recorded, chunks, hold, captures = case
     template = loaded(model)
     stream, deltas, message = run(
-        template, recorded["prefix"], chunks, tools=recorded.get("tools"), hold_replaceable=hold
+        template, recorded["prefix"], chunks, tools=recorded.get("tools"), hold_replaceable=hold, captures=captures
     )
     assert message == recorded["expected"]
     assert accumulate(deltas) == expected(template, message)
@@ -106,12 +109,28 @@ def test_deltas_add_up_to_the_final_message(case: tuple[str, dict[str, Any], lis
     assert stream.diverged == []
 
 
+@pytest.mark.parametrize("captures", [False, True], ids=["whole_calls", "announced_calls"])
 @pytest.mark.parametrize(("model", "case"), MESSAGE_CASES, ids=CASE_IDS)
-def test_one_character_at_a_time(model: str, case: dict[str, Any]) -> None:
+def test_one_character_at_a_time(model: str, case: dict[str, Any], captures: bool) -> None:
     template = loaded(model)
-    stream, deltas, message = run(template, case["prefix"], list(case["text"]), tools=case.get("tools"))
+    stream, deltas, message = run(
+        template, case["prefix"], list(case["text"]), tools=case.get("tools"), captures=captures
+    )
     assert accumulate(deltas) == expected(template, message)
     assert stream.finish_reason == ("tool_calls" if message.get("tool_calls") else "stop")
+
+
+def test_a_call_named_by_its_open_delimiter_is_announced_when_it_opens() -> None:
+    template = loaded("kimi_k2")
+    parser = ResponseParser(template, "", captures=True)
+    stream = DeltaStream(openai_roles(template), id_factory=call_id_factory(0))
+    opening = '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"ci'
+    deltas = stream.feed(parser.feed(opening))
+    first_id = call_id_factory(0)()
+    announced = {"index": 0, "id": first_id, "type": "function", "function": {"name": "get_weather", "arguments": ""}}
+    assert deltas == [{"role": "assistant"}, {"tool_calls": [announced]}]
+    deltas = stream.feed(parser.feed('ty": "Paris"}<|tool_call_end|>'))
+    assert deltas == [{"tool_calls": [{"index": 0, "function": {"arguments": '{"city": "Paris"}'}}]}]
 
 
 @st.composite
@@ -314,3 +333,26 @@ def test_chunk_shape() -> None:
     }
     writer = ChatCompletionChunks(DeltaStream(OpenAIRoles()), model="m")
     assert writer.completion_id.startswith("chatcmpl-") and isinstance(writer.created, int)
+
+
+# --------------------------------------------------------------------------- inside a generated module
+
+
+@pytest.mark.parametrize(("model", "case"), MESSAGE_CASES, ids=CASE_IDS)
+def test_a_generated_module_streams_the_same_deltas(model: str, case: dict[str, Any]) -> None:
+    """The module's own `to_openai`, `OPENAI_ROLES` and `DeltaStream` (lifted from the same runtime) give
+    what rtcompile gives: the same roles, the same message, the same deltas, one character at a time."""
+    module = compiled_module(template_of(model))
+    template = loaded(model)
+    assert repr(module.OPENAI_ROLES) == repr(openai_roles(template))
+    parser = module.ResponseParser(case["prefix"], tools=case.get("tools"), captures=True)
+    stream = module.DeltaStream(module.OPENAI_ROLES, id_factory=module.call_id_factory(0))
+    deltas = stream.feed(parser.initial_events)
+    for char in case["text"]:
+        deltas += stream.feed(parser.feed(char))
+    message, final_events = parser.finalize()
+    deltas += stream.finish(final_events)
+    assert module.to_openai(message, id_factory=module.call_id_factory(0)) == expected(template, message)
+    _, ours, _ = run(template, case["prefix"], list(case["text"]), tools=case.get("tools"), captures=True)
+    assert deltas == ours
+    assert accumulate(deltas) == expected(template, message)

@@ -9,12 +9,14 @@ template with `rtcompile.openai_roles`); `to_openai` converts. Nothing here chan
 Lifted into generated modules, so it uses the standard library only.
 """
 
+from __future__ import annotations
+
 import json
 import os
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeAlias
 
-OpenAIRegionText: TypeAlias = Literal["verbatim", "stripped"]
+OpenAIRegionText: TypeAlias = "Literal['verbatim', 'stripped']"  # a string: see below
 
 
 class _OpenAIRecord:
@@ -49,9 +51,12 @@ class OpenAIField(_OpenAIRecord):
     * `region_text`: a region's value is its text, `"verbatim"` or `"stripped"` (str.strip at close);
       None when only the close knows it (another content parser, or a transform).
     * `has_default` / `default`: the template's `defaults` entry for the field, if it has one.
+    * `name_capture` / `id_capture` (tool calls only): the open delimiter's capture groups that become a
+      call's function name and id, when each region is one call. With the parser's `captures` option the
+      stream then announces a call (id, type, name) as soon as its region opens.
     """
 
-    __slots__ = ("name", "repeats", "join", "region_text", "has_default", "default")
+    __slots__ = ("name", "repeats", "join", "region_text", "has_default", "default", "name_capture", "id_capture")
 
     def __init__(
         self,
@@ -61,6 +66,8 @@ class OpenAIField(_OpenAIRecord):
         region_text: OpenAIRegionText | None = None,
         has_default: bool = False,
         default: Any = None,
+        name_capture: str | None = None,
+        id_capture: str | None = None,
     ) -> None:
         self.name = name
         self.repeats = repeats
@@ -68,6 +75,8 @@ class OpenAIField(_OpenAIRecord):
         self.region_text = region_text
         self.has_default = has_default
         self.default = default
+        self.name_capture = name_capture
+        self.id_capture = id_capture
 
 
 class OpenAIRoles(_OpenAIRecord):
@@ -162,7 +171,7 @@ def openai_tool_call(call: Any, index: int, new_id: Callable[[], str]) -> dict[s
 def to_openai(
     message: Mapping[str, Any],
     *,
-    roles: OpenAIRoles = OpenAIRoles(),  # noqa: B008 - frozen, so one shared default is safe
+    roles: OpenAIRoles = OpenAIRoles(),  # noqa: B008 - never changed, so one shared default is safe
     id_factory: Callable[[], str] | None = None,
 ) -> dict[str, Any]:
     """A parsed message as an OpenAI chat-completion assistant message.
@@ -171,10 +180,19 @@ def to_openai(
     `tool_calls` (left out when there are none, as the API does) are `{"id", "type": "function",
     "function": {"name", "arguments"}}` with `arguments` a JSON string. Ids the model wrote are kept;
     the others come from `id_factory` (default: random `call_...` ids). Other message keys are dropped.
+    `roles` says which field is which (`rtcompile.openai_roles(template)`; a generated module's default is
+    its template's).
 
     Raises:
         ValueError: a tool call that is not an object or has no function name.
     """
+    return openai_message(message, roles, id_factory)
+
+
+def openai_message(
+    message: Mapping[str, Any], roles: OpenAIRoles, id_factory: Callable[[], str] | None
+) -> dict[str, Any]:
+    """`to_openai` without defaults (what a generated module's own `to_openai` calls)."""
     new_id = id_factory if id_factory is not None else random_call_id
     result: dict[str, Any] = {
         "role": "assistant",

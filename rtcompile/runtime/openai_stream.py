@@ -24,6 +24,8 @@ add up to the final message.
 Lifted into generated modules, so it uses the standard library only.
 """
 
+from __future__ import annotations
+
 import copy
 import os
 import time
@@ -39,7 +41,7 @@ from rtcompile.runtime.openai import (
     random_call_id,
 )
 
-FinishReason: TypeAlias = Literal["stop", "tool_calls", "length"]
+FinishReason: TypeAlias = "Literal['stop', 'tool_calls', 'length']"  # a string, like OpenAIRegionText
 
 
 class _OpenAIFieldValue:
@@ -175,7 +177,9 @@ class _OpenAITextDeltas:
 
 
 class _OpenAICallDeltas:
-    """The deltas of the tool calls: each call whole, once its region has closed and it is certain."""
+    """The deltas of the tool calls: each call whole, once its region has closed and it is certain; or, when
+    the parser reports open-delimiter captures that name the call, its id, type and name when its region
+    opens and its arguments when it closes."""
 
     def __init__(self, field: OpenAIField, hold_replaceable: bool, new_id: Callable[[], str]) -> None:
         self.state = _OpenAIFieldValue(field)
@@ -183,6 +187,7 @@ class _OpenAICallDeltas:
         self.new_id = new_id
         self.sent: list[Any] = []  # the parsed calls sent, in order
         self.in_sync = True
+        self.announced: tuple[int, str, str] | None = None  # (index, id, name) of a call sent before its close
 
     def _certain(self) -> list[Any] | None:
         """The calls the final message is certain to start with; None: not known yet."""
@@ -197,9 +202,35 @@ class _OpenAICallDeltas:
 
     def _send_from(self, calls: list[Any], deltas: list[dict[str, Any]]) -> None:
         for index in range(len(self.sent), len(calls)):
-            call = openai_tool_call(calls[index], index, self.new_id)
-            deltas.append({"tool_calls": [{"index": index, **call}]})
+            announced = self.announced
+            if announced is not None and announced[0] == index:
+                self.announced = None
+                _, announced_id, announced_name = announced
+                call = openai_tool_call(calls[index], index, lambda: announced_id)  # noqa: B023 - called right here
+                if (call["id"], call["function"]["name"]) != (announced_id, announced_name):
+                    self.in_sync = False  # a close-delimiter capture renamed the call: finish() reports it
+                    return
+                arguments = {"arguments": call["function"]["arguments"]}
+                deltas.append({"tool_calls": [{"index": index, "function": arguments}]})
+            else:
+                call = openai_tool_call(calls[index], index, self.new_id)
+                deltas.append({"tool_calls": [{"index": index, **call}]})
             self.sent.append(calls[index])
+
+    def _announce(self, captures: Mapping[str, Any], deltas: list[dict[str, Any]]) -> None:
+        """Send the call a region is opening, if its captures name it and every earlier call has been sent."""
+        field = self.state.field
+        name = captures.get(field.name_capture) if field.name_capture is not None else None
+        if not isinstance(name, str) or not name or not self.in_sync:
+            return
+        if len(self.sent) != len(openai_call_items(self.state.final())):
+            return  # earlier calls are not all sent yet: this one's index is not settled
+        index = len(self.sent)
+        captured_id = captures.get(field.id_capture) if field.id_capture is not None else None
+        call_id = captured_id if isinstance(captured_id, str) and captured_id else self.new_id()
+        self.announced = (index, call_id, name)
+        header = {"name": name, "arguments": ""}
+        deltas.append({"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": header}]})
 
     def _sync(self, deltas: list[dict[str, Any]]) -> None:
         calls = self._certain()
@@ -218,22 +249,30 @@ class _OpenAICallDeltas:
     def start(self, deltas: list[dict[str, Any]]) -> None:
         self._sync(deltas)  # a repeating field's default calls are certain from the start
 
-    def open(self, deltas: list[dict[str, Any]]) -> None:
+    def open(self, captures: Mapping[str, Any] | None, deltas: list[dict[str, Any]]) -> None:
         self.state.open = True
         self.state.regions += 1
         self._sync(deltas)
+        if captures is not None and self.state.field.repeats:
+            self._announce(captures, deltas)
 
     def close(self, value: Any, deltas: list[dict[str, Any]]) -> None:
         self.state.store(value)
         self.state.open = False
         self._sync(deltas)
 
+    def malformed(self) -> None:
+        """A region that failed to parse (the parser's `recover` option): it adds no call."""
+        self.state.open = False
+        if self.announced is not None:
+            self.in_sync = False  # the announced call will not be in the message: finish() reports it
+
     def finish(self, deltas: list[dict[str, Any]]) -> bool:
         calls = openai_call_items(self.state.final())
-        if calls[: len(self.sent)] != self.sent:
+        if calls[: len(self.sent)] != self.sent or not self.in_sync:
             return False
         self._send_from(calls, deltas)
-        return True
+        return self.in_sync
 
 
 class DeltaStream:
@@ -292,11 +331,20 @@ class DeltaStream:
         if target is None:
             return
         if kind == "region_open":
-            target.open(deltas)
+            if isinstance(target, _OpenAICallDeltas):
+                target.open(event.get("captures"), deltas)
+            else:
+                target.open(deltas)
         elif kind == "region_close":
             target.close(event.get("value"), deltas)
         elif kind == "region_chunk" and isinstance(target, _OpenAITextDeltas):
             target.chunk(str(event.get("text", "")), deltas)
+        elif kind == "region_malformed":
+            if isinstance(target, _OpenAICallDeltas):
+                target.malformed()
+            else:
+                target.state.open = target.streaming = False
+                target.in_sync = target.in_sync and not target.sent  # text already sent will not be in it
 
     def finish(
         self, final_events: Iterable[Mapping[str, Any]] = (), *, truncated: bool = False

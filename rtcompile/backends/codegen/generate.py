@@ -25,6 +25,7 @@ import jinja2
 from rtcompile.backends.codegen.fast_path import specialised_feed
 from rtcompile.backends.codegen.handlers import handlers
 from rtcompile.backends.codegen.lift import lift
+from rtcompile.backends.codegen.openai import openai_section
 from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.scanners import plain_check, scanner
 from rtcompile.backends.codegen.types import message_types
@@ -45,7 +46,7 @@ SKELETON = jinja2.Environment(
 )
 FIXED_IMPORTS = [
     "import re",
-    "from collections.abc import Iterable, Sequence",
+    "from collections.abc import Callable, Iterable, Sequence",
 ]
 # Typing names generated modules use in annotations (never evaluated) and for the type checker.
 # `typing` is slow to import, so modules import it only under TYPE_CHECKING (see the skeleton).
@@ -73,6 +74,7 @@ def generate(template: Template, *, source_name: str) -> str:
     anchor_key = "start_anchor" if template.start_anchor.is_literal else "start_anchor_pattern"
     anchor, _ = parts.stdlib_regex(template.start_anchor.pattern, "start anchor", (anchor_key,), streamed=False)
     types = message_types(parts, template)
+    openai = openai_section(parts, template)
     lifted = lift(parts.wanted)
     sha256 = template_hash(template)
     imports, typing_names = _merge_imports([*FIXED_IMPORTS, *lifted.imports])
@@ -92,6 +94,7 @@ def generate(template: Template, *, source_name: str) -> str:
         tables=_tables(plan, scanners, plain, field_handlers),
         anchor=anchor,
         feed=feed or "",
+        openai=openai,
     )
     return _format_sections(code)
 
