@@ -752,7 +752,7 @@ class StreamingParser:
         so all of it is region text (what scanning would conclude, without scanning). Plain checks
         exist only where `_history` is bounded."""
         history = cast("int", self._history)
-        self._buffer = (self._buffer + text)[-history:]  # what _drop_committed would keep
+        self._buffer = (self._buffer + text)[-history:] if history else ""  # what _drop_committed would keep
         self._pos = len(self._buffer)
         field = self._field
         self._body.append(text)
@@ -980,67 +980,6 @@ def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> 
         return True
     extended = pattern.match(buf + "\x00", m.start())
     return extended is None or extended.span() != m.span() or extended.groupdict() != m.groupdict()
-
-
-_DIRECT_CANDIDATES: Final = 8
-
-
-_FAILURE_TABLES: dict[str, list[int]] = {}
-
-
-def _failure_table(literal: str) -> list[int]:
-    """KMP: for each prefix of `literal`, the length of its longest proper prefix that is also its suffix."""
-    table = [0] * len(literal)
-    matched = 0
-    for index in range(1, len(literal)):
-        while matched and literal[index] != literal[matched]:
-            matched = table[matched - 1]
-        if literal[index] == literal[matched]:
-            matched += 1
-        table[index] = matched
-    return table
-
-
-def _longest_prefix_suffix(buf: str, start: int, literal: str) -> int:
-    """The length of the longest prefix of `literal` that is a suffix of `buf[start:]` (shorter than it)."""
-    failure = _FAILURE_TABLES.get(literal)
-    if failure is None:
-        failure = _FAILURE_TABLES[literal] = _failure_table(literal)
-    matched = 0
-    for char in buf[start:]:
-        while matched and char != literal[matched]:
-            matched = failure[matched - 1]
-        if char == literal[matched]:
-            matched += 1
-    return matched
-
-
-def literal_hold(buf: str, pos: int, literal: str) -> int:
-    """Where held-back text starts for a literal delimiter that does not occur in `buf[pos:]`.
-
-    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of `literal` (it
-    may become the delimiter when more text arrives), or `len(buf)` when there is none. Candidates
-    are the occurrences of the literal's first character in the last `len(literal) - 1` characters,
-    leftmost (longest) first, each checked in one comparison; a literal that keeps producing failed
-    candidates (`aaaa...b` against `aaaa`) is finished with KMP, so the cost stays linear in the
-    literal's length.
-    """
-    n = len(buf)
-    start = max(pos, n - len(literal) + 1)
-    first = literal[0]
-    at = buf.find(first, start)
-    for _ in range(_DIRECT_CANDIDATES):
-        if at < 0:
-            return n
-        if literal.startswith(buf[at:]):
-            return at
-        at = buf.find(first, at + 1)
-    return n if at < 0 else n - _longest_prefix_suffix(buf, at, literal)
-
-
-def literal_set_hold(buf: str, pos: int, literals: Iterable[str]) -> int:
-    """`literal_hold` for a set of literals, none of which occurs in `buf[pos:]`: the leftmost hold."""
-    return min(literal_hold(buf, pos, literal) for literal in literals)
 
 
 # --- scalar parsers ---------------------------------------------------------------------------------------------
@@ -1700,13 +1639,24 @@ _CONTENT_CLOSE_LITERALS: Final = ("<|end_of_sentence|>", "</response>", "<respon
 
 _RE_REASONING_CONTENT_OPEN: re.Pattern[str]
 _RE_REASONING_CONTENT_OPEN_PARTIAL: re.Pattern[str]
+_RE_OUTSIDE_PENDING: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
+_RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_REASONING_CONTENT_OPEN, _RE_REASONING_CONTENT_OPEN_PARTIAL, _RE_START_ANCHOR
+    global _RE_REASONING_CONTENT_OPEN, _RE_REASONING_CONTENT_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
     _RE_REASONING_CONTENT_OPEN = re.compile("\\A", re.DOTALL)
     _RE_REASONING_CONTENT_OPEN_PARTIAL = re.compile("(?!)", re.DOTALL)
+    _RE_OUTSIDE_PENDING = re.compile(
+        "<(?:(?:/(?:(?:r(?:e(?:s(?:p(?:o(?:n(?:s(?:e)?)?)?)?)?)?)?|s))?|r(?:e(?:s(?:p(?:o(?:n(?:s(?:e)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?|\\|(?:e(?:n(?:d(?:_(?:o(?:f(?:_(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
+        re.DOTALL,
+    )
+    _RE_IN_REASONING_CONTENT_PENDING = re.compile("<(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?)?\\Z", re.DOTALL)
+    _RE_IN_TOOL_CALLS_PENDING = re.compile(
+        "<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?\\Z", re.DOTALL
+    )
     _RE_START_ANCHOR = re.compile(
         "Assistant:[\\u0009 ]*(?:<think>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?",
         re.DOTALL,
@@ -1743,8 +1693,6 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     if start >= 0:
         if best < 0 or start < best_start or (start == best_start and end > best_end):
             best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "<tool_call>"))
 
     # fields.content.close
     start = end = -1
@@ -1755,8 +1703,12 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     if start >= 0:
         if best < 0 or start < best_start or (start == best_start and end > best_end):
             best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
-    elif not eos:
-        hold = min(hold, literal_set_hold(buf, pos, _CONTENT_CLOSE_LITERALS))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_OUTSIDE_PENDING.search(buf, n - 18 if n - 18 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one
@@ -1771,8 +1723,12 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     end = start + 8
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "</think>"))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_IN_REASONING_CONTENT_PENDING.search(buf, n - 7 if n - 7 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
 
 
@@ -1784,8 +1740,12 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     end = start + 12
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "</tool_call>"))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_IN_TOOL_CALLS_PENDING.search(buf, n - 11 if n - 11 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
 
 

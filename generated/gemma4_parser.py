@@ -751,7 +751,7 @@ class StreamingParser:
         so all of it is region text (what scanning would conclude, without scanning). Plain checks
         exist only where `_history` is bounded."""
         history = cast("int", self._history)
-        self._buffer = (self._buffer + text)[-history:]  # what _drop_committed would keep
+        self._buffer = (self._buffer + text)[-history:] if history else ""  # what _drop_committed would keep
         self._pos = len(self._buffer)
         field = self._field
         self._body.append(text)
@@ -940,62 +940,6 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 NO_GROUPS: Final[dict[str, str | None]] = {}
 
 
-_DIRECT_CANDIDATES: Final = 8
-
-
-_FAILURE_TABLES: dict[str, list[int]] = {}
-
-
-def _failure_table(literal: str) -> list[int]:
-    """KMP: for each prefix of `literal`, the length of its longest proper prefix that is also its suffix."""
-    table = [0] * len(literal)
-    matched = 0
-    for index in range(1, len(literal)):
-        while matched and literal[index] != literal[matched]:
-            matched = table[matched - 1]
-        if literal[index] == literal[matched]:
-            matched += 1
-        table[index] = matched
-    return table
-
-
-def _longest_prefix_suffix(buf: str, start: int, literal: str) -> int:
-    """The length of the longest prefix of `literal` that is a suffix of `buf[start:]` (shorter than it)."""
-    failure = _FAILURE_TABLES.get(literal)
-    if failure is None:
-        failure = _FAILURE_TABLES[literal] = _failure_table(literal)
-    matched = 0
-    for char in buf[start:]:
-        while matched and char != literal[matched]:
-            matched = failure[matched - 1]
-        if char == literal[matched]:
-            matched += 1
-    return matched
-
-
-def literal_hold(buf: str, pos: int, literal: str) -> int:
-    """Where held-back text starts for a literal delimiter that does not occur in `buf[pos:]`.
-
-    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of `literal` (it
-    may become the delimiter when more text arrives), or `len(buf)` when there is none. Candidates
-    are the occurrences of the literal's first character in the last `len(literal) - 1` characters,
-    leftmost (longest) first, each checked in one comparison; a literal that keeps producing failed
-    candidates (`aaaa...b` against `aaaa`) is finished with KMP, so the cost stays linear in the
-    literal's length.
-    """
-    n = len(buf)
-    start = max(pos, n - len(literal) + 1)
-    first = literal[0]
-    at = buf.find(first, start)
-    for _ in range(_DIRECT_CANDIDATES):
-        if at < 0:
-            return n
-        if literal.startswith(buf[at:]):
-            return at
-        at = buf.find(first, at + 1)
-    return n if at < 0 else n - _longest_prefix_suffix(buf, at, literal)
-
-
 def partial_search(
     full: re.Pattern[str], prefix: re.Pattern[str], text: str, pos: int
 ) -> tuple[re.Match[str] | None, int | None]:
@@ -1035,11 +979,6 @@ def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> 
         return True
     extended = pattern.match(buf + "\x00", m.start())
     return extended is None or extended.span() != m.span() or extended.groupdict() != m.groupdict()
-
-
-def literal_set_hold(buf: str, pos: int, literals: Iterable[str]) -> int:
-    """`literal_hold` for a set of literals, none of which occurs in `buf[pos:]`: the leftmost hold."""
-    return min(literal_hold(buf, pos, literal) for literal in literals)
 
 
 # --- scalar parsers ---------------------------------------------------------------------------------------------
@@ -1722,11 +1661,14 @@ _CONTENT_CLOSE_LITERALS: Final = ("<|tool_response>", "<turn|>", "<eos>")
 
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
+_RE_OUTSIDE_PENDING: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
+_RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_START_ANCHOR
+    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
     _RE_TOOL_CALLS_OPEN = re.compile(
         "<\\|tool_call>call:(?P<name>[^\\u0009-\\u000d <{\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)",
         re.DOTALL,
@@ -1734,6 +1676,14 @@ def _compile_patterns() -> None:
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         "(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z|<\\|tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all>\\Z|all>c\\Z|all>ca\\Z|all>cal\\Z|all>call(?:\\Z|:[^\\u0009-\\u000d <{\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z)))",
         re.DOTALL,
+    )
+    _RE_OUTSIDE_PENDING = re.compile(
+        "<(?:(?:e(?:o(?:s)?)?|t(?:u(?:r(?:n(?:\\|)?)?)?)?|\\|(?:(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:>(?:t(?:h(?:o(?:u(?:g(?:h)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:_(?:r(?:e(?:s(?:p(?:o(?:n(?:s(?:e)?)?)?)?)?)?)?)?)?)?)?)?))?))?\\Z",
+        re.DOTALL,
+    )
+    _RE_IN_REASONING_CONTENT_PENDING = re.compile("<(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|)?)?)?)?)?)?)?)?\\Z", re.DOTALL)
+    _RE_IN_TOOL_CALLS_PENDING = re.compile(
+        "<(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:\\|)?)?)?)?)?)?)?)?)?)?\\Z", re.DOTALL
     )
     _RE_START_ANCHOR = re.compile("<tool_response\\|>|<\\|turn>model\\u000a", re.DOTALL)
 
@@ -1751,8 +1701,6 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     end = start + 17
     if start >= 0:
         best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "<|channel>thought"))
 
     # fields.tool_calls.open_pattern
     if eos:
@@ -1778,8 +1726,12 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     if start >= 0:
         if best < 0 or start < best_start or (start == best_start and end > best_end):
             best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
-    elif not eos:
-        hold = min(hold, literal_set_hold(buf, pos, _CONTENT_CLOSE_LITERALS))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_OUTSIDE_PENDING.search(buf, n - 16 if n - 16 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one
@@ -1794,8 +1746,12 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     end = start + 10
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "<channel|>"))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_IN_REASONING_CONTENT_PENDING.search(buf, n - 9 if n - 9 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
 
 
@@ -1807,8 +1763,12 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     end = start + 12
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "<tool_call|>"))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_IN_TOOL_CALLS_PENDING.search(buf, n - 11 if n - 11 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
 
 

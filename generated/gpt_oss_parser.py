@@ -762,7 +762,7 @@ class StreamingParser:
         so all of it is region text (what scanning would conclude, without scanning). Plain checks
         exist only where `_history` is bounded."""
         history = cast("int", self._history)
-        self._buffer = (self._buffer + text)[-history:]  # what _drop_committed would keep
+        self._buffer = (self._buffer + text)[-history:] if history else ""  # what _drop_committed would keep
         self._pos = len(self._buffer)
         field = self._field
         self._body.append(text)
@@ -949,67 +949,6 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 
 
 NO_GROUPS: Final[dict[str, str | None]] = {}
-
-
-_DIRECT_CANDIDATES: Final = 8
-
-
-_FAILURE_TABLES: dict[str, list[int]] = {}
-
-
-def _failure_table(literal: str) -> list[int]:
-    """KMP: for each prefix of `literal`, the length of its longest proper prefix that is also its suffix."""
-    table = [0] * len(literal)
-    matched = 0
-    for index in range(1, len(literal)):
-        while matched and literal[index] != literal[matched]:
-            matched = table[matched - 1]
-        if literal[index] == literal[matched]:
-            matched += 1
-        table[index] = matched
-    return table
-
-
-def _longest_prefix_suffix(buf: str, start: int, literal: str) -> int:
-    """The length of the longest prefix of `literal` that is a suffix of `buf[start:]` (shorter than it)."""
-    failure = _FAILURE_TABLES.get(literal)
-    if failure is None:
-        failure = _FAILURE_TABLES[literal] = _failure_table(literal)
-    matched = 0
-    for char in buf[start:]:
-        while matched and char != literal[matched]:
-            matched = failure[matched - 1]
-        if char == literal[matched]:
-            matched += 1
-    return matched
-
-
-def literal_hold(buf: str, pos: int, literal: str) -> int:
-    """Where held-back text starts for a literal delimiter that does not occur in `buf[pos:]`.
-
-    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of `literal` (it
-    may become the delimiter when more text arrives), or `len(buf)` when there is none. Candidates
-    are the occurrences of the literal's first character in the last `len(literal) - 1` characters,
-    leftmost (longest) first, each checked in one comparison; a literal that keeps producing failed
-    candidates (`aaaa...b` against `aaaa`) is finished with KMP, so the cost stays linear in the
-    literal's length.
-    """
-    n = len(buf)
-    start = max(pos, n - len(literal) + 1)
-    first = literal[0]
-    at = buf.find(first, start)
-    for _ in range(_DIRECT_CANDIDATES):
-        if at < 0:
-            return n
-        if literal.startswith(buf[at:]):
-            return at
-        at = buf.find(first, at + 1)
-    return n if at < 0 else n - _longest_prefix_suffix(buf, at, literal)
-
-
-def literal_set_hold(buf: str, pos: int, literals: Iterable[str]) -> int:
-    """`literal_hold` for a set of literals, none of which occurs in `buf[pos:]`: the leftmost hold."""
-    return min(literal_hold(buf, pos, literal) for literal in literals)
 
 
 def partial_search(
@@ -1736,11 +1675,15 @@ _CONTENT_CLOSE_LITERALS: Final = ("<|return|>", "<|end|>")
 
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
+_RE_OUTSIDE_PENDING: re.Pattern[str]
+_RE_IN_THINKING_PENDING: re.Pattern[str]
+_RE_IN_CONTENT_PENDING: re.Pattern[str]
+_RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_START_ANCHOR
+    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_THINKING_PENDING, _RE_IN_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
     _RE_TOOL_CALLS_OPEN = re.compile(
         "(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+)?to=functions\\.(?P<name>[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary)?[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>",
         re.DOTALL,
@@ -1749,6 +1692,15 @@ def _compile_patterns() -> None:
         "(?:(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|ch\\Z|<\\|cha\\Z|<\\|chan\\Z|<\\|chann\\Z|<\\|channe(?:\\Z|l\\Z|l\\|\\Z|l\\|>\\Z|l\\|>c\\Z|l\\|>co\\Z|l\\|>com\\Z|l\\|>comm\\Z|l\\|>comme(?:\\Z|n\\Z|nt\\Z|nta\\Z|ntar\\Z|ntary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z)))|(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+)?(?:\\Z|t\\Z|to\\Z|to=\\Z|to=f\\Z|to=fu\\Z|to=fun\\Z|to=func\\Z|to=funct(?:\\Z|i\\Z|io\\Z|ion\\Z|ions\\Z|ions\\.(?:[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|ch\\Z|<\\|cha\\Z|<\\|chan\\Z|<\\|chann\\Z|<\\|channe(?:\\Z|l\\Z|l\\|\\Z|l\\|>\\Z|l\\|>c\\Z|l\\|>co\\Z|l\\|>com\\Z|l\\|>comm\\Z|l\\|>comme(?:\\Z|n\\Z|nt\\Z|nta\\Z|ntar\\Z))))|(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary)?(?:[^<]*\\Z|[^<]*(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|co\\Z|<\\|con\\Z|<\\|cons\\Z|<\\|const\\Z|<\\|constr(?:\\Z|a\\Z|ai\\Z|ain\\Z|ain\\|\\Z|ain\\|>[^<]*\\Z))|(?:<\\|constrain\\|>[^<]*)?(?:\\Z|<\\Z|<\\|\\Z|<\\|m\\Z|<\\|me\\Z|<\\|mes\\Z|<\\|mess\\Z|<\\|messa\\Z|<\\|messag(?:\\Z|e\\Z|e\\|\\Z)))))))))|\\Z)",
         re.DOTALL,
     )
+    _RE_OUTSIDE_PENDING = re.compile(
+        "<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>(?:(?:a(?:n(?:a(?:l(?:y(?:s(?:i(?:s(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?|c(?:o(?:m(?:m(?:e(?:n(?:t(?:a(?:r(?:y(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?|f(?:i(?:n(?:a(?:l(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?)?)?)?)?\\Z",
+        re.DOTALL,
+    )
+    _RE_IN_THINKING_PENDING = re.compile("<(?:\\|(?:e(?:n(?:d(?:\\|)?)?)?)?)?\\Z", re.DOTALL)
+    _RE_IN_CONTENT_PENDING = re.compile(
+        "<(?:\\|(?:(?:e(?:n(?:d(?:\\|)?)?)?|r(?:e(?:t(?:u(?:r(?:n(?:\\|)?)?)?)?)?)?))?)?\\Z", re.DOTALL
+    )
+    _RE_IN_TOOL_CALLS_PENDING = re.compile("<(?:\\|(?:c(?:a(?:l(?:l(?:\\|)?)?)?)?)?)?\\Z", re.DOTALL)
     _RE_START_ANCHOR = re.compile("<\\|start\\|>assistant", re.DOTALL)
 
 
@@ -1768,8 +1720,6 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             start, end = at, at + len(lit)
     if start >= 0:
         best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
-    elif not eos:
-        hold = min(hold, literal_set_hold(buf, pos, _CONTENT_OPEN_LITERALS))
 
     # fields.thinking.open
     start = buf.find("<|channel|>analysis<|message|>", pos)
@@ -1777,8 +1727,6 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     if start >= 0:
         if best < 0 or start < best_start or (start == best_start and end > best_end):
             best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "<|channel|>analysis<|message|>"))
 
     # fields.tool_calls.open_pattern
     if eos:
@@ -1795,6 +1743,12 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             if best < 0 or start < best_start or (start == best_start and end > best_end):
                 best, best_start, best_end, best_groups = 2, start, end, m.groupdict()
 
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_OUTSIDE_PENDING.search(buf, n - 31 if n - 31 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
+
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one
     return best, best_start, best_end, best_groups, hold
@@ -1808,8 +1762,12 @@ def _scan_in_thinking(buf: str, pos: int, eos: bool) -> ScanResult:
     end = start + 7
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "<|end|>"))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_IN_THINKING_PENDING.search(buf, n - 6 if n - 6 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
 
 
@@ -1824,8 +1782,12 @@ def _scan_in_content(buf: str, pos: int, eos: bool) -> ScanResult:
             start, end = at, at + len(lit)
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
-    elif not eos:
-        hold = min(hold, literal_set_hold(buf, pos, _CONTENT_CLOSE_LITERALS))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_IN_CONTENT_PENDING.search(buf, n - 9 if n - 9 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
 
 
@@ -1837,8 +1799,12 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     end = start + 8
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "<|call|>"))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_IN_TOOL_CALLS_PENDING.search(buf, n - 7 if n - 7 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
 
 

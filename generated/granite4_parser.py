@@ -747,7 +747,7 @@ class StreamingParser:
         so all of it is region text (what scanning would conclude, without scanning). Plain checks
         exist only where `_history` is bounded."""
         history = cast("int", self._history)
-        self._buffer = (self._buffer + text)[-history:]  # what _drop_committed would keep
+        self._buffer = (self._buffer + text)[-history:] if history else ""  # what _drop_committed would keep
         self._pos = len(self._buffer)
         field = self._field
         self._body.append(text)
@@ -934,62 +934,6 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 
 
 NO_GROUPS: Final[dict[str, str | None]] = {}
-
-
-_DIRECT_CANDIDATES: Final = 8
-
-
-_FAILURE_TABLES: dict[str, list[int]] = {}
-
-
-def _failure_table(literal: str) -> list[int]:
-    """KMP: for each prefix of `literal`, the length of its longest proper prefix that is also its suffix."""
-    table = [0] * len(literal)
-    matched = 0
-    for index in range(1, len(literal)):
-        while matched and literal[index] != literal[matched]:
-            matched = table[matched - 1]
-        if literal[index] == literal[matched]:
-            matched += 1
-        table[index] = matched
-    return table
-
-
-def _longest_prefix_suffix(buf: str, start: int, literal: str) -> int:
-    """The length of the longest prefix of `literal` that is a suffix of `buf[start:]` (shorter than it)."""
-    failure = _FAILURE_TABLES.get(literal)
-    if failure is None:
-        failure = _FAILURE_TABLES[literal] = _failure_table(literal)
-    matched = 0
-    for char in buf[start:]:
-        while matched and char != literal[matched]:
-            matched = failure[matched - 1]
-        if char == literal[matched]:
-            matched += 1
-    return matched
-
-
-def literal_hold(buf: str, pos: int, literal: str) -> int:
-    """Where held-back text starts for a literal delimiter that does not occur in `buf[pos:]`.
-
-    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of `literal` (it
-    may become the delimiter when more text arrives), or `len(buf)` when there is none. Candidates
-    are the occurrences of the literal's first character in the last `len(literal) - 1` characters,
-    leftmost (longest) first, each checked in one comparison; a literal that keeps producing failed
-    candidates (`aaaa...b` against `aaaa`) is finished with KMP, so the cost stays linear in the
-    literal's length.
-    """
-    n = len(buf)
-    start = max(pos, n - len(literal) + 1)
-    first = literal[0]
-    at = buf.find(first, start)
-    for _ in range(_DIRECT_CANDIDATES):
-        if at < 0:
-            return n
-        if literal.startswith(buf[at:]):
-            return at
-        at = buf.find(first, at + 1)
-    return n if at < 0 else n - _longest_prefix_suffix(buf, at, literal)
 
 
 # --- scalar parsers ---------------------------------------------------------------------------------------------
@@ -1644,11 +1588,22 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
+_RE_OUTSIDE_PENDING: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
+_RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_START_ANCHOR
+    global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    _RE_OUTSIDE_PENDING = re.compile(
+        "<(?:(?:t(?:(?:h(?:i(?:n(?:k)?)?)?|o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?))?|\\|(?:e(?:n(?:d(?:_(?:o(?:f(?:_(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
+        re.DOTALL,
+    )
+    _RE_IN_REASONING_CONTENT_PENDING = re.compile("<(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?)?\\Z", re.DOTALL)
+    _RE_IN_TOOL_CALLS_PENDING = re.compile(
+        "<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?\\Z", re.DOTALL
+    )
     _RE_START_ANCHOR = re.compile("<\\|start_of_role\\|>assistant<\\|end_of_role\\|>", re.DOTALL)
 
 
@@ -1665,8 +1620,6 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     end = start + 7
     if start >= 0:
         best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "<think>"))
 
     # fields.tool_calls.open
     start = buf.find("<tool_call>", pos)
@@ -1674,8 +1627,6 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     if start >= 0:
         if best < 0 or start < best_start or (start == best_start and end > best_end):
             best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "<tool_call>"))
 
     # fields.content.close
     start = buf.find("<|end_of_text|>", pos)
@@ -1683,8 +1634,12 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     if start >= 0:
         if best < 0 or start < best_start or (start == best_start and end > best_end):
             best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "<|end_of_text|>"))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_OUTSIDE_PENDING.search(buf, n - 14 if n - 14 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one
@@ -1699,8 +1654,12 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     end = start + 8
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "</think>"))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_IN_REASONING_CONTENT_PENDING.search(buf, n - 7 if n - 7 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
 
 
@@ -1712,8 +1671,12 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     end = start + 12
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "</tool_call>"))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_IN_TOOL_CALLS_PENDING.search(buf, n - 11 if n - 11 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
 
 
@@ -1769,7 +1732,7 @@ class ResponseParser(StreamingParser):
         _handle_tool_calls,
         _handle_text,
     )
-    _history = 1
+    _history = 0
 
     def __init__(
         self,
@@ -1793,11 +1756,9 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        if self._scan_always or not self._opened or not text or self._pos != len(self._buffer) or "<" in text:
+        if self._scan_always or not self._opened or not text or self._buffer or "<" in text:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
-        self._buffer = text[-1:]  # the committed character a delimiter may look back at
-        self._pos = 1
         field = self._field
         body = self._body
         body.append(text)

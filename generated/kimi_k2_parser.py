@@ -765,7 +765,7 @@ class StreamingParser:
         so all of it is region text (what scanning would conclude, without scanning). Plain checks
         exist only where `_history` is bounded."""
         history = cast("int", self._history)
-        self._buffer = (self._buffer + text)[-history:]  # what _drop_committed would keep
+        self._buffer = (self._buffer + text)[-history:] if history else ""  # what _drop_committed would keep
         self._pos = len(self._buffer)
         field = self._field
         self._body.append(text)
@@ -954,62 +954,6 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 NO_GROUPS: Final[dict[str, str | None]] = {}
 
 
-_DIRECT_CANDIDATES: Final = 8
-
-
-_FAILURE_TABLES: dict[str, list[int]] = {}
-
-
-def _failure_table(literal: str) -> list[int]:
-    """KMP: for each prefix of `literal`, the length of its longest proper prefix that is also its suffix."""
-    table = [0] * len(literal)
-    matched = 0
-    for index in range(1, len(literal)):
-        while matched and literal[index] != literal[matched]:
-            matched = table[matched - 1]
-        if literal[index] == literal[matched]:
-            matched += 1
-        table[index] = matched
-    return table
-
-
-def _longest_prefix_suffix(buf: str, start: int, literal: str) -> int:
-    """The length of the longest prefix of `literal` that is a suffix of `buf[start:]` (shorter than it)."""
-    failure = _FAILURE_TABLES.get(literal)
-    if failure is None:
-        failure = _FAILURE_TABLES[literal] = _failure_table(literal)
-    matched = 0
-    for char in buf[start:]:
-        while matched and char != literal[matched]:
-            matched = failure[matched - 1]
-        if char == literal[matched]:
-            matched += 1
-    return matched
-
-
-def literal_hold(buf: str, pos: int, literal: str) -> int:
-    """Where held-back text starts for a literal delimiter that does not occur in `buf[pos:]`.
-
-    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of `literal` (it
-    may become the delimiter when more text arrives), or `len(buf)` when there is none. Candidates
-    are the occurrences of the literal's first character in the last `len(literal) - 1` characters,
-    leftmost (longest) first, each checked in one comparison; a literal that keeps producing failed
-    candidates (`aaaa...b` against `aaaa`) is finished with KMP, so the cost stays linear in the
-    literal's length.
-    """
-    n = len(buf)
-    start = max(pos, n - len(literal) + 1)
-    first = literal[0]
-    at = buf.find(first, start)
-    for _ in range(_DIRECT_CANDIDATES):
-        if at < 0:
-            return n
-        if literal.startswith(buf[at:]):
-            return at
-        at = buf.find(first, at + 1)
-    return n if at < 0 else n - _longest_prefix_suffix(buf, at, literal)
-
-
 def partial_search(
     full: re.Pattern[str], prefix: re.Pattern[str], text: str, pos: int
 ) -> tuple[re.Match[str] | None, int | None]:
@@ -1049,11 +993,6 @@ def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> 
         return True
     extended = pattern.match(buf + "\x00", m.start())
     return extended is None or extended.span() != m.span() or extended.groupdict() != m.groupdict()
-
-
-def literal_set_hold(buf: str, pos: int, literals: Iterable[str]) -> int:
-    """`literal_hold` for a set of literals, none of which occurs in `buf[pos:]`: the leftmost hold."""
-    return min(literal_hold(buf, pos, literal) for literal in literals)
 
 
 # --- scalar parsers ---------------------------------------------------------------------------------------------
@@ -1750,11 +1689,14 @@ _REASONING_CONTENT_CLOSE_LITERALS: Final = (
 
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
+_RE_OUTSIDE_PENDING: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
+_RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_START_ANCHOR
+    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
     _RE_TOOL_CALLS_OPEN = re.compile(
         "<\\|tool_call_begin\\|>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:functions\\.)?(?P<name>[^\\u0009-\\u000d :<\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+):[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|tool_call_argument_begin\\|>",
         re.DOTALL,
@@ -1762,6 +1704,17 @@ def _compile_patterns() -> None:
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         "(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z|<\\|tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_b\\Z|all_be\\Z|all_beg\\Z|all_begi(?:\\Z|n\\Z|n\\|\\Z|n\\|>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|f\\Z|fu\\Z|fun\\Z|func\\Z|funct\\Z|functi\\Z|functio\\Z|function(?:\\Z|s\\Z))|(?:functions\\.)?(?:[^\\u0009-\\u000d :<\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d :<\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:\\Z|:(?:[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]*\\Z|[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z|<\\|tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_a\\Z|all_ar\\Z|all_arg\\Z|all_argu(?:\\Z|m\\Z|me\\Z|men\\Z|ment\\Z|ment_\\Z|ment_b\\Z|ment_be\\Z|ment_beg(?:\\Z|i\\Z|in\\Z|in\\|\\Z)))))))))))))",
         re.DOTALL,
+    )
+    _RE_OUTSIDE_PENDING = re.compile(
+        "<(?:(?:t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:(?:i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?|t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:(?:_(?:s(?:e(?:c(?:t(?:i(?:o(?:n(?:_(?:(?:b(?:e(?:g(?:i(?:n(?:\\|)?)?)?)?)?|e(?:n(?:d(?:\\|)?)?)?))?)?)?)?)?)?)?)?)?|s(?:_(?:s(?:e(?:c(?:t(?:i(?:o(?:n(?:_(?:(?:b(?:e(?:g(?:i(?:n(?:\\|)?)?)?)?)?|e(?:n(?:d(?:\\|)?)?)?))?)?)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?)?)?))?))?\\Z",
+        re.DOTALL,
+    )
+    _RE_IN_REASONING_CONTENT_PENDING = re.compile(
+        "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:(?:i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?|t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:(?:_(?:s(?:e(?:c(?:t(?:i(?:o(?:n(?:_(?:b(?:e(?:g(?:i(?:n(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?|s(?:_(?:s(?:e(?:c(?:t(?:i(?:o(?:n(?:_(?:b(?:e(?:g(?:i(?:n(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?)?)?))?))?\\Z",
+        re.DOTALL,
+    )
+    _RE_IN_TOOL_CALLS_PENDING = re.compile(
+        "<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?\\Z", re.DOTALL
     )
     _RE_START_ANCHOR = re.compile("<\\|im_assistant\\|>assistant<\\|im_middle\\|>", re.DOTALL)
 
@@ -1779,8 +1732,6 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     end = start + 7
     if start >= 0:
         best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "<think>"))
 
     # fields.tool_calls.open_pattern
     if eos:
@@ -1806,8 +1757,12 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     if start >= 0:
         if best < 0 or start < best_start or (start == best_start and end > best_end):
             best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
-    elif not eos:
-        hold = min(hold, literal_set_hold(buf, pos, _CONTENT_CLOSE_LITERALS))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_OUTSIDE_PENDING.search(buf, n - 27 if n - 27 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one
@@ -1825,8 +1780,12 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
             start, end = at, at + len(lit)
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
-    elif not eos:
-        hold = min(hold, literal_set_hold(buf, pos, _REASONING_CONTENT_CLOSE_LITERALS))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_IN_REASONING_CONTENT_PENDING.search(buf, n - 27 if n - 27 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
 
 
@@ -1838,8 +1797,12 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     end = start + 17
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "<|tool_call_end|>"))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_IN_TOOL_CALLS_PENDING.search(buf, n - 16 if n - 16 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
 
 

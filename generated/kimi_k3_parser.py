@@ -768,7 +768,7 @@ class StreamingParser:
         so all of it is region text (what scanning would conclude, without scanning). Plain checks
         exist only where `_history` is bounded."""
         history = cast("int", self._history)
-        self._buffer = (self._buffer + text)[-history:]  # what _drop_committed would keep
+        self._buffer = (self._buffer + text)[-history:] if history else ""  # what _drop_committed would keep
         self._pos = len(self._buffer)
         field = self._field
         self._body.append(text)
@@ -957,62 +957,6 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 NO_GROUPS: Final[dict[str, str | None]] = {}
 
 
-_DIRECT_CANDIDATES: Final = 8
-
-
-_FAILURE_TABLES: dict[str, list[int]] = {}
-
-
-def _failure_table(literal: str) -> list[int]:
-    """KMP: for each prefix of `literal`, the length of its longest proper prefix that is also its suffix."""
-    table = [0] * len(literal)
-    matched = 0
-    for index in range(1, len(literal)):
-        while matched and literal[index] != literal[matched]:
-            matched = table[matched - 1]
-        if literal[index] == literal[matched]:
-            matched += 1
-        table[index] = matched
-    return table
-
-
-def _longest_prefix_suffix(buf: str, start: int, literal: str) -> int:
-    """The length of the longest prefix of `literal` that is a suffix of `buf[start:]` (shorter than it)."""
-    failure = _FAILURE_TABLES.get(literal)
-    if failure is None:
-        failure = _FAILURE_TABLES[literal] = _failure_table(literal)
-    matched = 0
-    for char in buf[start:]:
-        while matched and char != literal[matched]:
-            matched = failure[matched - 1]
-        if char == literal[matched]:
-            matched += 1
-    return matched
-
-
-def literal_hold(buf: str, pos: int, literal: str) -> int:
-    """Where held-back text starts for a literal delimiter that does not occur in `buf[pos:]`.
-
-    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of `literal` (it
-    may become the delimiter when more text arrives), or `len(buf)` when there is none. Candidates
-    are the occurrences of the literal's first character in the last `len(literal) - 1` characters,
-    leftmost (longest) first, each checked in one comparison; a literal that keeps producing failed
-    candidates (`aaaa...b` against `aaaa`) is finished with KMP, so the cost stays linear in the
-    literal's length.
-    """
-    n = len(buf)
-    start = max(pos, n - len(literal) + 1)
-    first = literal[0]
-    at = buf.find(first, start)
-    for _ in range(_DIRECT_CANDIDATES):
-        if at < 0:
-            return n
-        if literal.startswith(buf[at:]):
-            return at
-        at = buf.find(first, at + 1)
-    return n if at < 0 else n - _longest_prefix_suffix(buf, at, literal)
-
-
 def partial_search(
     full: re.Pattern[str], prefix: re.Pattern[str], text: str, pos: int
 ) -> tuple[re.Match[str] | None, int | None]:
@@ -1052,11 +996,6 @@ def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> 
         return True
     extended = pattern.match(buf + "\x00", m.start())
     return extended is None or extended.span() != m.span() or extended.groupdict() != m.groupdict()
-
-
-def literal_set_hold(buf: str, pos: int, literals: Iterable[str]) -> int:
-    """`literal_hold` for a set of literals, none of which occurs in `buf[pos:]`: the leftmost hold."""
-    return min(literal_hold(buf, pos, literal) for literal in literals)
 
 
 # --- scalar parsers ---------------------------------------------------------------------------------------------
@@ -1690,18 +1629,33 @@ _REASONING_CONTENT_CLOSE_LITERALS: Final = ("<|close|>message<|sep|>", "<|close|
 
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
+_RE_OUTSIDE_PENDING: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
+_RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_TAGS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
     _RE_TOOL_CALLS_OPEN = re.compile(
         '<\\|open\\|>call tool="(?P<name>[^"]+)"(?: index="[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+")?<\\|sep\\|>',
         re.DOTALL,
     )
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         '(?:\\Z|<\\Z|<\\|\\Z|<\\|o\\Z|<\\|op\\Z|<\\|ope\\Z|<\\|open\\Z|<\\|open\\|\\Z|<\\|open\\|>(?:\\Z|c\\Z|ca\\Z|cal\\Z|call\\Z|call \\Z|call t\\Z|call to\\Z|call too(?:\\Z|l\\Z|l=\\Z|l="(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"(?:(?:\\Z| \\Z| i\\Z| in\\Z| ind\\Z| inde\\Z| index\\Z| index=\\Z| index="(?:[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]*\\Z|[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+\\Z))|(?: index="[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+")?(?:\\Z|<\\Z|<\\|\\Z|<\\|s\\Z|<\\|se\\Z|<\\|sep\\Z|<\\|sep\\|\\Z)))))))',
+        re.DOTALL,
+    )
+    _RE_OUTSIDE_PENDING = re.compile(
+        "<(?:\\|(?:(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?|r(?:e(?:s(?:p(?:o(?:n(?:s(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:s(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?|e(?:n(?:d(?:_(?:o(?:f(?:_(?:m(?:s(?:g(?:\\|)?)?)?)?)?)?)?)?)?)?|o(?:p(?:e(?:n(?:\\|(?:>(?:(?:r(?:e(?:s(?:p(?:o(?:n(?:s(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:(?:h(?:i(?:n(?:k(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?|o(?:o(?:l(?:s(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?))?))?)?)?)?)?)?))?)?\\Z",
+        re.DOTALL,
+    )
+    _RE_IN_REASONING_CONTENT_PENDING = re.compile(
+        "<(?:\\|(?:(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?|t(?:h(?:i(?:n(?:k(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?|e(?:n(?:d(?:_(?:o(?:f(?:_(?:m(?:s(?:g(?:\\|)?)?)?)?)?)?)?)?)?)?))?)?\\Z",
+        re.DOTALL,
+    )
+    _RE_IN_TOOL_CALLS_PENDING = re.compile(
+        "<(?:\\|(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:c(?:a(?:l(?:l(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?\\Z",
         re.DOTALL,
     )
     _RE_TOOL_CALLS_TAGS = re.compile(
@@ -1724,8 +1678,6 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     end = start + 20
     if start >= 0:
         best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "<|open|>think<|sep|>"))
 
     # fields.tool_calls.open_pattern
     if eos:
@@ -1751,8 +1703,12 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     if start >= 0:
         if best < 0 or start < best_start or (start == best_start and end > best_end):
             best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
-    elif not eos:
-        hold = min(hold, literal_set_hold(buf, pos, _CONTENT_CLOSE_LITERALS))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_OUTSIDE_PENDING.search(buf, n - 23 if n - 23 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one
@@ -1770,8 +1726,12 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
             start, end = at, at + len(lit)
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
-    elif not eos:
-        hold = min(hold, literal_set_hold(buf, pos, _REASONING_CONTENT_CLOSE_LITERALS))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_IN_REASONING_CONTENT_PENDING.search(buf, n - 22 if n - 22 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
 
 
@@ -1783,8 +1743,12 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     end = start + 20
     if start >= 0:
         return 0, start, end, NO_GROUPS, n
-    elif not eos:
-        hold = min(hold, literal_hold(buf, pos, "<|close|>call<|sep|>"))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_IN_TOOL_CALLS_PENDING.search(buf, n - 19 if n - 19 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
 
 

@@ -744,7 +744,7 @@ class StreamingParser:
         so all of it is region text (what scanning would conclude, without scanning). Plain checks
         exist only where `_history` is bounded."""
         history = cast("int", self._history)
-        self._buffer = (self._buffer + text)[-history:]  # what _drop_committed would keep
+        self._buffer = (self._buffer + text)[-history:] if history else ""  # what _drop_committed would keep
         self._pos = len(self._buffer)
         field = self._field
         self._body.append(text)
@@ -972,67 +972,6 @@ def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> 
         return True
     extended = pattern.match(buf + "\x00", m.start())
     return extended is None or extended.span() != m.span() or extended.groupdict() != m.groupdict()
-
-
-_DIRECT_CANDIDATES: Final = 8
-
-
-_FAILURE_TABLES: dict[str, list[int]] = {}
-
-
-def _failure_table(literal: str) -> list[int]:
-    """KMP: for each prefix of `literal`, the length of its longest proper prefix that is also its suffix."""
-    table = [0] * len(literal)
-    matched = 0
-    for index in range(1, len(literal)):
-        while matched and literal[index] != literal[matched]:
-            matched = table[matched - 1]
-        if literal[index] == literal[matched]:
-            matched += 1
-        table[index] = matched
-    return table
-
-
-def _longest_prefix_suffix(buf: str, start: int, literal: str) -> int:
-    """The length of the longest prefix of `literal` that is a suffix of `buf[start:]` (shorter than it)."""
-    failure = _FAILURE_TABLES.get(literal)
-    if failure is None:
-        failure = _FAILURE_TABLES[literal] = _failure_table(literal)
-    matched = 0
-    for char in buf[start:]:
-        while matched and char != literal[matched]:
-            matched = failure[matched - 1]
-        if char == literal[matched]:
-            matched += 1
-    return matched
-
-
-def literal_hold(buf: str, pos: int, literal: str) -> int:
-    """Where held-back text starts for a literal delimiter that does not occur in `buf[pos:]`.
-
-    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of `literal` (it
-    may become the delimiter when more text arrives), or `len(buf)` when there is none. Candidates
-    are the occurrences of the literal's first character in the last `len(literal) - 1` characters,
-    leftmost (longest) first, each checked in one comparison; a literal that keeps producing failed
-    candidates (`aaaa...b` against `aaaa`) is finished with KMP, so the cost stays linear in the
-    literal's length.
-    """
-    n = len(buf)
-    start = max(pos, n - len(literal) + 1)
-    first = literal[0]
-    at = buf.find(first, start)
-    for _ in range(_DIRECT_CANDIDATES):
-        if at < 0:
-            return n
-        if literal.startswith(buf[at:]):
-            return at
-        at = buf.find(first, at + 1)
-    return n if at < 0 else n - _longest_prefix_suffix(buf, at, literal)
-
-
-def literal_set_hold(buf: str, pos: int, literals: Iterable[str]) -> int:
-    """`literal_hold` for a set of literals, none of which occurs in `buf[pos:]`: the leftmost hold."""
-    return min(literal_hold(buf, pos, literal) for literal in literals)
 
 
 _JSON_MARK_CLOSE: Final = "\x02"
@@ -1715,6 +1654,7 @@ _CONTENT_CLOSE_LITERALS: Final = ("<|eot_id|>", "<|eom_id|>")
 
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
+_RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
@@ -1722,7 +1662,7 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS, _RE_START_ANCHOR
+    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS, _RE_START_ANCHOR
     _RE_TOOL_CALLS_OPEN = re.compile(
         '(?:<\\|python_tag\\|>)?\\{?[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:"type":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"function",[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?"name":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"(?P<name>[^"]+)",[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"(?:parameters|arguments)":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*',
         re.DOTALL,
@@ -1730,6 +1670,9 @@ def _compile_patterns() -> None:
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         '(?:(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|p\\Z|<\\|py\\Z|<\\|pyt\\Z|<\\|pyth\\Z|<\\|pytho\\Z|<\\|python(?:\\Z|_\\Z|_t\\Z|_ta\\Z|_tag\\Z|_tag\\|\\Z))|(?:<\\|python_tag\\|>)?(?:\\Z|\\{?(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|"\\Z|"t\\Z|"ty\\Z|"typ\\Z|"type\\Z|"type"\\Z|"type":(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"\\Z|"f\\Z|"fu\\Z|"fun\\Z|"func\\Z|"funct\\Z|"functi\\Z|"functio(?:\\Z|n\\Z|n"\\Z|n",[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z))))|(?:"type":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"function",[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?(?:\\Z|"\\Z|"n\\Z|"na\\Z|"nam\\Z|"name\\Z|"name"\\Z|"name":(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"\\Z|",(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"(?:(?:(?:\\Z|p\\Z|pa\\Z|par\\Z|para\\Z|param\\Z|parame\\Z|paramet\\Z|paramete(?:\\Z|r\\Z))|(?:\\Z|a\\Z|ar\\Z|arg\\Z|argu\\Z|argum\\Z|argume\\Z|argumen\\Z|argument\\Z))|(?:parameters|arguments)(?:\\Z|"\\Z|":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z)))))))))))))|\\Z)',
         re.DOTALL,
+    )
+    _RE_OUTSIDE_PENDING = re.compile(
+        "<(?:\\|(?:e(?:o(?:(?:m(?:_(?:i(?:d(?:\\|)?)?)?)?|t(?:_(?:i(?:d(?:\\|)?)?)?)?))?)?)?)?\\Z", re.DOTALL
     )
     _RE_TOOL_CALLS_CLOSE = re.compile(
         "\\}[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:;|<\\|eot_id\\|>|<\\|eom_id\\|>|(?=\\n?\\Z)|\\u000a[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\{)",
@@ -1777,8 +1720,12 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     if start >= 0:
         if best < 0 or start < best_start or (start == best_start and end > best_end):
             best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
-    elif not eos:
-        hold = min(hold, literal_set_hold(buf, pos, _CONTENT_CLOSE_LITERALS))
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_OUTSIDE_PENDING.search(buf, n - 9 if n - 9 > pos else pos)
+        if m is not None and m.start() < hold:
+            hold = m.start()
 
     if best >= 0 and best_start >= hold:
         best = -1  # a pending delimiter starts no later and may be the real one

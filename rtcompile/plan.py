@@ -132,18 +132,20 @@ def pattern_history(pattern: str) -> int | None:
 
 
 def template_history(template: Template) -> int | None:
-    """How many committed characters the streaming engines must keep for `template`'s delimiters.
+    r"""How many committed characters the streaming engine must keep for `template`'s delimiters.
 
-    At least one, so that `^`/`\\A` can never match at a position we dropped text before.
-    None when some delimiter can look back without bound: then nothing is dropped.
+    None when some delimiter can look back without bound: then nothing is dropped. Literal delimiters
+    never look back, so a template whose delimiters are all literal keeps nothing: the buffer holds only
+    text a pending delimiter may still claim. With a regex delimiter at least one character is kept, so
+    that `^`/`\A` can never match at a position we dropped text before.
     """
     delimiters: list[Delimiter] = []  # the start anchor is only searched in the prompt, never streamed
     for f in template.fields:
         delimiters += [d for d in (f.open, f.close) if d is not None]
-    needed = 1
+    needed = 0
     for delimiter in delimiters:
         width = delimiter_history(delimiter)
         if width is None:
             return None
-        needed = max(needed, width)
+        needed = max(needed, width if delimiter.is_literal else max(1, width))
     return needed

@@ -197,7 +197,7 @@ class StreamingParser:
         so all of it is region text (what scanning would conclude, without scanning). Plain checks
         exist only where `_history` is bounded."""
         history = cast("int", self._history)
-        self._buffer = (self._buffer + text)[-history:]  # what _drop_committed would keep
+        self._buffer = (self._buffer + text)[-history:] if history else ""  # what _drop_committed would keep
         self._pos = len(self._buffer)
         field = self._field
         self._body.append(text)

@@ -26,7 +26,9 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
     out = CodeWriter(depth=1)
     with out.block("def feed(self, text: str) -> list[Event]:"):
         out.line('"""Add model text; returns the events it completes."""')
-        guard = "self._scan_always or not self._opened or not text or self._pos != len(self._buffer)"
+        # With nothing kept (history 0) the buffer is empty exactly when nothing is held back.
+        pending = "self._buffer" if plan.history == 0 else "self._pos != len(self._buffer)"
+        guard = f"self._scan_always or not self._opened or not text or {pending}"
         busy = _busy_tests(parts, plan)
         if len(busy) == 1:
             (test,) = busy
@@ -38,7 +40,9 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         with out.block(f"if {guard}:"):
             out.line("return self._feed_scanning(text)")
         out.comment("A region is open, nothing is held back and no delimiter can start in `text`: it is region text.")
-        if plan.history == 1:
+        if plan.history == 0:
+            pass  # literal delimiters never look back: the buffer stays empty
+        elif plan.history == 1:
             out.line("self._buffer = text[-1:]  # the committed character a delimiter may look back at")
             out.line("self._pos = 1")
         else:

@@ -1,12 +1,21 @@
-"""One scanner function per parser state, with every watched delimiter inlined.
+r"""One scanner function per parser state, with every watched delimiter inlined.
 
 A scanner answers the engine's question for its state (see `rtcompile.runtime.engine.ScanResult`):
-literal delimiters are found with `str.find` and held back by a precomputed set of their proper
-prefixes; regex delimiters use their exact stdlib translation plus the pattern that reproduces
-`regex`'s partial matching. The plan fixes the watch order, so a watch's index is its tie-break rank.
+literal delimiters are found with `str.find`; regex delimiters use their exact stdlib translation plus
+the pattern that reproduces `regex`'s partial matching. The plan fixes the watch order, so a watch's
+index is its tie-break rank.
+
+Hold-back for the literal delimiters is decided once per state, not per delimiter: the held text starts
+at the longest suffix of the buffer that is a proper prefix of any literal the state watches. That is
+exact even when some literal also matched completely: such a pending suffix starts after that match, so
+it never changes which match is committed. One search of a trie-shaped pattern anchored at the end
+(`<(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?\Z`) finds it; very long literals use the runtime's linear-time scan.
 """
 
 from __future__ import annotations
+
+import re
+from typing import TypeAlias
 
 from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.writer import CodeWriter, literal
@@ -14,6 +23,9 @@ from rtcompile.frontend.errors import format_path
 from rtcompile.ir import Template
 from rtcompile.plan import ParserState, Watch
 from rtcompile.regex.first_chars import char_class, starts_at_buffer_start
+
+# Literals longer than this are held back by `literal_set_hold` (a trie pattern nests one group per character).
+MAX_TRIE_DEPTH = 48
 
 
 def state_hint(state: ParserState, template: Template) -> str:
@@ -42,10 +54,12 @@ def _single_watch(out: CodeWriter, parts: ModuleParts, state: ParserState, templ
     watch = state.watches[0]
     out.comment(f"{state.describe(template)}: {format_path(watch.where)}")  # format_path quotes names
     out.line("n = len(buf)")
+    out.line("hold = n")
     if watch.delimiter.is_literal:
         _literal_watch(out, parts, watch, template, single=True)
     else:
         _regex_watch(out, parts, watch, template, single=True)
+    _pending_literals(out, parts, state, template)
     out.line("return -1, 0, 0, NO_GROUPS, hold")
 
 
@@ -72,6 +86,7 @@ def _several_watches(out: CodeWriter, parts: ModuleParts, state: ParserState, te
     if not state.watches:
         out.line("return -1, 0, 0, NO_GROUPS, hold  # nothing to watch: all text belongs to the region")
         return
+    _pending_literals(out, parts, state, template)
     out.line()
     with out.block("if best >= 0 and best_start >= hold:"):
         out.line("best = -1  # a pending delimiter starts no later and may be the real one")
@@ -116,10 +131,6 @@ def _literal_watch(
     hint = watch_hint(watch, template)
     take_rank = None if single else rank
     by_length = sorted(delimiter.literals, key=len, reverse=True)
-    pending = [lit for lit in by_length if len(lit) > 1]  # a one-character literal is never pending
-    if single:
-        out.line("hold = n")
-    literals = ""
     if len(by_length) == 1:
         out.line(f"start = buf.find({literal(by_length[0])}, pos)")
         out.line(f"end = start + {len(by_length[0])}")
@@ -138,15 +149,49 @@ def _literal_watch(
                 _take(out, take_rank, "NO_GROUPS")
         else:
             _take(out, take_rank, "NO_GROUPS")
-    if len(pending) == 1:
-        parts.need("scanning", "literal_hold")
-        with out.block("elif not eos:"):
-            out.line(f"hold = min(hold, literal_hold(buf, pos, {literal(pending[0])}))")
-    elif pending:
+
+
+def _pending_literals(out: CodeWriter, parts: ModuleParts, state: ParserState, template: Template) -> None:
+    """Hold back the longest buffer suffix that is a proper prefix of a literal the state watches."""
+    literals = sorted(
+        {lit for w in state.watches if w.delimiter.literals for lit in w.delimiter.literals if len(lit) > 1}
+    )
+    if not literals:
+        return  # one-character literals are never pending
+    reach = max(len(lit) for lit in literals) - 1  # the longest proper prefix
+    out.line()
+    out.comment("text that may still become a literal delimiter")
+    if reach > MAX_TRIE_DEPTH:
         parts.need("scanning", "literal_set_hold")
-        names = literals if pending == by_length else parts.constant(f"{hint} pending", literal(tuple(pending)))
-        with out.block("elif not eos:"):
+        names = parts.constant(f"{state_hint(state, template)} literals", literal(tuple(literals)))
+        with out.block("if not eos:"):
             out.line(f"hold = min(hold, literal_set_hold(buf, pos, {names}))")
+        return
+    pattern = parts.pattern(f"{state_hint(state, template)} pending", _proper_prefix_trie(literals) + r"\Z")
+    with out.block("if not eos:"):
+        out.line(f"m = {pattern}.search(buf, n - {reach} if n - {reach} > pos else pos)")
+        with out.block("if m is not None and m.start() < hold:"):
+            out.line("hold = m.start()")
+
+
+_Trie: TypeAlias = "dict[str, _Trie]"
+
+
+def _proper_prefix_trie(literals: list[str]) -> str:
+    """A stdlib pattern matching exactly the non-empty proper prefixes of `literals`, nested as a trie."""
+    trie: _Trie = {}
+    for lit in literals:
+        node = trie
+        for char in lit[:-1]:
+            node = node.setdefault(char, {})
+
+    def alternatives(node: _Trie) -> str:
+        branches = [
+            re.escape(c) + (f"(?:{alternatives(child)})?" if child else "") for c, child in sorted(node.items())
+        ]
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return alternatives(trie)
 
 
 def _regex_watch(
@@ -155,8 +200,6 @@ def _regex_watch(
     full, prefix = parts.stdlib_regex(watch.delimiter.pattern, watch_hint(watch, template), watch.where)
     parts.need("partial", "partial_search")
     parts.need("scanning", "regex_can_grow")
-    if single:
-        out.line("hold = n")
     # A pattern that can only match at the very start of the buffer cannot match (or partially
     # match, short of the end) once scanning has moved on; `re` would still try every position.
     if starts_at_buffer_start(watch.delimiter):
