@@ -1655,6 +1655,10 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
+_OUTSIDE_LITERAL_WATCHES: Final = {"<|assistant_end|>": (2, False), "<|inner_prefix|>": (0, False)}
+
+
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
@@ -1665,7 +1669,8 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile("<\\|assistant_end\\|>|<\\|inner_prefix\\|>", re.DOTALL)
     _RE_TOOL_CALLS_OPEN = re.compile(
         '<\\|tools_prefix\\|>\\[[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\{[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"(?P<name>[^"]+)"[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*',
         re.DOTALL,
@@ -1697,14 +1702,18 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = 0
+    best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
-    # fields.reasoning_content.open
-    start = buf.find("<|inner_prefix|>", pos)
-    end = start + 16
-    if start >= 0:
-        best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
+    # fields.reasoning_content.open, fields.content.close
+    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            best, best_start, best_end, best_rank = rank, start, end, rank
 
     # fields.tool_calls.open_pattern
     if eos:
@@ -1718,15 +1727,12 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if not eos and regex_can_grow(_RE_TOOL_CALLS_OPEN, buf, m):
             hold = min(hold, start)
         else:
-            if best < 0 or start < best_start or (start == best_start and end > best_end):
-                best, best_start, best_end, best_groups = 1, start, end, m.groupdict()
-
-    # fields.content.close
-    start = buf.find("<|assistant_end|>", pos)
-    end = start + 17
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
+            if (
+                best < 0
+                or start < best_start
+                or (start == best_start and (end > best_end or (end == best_end and 1 < best_rank)))
+            ):
+                best, best_start, best_end, best_rank, best_groups = 1, start, end, 1, m.groupdict()
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1743,9 +1749,10 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
+    # fields.reasoning_content.close
     start = buf.find("<|inner_suffix|>", pos)
-    end = start + 16
     if start >= 0:
+        end = start + 16
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter

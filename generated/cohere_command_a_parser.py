@@ -1632,6 +1632,14 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
+_OUTSIDE_LITERAL_WATCHES: Final = {
+    "<|START_RESPONSE|>": (0, False),
+    "<|START_THINKING|>": (2, False),
+    "<|START_ACTION|>": (1, False),
+}
+
+
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_TOOL_PLAN_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
@@ -1640,7 +1648,8 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_OUTSIDE_PENDING, _RE_IN_TOOL_PLAN_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_IN_CONTENT_PENDING, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_TOOL_PLAN_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_IN_CONTENT_PENDING, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile("<\\|START_RESPONSE\\|>|<\\|START_THINKING\\|>|<\\|START_ACTION\\|>", re.DOTALL)
     _RE_OUTSIDE_PENDING = re.compile(
         "<(?:\\|(?:S(?:T(?:A(?:R(?:T(?:_(?:(?:A(?:C(?:T(?:I(?:O(?:N(?:\\|)?)?)?)?)?)?|R(?:E(?:S(?:P(?:O(?:N(?:S(?:E(?:\\|)?)?)?)?)?)?)?)?|T(?:H(?:I(?:N(?:K(?:I(?:N(?:G(?:\\|)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?)?\\Z",
         re.DOTALL,
@@ -1662,28 +1671,18 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = 0
+    best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
-    # fields.content.open
-    start = buf.find("<|START_RESPONSE|>", pos)
-    end = start + 18
-    if start >= 0:
-        best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
-
-    # fields.tool_calls.open
-    start = buf.find("<|START_ACTION|>", pos)
-    end = start + 16
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
-
-    # fields.tool_plan.open
-    start = buf.find("<|START_THINKING|>", pos)
-    end = start + 18
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
+    # fields.content.open, fields.tool_calls.open, fields.tool_plan.open
+    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            best, best_start, best_end, best_rank = rank, start, end, rank
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1700,9 +1699,10 @@ def _scan_in_tool_plan(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_plan': fields.tool_plan.close
     n = len(buf)
     hold = n
+    # fields.tool_plan.close
     start = buf.find("<|END_THINKING|>", pos)
-    end = start + 16
     if start >= 0:
+        end = start + 16
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
@@ -1717,9 +1717,10 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
+    # fields.tool_calls.close
     start = buf.find("<|END_ACTION|>", pos)
-    end = start + 14
     if start >= 0:
+        end = start + 14
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
@@ -1734,9 +1735,10 @@ def _scan_in_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'content': fields.content.close
     n = len(buf)
     hold = n
+    # fields.content.close
     start = buf.find("<|END_RESPONSE|>", pos)
-    end = start + 16
     if start >= 0:
+        end = start + 16
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter

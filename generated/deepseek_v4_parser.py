@@ -1607,15 +1607,27 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_CONTENT_CLOSE_LITERALS: Final = ("</｜DSML｜tool_calls>", "<｜end▁of▁sentence｜>", "<｜DSML｜tool_calls>", "</think>")
+_OUTSIDE_LITERAL_WATCHES: Final = {
+    "</｜DSML｜tool_calls>": (2, False),
+    "<｜end▁of▁sentence｜>": (2, False),
+    "<｜DSML｜tool_calls>": (2, False),
+    "</think>": (2, False),
+    "<think>": (0, False),
+}
 
 
-_REASONING_CLOSE_LITERALS: Final = ("<｜end▁of▁sentence｜>", "<｜DSML｜tool_calls>", "</think>")
+_IN_REASONING_LITERAL_WATCHES: Final = {
+    "<｜end▁of▁sentence｜>": (0, False),
+    "<｜DSML｜tool_calls>": (0, False),
+    "</think>": (0, False),
+}
 
 
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
+_RE_IN_REASONING_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_TAGS: re.Pattern[str]
@@ -1623,7 +1635,10 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_LITERALS, _RE_IN_REASONING_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile(
+        "</｜DSML｜tool_calls>|<｜end▁of▁sentence｜>|<｜DSML｜tool_calls>|</think>|<think>", re.DOTALL
+    )
     _RE_TOOL_CALLS_OPEN = re.compile(
         '<\\uff5cDSML\\uff5cinvoke[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+name="(?P<name>[^"]+)"[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*>',
         re.DOTALL,
@@ -1636,6 +1651,7 @@ def _compile_patterns() -> None:
         "<(?:(?:/(?:(?:t(?:h(?:i(?:n(?:k)?)?)?)?|｜(?:D(?:S(?:M(?:L(?:｜(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?|t(?:h(?:i(?:n(?:k)?)?)?)?|｜(?:(?:D(?:S(?:M(?:L(?:｜(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?)?)?)?)?)?)?|e(?:n(?:d(?:▁(?:o(?:f(?:▁(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:｜)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?))?\\Z",
         re.DOTALL,
     )
+    _RE_IN_REASONING_LITERALS = re.compile("<｜end▁of▁sentence｜>|<｜DSML｜tool_calls>|</think>", re.DOTALL)
     _RE_IN_REASONING_PENDING = re.compile(
         "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|｜(?:(?:D(?:S(?:M(?:L(?:｜(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?)?)?)?)?)?)?|e(?:n(?:d(?:▁(?:o(?:f(?:▁(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:｜)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?))?\\Z",
         re.DOTALL,
@@ -1655,14 +1671,18 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = 0
+    best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
-    # fields.reasoning.open
-    start = buf.find("<think>", pos)
-    end = start + 7
-    if start >= 0:
-        best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
+    # fields.reasoning.open, fields.content.close
+    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            best, best_start, best_end, best_rank = rank, start, end, rank
 
     # fields.tool_calls.open_pattern
     if eos:
@@ -1676,18 +1696,12 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if not eos and regex_can_grow(_RE_TOOL_CALLS_OPEN, buf, m):
             hold = min(hold, start)
         else:
-            if best < 0 or start < best_start or (start == best_start and end > best_end):
-                best, best_start, best_end, best_groups = 1, start, end, m.groupdict()
-
-    # fields.content.close
-    start = end = -1
-    for lit in _CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
+            if (
+                best < 0
+                or start < best_start
+                or (start == best_start and (end > best_end or (end == best_end and 1 < best_rank)))
+            ):
+                best, best_start, best_end, best_rank, best_groups = 1, start, end, 1, m.groupdict()
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1704,13 +1718,15 @@ def _scan_in_reasoning(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning': fields.reasoning.close
     n = len(buf)
     hold = n
-    start = end = -1
-    for lit in _REASONING_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        return 0, start, end, NO_GROUPS, n
+    # fields.reasoning.close
+    m = _RE_IN_REASONING_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _IN_REASONING_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            return rank, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1724,9 +1740,10 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
+    # fields.tool_calls.close
     start = buf.find("</｜DSML｜invoke>", pos)
-    end = start + 15
     if start >= 0:
+        end = start + 15
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter

@@ -1634,9 +1634,16 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_CONTENT_CLOSE_LITERALS: Final = ("<|end_of_sentence|>", "</response>", "<response>", "</s>")
+_OUTSIDE_LITERAL_WATCHES: Final = {
+    "<|end_of_sentence|>": (2, False),
+    "<tool_call>": (1, False),
+    "</response>": (2, False),
+    "<response>": (2, False),
+    "</s>": (2, False),
+}
 
 
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_REASONING_CONTENT_OPEN: re.Pattern[str]
 _RE_REASONING_CONTENT_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
@@ -1646,7 +1653,8 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_REASONING_CONTENT_OPEN, _RE_REASONING_CONTENT_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LITERALS, _RE_REASONING_CONTENT_OPEN, _RE_REASONING_CONTENT_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile("<\\|end_of_sentence\\|>|<tool_call>|</response>|<response>|</s>", re.DOTALL)
     _RE_REASONING_CONTENT_OPEN = re.compile("\\A", re.DOTALL)
     _RE_REASONING_CONTENT_OPEN_PARTIAL = re.compile("(?!)", re.DOTALL)
     _RE_OUTSIDE_PENDING = re.compile(
@@ -1668,8 +1676,18 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = 0
+    best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = NO_GROUPS
+
+    # fields.tool_calls.open, fields.content.close
+    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            best, best_start, best_end, best_rank = rank, start, end, rank
 
     # fields.reasoning_content.open_pattern
     if pos > 0:
@@ -1685,24 +1703,12 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if not eos and regex_can_grow(_RE_REASONING_CONTENT_OPEN, buf, m):
             hold = min(hold, start)
         else:
-            best, best_start, best_end, best_groups = 0, start, end, m.groupdict()
-
-    # fields.tool_calls.open
-    start = buf.find("<tool_call>", pos)
-    end = start + 11
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
-
-    # fields.content.close
-    start = end = -1
-    for lit in _CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
+            if (
+                best < 0
+                or start < best_start
+                or (start == best_start and (end > best_end or (end == best_end and 0 < best_rank)))
+            ):
+                best, best_start, best_end, best_rank, best_groups = 0, start, end, 0, m.groupdict()
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1719,9 +1725,10 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
+    # fields.reasoning_content.close
     start = buf.find("</think>", pos)
-    end = start + 8
     if start >= 0:
+        end = start + 8
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
@@ -1736,9 +1743,10 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
+    # fields.tool_calls.close
     start = buf.find("</tool_call>", pos)
-    end = start + 12
     if start >= 0:
+        end = start + 12
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter

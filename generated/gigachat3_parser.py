@@ -1611,26 +1611,34 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_TOOL_CALLS_OPEN_LITERALS: Final = ("function call<|role_sep|>\n", "<|function_call|>")
+_OUTSIDE_LITERAL_WATCHES: Final = {
+    "function call<|role_sep|>\n": (0, False),
+    "<|function_call|>": (0, False),
+    "<|message_sep|>": (1, False),
+    "</s>": (1, False),
+}
 
 
-_CONTENT_CLOSE_LITERALS: Final = ("<|message_sep|>", "</s>")
+_IN_TOOL_CALLS_LITERAL_WATCHES: Final = {"<|message_sep|>": (0, False), "</s>": (0, False)}
 
 
-_TOOL_CALLS_CLOSE_LITERALS: Final = ("<|message_sep|>", "</s>")
-
-
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
+_RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile(
+        "function\\ call<\\|role_sep\\|>\\\n|<\\|function_call\\|>|<\\|message_sep\\|>|</s>", re.DOTALL
+    )
     _RE_OUTSIDE_PENDING = re.compile(
         "(?:<(?:(?:/(?:s)?|\\|(?:(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:_(?:c(?:a(?:l(?:l(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?|m(?:e(?:s(?:s(?:a(?:g(?:e(?:_(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?))?))?|f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:\\ (?:c(?:a(?:l(?:l(?:<(?:\\|(?:r(?:o(?:l(?:e(?:_(?:s(?:e(?:p(?:\\|(?:>)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)\\Z",
         re.DOTALL,
     )
+    _RE_IN_TOOL_CALLS_LITERALS = re.compile("<\\|message_sep\\|>|</s>", re.DOTALL)
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "<(?:(?:/(?:s)?|\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:_(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?))?\\Z", re.DOTALL
     )
@@ -1642,27 +1650,18 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = 0
+    best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
-    # fields.tool_calls.open
-    start = end = -1
-    for lit in _TOOL_CALLS_OPEN_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
-
-    # fields.content.close
-    start = end = -1
-    for lit in _CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
+    # fields.tool_calls.open, fields.content.close
+    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            best, best_start, best_end, best_rank = rank, start, end, rank
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1679,13 +1678,15 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
-    start = end = -1
-    for lit in _TOOL_CALLS_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        return 0, start, end, NO_GROUPS, n
+    # fields.tool_calls.close
+    m = _RE_IN_TOOL_CALLS_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _IN_TOOL_CALLS_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            return rank, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
     if not eos:

@@ -1667,23 +1667,33 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_CONTENT_OPEN_LITERALS: Final = ("<|channel|>commentary<|message|>", "<|channel|>final<|message|>")
+_OUTSIDE_LITERAL_WATCHES: Final = {
+    "<|channel|>commentary<|message|>": (0, False),
+    "<|channel|>analysis<|message|>": (1, False),
+    "<|channel|>final<|message|>": (0, False),
+}
 
 
-_CONTENT_CLOSE_LITERALS: Final = ("<|return|>", "<|end|>")
+_IN_CONTENT_LITERAL_WATCHES: Final = {"<|return|>": (0, False), "<|end|>": (0, False)}
 
 
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_THINKING_PENDING: re.Pattern[str]
+_RE_IN_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_THINKING_PENDING, _RE_IN_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_THINKING_PENDING, _RE_IN_CONTENT_LITERALS, _RE_IN_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile(
+        "<\\|channel\\|>commentary<\\|message\\|>|<\\|channel\\|>analysis<\\|message\\|>|<\\|channel\\|>final<\\|message\\|>",
+        re.DOTALL,
+    )
     _RE_TOOL_CALLS_OPEN = re.compile(
         "(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+)?to=functions\\.(?P<name>[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary)?[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>",
         re.DOTALL,
@@ -1697,6 +1707,7 @@ def _compile_patterns() -> None:
         re.DOTALL,
     )
     _RE_IN_THINKING_PENDING = re.compile("<(?:\\|(?:e(?:n(?:d(?:\\|)?)?)?)?)?\\Z", re.DOTALL)
+    _RE_IN_CONTENT_LITERALS = re.compile("<\\|return\\|>|<\\|end\\|>", re.DOTALL)
     _RE_IN_CONTENT_PENDING = re.compile(
         "<(?:\\|(?:(?:e(?:n(?:d(?:\\|)?)?)?|r(?:e(?:t(?:u(?:r(?:n(?:\\|)?)?)?)?)?)?))?)?\\Z", re.DOTALL
     )
@@ -1709,24 +1720,18 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = 0
+    best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
-    # fields.content.open
-    start = end = -1
-    for lit in _CONTENT_OPEN_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
-
-    # fields.thinking.open
-    start = buf.find("<|channel|>analysis<|message|>", pos)
-    end = start + 30
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
+    # fields.content.open, fields.thinking.open
+    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            best, best_start, best_end, best_rank = rank, start, end, rank
 
     # fields.tool_calls.open_pattern
     if eos:
@@ -1740,8 +1745,12 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if not eos and regex_can_grow(_RE_TOOL_CALLS_OPEN, buf, m):
             hold = min(hold, start)
         else:
-            if best < 0 or start < best_start or (start == best_start and end > best_end):
-                best, best_start, best_end, best_groups = 2, start, end, m.groupdict()
+            if (
+                best < 0
+                or start < best_start
+                or (start == best_start and (end > best_end or (end == best_end and 2 < best_rank)))
+            ):
+                best, best_start, best_end, best_rank, best_groups = 2, start, end, 2, m.groupdict()
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1758,9 +1767,10 @@ def _scan_in_thinking(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'thinking': fields.thinking.close
     n = len(buf)
     hold = n
+    # fields.thinking.close
     start = buf.find("<|end|>", pos)
-    end = start + 7
     if start >= 0:
+        end = start + 7
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
@@ -1775,13 +1785,15 @@ def _scan_in_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'content': fields.content.close
     n = len(buf)
     hold = n
-    start = end = -1
-    for lit in _CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        return 0, start, end, NO_GROUPS, n
+    # fields.content.close
+    m = _RE_IN_CONTENT_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _IN_CONTENT_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            return rank, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1795,9 +1807,10 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
+    # fields.tool_calls.close
     start = buf.find("<|call|>", pos)
-    end = start + 8
     if start >= 0:
+        end = start + 8
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter

@@ -1641,30 +1641,39 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_REASONING_CONTENT_OPEN_LITERALS: Final = ("Here is my thought process:", "<think>")
+_OUTSIDE_LITERAL_WATCHES: Final = {
+    "Here is my thought process:": (0, False),
+    "<|end_of_text|>": (2, False),
+    "<|tool_call|>": (1, False),
+    "<tool_call>": (1, False),
+    "</response>": (2, False),
+    "<response>": (2, False),
+    "<think>": (0, False),
+}
 
 
-_TOOL_CALLS_OPEN_LITERALS: Final = ("<|tool_call|>", "<tool_call>")
+_IN_REASONING_CONTENT_LITERAL_WATCHES: Final = {"Here is my response:": (0, False), "</think>": (0, False)}
 
 
-_CONTENT_CLOSE_LITERALS: Final = ("<|end_of_text|>", "</response>", "<response>")
-
-
-_REASONING_CONTENT_CLOSE_LITERALS: Final = ("Here is my response:", "</think>")
-
-
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile(
+        "Here\\ is\\ my\\ thought\\ process:|<\\|end_of_text\\|>|<\\|tool_call\\|>|<tool_call>|</response>|<response>|<think>",
+        re.DOTALL,
+    )
     _RE_OUTSIDE_PENDING = re.compile(
         "(?:<(?:(?:/(?:r(?:e(?:s(?:p(?:o(?:n(?:s(?:e)?)?)?)?)?)?)?)?|r(?:e(?:s(?:p(?:o(?:n(?:s(?:e)?)?)?)?)?)?)?|t(?:(?:h(?:i(?:n(?:k)?)?)?|o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?))?|\\|(?:(?:e(?:n(?:d(?:_(?:o(?:f(?:_(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:\\|)?)?)?)?)?)?)?)?)?))?))?|H(?:e(?:r(?:e(?:\\ (?:i(?:s(?:\\ (?:m(?:y(?:\\ (?:t(?:h(?:o(?:u(?:g(?:h(?:t(?:\\ (?:p(?:r(?:o(?:c(?:e(?:s(?:s)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)\\Z",
         re.DOTALL,
     )
+    _RE_IN_REASONING_CONTENT_LITERALS = re.compile("Here\\ is\\ my\\ response:|</think>", re.DOTALL)
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
         "(?:<(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?)?|H(?:e(?:r(?:e(?:\\ (?:i(?:s(?:\\ (?:m(?:y(?:\\ (?:r(?:e(?:s(?:p(?:o(?:n(?:s(?:e)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)\\Z",
         re.DOTALL,
@@ -1680,37 +1689,18 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = 0
+    best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
-    # fields.reasoning_content.open
-    start = end = -1
-    for lit in _REASONING_CONTENT_OPEN_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
-
-    # fields.tool_calls.open
-    start = end = -1
-    for lit in _TOOL_CALLS_OPEN_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
-
-    # fields.content.close
-    start = end = -1
-    for lit in _CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
+    # fields.reasoning_content.open, fields.tool_calls.open, fields.content.close
+    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            best, best_start, best_end, best_rank = rank, start, end, rank
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1727,13 +1717,15 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    start = end = -1
-    for lit in _REASONING_CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        return 0, start, end, NO_GROUPS, n
+    # fields.reasoning_content.close
+    m = _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _IN_REASONING_CONTENT_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            return rank, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1747,9 +1739,10 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
+    # fields.tool_calls.close
     start = buf.find("<|end_of_text|>", pos)
-    end = start + 15
     if start >= 0:
+        end = start + 15
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter

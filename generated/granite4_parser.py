@@ -1588,6 +1588,10 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
+_OUTSIDE_LITERAL_WATCHES: Final = {"<|end_of_text|>": (2, False), "<tool_call>": (1, False), "<think>": (0, False)}
+
+
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
@@ -1595,7 +1599,8 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile("<\\|end_of_text\\|>|<tool_call>|<think>", re.DOTALL)
     _RE_OUTSIDE_PENDING = re.compile(
         "<(?:(?:t(?:(?:h(?:i(?:n(?:k)?)?)?|o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?))?|\\|(?:e(?:n(?:d(?:_(?:o(?:f(?:_(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
         re.DOTALL,
@@ -1612,28 +1617,18 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = 0
+    best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
-    # fields.reasoning_content.open
-    start = buf.find("<think>", pos)
-    end = start + 7
-    if start >= 0:
-        best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
-
-    # fields.tool_calls.open
-    start = buf.find("<tool_call>", pos)
-    end = start + 11
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
-
-    # fields.content.close
-    start = buf.find("<|end_of_text|>", pos)
-    end = start + 15
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
+    # fields.reasoning_content.open, fields.tool_calls.open, fields.content.close
+    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            best, best_start, best_end, best_rank = rank, start, end, rank
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1650,9 +1645,10 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
+    # fields.reasoning_content.close
     start = buf.find("</think>", pos)
-    end = start + 8
     if start >= 0:
+        end = start + 8
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
@@ -1667,9 +1663,10 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
+    # fields.tool_calls.close
     start = buf.find("</tool_call>", pos)
-    end = start + 12
     if start >= 0:
+        end = start + 12
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter

@@ -1660,25 +1660,36 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_CONTENT_CLOSE_LITERALS: Final = ("</tool_calls>", "<tool_calls>", "</answer>", "<answer>", "<|eos|>")
+_OUTSIDE_LITERAL_WATCHES: Final = {
+    "</tool_calls>": (2, False),
+    "<tool_calls>": (2, False),
+    "</answer>": (2, False),
+    "<answer>": (2, False),
+    "<think>": (0, False),
+    "<|eos|>": (2, False),
+}
 
 
-_REASONING_CONTENT_CLOSE_LITERALS: Final = ("</think>", "<|eos|>")
+_IN_REASONING_CONTENT_LITERAL_WATCHES: Final = {"</think>": (0, False), "<|eos|>": (0, False)}
 
 
-_TOOL_CALLS_CLOSE_LITERALS: Final = ("\n```\n</tool_call>", "\n```</tool_call>")
+_IN_TOOL_CALLS_LITERAL_WATCHES: Final = {"\n```\n</tool_call>": (0, False), "\n```</tool_call>": (0, False)}
 
 
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
+_RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile("</tool_calls>|<tool_calls>|</answer>|<answer>|<think>|<\\|eos\\|>", re.DOTALL)
     _RE_TOOL_CALLS_OPEN = re.compile("<tool_call>(?P<name>[^\\u000a<]+)\\u000a```json\\u000a", re.DOTALL)
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         "(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\Z|ll\\Z|ll>(?:[^\\u000a<]*\\Z|(?:[^\\u000a<]+)(?:\\Z|\\u000a\\Z|\\u000a`\\Z|\\u000a``\\Z|\\u000a```\\Z|\\u000a```j\\Z|\\u000a```js\\Z|\\u000a```jso\\Z|\\u000a```json\\Z))))",
@@ -1688,9 +1699,11 @@ def _compile_patterns() -> None:
         "<(?:(?:/(?:(?:a(?:n(?:s(?:w(?:e(?:r)?)?)?)?)?|t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?)?))?|a(?:n(?:s(?:w(?:e(?:r)?)?)?)?)?|t(?:(?:h(?:i(?:n(?:k)?)?)?|o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?))?|\\|(?:e(?:o(?:s(?:\\|)?)?)?)?))?\\Z",
         re.DOTALL,
     )
+    _RE_IN_REASONING_CONTENT_LITERALS = re.compile("</think>|<\\|eos\\|>", re.DOTALL)
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
         "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:e(?:o(?:s(?:\\|)?)?)?)?))?\\Z", re.DOTALL
     )
+    _RE_IN_TOOL_CALLS_LITERALS = re.compile("\\\n```\\\n</tool_call>|\\\n```</tool_call>", re.DOTALL)
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "\\\n(?:`(?:`(?:`(?:(?:\\\n(?:<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?)?|<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?))?)?)?)?\\Z",
         re.DOTALL,
@@ -1703,14 +1716,18 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = 0
+    best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
-    # fields.reasoning_content.open
-    start = buf.find("<think>", pos)
-    end = start + 7
-    if start >= 0:
-        best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
+    # fields.reasoning_content.open, fields.content.close
+    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            best, best_start, best_end, best_rank = rank, start, end, rank
 
     # fields.tool_calls.open_pattern
     if eos:
@@ -1724,18 +1741,12 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if not eos and regex_can_grow(_RE_TOOL_CALLS_OPEN, buf, m):
             hold = min(hold, start)
         else:
-            if best < 0 or start < best_start or (start == best_start and end > best_end):
-                best, best_start, best_end, best_groups = 1, start, end, m.groupdict()
-
-    # fields.content.close
-    start = end = -1
-    for lit in _CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
+            if (
+                best < 0
+                or start < best_start
+                or (start == best_start and (end > best_end or (end == best_end and 1 < best_rank)))
+            ):
+                best, best_start, best_end, best_rank, best_groups = 1, start, end, 1, m.groupdict()
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1752,13 +1763,15 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    start = end = -1
-    for lit in _REASONING_CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        return 0, start, end, NO_GROUPS, n
+    # fields.reasoning_content.close
+    m = _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _IN_REASONING_CONTENT_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            return rank, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1772,13 +1785,15 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
-    start = end = -1
-    for lit in _TOOL_CALLS_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        return 0, start, end, NO_GROUPS, n
+    # fields.tool_calls.close
+    m = _RE_IN_TOOL_CALLS_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _IN_TOOL_CALLS_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            return rank, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
     if not eos:

@@ -1789,9 +1789,15 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_CONTENT_CLOSE_LITERALS: Final = ("<|endoftext|>", "<|im_end|>")
+_OUTSIDE_LITERAL_WATCHES: Final = {
+    "<|tool_call_start|>": (1, False),
+    "<|endoftext|>": (2, False),
+    "<|im_end|>": (2, False),
+    "<think>": (0, False),
+}
 
 
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
@@ -1799,7 +1805,8 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile("<\\|tool_call_start\\|>|<\\|endoftext\\|>|<\\|im_end\\|>|<think>", re.DOTALL)
     _RE_OUTSIDE_PENDING = re.compile(
         "<(?:(?:t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:(?:e(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?|t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:s(?:t(?:a(?:r(?:t(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?))?\\Z",
         re.DOTALL,
@@ -1816,31 +1823,18 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = 0
+    best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
-    # fields.reasoning_content.open
-    start = buf.find("<think>", pos)
-    end = start + 7
-    if start >= 0:
-        best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
-
-    # fields.tool_calls.open
-    start = buf.find("<|tool_call_start|>", pos)
-    end = start + 19
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
-
-    # fields.content.close
-    start = end = -1
-    for lit in _CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
+    # fields.reasoning_content.open, fields.tool_calls.open, fields.content.close
+    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            best, best_start, best_end, best_rank = rank, start, end, rank
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1857,9 +1851,10 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
+    # fields.reasoning_content.close
     start = buf.find("</think>", pos)
-    end = start + 8
     if start >= 0:
+        end = start + 8
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
@@ -1874,9 +1869,10 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
+    # fields.tool_calls.close
     start = buf.find("<|tool_call_end|>", pos)
-    end = start + 17
     if start >= 0:
+        end = start + 17
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter

@@ -1649,9 +1649,10 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_CONTENT_CLOSE_LITERALS: Final = ("<|eot_id|>", "<|eom_id|>")
+_OUTSIDE_LITERAL_WATCHES: Final = {"<|eot_id|>": (1, False), "<|eom_id|>": (1, False)}
 
 
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
@@ -1662,7 +1663,8 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile("<\\|eot_id\\|>|<\\|eom_id\\|>", re.DOTALL)
     _RE_TOOL_CALLS_OPEN = re.compile(
         '(?:<\\|python_tag\\|>)?\\{?[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:"type":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"function",[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?"name":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"(?P<name>[^"]+)",[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"(?:parameters|arguments)":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*',
         re.DOTALL,
@@ -1694,8 +1696,18 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = 0
+    best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = NO_GROUPS
+
+    # fields.content.close
+    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            best, best_start, best_end, best_rank = rank, start, end, rank
 
     # fields.tool_calls.open_pattern
     if eos:
@@ -1709,17 +1721,12 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if not eos and regex_can_grow(_RE_TOOL_CALLS_OPEN, buf, m):
             hold = min(hold, start)
         else:
-            best, best_start, best_end, best_groups = 0, start, end, m.groupdict()
-
-    # fields.content.close
-    start = end = -1
-    for lit in _CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
+            if (
+                best < 0
+                or start < best_start
+                or (start == best_start and (end > best_end or (end == best_end and 0 < best_rank)))
+            ):
+                best, best_start, best_end, best_rank, best_groups = 0, start, end, 0, m.groupdict()
 
     # text that may still become a literal delimiter
     if not eos:

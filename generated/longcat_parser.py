@@ -1617,6 +1617,14 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
+_OUTSIDE_LITERAL_WATCHES: Final = {
+    "<longcat_tool_call>": (1, False),
+    "<longcat_think>": (0, False),
+    "</longcat_s>": (2, False),
+}
+
+
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
@@ -1624,7 +1632,8 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile("<longcat_tool_call>|<longcat_think>|</longcat_s>", re.DOTALL)
     _RE_OUTSIDE_PENDING = re.compile(
         "<(?:(?:/(?:l(?:o(?:n(?:g(?:c(?:a(?:t(?:_(?:s)?)?)?)?)?)?)?)?)?|l(?:o(?:n(?:g(?:c(?:a(?:t(?:_(?:t(?:(?:h(?:i(?:n(?:k)?)?)?|o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?))?)?)?)?)?)?)?)?)?))?\\Z",
         re.DOTALL,
@@ -1644,28 +1653,18 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = 0
+    best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
-    # fields.reasoning_content.open
-    start = buf.find("<longcat_think>", pos)
-    end = start + 15
-    if start >= 0:
-        best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
-
-    # fields.tool_calls.open
-    start = buf.find("<longcat_tool_call>", pos)
-    end = start + 19
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
-
-    # fields.content.close
-    start = buf.find("</longcat_s>", pos)
-    end = start + 12
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
+    # fields.reasoning_content.open, fields.tool_calls.open, fields.content.close
+    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            best, best_start, best_end, best_rank = rank, start, end, rank
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1682,9 +1681,10 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
+    # fields.reasoning_content.close
     start = buf.find("</longcat_think>", pos)
-    end = start + 16
     if start >= 0:
+        end = start + 16
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
@@ -1699,9 +1699,10 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
+    # fields.tool_calls.close
     start = buf.find("</longcat_tool_call>", pos)
-    end = start + 20
     if start >= 0:
+        end = start + 20
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter

@@ -1603,15 +1603,23 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_CONTENT_CLOSE_LITERALS: Final = ("]<]minimax[>[</tool_call>", "]<]minimax[>[<tool_call>", "</mm:think>", "[e~[")
+_OUTSIDE_LITERAL_WATCHES: Final = {
+    "]<]minimax[>[</tool_call>": (2, False),
+    "]<]minimax[>[<tool_call>": (2, False),
+    "</mm:think>": (2, False),
+    "<mm:think>": (0, False),
+    "[e~[": (2, False),
+}
 
 
-_REASONING_CONTENT_CLOSE_LITERALS: Final = ("</mm:think>", "[e~[")
+_IN_REASONING_CONTENT_LITERAL_WATCHES: Final = {"</mm:think>": (0, False), "[e~[": (0, False)}
 
 
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_TAGS: re.Pattern[str]
@@ -1619,7 +1627,11 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile(
+        "\\]<\\]minimax\\[>\\[</tool_call>|\\]<\\]minimax\\[>\\[<tool_call>|</mm:think>|<mm:think>|\\[e\\~\\[",
+        re.DOTALL,
+    )
     _RE_TOOL_CALLS_OPEN = re.compile('\\]<\\]minimax\\[>\\[<invoke name="(?P<name>[^"]+)">', re.DOTALL)
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         '(?:\\Z|\\]\\Z|\\]<\\Z|\\]<\\]\\Z|\\]<\\]m\\Z|\\]<\\]mi\\Z|\\]<\\]min\\Z|\\]<\\]mini\\Z|\\]<\\]minim(?:\\Z|a\\Z|ax\\Z|ax\\[\\Z|ax\\[>\\Z|ax\\[>\\[\\Z|ax\\[>\\[<\\Z|ax\\[>\\[<i\\Z|ax\\[>\\[<in(?:\\Z|v\\Z|vo\\Z|vok\\Z|voke\\Z|voke \\Z|voke n\\Z|voke na\\Z|voke nam(?:\\Z|e\\Z|e=\\Z|e="(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"\\Z))))))',
@@ -1629,6 +1641,7 @@ def _compile_patterns() -> None:
         "(?:<(?:(?:/(?:m(?:m(?::(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?)?)?)?|m(?:m(?::(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?)?)?))?|\\[(?:e(?:\\~)?)?|\\](?:<(?:\\](?:m(?:i(?:n(?:i(?:m(?:a(?:x(?:\\[(?:>(?:\\[(?:<(?:(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?)?)?)?)?)?)?)?)\\Z",
         re.DOTALL,
     )
+    _RE_IN_REASONING_CONTENT_LITERALS = re.compile("</mm:think>|\\[e\\~\\[", re.DOTALL)
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
         "(?:<(?:/(?:m(?:m(?::(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?)?)?)?)?|\\[(?:e(?:\\~)?)?)\\Z", re.DOTALL
     )
@@ -1648,14 +1661,18 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = 0
+    best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
-    # fields.reasoning_content.open
-    start = buf.find("<mm:think>", pos)
-    end = start + 10
-    if start >= 0:
-        best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
+    # fields.reasoning_content.open, fields.content.close
+    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            best, best_start, best_end, best_rank = rank, start, end, rank
 
     # fields.tool_calls.open_pattern
     if eos:
@@ -1669,18 +1686,12 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if not eos and regex_can_grow(_RE_TOOL_CALLS_OPEN, buf, m):
             hold = min(hold, start)
         else:
-            if best < 0 or start < best_start or (start == best_start and end > best_end):
-                best, best_start, best_end, best_groups = 1, start, end, m.groupdict()
-
-    # fields.content.close
-    start = end = -1
-    for lit in _CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
+            if (
+                best < 0
+                or start < best_start
+                or (start == best_start and (end > best_end or (end == best_end and 1 < best_rank)))
+            ):
+                best, best_start, best_end, best_rank, best_groups = 1, start, end, 1, m.groupdict()
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1697,13 +1708,15 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    start = end = -1
-    for lit in _REASONING_CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        return 0, start, end, NO_GROUPS, n
+    # fields.reasoning_content.close
+    m = _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _IN_REASONING_CONTENT_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            return rank, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1717,9 +1730,10 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
+    # fields.tool_calls.close
     start = buf.find("]<]minimax[>[</invoke>", pos)
-    end = start + 22
     if start >= 0:
+        end = start + 22
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter

@@ -1626,16 +1626,18 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_CONTENT_CLOSE_LITERALS: Final = ("<|endoftext|>", "<|end|>")
+_OUTSIDE_LITERAL_WATCHES: Final = {"<|tool_call|>": (0, False), "<|endoftext|>": (1, False), "<|end|>": (1, False)}
 
 
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile("<\\|tool_call\\|>|<\\|endoftext\\|>|<\\|end\\|>", re.DOTALL)
     _RE_OUTSIDE_PENDING = re.compile(
         "<(?:\\|(?:(?:e(?:n(?:d(?:(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?|\\|))?)?)?|t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:\\|)?)?)?)?)?)?)?)?)?))?)?\\Z",
         re.DOTALL,
@@ -1651,24 +1653,18 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = 0
+    best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
-    # fields.tool_calls.open
-    start = buf.find("<|tool_call|>", pos)
-    end = start + 13
-    if start >= 0:
-        best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
-
-    # fields.content.close
-    start = end = -1
-    for lit in _CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
+    # fields.tool_calls.open, fields.content.close
+    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            best, best_start, best_end, best_rank = rank, start, end, rank
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1685,9 +1681,10 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
+    # fields.tool_calls.close
     start = buf.find("<|/tool_call|>", pos)
-    end = start + 14
     if start >= 0:
+        end = start + 14
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter

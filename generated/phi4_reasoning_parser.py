@@ -1484,23 +1484,36 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_CONTENT_CLOSE_LITERALS: Final = ("<|endoftext|>", "<|im_end|>", "</think>")
+_OUTSIDE_LITERAL_WATCHES: Final = {
+    "<|endoftext|>": (1, False),
+    "<|im_end|>": (1, False),
+    "</think>": (1, False),
+    "<think>": (0, False),
+}
 
 
-_REASONING_CONTENT_CLOSE_LITERALS: Final = ("<|endoftext|>", "<|im_end|>", "</think>")
+_IN_REASONING_CONTENT_LITERAL_WATCHES: Final = {
+    "<|endoftext|>": (0, False),
+    "<|im_end|>": (0, False),
+    "</think>": (0, False),
+}
 
 
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS, _RE_IN_REASONING_CONTENT_PENDING, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile("<\\|endoftext\\|>|<\\|im_end\\|>|</think>|<think>", re.DOTALL)
     _RE_OUTSIDE_PENDING = re.compile(
         "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:(?:e(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?))?\\Z",
         re.DOTALL,
     )
+    _RE_IN_REASONING_CONTENT_LITERALS = re.compile("<\\|endoftext\\|>|<\\|im_end\\|>|</think>", re.DOTALL)
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
         "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:(?:e(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?))?\\Z",
         re.DOTALL,
@@ -1513,24 +1526,18 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = 0
+    best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
-    # fields.reasoning_content.open
-    start = buf.find("<think>", pos)
-    end = start + 7
-    if start >= 0:
-        best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
-
-    # fields.content.close
-    start = end = -1
-    for lit in _CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 1, start, end, NO_GROUPS
+    # fields.reasoning_content.open, fields.content.close
+    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            best, best_start, best_end, best_rank = rank, start, end, rank
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1547,13 +1554,15 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    start = end = -1
-    for lit in _REASONING_CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        return 0, start, end, NO_GROUPS, n
+    # fields.reasoning_content.close
+    m = _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _IN_REASONING_CONTENT_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            return rank, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
     if not eos:

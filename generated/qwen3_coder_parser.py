@@ -1596,15 +1596,21 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_CONTENT_CLOSE_LITERALS: Final = ("<|endoftext|>", "<|im_end|>")
+_OUTSIDE_LITERAL_WATCHES: Final = {"<|endoftext|>": (2, False), "<|im_end|>": (2, False), "<think>": (0, False)}
 
 
-_REASONING_CONTENT_CLOSE_LITERALS: Final = ("<tool_call>", "<|im_end|>", "</think>")
+_IN_REASONING_CONTENT_LITERAL_WATCHES: Final = {
+    "<tool_call>": (0, False),
+    "<|im_end|>": (0, False),
+    "</think>": (0, False),
+}
 
 
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
@@ -1613,7 +1619,8 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS, _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile("<\\|endoftext\\|>|<\\|im_end\\|>|<think>", re.DOTALL)
     _RE_TOOL_CALLS_OPEN = re.compile(
         "(?:<tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<function=(?P<name>[^\\u000a>]+)>",
         re.DOTALL,
@@ -1626,6 +1633,7 @@ def _compile_patterns() -> None:
         "<(?:(?:t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:(?:e(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?))?\\Z",
         re.DOTALL,
     )
+    _RE_IN_REASONING_CONTENT_LITERALS = re.compile("<tool_call>|<\\|im_end\\|>|</think>", re.DOTALL)
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
         "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?|\\|(?:i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?)?))?\\Z",
         re.DOTALL,
@@ -1649,14 +1657,18 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = 0
+    best_start = best_end = best_rank = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
-    # fields.reasoning_content.open
-    start = buf.find("<think>", pos)
-    end = start + 7
-    if start >= 0:
-        best, best_start, best_end, best_groups = 0, start, end, NO_GROUPS
+    # fields.reasoning_content.open, fields.content.close
+    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            best, best_start, best_end, best_rank = rank, start, end, rank
 
     # fields.tool_calls.open_pattern
     if eos:
@@ -1670,18 +1682,12 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if not eos and regex_can_grow(_RE_TOOL_CALLS_OPEN, buf, m):
             hold = min(hold, start)
         else:
-            if best < 0 or start < best_start or (start == best_start and end > best_end):
-                best, best_start, best_end, best_groups = 1, start, end, m.groupdict()
-
-    # fields.content.close
-    start = end = -1
-    for lit in _CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        if best < 0 or start < best_start or (start == best_start and end > best_end):
-            best, best_start, best_end, best_groups = 2, start, end, NO_GROUPS
+            if (
+                best < 0
+                or start < best_start
+                or (start == best_start and (end > best_end or (end == best_end and 1 < best_rank)))
+            ):
+                best, best_start, best_end, best_rank, best_groups = 1, start, end, 1, m.groupdict()
 
     # text that may still become a literal delimiter
     if not eos:
@@ -1698,13 +1704,15 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    start = end = -1
-    for lit in _REASONING_CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
-        if at >= 0 and (start < 0 or at < start):
-            start, end = at, at + len(lit)
-    if start >= 0:
-        return 0, start, end, NO_GROUPS, n
+    # fields.reasoning_content.close
+    m = _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _IN_REASONING_CONTENT_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a longer literal of the same delimiter may still complete
+        else:
+            return rank, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
     if not eos:

@@ -1688,9 +1688,10 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
+    # fields.tool_calls.close
     start = buf.find("</call>", pos)
-    end = start + 7
     if start >= 0:
+        end = start + 7
         return 0, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter

@@ -5,11 +5,12 @@ literal delimiters are found with `str.find`; regex delimiters use their exact s
 the pattern that reproduces `regex`'s partial matching. The plan fixes the watch order, so a watch's
 index is its tie-break rank.
 
-Hold-back for the literal delimiters is decided once per state, not per delimiter: the held text starts
-at the longest suffix of the buffer that is a proper prefix of any literal the state watches. That is
-exact even when some literal also matched completely: such a pending suffix starts after that match, so
-it never changes which match is committed. One search of a trie-shaped pattern anchored at the end
-(`<(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?\Z`) finds it; very long literals use the runtime's linear-time scan.
+A state's literal delimiters are found by one search of their alternation, and held back once for the
+whole state: the held text starts at the longest suffix of the buffer that is a proper prefix of any
+literal the state watches. That is what the reference's per-delimiter rules amount to unless one literal
+contains another (see `_literals_nest`); such states search delimiter by delimiter. One search of a
+trie-shaped pattern anchored at the end (`<(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?\Z`) finds the pending text;
+very long literals use the runtime's linear-time scan.
 """
 
 from __future__ import annotations
@@ -55,38 +56,46 @@ def _single_watch(out: CodeWriter, parts: ModuleParts, state: ParserState, templ
     out.comment(f"{state.describe(template)}: {format_path(watch.where)}")  # format_path quotes names
     out.line("n = len(buf)")
     out.line("hold = n")
-    if watch.delimiter.is_literal:
-        _literal_watch(out, parts, watch, template, single=True)
+    if not watch.delimiter.is_literal:
+        _regex_watch(out, parts, watch, template, rank=None)
+    elif _literals_nest(state):
+        _literal_watch(out, parts, watch, template, None)
     else:
-        _regex_watch(out, parts, watch, template, single=True)
-    _pending_literals(out, parts, state, template)
+        _literal_search(out, parts, state, template, single=True)
+        _pending_literals(out, parts, state, template)
     out.line("return -1, 0, 0, NO_GROUPS, hold")
 
 
 def _several_watches(out: CodeWriter, parts: ModuleParts, state: ParserState, template: Template) -> None:
     """Every delimiter searched; the earliest match wins, then the longest, then the plan's order.
 
-    Watches are searched in the plan's tie-break order, so on an exact tie the match found first
-    stays best: no rank needs comparing at run time.
+    All literal delimiters are found by one search (see `_literal_search`); each regex delimiter by its
+    own. Of two equally early, equally long matches the one earlier in the plan's order wins.
     """
     out.comment(state.describe(template))
     out.line("n = len(buf)")
     out.line("hold = n")
-    if state.watches:
-        out.line("best = -1")
-        out.line("best_start = best_end = 0")
-        out.line("best_groups: dict[str, str | None] = NO_GROUPS")
-    for rank, watch in enumerate(state.watches):
-        out.line()
-        out.comment(format_path(watch.where))  # format_path quotes names: no line breaks
-        if watch.delimiter.is_literal:
-            _literal_watch(out, parts, watch, template, rank=rank)
-        else:
-            _regex_watch(out, parts, watch, template, rank=rank)
     if not state.watches:
         out.line("return -1, 0, 0, NO_GROUPS, hold  # nothing to watch: all text belongs to the region")
         return
-    _pending_literals(out, parts, state, template)
+    out.line("best = -1")
+    out.line("best_start = best_end = best_rank = 0")
+    out.line("best_groups: dict[str, str | None] = NO_GROUPS")
+    combined = not _literals_nest(state)
+    if combined and any(w.delimiter.is_literal for w in state.watches):
+        out.line()
+        _literal_search(out, parts, state, template, single=False)
+    for rank, watch in enumerate(state.watches):
+        if watch.delimiter.is_literal and combined:
+            continue
+        out.line()
+        out.comment(format_path(watch.where))  # format_path quotes names: no line breaks
+        if watch.delimiter.is_literal:
+            _literal_watch(out, parts, watch, template, rank)
+        else:
+            _regex_watch(out, parts, watch, template, rank=rank)
+    if combined:
+        _pending_literals(out, parts, state, template)
     out.line()
     with out.block("if best >= 0 and best_start >= hold:"):
         out.line("best = -1  # a pending delimiter starts no later and may be the real one")
@@ -110,64 +119,123 @@ def plain_check(parts: ModuleParts, state: ParserState, template: Template) -> s
     return name
 
 
-def _take(out: CodeWriter, rank: int | None, groups: str) -> None:
-    """Commit the match in `start`/`end`: return it (a single watch), or keep it if it beats the best."""
+def _take(out: CodeWriter, rank: int | str | None, groups: str) -> None:
+    """Commit the match in `start`/`end`: return it (a single watch), or keep it if it beats the best.
+
+    `rank` is the watch's tie-break rank, or the name of a variable holding it; None for a single watch.
+    """
     if rank is None:
         out.line(f"return 0, start, end, {groups}, n")
         return
-    assignment = f"best, best_start, best_end, best_groups = {rank}, start, end, {groups}"
-    if rank == 0:
-        out.line(assignment)  # the first watch searched: nothing to beat yet
-        return
-    with out.block("if best < 0 or start < best_start or (start == best_start and end > best_end):"):
-        out.line(assignment)
+    better = (
+        "best < 0 or start < best_start or (start == best_start and "
+        f"(end > best_end or (end == best_end and {rank} < best_rank)))"
+    )
+    with out.block(f"if {better}:"):
+        out.line(f"best, best_start, best_end, best_rank, best_groups = {rank}, start, end, {rank}, {groups}")
 
 
-def _literal_watch(
-    out: CodeWriter, parts: ModuleParts, watch: Watch, template: Template, *, single: bool = False, rank: int = 0
+def _literal_search(
+    out: CodeWriter, parts: ModuleParts, state: ParserState, template: Template, *, single: bool
 ) -> None:
-    delimiter = watch.delimiter
-    assert delimiter.literals is not None
-    hint = watch_hint(watch, template)
-    take_rank = None if single else rank
-    by_length = sorted(delimiter.literals, key=len, reverse=True)
+    """Find the earliest, then longest, then first-ranked match of the state's literal delimiters.
+
+    One literal: `str.find`. Several (of one delimiter or of many): one search of their alternation,
+    longest first and then by rank; a table says, per literal, which watch it belongs to and whether a
+    longer literal of the same delimiter could still grow from it.
+    """
+    entries: dict[str, tuple[int, bool]] = {}  # literal -> (rank, can grow into a longer one of its delimiter)
+    for rank, watch in enumerate(state.watches):
+        literals = watch.delimiter.literals or ()
+        for lit in literals:
+            grows = any(other != lit and other.startswith(lit) for other in literals)
+            entries.setdefault(lit, (rank, grows))
+    hint = state_hint(state, template)
+    if len(entries) == 1:
+        ((lit, (rank, _)),) = entries.items()
+        out.comment(format_path(state.watches[rank].where))
+        out.line(f"start = buf.find({literal(lit)}, pos)")
+        with out.block("if start >= 0:"):
+            out.line(f"end = start + {len(lit)}")
+            _take(out, None if single else rank, "NO_GROUPS")
+        return
+    ordered = sorted(entries, key=lambda lit: (-len(lit), entries[lit][0]))
+    pattern = parts.pattern(f"{hint} literals", "|".join(re.escape(lit) for lit in ordered))
+    table = parts.constant(f"{hint} literal watches", literal({lit: entries[lit] for lit in ordered}))
+    out.comment(", ".join(format_path(w.where) for w in state.watches if w.delimiter.is_literal))
+    out.line(f"m = {pattern}.search(buf, pos)")
+    with out.block("if m is not None:"):
+        out.line("start, end = m.span()")
+        out.line(f"rank, grows = {table}[m.group()]")
+        with out.block("if grows and not eos and end == n:"):
+            out.line("hold = start  # a longer literal of the same delimiter may still complete")
+        with out.block("else:"):
+            if single:
+                out.line("return rank, start, end, NO_GROUPS, n")
+            else:
+                out.line("best, best_start, best_end, best_rank = rank, start, end, rank")
+
+
+def _literals_nest(state: ParserState) -> bool:
+    """Whether one literal the state watches contains another (`<a>` in `x<a>`, or `ab` in `abc`).
+
+    Only then can text pending as a prefix of one literal start before a complete match of another, and
+    the reference's per-delimiter rule (a delimiter with a complete match holds nothing back) differ from
+    one hold for the whole state; such states search and hold back delimiter by delimiter.
+    """
+    literals = {lit for w in state.watches for lit in w.delimiter.literals or ()}
+    return any(inner != outer and inner in outer for inner in literals for outer in literals)
+
+
+def _literal_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Template, rank: int | None) -> None:
+    """One literal delimiter searched on its own (in a state whose literals nest, see `_literals_nest`)."""
+    literals = watch.delimiter.literals
+    assert literals is not None
+    by_length = sorted(literals, key=len, reverse=True)
     if len(by_length) == 1:
         out.line(f"start = buf.find({literal(by_length[0])}, pos)")
         out.line(f"end = start + {len(by_length[0])}")
     else:
-        literals = parts.constant(f"{hint} literals", literal(tuple(by_length)))
+        names = parts.constant(f"{watch_hint(watch, template)} literals", literal(tuple(by_length)))
         out.line("start = end = -1")
-        with out.block(f"for lit in {literals}:  # longest first: at one position the longest literal wins"):
+        with out.block(f"for lit in {names}:  # longest first: at one position the longest literal wins"):
             out.line("at = buf.find(lit, pos)")
             with out.block("if at >= 0 and (start < 0 or at < start):"):
                 out.line("start, end = at, at + len(lit)")
     with out.block("if start >= 0:"):
-        if delimiter.can_extend:
+        if watch.delimiter.can_extend:
             with out.block("if not eos and end == n:"):
                 out.line("hold = min(hold, start)  # a longer literal of the set may still complete")
             with out.block("else:"):
-                _take(out, take_rank, "NO_GROUPS")
+                _take(out, rank, "NO_GROUPS")
         else:
-            _take(out, take_rank, "NO_GROUPS")
+            _take(out, rank, "NO_GROUPS")
+    with out.block("else:"):  # only a delimiter without a complete match holds text back
+        _hold_pending(out, parts, sorted(literals), watch_hint(watch, template))
 
 
 def _pending_literals(out: CodeWriter, parts: ModuleParts, state: ParserState, template: Template) -> None:
     """Hold back the longest buffer suffix that is a proper prefix of a literal the state watches."""
-    literals = sorted(
-        {lit for w in state.watches if w.delimiter.literals for lit in w.delimiter.literals if len(lit) > 1}
-    )
-    if not literals:
-        return  # one-character literals are never pending
-    reach = max(len(lit) for lit in literals) - 1  # the longest proper prefix
-    out.line()
-    out.comment("text that may still become a literal delimiter")
+    literals = sorted({lit for w in state.watches for lit in w.delimiter.literals or ()})
+    if any(len(lit) > 1 for lit in literals):
+        out.line()
+        out.comment("text that may still become a literal delimiter")
+        _hold_pending(out, parts, literals, state_hint(state, template))
+
+
+def _hold_pending(out: CodeWriter, parts: ModuleParts, literals: list[str], hint: str) -> None:
+    pending = [lit for lit in literals if len(lit) > 1]  # a one-character literal is never pending
+    if not pending:
+        out.line("pass  # one-character literals are never pending")
+        return
+    reach = max(len(lit) for lit in pending) - 1  # the longest proper prefix
     if reach > MAX_TRIE_DEPTH:
         parts.need("scanning", "literal_set_hold")
-        names = parts.constant(f"{state_hint(state, template)} literals", literal(tuple(literals)))
+        names = parts.constant(f"{hint} pending literals", literal(tuple(pending)))
         with out.block("if not eos:"):
             out.line(f"hold = min(hold, literal_set_hold(buf, pos, {names}))")
         return
-    pattern = parts.pattern(f"{state_hint(state, template)} pending", _proper_prefix_trie(literals) + r"\Z")
+    pattern = parts.pattern(f"{hint} pending", _proper_prefix_trie(pending) + r"\Z")
     with out.block("if not eos:"):
         out.line(f"m = {pattern}.search(buf, n - {reach} if n - {reach} > pos else pos)")
         with out.block("if m is not None and m.start() < hold:"):
@@ -194,9 +262,7 @@ def _proper_prefix_trie(literals: list[str]) -> str:
     return alternatives(trie)
 
 
-def _regex_watch(
-    out: CodeWriter, parts: ModuleParts, watch: Watch, template: Template, *, single: bool = False, rank: int = 0
-) -> None:
+def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Template, *, rank: int | None) -> None:
     full, prefix = parts.stdlib_regex(watch.delimiter.pattern, watch_hint(watch, template), watch.where)
     parts.need("partial", "partial_search")
     parts.need("scanning", "regex_can_grow")
@@ -219,4 +285,4 @@ def _regex_watch(
         with out.block(f"if not eos and regex_can_grow({full}, buf, m):"):
             out.line("hold = min(hold, start)")
         with out.block("else:"):
-            _take(out, None if single else rank, "m.groupdict()")
+            _take(out, rank, "m.groupdict()")
