@@ -957,6 +957,24 @@ _JSON_MARK_CLOSE: Final = "\x02"
 _JSON_MARK_OPEN: Final = "\x01"
 
 
+def _json_replace_delimited(text: str, opener: str, closer: str, found: list[str]) -> str:
+    """The substitution `opener(.*?)closer` -> marker, with `str.find`: the same matches (each opener, then
+    the first closer after it), in linear time. (`re` tries the lazy body at every character, and a group
+    around it hides the literal that follows from its shortcut: quadratic-looking costs on long bodies.)"""
+    pieces: list[str] = []
+    pos = 0
+    while True:
+        start = text.find(opener, pos)
+        end = -1 if start < 0 else text.find(closer, start + len(opener))
+        if end < 0:
+            break  # no closer after this opener, so none after any later one either
+        found.append(text[start + len(opener) : end])
+        pieces += [text[pos:start], f"{_JSON_MARK_OPEN}{len(found) - 1}{_JSON_MARK_CLOSE}"]
+        pos = end + len(closer)
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
 def _json_extract_delimited(text: str, string_delims: Sequence[tuple[str, str]], found: list[str]) -> str:
     """Replace every custom-delimited string by a numbered marker, appending its body to `found`.
 
@@ -969,7 +987,10 @@ def _json_extract_delimited(text: str, string_delims: Sequence[tuple[str, str]],
         return f"{_JSON_MARK_OPEN}{len(found) - 1}{_JSON_MARK_CLOSE}"
 
     for opener, closer in string_delims:
-        text = re.sub(re.escape(opener) + "(.*?)" + re.escape(closer), to_marker, text, flags=re.DOTALL)
+        if opener and closer and isinstance(text, str):
+            text = _json_replace_delimited(text, opener, closer, found)
+        else:  # an empty delimiter matches everywhere (and a non-string fails): as the regex engine does
+            text = re.sub(re.escape(opener) + "(.*?)" + re.escape(closer), to_marker, text, flags=re.DOTALL)
     return text
 
 

@@ -164,6 +164,33 @@ def test_json_matches_reference(case: JsonCase, unquoted: bool, lenient: bool, s
     )
 
 
+@FAST
+@given(
+    st.text(alphabet="<>ab{}", max_size=24),
+    st.lists(st.tuples(st.text(alphabet="<>a", max_size=2), st.text(alphabet="<>b", max_size=2)), max_size=2),
+)
+def test_delimited_strings_are_extracted_as_the_regex_substitution_would(
+    text: str, delims: list[tuple[str, str]]
+) -> None:
+    """The str.find extraction of custom string delimiters equals `re.sub(open(.*?)close)`, pair by pair."""
+
+    def by_regex(found: list[str]) -> str:
+        rewritten = text
+        for opener, closer in delims:
+
+            def marker(match: Any) -> str:
+                found.append(match.group(1))
+                return f"\x01{len(found) - 1}\x02"
+
+            rewritten = re.sub(re.escape(opener) + "(.*?)" + re.escape(closer), marker, rewritten, flags=re.DOTALL)
+        return rewritten
+
+    ours_found: list[str] = []
+    theirs_found: list[str] = []
+    assert ours._json_extract_delimited(text, delims, ours_found) == by_regex(theirs_found)
+    assert ours_found == theirs_found
+
+
 RAW_KEY_TEXT = st.lists(st.sampled_from([*'{,:"\\aé', *SPACES, "\u0301", "\u00b2"]), max_size=20).map("".join)
 
 
