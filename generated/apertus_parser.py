@@ -1787,7 +1787,6 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    # fields.reasoning_content.close
     start = buf.find("<|inner_suffix|>", pos)
     if start >= 0:
         end = start + 16

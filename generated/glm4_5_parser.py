@@ -1715,7 +1715,6 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    # fields.reasoning_content.close
     start = buf.find("</think>", pos)
     if start >= 0:
         end = start + 8
@@ -1733,7 +1732,6 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
-    # fields.tool_calls.close
     start = buf.find("</tool_call>", pos)
     if start >= 0:
         end = start + 12

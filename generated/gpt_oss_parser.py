@@ -1805,7 +1805,6 @@ def _scan_in_thinking(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'thinking': fields.thinking.close
     n = len(buf)
     hold = n
-    # fields.thinking.close
     start = buf.find("<|end|>", pos)
     if start >= 0:
         end = start + 7
@@ -1823,7 +1822,6 @@ def _scan_in_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'content': fields.content.close
     n = len(buf)
     hold = n
-    # fields.content.close
     m = _RE_IN_CONTENT_LITERALS.search(buf, pos)
     if m is not None:
         start, end = m.span()
@@ -1845,7 +1843,6 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
-    # fields.tool_calls.close
     start = buf.find("<|call|>", pos)
     if start >= 0:
         end = start + 8

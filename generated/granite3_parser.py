@@ -1723,14 +1723,9 @@ def _compile_patterns() -> None:
 
 
 def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
-    # outside any explicit region
+    # outside any explicit region: fields.reasoning_content.open, fields.tool_calls.open, fields.content.close
     n = len(buf)
     hold = n
-    best = -1
-    best_start = best_end = best_rank = 0
-    best_groups: dict[str, str | None] = NO_GROUPS
-
-    # fields.reasoning_content.open, fields.tool_calls.open, fields.content.close
     m = _RE_OUTSIDE_LITERALS.search(buf, pos)
     if m is not None:
         start, end = m.span()
@@ -1738,24 +1733,20 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if grows and not eos and end == n:
             hold = start  # a longer literal of the same delimiter may still complete
         else:
-            best, best_start, best_end, best_rank = rank, start, end, rank
+            return rank, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
     if not eos:
         m = _RE_OUTSIDE_PENDING.search(buf, n - 26 if n - 26 > pos else pos)
         if m is not None and m.start() < hold:
             hold = m.start()
-
-    if best >= 0 and best_start >= hold:
-        best = -1  # a pending delimiter starts no later and may be the real one
-    return best, best_start, best_end, best_groups, hold
+    return -1, 0, 0, NO_GROUPS, hold
 
 
 def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    # fields.reasoning_content.close
     m = _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
     if m is not None:
         start, end = m.span()
@@ -1777,7 +1768,6 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
-    # fields.tool_calls.close
     start = buf.find("<|end_of_text|>", pos)
     if start >= 0:
         end = start + 15

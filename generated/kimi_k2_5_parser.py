@@ -1819,7 +1819,6 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    # fields.reasoning_content.close
     m = _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
     if m is not None:
         start, end = m.span()
@@ -1841,7 +1840,6 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
-    # fields.tool_calls.close
     start = buf.find("<|tool_call_end|>", pos)
     if start >= 0:
         end = start + 17

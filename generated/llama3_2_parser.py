@@ -1926,7 +1926,6 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
-    # fields.tool_calls.close
     m = _RE_IN_TOOL_CALLS_LITERALS.search(buf, pos)
     if m is not None:
         start, end = m.span()

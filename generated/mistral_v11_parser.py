@@ -1781,7 +1781,6 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    # fields.reasoning_content.close
     start = buf.find("[/THINK]", pos)
     if start >= 0:
         end = start + 8
@@ -1799,7 +1798,6 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
-    # fields.tool_calls.close
     m = _RE_IN_TOOL_CALLS_LITERALS.search(buf, pos)
     if m is not None:
         start, end = m.span()

@@ -1733,7 +1733,6 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    # fields.reasoning_content.close
     m = _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
     if m is not None:
         start, end = m.span()

@@ -1513,14 +1513,9 @@ def _compile_patterns() -> None:
 
 
 def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
-    # outside any explicit region
+    # outside any explicit region: fields.reasoning_content.open, fields.content.close
     n = len(buf)
     hold = n
-    best = -1
-    best_start = best_end = best_rank = 0
-    best_groups: dict[str, str | None] = NO_GROUPS
-
-    # fields.reasoning_content.open, fields.content.close
     m = _RE_OUTSIDE_LITERALS.search(buf, pos)
     if m is not None:
         start, end = m.span()
@@ -1528,24 +1523,20 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if grows and not eos and end == n:
             hold = start  # a longer literal of the same delimiter may still complete
         else:
-            best, best_start, best_end, best_rank = rank, start, end, rank
+            return rank, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
     if not eos:
         m = _RE_OUTSIDE_PENDING.search(buf, n - 12 if n - 12 > pos else pos)
         if m is not None and m.start() < hold:
             hold = m.start()
-
-    if best >= 0 and best_start >= hold:
-        best = -1  # a pending delimiter starts no later and may be the real one
-    return best, best_start, best_end, best_groups, hold
+    return -1, 0, 0, NO_GROUPS, hold
 
 
 def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    # fields.reasoning_content.close
     start = buf.find("</think>", pos)
     if start >= 0:
         end = start + 8

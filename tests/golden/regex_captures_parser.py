@@ -1726,7 +1726,6 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
-    # fields.tool_calls.close
     start = buf.find("</call>", pos)
     if start >= 0:
         end = start + 7

@@ -43,11 +43,25 @@ def scanner(parts: ModuleParts, state: ParserState, template: Template) -> tuple
     name = parts.names.new("_scan", state_hint(state, template))
     out = CodeWriter()
     with out.block(f"def {name}(buf: str, pos: int, eos: bool) -> ScanResult:"):
-        if len(state.watches) == 1:
+        literal_only = all(w.delimiter.is_literal for w in state.watches) and not _literals_nest(state)
+        if state.watches and literal_only:
+            _literals_only(out, parts, state, template)
+        elif len(state.watches) == 1:
             _single_watch(out, parts, state, template)
         else:
             _several_watches(out, parts, state, template)
     return name, out.code()
+
+
+def _literals_only(out: CodeWriter, parts: ModuleParts, state: ParserState, template: Template) -> None:
+    """Literal delimiters that do not nest: the first match found is the answer (text pending as a
+    prefix of a literal always starts after it), else the pending text is held back."""
+    out.comment(f"{state.describe(template)}: {', '.join(format_path(w.where) for w in state.watches)}")
+    out.line("n = len(buf)")
+    out.line("hold = n")
+    _literal_search(out, parts, state, template, single=True)
+    _pending_literals(out, parts, state, template)
+    out.line("return -1, 0, 0, NO_GROUPS, hold")
 
 
 def _single_watch(out: CodeWriter, parts: ModuleParts, state: ParserState, template: Template) -> None:
@@ -56,13 +70,10 @@ def _single_watch(out: CodeWriter, parts: ModuleParts, state: ParserState, templ
     out.comment(f"{state.describe(template)}: {format_path(watch.where)}")  # format_path quotes names
     out.line("n = len(buf)")
     out.line("hold = n")
-    if not watch.delimiter.is_literal:
-        _regex_watch(out, parts, watch, template, rank=None)
-    elif _literals_nest(state):
+    if watch.delimiter.is_literal:  # literals that nest: see `_literals_nest`
         _literal_watch(out, parts, watch, template, None)
     else:
-        _literal_search(out, parts, state, template, single=True)
-        _pending_literals(out, parts, state, template)
+        _regex_watch(out, parts, watch, template, rank=None)
     out.line("return -1, 0, 0, NO_GROUPS, hold")
 
 
@@ -153,7 +164,8 @@ def _literal_search(
     hint = state_hint(state, template)
     if len(entries) == 1:
         ((lit, (rank, _)),) = entries.items()
-        out.comment(format_path(state.watches[rank].where))
+        if not single:
+            out.comment(format_path(state.watches[rank].where))
         out.line(f"start = buf.find({literal(lit)}, pos)")
         with out.block("if start >= 0:"):
             out.line(f"end = start + {len(lit)}")
@@ -162,7 +174,8 @@ def _literal_search(
     ordered = sorted(entries, key=lambda lit: (-len(lit), entries[lit][0]))
     pattern = parts.pattern(f"{hint} literals", "|".join(re.escape(lit) for lit in ordered))
     table = parts.constant(f"{hint} literal watches", literal({lit: entries[lit] for lit in ordered}))
-    out.comment(", ".join(format_path(w.where) for w in state.watches if w.delimiter.is_literal))
+    if not single:
+        out.comment(", ".join(format_path(w.where) for w in state.watches if w.delimiter.is_literal))
     out.line(f"m = {pattern}.search(buf, pos)")
     with out.block("if m is not None:"):
         out.line("start, end = m.span()")
