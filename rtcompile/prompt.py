@@ -31,7 +31,7 @@ import jinja2.sandbox
 import jinja2.utils
 
 from rtcompile.frontend.errors import TemplateError
-from rtcompile.frontend.source import TOKENIZER_CONFIG_NAME, read_json_file, read_text_file
+from rtcompile.frontend.source import TOKENIZER_CONFIG_NAME, read_json_file, read_text_file, resolve_template_path
 from rtcompile.runtime.tool_schema import function_to_tool_schema
 
 #: Files of a model directory that hold chat templates, as transformers names them.
@@ -93,7 +93,9 @@ ChatTemplateSource: TypeAlias = "ChatTemplates | Mapping[str, Any] | str | os.Pa
 
 def load_chat_templates(source: ChatTemplateSource) -> ChatTemplates:
     """Read the chat template(s) and special tokens from a model directory, a `tokenizer_config.json` (or
-    any JSON file with a `"chat_template"` key, like the bundled templates), a `.jinja` file, or a config dict.
+    any JSON file with a `"chat_template"` key, like the bundled templates), a `.jinja` file, a config dict,
+    or the name of a bundled template (`"qwen3"`), resolved as `load_template` resolves it: a file or
+    directory of that name wins, and an unknown name gets the closest names suggested.
 
     A directory is read as transformers' `from_pretrained` reads it: `chat_template.jinja` and
     `additional_chat_templates/*.jinja` take priority over the config's `"chat_template"`, and a legacy
@@ -104,10 +106,11 @@ def load_chat_templates(source: ChatTemplateSource) -> ChatTemplates:
     if isinstance(source, Mapping):
         return _from_config(source, None)
     path = os.fspath(source)
+    if path.endswith(".jinja"):  # Jinja source, never a bundled template's name
+        return ChatTemplates(read_text_file(path), {}, path)
+    path = resolve_template_path(path)
     if os.path.isdir(path):
         return _from_directory(path)
-    if path.endswith(".jinja"):
-        return ChatTemplates(read_text_file(path), {}, path)
     config = read_json_file(path)
     if not isinstance(config, dict):
         raise TemplateError("expected a JSON object (a tokenizer config) at the top level", file=path)
@@ -470,7 +473,8 @@ def render_prompt(
     add_generation_prompt=..., tokenize=False, **kwargs)` returns it.
 
     `source` is a model directory, a `tokenizer_config.json` (or any JSON file with a `"chat_template"`
-    key), a `.jinja` file, a config dict, or a `ChatTemplates`. `tools` are JSON schemas or Python
+    key), a `.jinja` file, a config dict, a `ChatTemplates`, or the name of a bundled template that
+    carries its model's chat template (`"qwen3"`). `tools` are JSON schemas or Python
     functions with Google-style docstrings. `add_generation_prompt` defaults to True (the point is to
     have the model answer), or False with `continue_final_message`. `chat_template` picks one of a
     model's named templates, or is the Jinja source itself. `kwargs` are template variables

@@ -305,6 +305,38 @@ def test_other_sources(tmp_path: Path) -> None:
     assert render_prompt(bundled, messages) == rendered[0][0]
 
 
+@pytest.mark.parametrize("model", CHAT_TEMPLATE_MODELS)
+def test_bundled_names_render_like_their_files(model: str) -> None:
+    """`render_prompt("qwen3", ...)` reads the bundled template's chat template, as `load_template("qwen3")`
+    reads its response template; the reference renders the same string from the same Jinja source."""
+    messages = [{"role": "user", "content": "Weather in Paris?"}]
+    rendered: Any = reference_utils.render_jinja_template(  # annotated as str, returns (texts, indices)
+        [messages], chat_template=chat_template_of(model), add_generation_prompt=True
+    )
+    assert render_prompt(model, messages) == render_prompt(ROOT / "templates" / f"{model}.json", messages)
+    assert render_prompt(model, messages) == rendered[0][0]
+
+
+def test_bundled_names_lose_to_files_and_unknown_names_get_suggestions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    messages = [{"role": "user", "content": "x"}]
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TemplateError) as error:
+        render_prompt("qwen", messages)
+    assert str(error.value) == (
+        "qwen: no such file, and no bundled template of that name; did you mean 'qwen3'? "
+        "(`rtcompile list` shows them all)"
+    )
+    with pytest.raises(TemplateError, match="no chat template here"):  # bundled, but without a chat template
+        render_prompt("smollm3", messages)
+    (tmp_path / "qwen3").write_text('{"chat_template": "local {{ messages[0].content }}"}')
+    assert render_prompt("qwen3", messages) == "local x"  # a file of that name wins
+    with pytest.raises(TemplateError) as error:
+        render_prompt("qwen3.jinja", messages)  # a .jinja path is never a name
+    assert str(error.value) == "qwen3.jinja: no such file"
+
+
 def test_bad_sources_are_one_line_errors(tmp_path: Path) -> None:
     with pytest.raises(TemplateError, match="neither tokenizer_config.json nor chat_template.jinja"):
         render_prompt(tmp_path, [{"role": "user", "content": "x"}])
