@@ -139,6 +139,19 @@ class StartAnchorWarning(UserWarning):
     """
 
 
+def _caller_stacklevel() -> int:
+    """The `stacklevel` that points a warning at the user's line: past this module's frames and rtcompile's
+    (the engine may be reached through `parse_response`, a subclass or rtcompile's API)."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module != __name__ and not module.startswith("rtcompile."):
+            break
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _as_integer(raw: str) -> int | None:
     """`int()` syntax, or a whole float such as "3.0" or "1e3" (JSON Schema integers); None otherwise."""
     try:
@@ -755,7 +768,7 @@ class StreamingParser:
                 "the start anchor does not occur in `prefix`, so all of the prompt is parsed as part of the "
                 "message (pass the prompt the model continued, or prefix='' if there is none)",
                 StartAnchorWarning,
-                stacklevel=4,
+                stacklevel=_caller_stacklevel(),
             )
             truncated = prefix
         if truncated:

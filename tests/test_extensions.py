@@ -201,3 +201,22 @@ def test_a_prefix_without_the_start_anchor_warns(engine: str) -> None:
         warnings.simplefilter("error")
         make("", None)
         make("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n", None)
+
+
+@pytest.mark.parametrize("engine", ["interpreter", "compiled"])
+def test_the_start_anchor_warning_points_at_the_callers_line(engine: str) -> None:
+    template = json.loads((ROOT / "templates" / "qwen3.json").read_text())["response_template"]
+    module = compiled_module(template)
+    calls = (
+        [
+            lambda: rtcompile.ResponseParser(template, "garbage"),
+            lambda: rtcompile.parse_response("x", template, prefix="garbage"),
+        ]
+        if engine == "interpreter"
+        else [lambda: module.ResponseParser("garbage"), lambda: module.parse_response("x", prefix="garbage")]
+    )
+    for call in calls:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        assert [Path(w.filename).name for w in caught] == [Path(__file__).name]

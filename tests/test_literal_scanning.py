@@ -46,7 +46,7 @@ def literal_templates(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def literal_streams(draw: st.DrawFn, template: dict[str, Any]) -> str:
-    literals = []
+    literals: list[str] = []
     for field in template["fields"].values():
         for key in ("open", "close"):
             value = field.get(key)

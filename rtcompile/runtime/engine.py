@@ -25,6 +25,7 @@ it closes at its close delimiter, when another field opens, or at the end of the
 from __future__ import annotations
 
 import copy
+import sys
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, TypeAlias, cast
@@ -202,7 +203,7 @@ class StreamingParser:
                 "the start anchor does not occur in `prefix`, so all of the prompt is parsed as part of the "
                 "message (pass the prompt the model continued, or prefix='' if there is none)",
                 StartAnchorWarning,
-                stacklevel=4,
+                stacklevel=_caller_stacklevel(),
             )
             truncated = prefix
         if truncated:
@@ -358,6 +359,19 @@ class StreamingParser:
             self._output.setdefault(name, []).append(value)
         else:
             self._output[name] = value
+
+
+def _caller_stacklevel() -> int:
+    """The `stacklevel` that points a warning at the user's line: past this module's frames and rtcompile's
+    (the engine may be reached through `parse_response`, a subclass or rtcompile's API)."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module != __name__ and not module.startswith("rtcompile."):
+            break
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def parse_texts(
