@@ -658,6 +658,10 @@ class StreamingParser:
     _handlers: tuple[Handler, ...]  # by field
     _history: int | None  # committed characters a delimiter can still inspect; None: unbounded
 
+    # -- the open region, as the fast path reads it (set by `_mark_opened`)
+    _chunk_name: FieldName
+    _chunk_dirty: bool
+
     def _after_anchor(self, prefix: str) -> str | None:
         """The prompt after the last match of the start anchor; None if it never matches."""
         raise NotImplementedError
@@ -693,6 +697,7 @@ class StreamingParser:
         self._body: list[str] = []
         self._blocks: list[str] = []
         self._opened = False  # whether the current region has opened (emitted region_open)
+        self._fast = False  # the fast path may take a chunk: a region is open and `_scan_always` is off
         self._finalized = False
         self.initial_events: list[Event] = []
         if prefix:
@@ -703,14 +708,7 @@ class StreamingParser:
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
         plain = self._plain[self._state]
-        if (
-            plain is not None
-            and text
-            and self._opened
-            and self._pos == len(self._buffer)
-            and not self._scan_always
-            and plain(text)
-        ):
+        if plain is not None and text and self._fast and self._pos == len(self._buffer) and plain(text):
             return self._feed_plain(text)
         return self._feed_scanning(text)
 
@@ -758,6 +756,7 @@ class StreamingParser:
         message: Any = {k: v for k, v in self._output.items() if k in defaults or not is_empty(v)}
         self._output = message
         self._finalized = self._scan_always = True
+        self._fast = False
         return cast("Message", message)
 
     # -- scanning
@@ -786,12 +785,11 @@ class StreamingParser:
         history = cast("int", self._history)
         self._buffer = (self._buffer + text)[-history:] if history else ""  # what _drop_committed would keep
         self._pos = len(self._buffer)
-        field = self._field
         self._body.append(text)
         if len(self._body) >= BLOCK_CHUNKS:
             self._blocks.append("".join(self._body))
             self._body = []
-        return [{"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]}]
+        return [{"type": "region_chunk", "field": self._chunk_name, "text": text, "dirty": self._chunk_dirty}]
 
     def _process(self, events: list[Event], eos: bool) -> None:
         """Commit every delimiter that can be committed, and the region text before it."""
@@ -846,7 +844,7 @@ class StreamingParser:
             if self._with_spans:
                 opened["start"] = self._offset + self._pos
             events.append(opened)
-            self._opened = True
+            self._mark_opened(field)
         self._body.append(text)
         if len(self._body) >= BLOCK_CHUNKS:
             self._blocks.append("".join(self._body))
@@ -860,7 +858,7 @@ class StreamingParser:
         self._captures = {k: v for k, v in groups.items() if v is not None}
         self._body = []
         self._blocks = []
-        self._opened = True
+        self._mark_opened(field)
         opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
         if self._with_captures:
             opened["captures"] = dict(self._captures)
@@ -887,7 +885,13 @@ class StreamingParser:
         self._captures = {}
         self._body = []
         self._blocks = []
-        self._opened = False
+        self._opened = self._fast = False
+
+    def _mark_opened(self, field: int) -> None:
+        self._opened = True
+        self._fast = not self._scan_always
+        self._chunk_name = self._names[field]
+        self._chunk_dirty = self._dirty[field]
 
     def _emit_close(self, events: list[Event], field: int, value: Any, end: int) -> None:
         closed: RegionClose = {"type": "region_close", "field": self._names[field], "value": value}
@@ -1887,18 +1891,17 @@ class ResponseParser(StreamingParser):
             busy = True
         else:
             busy = "<" in text
-        if self._scan_always or not self._opened or not text or self._pos != len(self._buffer) or busy:
+        if not self._fast or not text or self._pos != len(self._buffer) or busy:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         self._buffer = text[-1:]  # the committed character a delimiter may look back at
         self._pos = 1
-        field = self._field
         body = self._body
         body.append(text)
         if len(body) >= BLOCK_CHUNKS:
             self._blocks.append("".join(body))
             self._body = []
-        return [{"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]}]
+        return [{"type": "region_chunk", "field": self._chunk_name, "text": text, "dirty": self._chunk_dirty}]
 
 
 @overload

@@ -15,7 +15,7 @@ from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.plan import ParserPlan
 from rtcompile.regex.first_chars import char_class
 
-CHUNK_EVENT = '{"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]}'
+CHUNK_EVENT = '{"type": "region_chunk", "field": self._chunk_name, "text": text, "dirty": self._chunk_dirty}'
 MAX_IN_TESTS = 3  # more start characters than this are tested with one character-class search
 
 
@@ -28,7 +28,7 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         out.line('"""Add model text; returns the events it completes."""')
         # With nothing kept (history 0) the buffer is empty exactly when nothing is held back.
         pending = "self._buffer" if plan.history == 0 else "self._pos != len(self._buffer)"
-        guard = f"self._scan_always or not self._opened or not text or {pending}"
+        guard = f"not self._fast or not text or {pending}"
         busy = _busy_tests(parts, plan)
         if len(busy) == 1:
             (test,) = busy
@@ -48,15 +48,12 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         else:
             out.line(f"self._buffer = (self._buffer + text)[-{plan.history}:]  # what a delimiter may look back at")
             out.line("self._pos = len(self._buffer)")
-        out.line("field = self._field")
         out.line("body = self._body")
         out.line("body.append(text)")
         with out.block("if len(body) >= BLOCK_CHUNKS:"):
             out.line('self._blocks.append("".join(body))')
             out.line("self._body = []")
-        out.line(
-            'return [{"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]}]'
-        )
+        out.line(f"return [{CHUNK_EVENT}]")
     parts.need("engine", "BLOCK_CHUNKS")
     return out.code()
 
