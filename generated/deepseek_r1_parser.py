@@ -1905,7 +1905,7 @@ class ResponseParser(StreamingParser):
         _handle_tool_calls,
         _handle_text,
     )
-    _history = 1
+    _history = 0
 
     def __init__(
         self,
@@ -1934,11 +1934,9 @@ class ResponseParser(StreamingParser):
             busy = "<" in text
         else:
             busy = "`" in text
-        if not self._fast or not text or self._pos != len(self._buffer) or busy:
+        if not self._fast or not text or self._buffer or busy:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
-        self._buffer = text[-1:]  # the committed character a delimiter may look back at
-        self._pos = 1
         body = self._body
         body.append(text)
         if len(body) >= BLOCK_CHUNKS:

@@ -1861,7 +1861,7 @@ class ResponseParser(StreamingParser):
         _handle_tool_calls,
         _handle_text,
     )
-    _history = 1
+    _history = 0
 
     def __init__(
         self,
@@ -1885,11 +1885,9 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        if not self._fast or not text or self._pos != len(self._buffer) or "<" in text:
+        if not self._fast or not text or self._buffer or "<" in text:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
-        self._buffer = text[-1:]  # the committed character a delimiter may look back at
-        self._pos = 1
         body = self._body
         body.append(text)
         if len(body) >= BLOCK_CHUNKS:

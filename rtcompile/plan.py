@@ -125,19 +125,24 @@ def delimiter_history(delimiter: Delimiter) -> int | None:
 
 @functools.lru_cache(maxsize=512)
 def pattern_history(pattern: str) -> int | None:
+    """What `delimiter_history` says of a regex: its lookbehind reach, and at least one character if it
+    tests for the start of the text (`^`, `\\A`), so that no dropped text can make a later position
+    look like the start."""
     try:
-        return translate(pattern).history
+        translated = translate(pattern)
     except (UnsupportedRegex, ValueError):
         return None  # a pattern we cannot analyse keeps the whole buffer: slower, never wrong
+    if translated.history is None:
+        return None
+    return max(1, translated.history) if translated.anchored_start else translated.history
 
 
 def template_history(template: Template) -> int | None:
-    r"""How many committed characters the streaming engine must keep for `template`'s delimiters.
+    """How many committed characters the streaming engine must keep for `template`'s delimiters.
 
-    None when some delimiter can look back without bound: then nothing is dropped. Literal delimiters
-    never look back, so a template whose delimiters are all literal keeps nothing: the buffer holds only
-    text a pending delimiter may still claim. With a regex delimiter at least one character is kept, so
-    that `^`/`\A` can never match at a position we dropped text before.
+    None when some delimiter can look back without bound: then nothing is dropped. A template whose
+    delimiters never look back (literals, and regexes without lookbehind, `\\b` or start anchors) keeps
+    nothing: the buffer holds only text a pending delimiter may still claim.
     """
     delimiters: list[Delimiter] = []  # the start anchor is only searched in the prompt, never streamed
     for f in template.fields:
@@ -147,5 +152,5 @@ def template_history(template: Template) -> int | None:
         width = delimiter_history(delimiter)
         if width is None:
             return None
-        needed = max(needed, width if delimiter.is_literal else max(1, width))
+        needed = max(needed, width)
     return needed

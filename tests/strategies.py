@@ -42,8 +42,20 @@ REGEX_OPENS = [
     r"<\|c\|>to=(?P<name>\w+).*?<\|m\|>",
     r"\[C\]\s*",
     r"(?:<q>|<Q>)",
+    # They look before the match or test for the start: the engine must keep enough committed text.
+    r"(?<![a-z])<x>",
+    r"^<s>",
 ]
-REGEX_CLOSES = [r"</b\s*>", r"\s*</f>", r"</f>|$", r"<\|e\|>(?P<tail>\w*)", r"\n(?=\n)", r"(?:</q>)+"]
+REGEX_CLOSES = [
+    r"</b\s*>",
+    r"\s*</f>",
+    r"</f>|$",
+    r"<\|e\|>(?P<tail>\w*)",
+    r"\n(?=\n)",
+    r"(?:</q>)+",
+    r"(?<=\w)</w>",
+    r"\bend\b",
+]
 
 
 @st.composite
@@ -191,6 +203,10 @@ EXAMPLES_FOR_PATTERN = {
     r"<\|e\|>(?P<tail>\w*)": ["<|e|>", "<|e|>end "],
     r"\n(?=\n)": ["\n\n"],
     r"(?:</q>)+": ["</q>", "</q></q>"],
+    r"(?<![a-z])<x>": ["<x>", "a<x>", " <x>"],
+    r"^<s>": ["<s>"],
+    r"(?<=\w)</w>": ["a</w>", "</w>", " </w>"],
+    r"\bend\b": ["end", " end ", "xend", "end."],
 }
 
 BODIES = [
