@@ -44,6 +44,7 @@ SKELETON = jinja2.Environment(
     autoescape=False,
 )
 FIXED_IMPORTS = [
+    "import _thread",  # a lock for first use, without importing `threading`
     "import re",
     "from collections.abc import Iterable, Sequence",
 ]
