@@ -80,7 +80,8 @@ def generate(template: Template, *, source_name: str) -> str:
     code = SKELETON.get_template("module.py.jinja").render(
         version=VERSION,
         version_literal=literal(VERSION),
-        source_name=_safe_comment(source_name),
+        source_name=_escaped(source_name),
+        source_name_in_docstring=_escaped(source_name).replace("\\", "\\\\"),
         sha256=sha256,
         sha256_literal=literal(sha256),
         imports=imports,
@@ -153,6 +154,11 @@ def _format_sections(code: str) -> str:
     return "\n\n".join(formatted)
 
 
-def _safe_comment(text: str) -> str:
-    """A file name for the header comment and docstring: printable ASCII only (it is not code)."""
-    return json.dumps(text, ensure_ascii=True)[1:-1].replace('"""', "'''")
+def _escaped(text: str) -> str:
+    """A file name as printable ASCII, for the header comment: control characters, line breaks
+    (U+2028, U+0085 among them), quotes and backslashes become JSON escapes.
+
+    The docstring gets it with backslashes doubled, so that the docstring's value (what `help()`
+    prints) shows the escapes rather than the characters they stand for.
+    """
+    return json.dumps(text, ensure_ascii=True)[1:-1]
