@@ -27,6 +27,7 @@ from rtcompile.backends.codegen.fast_path import specialised_feed
 from rtcompile.backends.codegen.handlers import handlers
 from rtcompile.backends.codegen.lift import lift
 from rtcompile.backends.codegen.parts import ModuleParts
+from rtcompile.backends.codegen.preformat import format_with_big_literals_aside
 from rtcompile.backends.codegen.scanners import plain_check, scanner
 from rtcompile.backends.codegen.types import message_types
 from rtcompile.backends.codegen.writer import CodeWriter, literal, needs_builder
@@ -190,10 +191,11 @@ def _formatted(code: str) -> str:
 
 
 def _format_sections(code: str) -> str:
-    """black, section by section (each section is a run of top-level statements)."""
+    """black, section by section (each section is a run of top-level statements); big data literals are
+    laid out without black (`preformat`), which would spend most of a big template's compile time on them."""
     pieces = code.split(f"\n{SECTION_DIVIDER}")
-    formatted = [_formatted(pieces[0])] + [_formatted(SECTION_DIVIDER + piece) for piece in pieces[1:]]
-    return "\n\n".join(formatted)
+    sections = [pieces[0]] + [SECTION_DIVIDER + piece for piece in pieces[1:]]
+    return "\n\n".join(format_with_big_literals_aside(section, _formatted) for section in sections)
 
 
 def _escaped(text: str) -> str:
