@@ -113,6 +113,11 @@ def _value_parser(raw: Any, path: Path) -> Iterator[Diagnostic]:
                 f"value_parser ignores key {key!r}{_did_you_mean(str(key), VALUE_PARSER_KEYS)}", (*path, str(key))
             )
     name = raw.get("name", "text")
+    if isinstance(name, (list, dict)):  # unhashable: the reference's lookup fails with TypeError
+        yield warn(
+            f"value_parser name must be a string, got {type(name).__name__}; every value will fail", (*path, "name")
+        )
+        return
     if name not in CONTENT_ARG_KEYS:
         hint = _did_you_mean(str(name), CONTENT_ARG_KEYS)
         yield warn(f"unknown value_parser {name!r}{hint}; every value will fail with KeyError", (*path, "name"))

@@ -374,7 +374,8 @@ def _value_parser(raw: object, path: Path) -> ContentParser | None:
         return FailingParser("AttributeError", f"'{type(raw).__name__}' object has no attribute 'get'")
     name = raw.get("name", "text")
     if not _hashable(name):
-        raise TemplateTypeError(f"value_parser name must be a string, got {type(name).__name__}", path=(*path, "name"))
+        # The reference looks the name up in a dict when a value is parsed, and fails there, not at load.
+        return FailingParser("TypeError", f"unhashable type: '{type(name).__name__}'")
     if name not in CONTENT_PARSER_NAMES:
         return FailingParser("KeyError", name)  # the reference looks the name up in a dict: KeyError(name)
     return _build_parser(name, raw.get("args", {}), (*path, "args"))
