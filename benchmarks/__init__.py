@@ -8,6 +8,7 @@ Run with `python benchmarks/run.py` (see its `--help`). The package splits what 
 * `engines`: the three engines behind one interface;
 * `measurement`: timing in this process, engines interleaved run by run, and retained memory;
 * `import_time`: import cost of a module in fresh interpreters;
+* `compile_time`: compile time against template size (it must grow about linearly);
 * `profiling`: where the time goes (cProfile, and timeit of the pieces of one `feed`);
 * `report`: RESULTS.md, results.json, the plot and the console summary.
 

@@ -64,5 +64,11 @@ class Config:
             self.import_models = None  # all
             self.profile_size = 64 * KB
             self.regex_reps = 7
+        # compile time (`compile_time`): literals per template, for a field's delimiters and a `defaults` list
+        self.compile_sizes = {
+            "literal delimiters": [1, 10, 100, 1000] if quick else [1, 10, 100, 1000, 10000],
+            "defaults list": [1, 100, 1000, 10000] if quick else [1, 100, 1000, 10000, 40000],
+        }
+        self.compile_reps = 3 if quick else 5
         self.flat_small = 4 * KB
         self.headline = 4 * KB  # per-chunk speed targets are judged at this output size

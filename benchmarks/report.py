@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.compile_time import compile_time_section
 from benchmarks.config import KB, MB, ROOT, Config, log, size_label
 from benchmarks.engines import ENGINES
 from benchmarks.workloads import ADVERSARIAL, Workload
@@ -29,6 +30,7 @@ class Results:
     adversarial: list[dict[str, Any]]
     translation: dict[str, Any]
     profile: dict[str, Any]
+    compile_time: dict[str, Any] | None = None  # `benchmarks.compile_time`
 
 
 # =============================================================================================== environment
@@ -367,6 +369,8 @@ def build_report(
 
     # ------------------------------------------------------------------ regex translation
     L.extend(translation_section(translation))
+    if results.compile_time is not None:
+        L.extend(compile_time_section(results.compile_time))
 
     # ------------------------------------------------------------------ profile
     L.append("## Where the time goes\n")
@@ -611,6 +615,7 @@ def write(out: Path, cfg: Config, env: dict[str, Any], workloads: list[Workload]
         "imports": results.imports,
         "adversarial": results.adversarial,
         "regex_translation": results.translation,
+        "compile_time": results.compile_time,
         "targets": [{"target": t, "met": met, "measured": m} for t, met, m in targets],
         "workloads": {w.model: {"case": w.case["name"], "shape": w.shape, "notes": w.notes} for w in workloads},
     }

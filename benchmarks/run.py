@@ -19,7 +19,8 @@ so that a noisy machine shifts all engines alike; every number is a median over 
 * one-shot `parse_response`;
 * import time of a generated module in a fresh interpreter (vs `transformers.utils.chat_parsing`);
 * adversarial streams fed one character at a time;
-* uncached translation of every regex of the bundled templates to stdlib `re` (`rtcompile.regex.translate`).
+* uncached translation of every regex of the bundled templates to stdlib `re` (`rtcompile.regex.translate`);
+* compile time against template size: 1 to 10,000 literal delimiters, growing `defaults` lists.
 
 The rtcompile measured is the one of this checkout (the directory above benchmarks/), not whichever
 one the environment has installed. The package `benchmarks` says where each part lives.
@@ -50,7 +51,7 @@ from typing import Any, TypeVar  # noqa: E402
 import transformers  # noqa: E402
 
 import rtcompile  # noqa: E402
-from benchmarks import import_time, measurement, profiling, report  # noqa: E402
+from benchmarks import compile_time, import_time, measurement, profiling, report  # noqa: E402
 from benchmarks.config import TEMPLATES, Config, log  # noqa: E402
 from benchmarks.engines import Engines, compile_modules  # noqa: E402
 from benchmarks.workloads import Workload, check_workloads  # noqa: E402
@@ -130,6 +131,7 @@ def main() -> None:
         memory = stage("memory", lambda: measurement.bench_memory(cfg, engines, by_model))
         adversarial = stage("adversarial", lambda: measurement.bench_adversarial(cfg, engines, by_model))
         translation = stage("regex translation", lambda: measurement.bench_regex_translation(cfg, models))
+        compiling = stage("compile time", lambda: compile_time.bench_compile_time(cfg))
         imports = stage("imports", lambda: import_time.bench_imports(cfg, models, directory))
         profile = stage("profiling", lambda: profiling.profile_engines(cfg, engines, workloads))
         profile["components"] = stage("components", lambda: profiling.component_costs(engines, by_model["qwen3"]))
@@ -146,6 +148,7 @@ def main() -> None:
         imports=imports,
         adversarial=adversarial,
         translation=translation,
+        compile_time=compiling,
         profile=profile,
     )
     report.write(out, cfg, env, workloads, results)

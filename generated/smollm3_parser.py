@@ -10,6 +10,7 @@ unless asked for: `ResponseParser(..., captures=, spans=, recover=)`, `to_openai
 
 from __future__ import annotations
 
+import _thread
 import copy
 import functools
 import json
@@ -1744,12 +1745,15 @@ def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
 # the parser: the engine with this template's scanners, handlers and tables plugged in
 
 _PATTERNS_READY = False
+_PATTERNS_LOCK: Final = _thread.allocate_lock()  # first use may come from many threads at once
 
 
 def _prepare_patterns() -> None:
     global _PATTERNS_READY
-    _compile_patterns()
-    _PATTERNS_READY = True
+    with _PATTERNS_LOCK:  # one thread compiles; the others wait for it instead of compiling again
+        if not _PATTERNS_READY:
+            _compile_patterns()
+            _PATTERNS_READY = True
 
 
 class ResponseParser(StreamingParser):

@@ -33,20 +33,17 @@ from rtcompile.ir import (
     KvLinesParser,
     PythonCallListParser,
     ScalarParser,
-    TDict,
     Template,
-    TList,
-    TLiteral,
-    TPlaceholder,
-    Transform,
     XmlInlineParser,
 )
 from rtcompile.plan import ParserPlan, ParserState, plan_parser
 from rtcompile.runtime import content as parsers
 from rtcompile.runtime.engine import NO_GROUPS, Handler, PlainCheck, Scanner, ScanResult, StreamingParser
 from rtcompile.runtime.scanning import regex_can_grow
-from rtcompile.runtime.transform import content_scope, each_item_scope, require_each_list, resolve_placeholder
+from rtcompile.runtime.transform import content_scope, each_item_scope, require_each_list
+from rtcompile.runtime.transform_data import build_value
 from rtcompile.runtime.types import Event, Message
+from rtcompile.transform_program import Program, transform_program
 
 __all__ = ["Event", "Message", "ResponseParser", "after_last_anchor", "anchor_pattern"]
 
@@ -98,26 +95,18 @@ def _failing(parser: FailingParser) -> Callable[[Any], Any]:
     return fail
 
 
-def apply_transform(transform: Transform, scope: Mapping[str, Any]) -> Any:
-    if isinstance(transform, TPlaceholder):
-        return resolve_placeholder(scope, transform.path, transform.root, transform.keys)
-    if isinstance(transform, TDict):
-        return {key: apply_transform(value, scope) for key, value in transform.items}
-    if isinstance(transform, TList):
-        return [apply_transform(value, scope) for value in transform.items]
-    assert isinstance(transform, TLiteral)
-    return transform.value
-
-
-def field_value(field: Field, parse: Callable[[str], Any], body: str, captures: Mapping[str, str]) -> Any:
-    """Parse a closed region's body and reshape it with the field's transform."""
+def field_value(
+    field: Field, program: Program | None, parse: Callable[[str], Any], body: str, captures: Mapping[str, str]
+) -> Any:
+    """Parse a closed region's body and reshape it with the field's transform, given as a flat program
+    (`rtcompile.transform_program`): the same code a generated module runs for a deep transform."""
     value = parse(body)
-    if field.transform is None:
+    if program is None:
         return value
     if not field.transform_each:
-        return apply_transform(field.transform, content_scope(captures, value))
+        return build_value(program, content_scope(captures, value))
     return [
-        apply_transform(field.transform, each_item_scope(field.name, captures, item))
+        build_value(program, each_item_scope(field.name, captures, item))
         for item in require_each_list(field.name, value)
     ]
 
@@ -183,7 +172,8 @@ def _plain_check(state: ParserState) -> PlainCheck | None:
 
 def _handler(f: Field) -> Handler:
     parse = _content_function(f.parser)
-    return lambda body, captures: field_value(f, parse, body, captures)
+    program = None if f.transform is None else transform_program(f.transform)
+    return lambda body, captures: field_value(f, program, parse, body, captures)
 
 
 # --------------------------------------------------------------------------- the streaming parser

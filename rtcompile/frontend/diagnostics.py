@@ -105,6 +105,11 @@ def _value_parser(raw: Any, path: Path) -> Iterator[Diagnostic]:
                 f"value_parser ignores key {key!r}{_did_you_mean(str(key), VALUE_PARSER_KEYS)}", (*path, str(key))
             )
     name = raw.get("name", "text")
+    if isinstance(name, (list, dict)):  # unhashable: the reference's lookup fails with TypeError
+        yield warn(
+            f"value_parser name must be a string, got {type(name).__name__}; every value will fail", (*path, "name")
+        )
+        return
     if name not in CONTENT_ARG_KEYS:
         hint = _did_you_mean(str(name), CONTENT_ARG_KEYS)
         yield warn(f"unknown value_parser {name!r}{hint}; every value will fail with KeyError", (*path, "name"))
@@ -136,15 +141,17 @@ def _placeholders(f: Field, path: Path) -> Iterator[Diagnostic]:
 
 
 def walk_placeholders(transform: Transform, path: Path = ()) -> Iterator[tuple[TPlaceholder, Path]]:
-    """Every placeholder in a transform tree, with its JSON path."""
-    if isinstance(transform, TPlaceholder):
-        yield transform, path
-    elif isinstance(transform, TDict):
-        for key, value in transform.items:
-            yield from walk_placeholders(value, (*path, str(key)))
-    elif isinstance(transform, TList):
-        for index, value in enumerate(transform.items):
-            yield from walk_placeholders(value, (*path, index))
+    """Every placeholder in a transform tree, with its JSON path, in order (no recursion: a transform
+    may nest hundreds of levels)."""
+    pending: list[tuple[Transform, Path]] = [(transform, path)]
+    while pending:
+        node, where = pending.pop()
+        if isinstance(node, TPlaceholder):
+            yield node, where
+        elif isinstance(node, TDict):
+            pending.extend((value, (*where, str(key))) for key, value in reversed(node.items))
+        elif isinstance(node, TList):
+            pending.extend((value, (*where, index)) for index, value in reversed(list(enumerate(node.items))))
 
 
 # --------------------------------------------------------------------------- delimiters
@@ -153,14 +160,23 @@ def walk_placeholders(transform: Transform, path: Path = ()) -> Iterator[tuple[T
 def _shadowed_opens(template: Template) -> Iterator[Diagnostic]:
     """A literal open that is a prefix of another field's literal open: which one fires depends on order."""
     opens = [(f, lit) for f in template.fields if f.open and f.open.literals for lit in f.open.literals]
-    for f, short in opens:
-        for g, long in opens:
-            if f is not g and long != short and long.startswith(short):
-                yield warn(
-                    f"open {short!r} of field {f.name!r} is a prefix of open {long!r} of field {g.name!r}; "
-                    f"text starting with {long!r} opens {g.name!r} only because the longer match wins",
-                    ("fields", f.name, "open"),
-                )
+    # In sorted order the literals a literal is a prefix of come right after it, so this costs about the
+    # number of literals (times the prefix pairs found), not its square: a field may list thousands.
+    by_text = sorted(range(len(opens)), key=lambda i: opens[i][1])
+    pairs = []
+    for rank, i in enumerate(by_text):
+        short, later = opens[i][1], rank + 1
+        while later < len(by_text) and opens[by_text[later]][1].startswith(short):
+            pairs.append((i, by_text[later]))
+            later += 1
+    for i, j in sorted(pairs):  # the order of the obvious double loop over `opens`
+        (f, short), (g, long) = opens[i], opens[j]
+        if f is not g and long != short:
+            yield warn(
+                f"open {short!r} of field {f.name!r} is a prefix of open {long!r} of field {g.name!r}; "
+                f"text starting with {long!r} opens {g.name!r} only because the longer match wins",
+                ("fields", f.name, "open"),
+            )
 
 
 def _regex_warnings(pattern: str, path: Path) -> Iterator[Diagnostic]:

@@ -14,12 +14,20 @@ from __future__ import annotations
 
 import copy
 import difflib
+import itertools
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import regex
 
 from rtcompile.frontend.errors import TemplateError, TemplateTypeError, quote
+from rtcompile.frontend.nesting import (
+    MAX_DEFAULTS_LEVEL,
+    MAX_TRANSFORM_LOAD_LEVEL,
+    TemplateRecursionError,
+    copy_nested,
+    deepest_level,
+)
 from rtcompile.ir import (
     ContentParser,
     Delimiter,
@@ -58,6 +66,8 @@ FIELD_KEYS = frozenset(
 )
 CONTENT_PARSER_NAMES = ("text", "int", "float", "bool", "json", "xml-inline", "kv-lines", "python-call-list")
 
+# `defaults` nested at most this deep are copied with `copy.deepcopy` itself (deeper ones without recursion).
+SHALLOW = 100
 # A transform string that is exactly `{name}` or `{name.key.key}` is a placeholder. `\w` is the
 # `regex` module's (Unicode) word class, as in the reference.
 PLACEHOLDER = regex.compile(r"\{(\w+(?:\.\w+)*)\}")
@@ -94,7 +104,21 @@ def build_template(spec: object) -> Template:
     anchor = _build_delimiter("response_template", (), spec, "start_anchor", "start_anchor_pattern")
     if anchor is None:
         raise TemplateError("response_template must define 'start_anchor' or 'start_anchor_pattern'.")
-    return Template(fields=fields, defaults=copy.deepcopy(dict(defaults)), start_anchor=anchor, source=spec)
+    return Template(fields=fields, defaults=_copy_defaults(defaults), start_anchor=anchor, source=spec)
+
+
+def _copy_defaults(defaults: Mapping[Any, Any]) -> dict[Any, Any]:
+    """The reference's `copy.deepcopy` of `defaults`, its last load step, and its stack limit."""
+    deepest = deepest_level(dict(defaults))
+    if deepest > MAX_DEFAULTS_LEVEL:
+        raise TemplateRecursionError(
+            f"response_template.defaults nests deeper than {MAX_DEFAULTS_LEVEL} levels; transformers 5.24.0 runs "
+            "out of Python stack (RecursionError) copying it",
+            path=("defaults",),
+        )
+    if deepest <= SHALLOW:
+        return copy.deepcopy(dict(defaults))
+    return cast("dict[Any, Any]", copy_nested(dict(defaults)))
 
 
 # --------------------------------------------------------------------------- fields
@@ -240,7 +264,10 @@ def _literal_delimiter(scope: str, path: Path, key: str, value: object) -> Delim
         raise TemplateError(f"{scope}: '{key}' literals cannot be empty strings", path=path)
     # Longest first, so that the alternation prefers the longer literal where both match.
     pattern = "|".join(regex.escape(s) for s in sorted(literals, key=len, reverse=True))
-    can_extend = any(a != b and a.startswith(b) for a in literals for b in literals)
+    # Whether one literal is a strict prefix of another: in sorted order a literal's extensions come right
+    # after it, so neighbours tell (a field may list thousands of literals: no comparing every pair).
+    ordered = sorted(literals)
+    can_extend = any(longer.startswith(shorter) for shorter, longer in itertools.pairwise(ordered))
     return Delimiter(pattern=pattern, literals=tuple(literals), can_extend=can_extend, group_names=())
 
 
@@ -258,10 +285,44 @@ def _regex_delimiter(scope: str, path: Path, key: str, value: object) -> Delimit
 
 
 def _build_transform(scope: str, path: Path, raw: object) -> Transform:
-    if isinstance(raw, dict):
-        return TDict(tuple((k, _build_transform(scope, (*path, str(k)), v)) for k, v in raw.items()))
-    if isinstance(raw, list):
-        return TList(tuple(_build_transform(scope, (*path, i), v) for i, v in enumerate(raw)))
+    """The transform tree as IR, built without recursion (a transform may nest hundreds of levels).
+
+    Nodes are entered depth first, members in order, as the reference's `validate_transform_strings`
+    enters them, so that of a string mixing placeholder and text and a node too deep to reach, the
+    one the reference meets first is the error raised.
+    """
+    built: list[Transform] = []  # finished subtrees, in order; a container takes its members off the end
+    pending: list[tuple[object, int, Path, bool]] = [(raw, 0, path, False)]
+    while pending:
+        node, level, where, members_built = pending.pop()
+        if members_built:
+            if isinstance(node, dict):
+                start = len(built) - len(node)
+                built[start:] = [TDict(tuple(zip(node, built[start:], strict=True)))]
+            else:
+                assert isinstance(node, list)
+                start = len(built) - len(node)
+                built[start:] = [TList(tuple(built[start:]))]
+            continue
+        if level > MAX_TRANSFORM_LOAD_LEVEL:
+            raise TemplateRecursionError(
+                f"{scope}: transform nests deeper than {MAX_TRANSFORM_LOAD_LEVEL} levels; transformers 5.24.0 runs "
+                "out of Python stack (RecursionError) loading it",
+                path=path,
+            )
+        if isinstance(node, dict):
+            pending.append((node, level, where, True))
+            pending.extend((v, level + 1, (*where, str(k)), False) for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            pending.append((node, level, where, True))
+            pending.extend((v, level + 1, (*where, i), False) for i, v in reversed(list(enumerate(node))))
+        else:
+            built.append(_transform_leaf(scope, where, node))
+    (transform,) = built
+    return transform
+
+
+def _transform_leaf(scope: str, path: Path, raw: object) -> Transform:
     if not isinstance(raw, str):
         return TLiteral(raw)
     whole = PLACEHOLDER.fullmatch(raw)
@@ -344,7 +405,8 @@ def _value_parser(raw: object, path: Path) -> ContentParser | None:
         return FailingParser("AttributeError", f"'{type(raw).__name__}' object has no attribute 'get'")
     name = raw.get("name", "text")
     if not _hashable(name):
-        raise TemplateTypeError(f"value_parser name must be a string, got {type(name).__name__}", path=(*path, "name"))
+        # The reference looks the name up in a dict when a value is parsed, and fails there, not at load.
+        return FailingParser("TypeError", f"unhashable type: '{type(name).__name__}'")
     if name not in CONTENT_PARSER_NAMES:
         return FailingParser("KeyError", name)  # the reference looks the name up in a dict: KeyError(name)
     return _build_parser(name, raw.get("args", {}), (*path, "args"))

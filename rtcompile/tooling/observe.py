@@ -53,14 +53,29 @@ class Raised:
 
 
 def normalise(value: Any) -> Any:
-    """Make NaN compare equal to itself (json parses `NaN`); everything else stays as it is."""
-    if isinstance(value, float) and math.isnan(value):
-        return "<nan>"
-    if isinstance(value, dict):
-        return {k: normalise(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [normalise(v) for v in value]
-    return value
+    """A copy of `value` in which NaN compares equal to itself (json parses `NaN`); nothing else changes.
+
+    Without recursion: a transform may build values hundreds of levels deep.
+    """
+    copies: list[tuple[Any, Any]] = []  # (original container, its copy still to fill)
+
+    def shell(node: Any) -> Any:
+        if isinstance(node, float) and math.isnan(node):
+            return "<nan>"
+        if isinstance(node, (dict, list)):
+            copy: Any = {} if isinstance(node, dict) else []
+            copies.append((node, copy))
+            return copy
+        return node
+
+    root = shell(value)
+    while copies:
+        original, copy = copies.pop()
+        if isinstance(original, dict):
+            copy.update((key, shell(member)) for key, member in original.items())
+        else:
+            copy.extend([shell(member) for member in original])
+    return root
 
 
 def observe(make: Make, prefix: str, chunks: Sequence[str], tools: Any = None) -> list[Any]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import black
@@ -27,9 +28,10 @@ from rtcompile.backends.codegen.handlers import handlers
 from rtcompile.backends.codegen.lift import lift
 from rtcompile.backends.codegen.openai import openai_section
 from rtcompile.backends.codegen.parts import ModuleParts
+from rtcompile.backends.codegen.preformat import format_with_big_literals_aside
 from rtcompile.backends.codegen.scanners import plain_check, scanner
 from rtcompile.backends.codegen.types import message_types
-from rtcompile.backends.codegen.writer import CodeWriter, literal
+from rtcompile.backends.codegen.writer import CodeWriter, literal, needs_builder
 from rtcompile.ir import Template
 from rtcompile.plan import ParserPlan, plan_parser
 from rtcompile.version import VERSION
@@ -45,6 +47,7 @@ SKELETON = jinja2.Environment(
     autoescape=False,
 )
 FIXED_IMPORTS = [
+    "import _thread",  # a lock for first use, without importing `threading`
     "import re",
     "from collections.abc import Callable, Iterable, Sequence",
 ]
@@ -75,18 +78,23 @@ def generate(template: Template, *, source_name: str) -> str:
     anchor, _ = parts.stdlib_regex(template.start_anchor.pattern, "start anchor", (anchor_key,), streamed=False)
     types = message_types(parts, template)
     openai = openai_section(parts, template)
-    lifted = lift(parts.wanted)
+    # A value nested too deep for a literal is built by `build_value` when the module loads, and TEMPLATE
+    # comes first in the module: then the builder is lifted ahead of it.
+    early = lift([("transform_data", "build_value")] if needs_builder(template.source) else [])
+    lifted = lift(parts.wanted, defined=early.names)
     sha256 = template_hash(template)
-    imports, typing_names = _merge_imports([*FIXED_IMPORTS, *lifted.imports])
+    imports, typing_names = _merge_imports([*FIXED_IMPORTS, *early.imports, *lifted.imports])
     code = SKELETON.get_template("module.py.jinja").render(
         version=VERSION,
         version_literal=literal(VERSION),
-        source_name=_safe_comment(source_name),
+        source_name=_escaped(source_name),
+        source_name_in_docstring=_escaped(source_name).replace("\\", "\\\\"),
         sha256=sha256,
         sha256_literal=literal(sha256),
         imports=imports,
         typing_names=typing_names,
         template_literal=literal(dict(template.source)),
+        data_helpers="\n\n\n".join(early.definitions),
         types=types,
         helpers="\n\n\n".join(_formatted(d) for d in lifted.definitions),
         scanners="\n\n\n".join([*parts.constants, parts.patterns_code(), *parts.scanners]),
@@ -139,8 +147,45 @@ def template_hash(template: Template) -> str:
     Keys keep their order: the order of `fields` decides which field wins ties, so it is part of
     the template's meaning.
     """
-    canonical = json.dumps(template.source, ensure_ascii=False, separators=(",", ":"), default=repr)
+    canonical = compact_json(template.source)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def compact_json(value: object) -> str:
+    """`json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)`, without recursion:
+    the C encoder counts each nesting level against Python's recursion limit, and a template may nest
+    hundreds of levels deep."""
+    pieces: list[str] = []
+    pending: list[object] = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, _Text):
+            pieces.append(node.text)
+        elif isinstance(node, dict):
+            pending.append(_Text("}"))
+            for number, (key, member) in enumerate(reversed(list(node.items()))):
+                pending.append(member)
+                # json's own rendering of a key (str, int, float, bool or None); a trailing ":0}" stripped
+                key_text = json.dumps({key: 0}, ensure_ascii=False, separators=(",", ":"))[1:-3]
+                pending.append(_Text(("," if number < len(node) - 1 else "") + key_text + ":"))
+            pending.append(_Text("{"))
+        elif isinstance(node, (list, tuple)):
+            pending.append(_Text("]"))
+            for number, member in enumerate(reversed(node)):
+                pending.append(member)
+                if number < len(node) - 1:
+                    pending.append(_Text(","))
+            pending.append(_Text("["))
+        else:
+            pieces.append(json.dumps(node, ensure_ascii=False, default=repr))
+    return "".join(pieces)
+
+
+@dataclass(frozen=True)
+class _Text:
+    """Literal JSON punctuation queued between the values still to encode."""
+
+    text: str
 
 
 @functools.lru_cache(maxsize=1024)
@@ -149,12 +194,18 @@ def _formatted(code: str) -> str:
 
 
 def _format_sections(code: str) -> str:
-    """black, section by section (each section is a run of top-level statements)."""
+    """black, section by section (each section is a run of top-level statements); big data literals are
+    laid out without black (`preformat`), which would spend most of a big template's compile time on them."""
     pieces = code.split(f"\n{SECTION_DIVIDER}")
-    formatted = [_formatted(pieces[0])] + [_formatted(SECTION_DIVIDER + piece) for piece in pieces[1:]]
-    return "\n\n".join(formatted)
+    sections = [pieces[0]] + [SECTION_DIVIDER + piece for piece in pieces[1:]]
+    return "\n\n".join(format_with_big_literals_aside(section, _formatted) for section in sections)
 
 
-def _safe_comment(text: str) -> str:
-    """A file name for the header comment and docstring: printable ASCII only (it is not code)."""
-    return json.dumps(text, ensure_ascii=True)[1:-1].replace('"""', "'''")
+def _escaped(text: str) -> str:
+    """A file name as printable ASCII, for the header comment: control characters, line breaks
+    (U+2028, U+0085 among them), quotes and backslashes become JSON escapes.
+
+    The docstring gets it with backslashes doubled, so that the docstring's value (what `help()`
+    prints) shows the escapes rather than the characters they stand for.
+    """
+    return json.dumps(text, ensure_ascii=True)[1:-1]

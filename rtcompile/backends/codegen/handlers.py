@@ -1,12 +1,15 @@
-"""One handler per field: its content parser called with the arguments baked in, its transform unrolled.
+"""One handler per field: its content parser called with the arguments baked in, its transform unrolled
+(or, nested too deep for one expression, run as data by `build_value`).
 
 A handler is `(body, captures) -> value` (`rtcompile.runtime.engine.Handler`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from rtcompile.backends.codegen.parts import ModuleParts
-from rtcompile.backends.codegen.writer import CodeWriter, literal
+from rtcompile.backends.codegen.writer import MAX_LITERAL_NESTING, CodeWriter, literal
 from rtcompile.frontend.errors import JsonPath
 from rtcompile.ir import (
     ContentParser,
@@ -24,6 +27,7 @@ from rtcompile.ir import (
     XmlInlineParser,
     unreachable,
 )
+from rtcompile.transform_program import transform_program
 
 
 def handlers(parts: ModuleParts, fields: tuple[Field, ...]) -> list[str]:
@@ -47,12 +51,14 @@ def _handler_body(parts: ModuleParts, f: Field) -> str:
     out = CodeWriter()
     if f.transform is None:
         out.line(f"return {parse}")
-    elif not f.transform_each:
+        return out.code()
+    unrolled = _nesting(f.transform) <= MAX_LITERAL_NESTING
+    if not f.transform_each:
         out.line(f"content = {parse}")
-        if _uses_scope(f.transform):
+        if not unrolled or _uses_scope(f.transform):
             parts.need("transform", "content_scope")
             out.line("scope = content_scope(captures, content)")
-        out.line(f"return {_transform_expr(parts, f.transform, fold_content=True)}")
+        out.line(f"return {_apply_transform(parts, f, unrolled)}")
     else:
         parts.need("transform", "require_each_list")
         parts.need("transform", "each_item_scope")
@@ -60,9 +66,20 @@ def _handler_body(parts: ModuleParts, f: Field) -> str:
         out.line("out = []")
         with out.block(f"for item in require_each_list({name}, {parse}):"):
             out.line(f"scope = each_item_scope({name}, captures, item)")
-            out.line(f"out.append({_transform_expr(parts, f.transform, fold_content=False)})")
+            out.line(f"out.append({_apply_transform(parts, f, unrolled)})")
         out.line("return out")
     return out.code()
+
+
+def _apply_transform(parts: ModuleParts, f: Field, unrolled: bool) -> str:
+    """The transform applied to `scope` (or, unrolled in a plain transform, to `content` directly)."""
+    assert f.transform is not None
+    if unrolled:
+        return _transform_expr(parts, f.transform, fold_content=not f.transform_each)
+    # Too deep for one expression: the transform as data, run by a helper (as the interpreter runs it).
+    parts.need("transform_data", "build_value")
+    program = parts.constant(f"{f.name} transform", literal(transform_program(f.transform)))
+    return f"build_value({program}, scope)"
 
 
 def _parser_call(parts: ModuleParts, parser: ContentParser, arg: str, where: JsonPath, hint: str) -> str:
@@ -115,19 +132,28 @@ def _nested_parser(parts: ModuleParts, parser: ContentParser | None, where: Json
     return name
 
 
+def _subtrees(transform: Transform) -> Iterator[tuple[Transform, int]]:
+    """Every node of a transform tree with its nesting (the root is 0), without recursion."""
+    pending = [(transform, 0)]
+    while pending:
+        node, nesting = pending.pop()
+        yield node, nesting
+        if isinstance(node, (TDict, TList)):
+            members = [value for _, value in node.items] if isinstance(node, TDict) else node.items
+            pending.extend((member, nesting + 1) for member in members)
+
+
+def _nesting(transform: Transform) -> int:
+    """Brackets the transform's unrolled expression nests (its deepest container's nesting, plus one)."""
+    return max((nesting + 1 for node, nesting in _subtrees(transform) if isinstance(node, (TDict, TList))), default=0)
+
+
 def _uses_scope(transform: Transform) -> bool:
     """Whether a plain transform reads anything but the parsed content itself."""
-    match transform:
-        case TPlaceholder():
-            return not (transform.root == "content" and not transform.keys)
-        case TDict():
-            return any(_uses_scope(value) for _, value in transform.items)
-        case TList():
-            return any(_uses_scope(value) for value in transform.items)
-        case TLiteral():
-            return False
-        case _:
-            unreachable(transform)
+    return any(
+        isinstance(node, TPlaceholder) and not (node.root == "content" and not node.keys)
+        for node, _ in _subtrees(transform)
+    )
 
 
 def _transform_expr(parts: ModuleParts, transform: Transform, *, fold_content: bool) -> str:

@@ -37,6 +37,7 @@ class Definition:
 class Lifted:
     imports: tuple[str, ...]
     definitions: tuple[str, ...]
+    names: frozenset[tuple[str, str]]  # (runtime module, name) of every definition
 
 
 class _NameCollector(cst.CSTVisitor):
@@ -109,10 +110,11 @@ def _record_import(node: cst.Import | cst.ImportFrom, tree: cst.Module, imports:
         imports[bound] = f"import {tree.code_for_node(alias.name)}"
 
 
-def lift(wanted: Iterable[tuple[str, str]]) -> Lifted:
-    """The definitions of `wanted` ((runtime module, name) pairs) and everything they use."""
+def lift(wanted: Iterable[tuple[str, str]], *, defined: Iterable[tuple[str, str]] = ()) -> Lifted:
+    """The definitions of `wanted` ((runtime module, name) pairs) and everything they use, except those
+    in `defined` (lifted already, earlier in the module)."""
     ordered: list[Definition] = []
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str]] = set(defined)
     import_lines: set[str] = set()
 
     def visit(module: str, name: str) -> None:
@@ -140,4 +142,8 @@ def lift(wanted: Iterable[tuple[str, str]]) -> Lifted:
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
         raise AssertionError(f"runtime helpers define the same name twice: {sorted(duplicates)}")
-    return Lifted(imports=tuple(sorted(import_lines)), definitions=tuple(d.source for d in ordered))
+    return Lifted(
+        imports=tuple(sorted(import_lines)),
+        definitions=tuple(d.source for d in ordered),
+        names=frozenset((d.module, d.name) for d in ordered),
+    )

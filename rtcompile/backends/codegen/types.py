@@ -11,6 +11,7 @@ from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.writer import literal
 from rtcompile.ir import FailingParser, Field, TDict, Template, TList, TLiteral, TPlaceholder, Transform, unreachable
 
+MAX_SHAPE_NESTING = 8  # transform dicts nested deeper than this are typed `Any`
 _CONTENT_TYPES = {
     "text": "str",
     "int": "int",
@@ -83,7 +84,9 @@ def _value_type(parts: ModuleParts, f: Field) -> str:
     return f"list[{base}]" if f.repeats else base
 
 
-def _transform_type(parts: ModuleParts, transform: Transform, content_type: str, hint: str) -> str:
+def _transform_type(parts: ModuleParts, transform: Transform, content_type: str, hint: str, nesting: int = 0) -> str:
+    if nesting >= MAX_SHAPE_NESTING:
+        return "Any"  # a TypedDict per level would be no help to a reader this deep (nor cheap to check)
     match transform:
         case TPlaceholder(root=root, keys=keys):
             return content_type if root == "content" and not keys else "Any"
@@ -100,7 +103,7 @@ def _transform_type(parts: ModuleParts, transform: Transform, content_type: str,
                 return "dict[Any, Any]"
             name = parts.names.new("Shape", hint)
             members = ", ".join(
-                f"{literal(k)}: {_transform_type(parts, v, content_type, f'{hint} {k}')}" for k, v in items
+                f"{literal(k)}: {_transform_type(parts, v, content_type, f'{hint} {k}', nesting + 1)}" for k, v in items
             )
             parts.shapes.append(f'{name} = TypedDict("{name}", {{{members}}})')
             return name

@@ -17,24 +17,45 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from rtcompile.frontend.errors import TemplateError
+from rtcompile.frontend.nesting import levels
+from rtcompile.transform_program import data_program
 
 INDENT = "    "
+# Brackets a literal may nest before deeper values are built by a program instead (see `literal`).
+MAX_LITERAL_NESTING = 16
 
 
-def literal(value: object) -> str:
-    """Python source for a JSON-like value, built only from repr() of scalars: template text is data."""
+def literal(value: object, *, _nesting: int = 0) -> str:
+    """Python source for a JSON-like value, built only from repr() of scalars: template text is data.
+
+    A container nested `MAX_LITERAL_NESTING` brackets deep is written as `build_value(<program>)`
+    instead (a flat program: see `rtcompile.runtime.transform_data`), so that no literal nests deeper,
+    however deep the value: CPython's parser refuses 200 nested brackets, and black recurses per level.
+    """
     if value is None or isinstance(value, (bool, int, str)):
         return repr(value)
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return f"float({repr(str(value))})"
         return repr(value)
+    if isinstance(value, (list, tuple, dict)) and _nesting >= MAX_LITERAL_NESTING:
+        return f"build_value({literal(data_program(value))})"
+    deeper = _nesting + 1
     if isinstance(value, (list, tuple)):
-        inner = ", ".join(literal(v) for v in value)
+        inner = ", ".join(literal(v, _nesting=deeper) for v in value)
         return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+        return (
+            "{"
+            + ", ".join(f"{literal(k, _nesting=deeper)}: {literal(v, _nesting=deeper)}" for k, v in value.items())
+            + "}"
+        )
     raise TemplateError(f"cannot compile a template value of type {type(value).__name__}; use JSON values only")
+
+
+def needs_builder(value: object) -> bool:
+    """Whether `literal(value)` calls `build_value` (the module must then define it first)."""
+    return any(isinstance(node, (list, tuple, dict)) and level >= MAX_LITERAL_NESTING for node, level in levels(value))
 
 
 def word(text: str) -> str:
