@@ -37,10 +37,13 @@ class ModuleParts:
         self.constants.append(f"{name}: Final = {code}")
         return name
 
-    def pattern(self, hint: str, source: str, flags: str = "re.DOTALL") -> str:
-        """A compiled regex, compiled on first use (see `_compile_patterns` in the generated module)."""
+    def pattern(self, hint: str, source: str, flags: str = "re.DOTALL", *, source_code: str | None = None) -> str:
+        """A compiled regex, compiled on first use (see `_compile_patterns` in the generated module).
+
+        `source_code` is an expression that builds the source at run time, for patterns made of data the
+        module holds anyway (an alternation of its literals); else the source is written as a literal."""
         name = self.names.new("_RE", hint, constant=True)
-        self.patterns.append((name, f"re.compile({literal(source)}, {flags})"))
+        self.patterns.append((name, f"re.compile({source_code or literal(source)}, {flags})"))
         return name
 
     def patterns_code(self) -> str:

@@ -25,8 +25,10 @@ from rtcompile.ir import Template
 from rtcompile.plan import ParserState, Watch
 from rtcompile.regex.first_chars import char_class, starts_at_buffer_start
 
-# Literals longer than this are held back by `literal_set_hold` (a trie pattern nests one group per character).
+# Beyond these the pending text is found by `literal_set_hold` (linear in the literals) instead of a trie
+# pattern, which nests one group per character and is written into the module as one string.
 MAX_TRIE_DEPTH = 48
+MAX_TRIE_LITERALS = 64
 
 
 def state_hint(state: ParserState, template: Template) -> str:
@@ -157,10 +159,10 @@ def _literal_search(
     """
     entries: dict[str, tuple[int, bool]] = {}  # literal -> (rank, can grow into a longer one of its delimiter)
     for rank, watch in enumerate(state.watches):
-        literals = watch.delimiter.literals or ()
-        for lit in literals:
-            grows = any(other != lit and other.startswith(lit) for other in literals)
-            entries.setdefault(lit, (rank, grows))
+        ordered = sorted(set(watch.delimiter.literals or ()))
+        for lit, following in zip(ordered, [*ordered[1:], ""], strict=True):
+            # In sorted order a literal that another one extends is followed by such an extension.
+            entries.setdefault(lit, (rank, following.startswith(lit) and following != lit))
     hint = state_hint(state, template)
     if len(entries) == 1:
         ((lit, (rank, _)),) = entries.items()
@@ -172,8 +174,10 @@ def _literal_search(
             _take(out, None if single else rank, "NO_GROUPS")
         return
     ordered = sorted(entries, key=lambda lit: (-len(lit), entries[lit][0]))
-    pattern = parts.pattern(f"{hint} literals", "|".join(re.escape(lit) for lit in ordered))
     table = parts.constant(f"{hint} literal watches", literal({lit: entries[lit] for lit in ordered}))
+    # The alternation is built from the table's keys (in its order) when the module compiles its patterns.
+    alternation = "|".join(re.escape(lit) for lit in ordered)
+    pattern = parts.pattern(f"{hint} literals", alternation, source_code=f'"|".join(map(re.escape, {table}))')
     if not single:
         out.comment(", ".join(format_path(w.where) for w in state.watches if w.delimiter.is_literal))
     out.line(f"m = {pattern}.search(buf, pos)")
@@ -197,7 +201,16 @@ def _literals_nest(state: ParserState) -> bool:
     one hold for the whole state; such states search and hold back delimiter by delimiter.
     """
     literals = {lit for w in state.watches for lit in w.delimiter.literals or ()}
-    return any(inner != outer and inner in outer for inner in literals for outer in literals)
+    lengths = sorted({len(lit) for lit in literals})
+    # Every substring of a literal with the length of some literal is looked up once: linear in the literals
+    # for a given set of lengths, where comparing every pair would be quadratic in their number.
+    return any(
+        outer[start : start + size] in literals
+        for outer in literals
+        for size in lengths
+        if size < len(outer)
+        for start in range(len(outer) - size + 1)
+    )
 
 
 def _literal_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Template, rank: int | None) -> None:
@@ -242,7 +255,7 @@ def _hold_pending(out: CodeWriter, parts: ModuleParts, literals: list[str], hint
         out.line("pass  # one-character literals are never pending")
         return
     reach = max(len(lit) for lit in pending) - 1  # the longest proper prefix
-    if reach > MAX_TRIE_DEPTH:
+    if reach > MAX_TRIE_DEPTH or len(pending) > MAX_TRIE_LITERALS:
         parts.need("scanning", "literal_set_hold")
         names = parts.constant(f"{hint} pending literals", literal(tuple(pending)))
         with out.block("if not eos:"):
