@@ -81,7 +81,7 @@ class Config:
             self.memory_size = 10 * MB
             self.memory_size_small = 1 * MB
             self.oneshot_sizes = [4 * KB, 400 * KB] if targets else [4 * KB, 40 * KB, 400 * KB, 4 * MB]
-            self.oneshot_reps = {4 * KB: 15, 40 * KB: 15, 400 * KB: 9, 4 * MB: 5}
+            self.oneshot_reps = {4 * KB: 15, 40 * KB: 15, 400 * KB: 9, 4 * MB: 3}
             self.concurrent_parsers = 1000
             self.concurrent_reps = 3
             self.concurrent_max_models = None

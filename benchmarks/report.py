@@ -602,7 +602,7 @@ def print_summary(cfg: Config, env: dict[str, Any], models: list[str], results: 
             rf = median([ratio(r, "compiled", "floor") for r in rows.values()])
             print(
                 f"{size_label(size):>8} {fmt(med['compiled']):>10} {fmt(med['interpreter']):>10} {fmt(med['transformers']):>10} "
-                f"{fmt(med['floor'], 3):>8} {fmt(rt) + 'x':>8} {fmt(rf) + 'x':>10}"
+                f"{fmt(med['floor'], 3):>8} {times(rt):>8} {times(rf):>10}"
             )
     if results.oneshot:
         one = results.oneshot["ms"]
