@@ -19,7 +19,7 @@ from transformers.utils.chat_parsing import ResponseParser as TfParser
 from transformers.utils.chat_parsing import parse_response as tf_parse_response
 
 import rtcompile
-from benchmarks.config import TEMPLATES
+from benchmarks.config import ALL_ENGINES, TEMPLATES
 from rtcompile.frontend.errors import TemplateWarning
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 warnings.simplefilter("ignore", TemplateWarning)
 
-ENGINES = ("compiled", "interpreter", "transformers")
+ENGINES = ALL_ENGINES
 
 
 def compile_modules(models: list[str], directory: Path) -> dict[str, ModuleType]:

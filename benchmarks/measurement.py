@@ -20,7 +20,7 @@ from typing import Any
 
 import rtcompile.regex.translate as regex_translation
 from benchmarks.config import KB, MB, Config, log, size_label
-from benchmarks.engines import ENGINES, Engines, outcome
+from benchmarks.engines import Engines, outcome
 from benchmarks.workloads import ADVERSARIAL, RICH_FILLER, Workload, seed_of, template_patterns, token_chunks
 from rtcompile.regex import charsets, parser
 
@@ -57,26 +57,32 @@ def time_batch(parsers: list[Any], chunks: list[str]) -> tuple[float, Any]:
 
 
 def bench_streaming(cfg: Config, engines: Engines, workloads: list[Workload]) -> dict[str, Any]:
-    """us/chunk per (size, model, engine).
+    """us/chunk per (size, model, engine), for the engines `cfg.engines_for(size)` and the floor.
 
     Interleaved at two levels, so that load from other processes hits everything alike: within a repetition
     every engine (and the floor) runs once per size, one after the other, and all sizes of one template are
-    measured in the same repetitions. Each timed sample streams about the same number of chunks whatever the
-    output size (a 4 KB output is streamed through `batch` fresh parsers back to back, a 400 KB one through
-    one), so short and long outputs are timed over similar spans and see the same share of a busy machine.
+    measured in the same repetitions. A timed sample of a small output streams it through `batch` fresh
+    parsers back to back (about `cfg.chunks_per_sample[size]` chunks), so that it is not over in a few ms;
+    400 KB and 4 MB outputs are one parser per sample.
+
+    Every streamed message is compared with transformers' message for the same text: its streamed one
+    where transformers streams that size, else its one-shot `parse_response`.
     """
     results: dict[int, dict[str, dict[str, float]]] = {size: {} for size in cfg.sizes}
     mismatches: list[str] = []
     for w in workloads:
         t_model = time.perf_counter()
-        chunks = {size: token_chunks(w.text(size), seed_of(w.model, size)) for size in cfg.sizes}
+        texts = {size: w.text(size) for size in cfg.sizes}
+        chunks = {size: token_chunks(texts[size], seed_of(w.model, size)) for size in cfg.sizes}
         batch = {size: max(1, cfg.chunks_per_sample[size] // len(chunks[size])) for size in cfg.sizes}
-        samples: dict[int, dict[str, list[float]]] = {size: {e: [] for e in [*ENGINES, "floor"]} for size in cfg.sizes}
+        samples: dict[int, dict[str, list[float]]] = {
+            size: {e: [] for e in [*cfg.engines_for(size), "floor"]} for size in cfg.sizes
+        }
         messages: dict[int, dict[str, Any]] = {size: {} for size in cfg.sizes}
         for rep in range(cfg.reps):
             for size in cfg.sizes:
                 n = batch[size] * len(chunks[size])
-                for e in ENGINES:
+                for e in cfg.engines_for(size):
                     if e == "transformers" and rep >= cfg.tf_reps.get(size, cfg.reps):
                         continue
                     parsers = [engines.parser(e, w) for _ in range(batch[size])]
@@ -86,12 +92,16 @@ def bench_streaming(cfg: Config, engines: Engines, workloads: list[Workload]) ->
                 samples[size]["floor"].append(math.fsum(time_floor(chunks[size]) for _ in range(batch[size])) / n * 1e6)
         for size in cfg.sizes:
             got = messages[size]
-            if any(m != got["transformers"] for m in got.values()):
-                mismatches.append(f"{w.model} @ {size_label(size)}: streamed messages differ between engines")
-            results[size][w.model] = {e: statistics.median(v) for e, v in samples[size].items()}
-            results[size][w.model].update({f"{e}_min": min(v) for e, v in samples[size].items()})
+            reference = got.get("transformers")
+            if reference is None:
+                reference = outcome(functools.partial(engines.parse, "transformers", w, texts[size]))
+            if any(m != reference for m in got.values()):
+                mismatches.append(f"{w.model} @ {size_label(size)}: streamed messages differ from transformers'")
+            results[size][w.model] = {e: statistics.median(v) for e, v in samples[size].items() if v}
+            results[size][w.model].update({f"{e}_min": min(v) for e, v in samples[size].items() if v})
             results[size][w.model]["chunks"] = len(chunks[size])
             results[size][w.model]["batch"] = batch[size]
+        del chunks
         log(f"  streaming {w.model}: {time.perf_counter() - t_model:5.1f} s")
     return {"per_chunk": results, "mismatches": mismatches}
 
@@ -161,14 +171,15 @@ def bench_memory(cfg: Config, engines: Engines, workloads: dict[str, Workload]) 
     ]
     for model, region, opener in scenarios:
         w = workloads[model]
+        token_engines = tuple(e for e in ("compiled", "interpreter") if e in cfg.engines)
         plans = [
             (
                 "token (1-6 chars)",
                 (1, 6),
                 cfg.memory_size if model == "qwen3" else cfg.memory_size_small,
-                ("compiled", "interpreter"),
+                token_engines,
             ),
-            ("4 KB chunks", (4 * KB, 4 * KB), cfg.memory_size, ENGINES),
+            ("4 KB chunks", (4 * KB, 4 * KB), cfg.memory_size, cfg.engines),
         ]
         for chunking, sizes, total, engine_names in plans:
             for engine in engine_names:
@@ -191,22 +202,29 @@ def bench_memory(cfg: Config, engines: Engines, workloads: dict[str, Workload]) 
 # =============================================================================================== one-shot
 
 
-def bench_oneshot(cfg: Config, engines: Engines, workloads: list[Workload]) -> dict[int, dict[str, dict[str, float]]]:
+def bench_oneshot(cfg: Config, engines: Engines, workloads: list[Workload]) -> dict[str, Any]:
+    """ms per `parse_response` call per (size, model, engine): medians of `cfg.oneshot_reps[size]` calls,
+    the engines taking turns call by call; and the (size, model) pairs whose messages differ between engines."""
     results: dict[int, dict[str, dict[str, float]]] = {}
+    mismatches: list[str] = []
     for size in cfg.oneshot_sizes:
         results[size] = {}
+        t_size = time.perf_counter()
         for w in workloads:
             text = w.text(size)
-            samples: dict[str, list[float]] = {e: [] for e in ENGINES}
-            for _ in range(cfg.oneshot_reps):
-                for e in ENGINES:
+            samples: dict[str, list[float]] = {e: [] for e in cfg.engines}
+            messages: dict[str, Any] = {}
+            for _ in range(cfg.oneshot_reps[size]):
+                for e in cfg.engines:
                     gc.collect()
                     t0 = time.perf_counter()
-                    outcome(functools.partial(engines.parse, e, w, text))
+                    messages[e] = outcome(functools.partial(engines.parse, e, w, text))
                     samples[e].append((time.perf_counter() - t0) * 1e3)
+            if any(m != messages["transformers"] for m in messages.values()):
+                mismatches.append(f"{w.model} @ {size_label(size)}")
             results[size][w.model] = {e: statistics.median(v) for e, v in samples.items()}
-        log(f"  one-shot {size // KB} KB done")
-    return results
+        log(f"  one-shot {size_label(size)}: {time.perf_counter() - t_size:.1f} s")
+    return {"ms": results, "mismatches": mismatches}
 
 
 # =============================================================================================== adversarial
@@ -224,13 +242,13 @@ def bench_adversarial(cfg: Config, engines: Engines, workloads: dict[str, Worklo
     rows = []
     for label, model, unit in ADVERSARIAL:
         w = workloads[model]
-        total = {e: cfg.adv_tf_total if e == "transformers" else cfg.adv_total for e in ENGINES}
-        parsers = {e: engines.parser(e, w) for e in ENGINES}
-        texts = {e: (unit * (total[e] // len(unit) + 1))[: total[e]] for e in ENGINES}
-        step = {e: total[e] // cfg.adv_segments for e in ENGINES}
-        per_char: dict[str, list[float]] = {e: [] for e in ENGINES}
+        total = {e: cfg.adv_tf_total if e == "transformers" else cfg.adv_total for e in cfg.engines}
+        parsers = {e: engines.parser(e, w) for e in cfg.engines}
+        texts = {e: (unit * (total[e] // len(unit) + 1))[: total[e]] for e in cfg.engines}
+        step = {e: total[e] // cfg.adv_segments for e in cfg.engines}
+        per_char: dict[str, list[float]] = {e: [] for e in cfg.engines}
         for i in range(cfg.adv_segments):
-            for e in ENGINES:
+            for e in cfg.engines:
                 piece = texts[e][i * step[e] : (i + 1) * step[e]]
                 feed = parsers[e].feed
                 gc.collect()
@@ -238,7 +256,7 @@ def bench_adversarial(cfg: Config, engines: Engines, workloads: dict[str, Worklo
                 for ch in piece:
                     feed(ch)
                 per_char[e].append((time.perf_counter() - t0) / len(piece) * 1e6)
-        for e in ENGINES:
+        for e in cfg.engines:
             outcome(parsers[e].finalize)
             segments = per_char[e]
             rows.append(

@@ -1,5 +1,5 @@
-"""The report of a run: benchmarks/RESULTS.md (targets first, then every table), results.json (the raw
-figures), per_chunk_cost.png (the plot, when matplotlib is installed) and the console summary."""
+"""The report of a run: benchmarks/RESULTS.md (the targets table first, then every table), results.json
+(the raw figures), per_chunk_cost.png (`benchmarks.plot`) and a console summary."""
 
 # ruff: noqa: E501 - report tables are built from long f-strings
 
@@ -9,28 +9,42 @@ import hashlib
 import json
 import platform
 import statistics
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from benchmarks.compile_time import compile_time_section
-from benchmarks.config import KB, MB, ROOT, Config, log, size_label
-from benchmarks.engines import ENGINES
-from benchmarks.workloads import ADVERSARIAL, Workload
+from benchmarks.config import MB, ROOT, Config, size_label
+from benchmarks.plot import plot
+from benchmarks.targets import ISSUE, OTHER, Target, fmt, judge
+from benchmarks.workloads import Workload
 
 
 @dataclass
 class Results:
-    """What the stages of one run measured (each as its `bench_*` / `profile_*` function returned it)."""
+    """What the stages of one run measured (each as its `bench_*` / `profile_*` function returned it; empty
+    when the run left the stage out)."""
 
     streaming: dict[str, Any]
+    oneshot: dict[str, Any]
     memory: list[dict[str, Any]]
-    oneshot: dict[int, Any]
+    concurrent: list[dict[str, Any]]
     imports: dict[str, Any]
-    adversarial: list[dict[str, Any]]
-    translation: dict[str, Any]
-    profile: dict[str, Any]
-    compile_time: dict[str, Any] | None = None  # `benchmarks.compile_time`
+    slow_paths: dict[str, Any]
+    adversarial: list[dict[str, Any]] = field(default_factory=list)
+    translation: dict[str, Any] = field(default_factory=dict)
+    compile_time: dict[str, Any] = field(default_factory=dict)
+    profile: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Templates:
+    """What the report says about the templates: their delimiter kinds and the subsets some stages ran on."""
+
+    kinds: dict[str, str]  # model -> delimiter kind (`benchmarks.delimiters`)
+    literal: list[str]  # the literal-delimited ones
+    concurrent: list[str]  # the templates of the concurrent-parsers stage
+    concurrent_rule: str  # how they were chosen
 
 
 # =============================================================================================== environment
@@ -58,16 +72,6 @@ def cpu_model() -> str:
 # =============================================================================================== formatting
 
 
-def fmt(x: float, digits: int = 2) -> str:
-    if x != x:  # NaN
-        return "-"
-    if x >= 100:
-        return f"{x:.0f}"
-    if x >= 10:
-        return f"{x:.1f}"
-    return f"{x:.{digits}f}"
-
-
 def cell(text: str) -> str:
     """Text for a Markdown table cell (a `|` inside, as in `<|channel|>`, would split the cell)."""
     return text.replace("|", "\\|")
@@ -77,204 +81,262 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
+def ratio(a: dict[str, float], e1: str, e2: str) -> float:
+    """a[e1] / a[e2], NaN where one of them was not measured."""
+    return a[e1] / a[e2] if e1 in a and e2 in a else float("nan")
+
+
+def times(x: float) -> str:
+    """A ratio cell: `2.50x`, or `-` where it was not measured."""
+    return f"{fmt(x)}x" if x == x else "-"
+
+
+def get(a: dict[str, float], e: str, digits: int = 2) -> str:
+    return fmt(a[e], digits) if e in a else "-"
+
+
 # =============================================================================================== RESULTS.md
 
 
 def build_report(
-    cfg: Config, env: dict[str, Any], workloads: list[Workload], results: Results
-) -> tuple[str, list[tuple[str, bool | None, str]]]:
-    """The text of RESULTS.md, and the targets (name, met?, what was measured) it opens with."""
-    s, mem, one, imp = results.streaming, results.memory, results.oneshot, results.imports
-    adv, translation, prof = results.adversarial, results.translation, results.profile
-    per_chunk = s["per_chunk"]
-    L: list[str] = []
-    targets: list[tuple[str, bool | None, str]] = []
+    cfg: Config, env: dict[str, Any], workloads: list[Workload], templates: Templates, results: Results
+) -> tuple[str, list[Target]]:
+    """The text of RESULTS.md, and the targets it opens with."""
     models = [w.model for w in workloads]
+    targets = judge(cfg, models, templates.literal, results)
+    L: list[str] = []
+    L += _header(cfg, env)
+    L += _targets_section(cfg, targets, models, templates, results)
+    if results.streaming:
+        L += _streaming_section(cfg, workloads, templates, results.streaming)
+    if results.concurrent:
+        L += _concurrent_section(cfg, templates, results.concurrent)
+    if results.memory:
+        L += _memory_section(results.memory)
+    if results.oneshot:
+        L += _oneshot_section(cfg, models, results.oneshot)
+    if results.imports:
+        L += _imports_section(cfg, results.imports)
+    if results.adversarial:
+        L += _adversarial_section(results.adversarial)
+    if results.translation:
+        L += _translation_section(results.translation)
+    if results.compile_time:
+        L += compile_time_section(results.compile_time)
+    L += _profile_section(cfg, templates, results)
+    L += _workloads_section(workloads, templates)
+    return "\n".join(L), targets
 
-    L.append("# rtcompile benchmark results\n")
-    L.append(
+
+def _header(cfg: Config, env: dict[str, Any]) -> list[str]:
+    flags = {"full": "", "quick": " --quick", "targets": " --targets-only"}[cfg.mode]
+    return [
+        "# rtcompile benchmark results\n",
         f"- Python {env['python']} ({env['implementation']}), transformers {env['transformers']}, rtcompile "
-        f"{env['rtcompile']} (sources sha256 {env['rtcompile_sources']}…, over rtcompile/**/*.py and *.jinja)"
-    )
-    L.append(f"- CPU: {env['cpu']} ({env['cores']} cores visible), {env['platform']}")
+        f"{env['rtcompile']} (sources sha256 {env['rtcompile_sources']}…, over rtcompile/**/*.py and *.jinja)",
+        f"- CPU: {env['cpu']} ({env['cores']} cores visible), {env['platform']}",
+        f"- Mode: {cfg.mode}; run took {env['elapsed']:.0f} s; started {env['started']}; load average "
+        f"{env['load_start'][0]:.2f} at the start, {env['load_end'][0]:.2f} at the end (other work on the machine "
+        "shifts all engines alike: they are interleaved run by run)",
+        f"- Command: `python benchmarks/run.py{flags}`; stages: "
+        + ", ".join(f"{k} {v:.0f} s" for k, v in env["stages"].items()),
+        "",
+    ]
+
+
+def _targets_section(
+    cfg: Config, targets: list[Target], models: list[str], templates: Templates, results: Results
+) -> list[str]:
+    L = ["## Targets\n"]
+    if cfg.quick:
+        L.append(
+            "**Quick run**: smaller sizes and fewer repetitions than the targets are defined for (the big size is "
+            f"{size_label(cfg.flat_big)}, not 4 MB; memory after {size_label(cfg.memory_size)}, not 10 MB; "
+            f"{cfg.concurrent_parsers} concurrent parsers, not 1,000): for checking the benchmark, not for judging.\n"
+        )
     L.append(
-        f"- Mode: {'quick' if cfg.quick else 'full'}; run took {env['elapsed']:.0f} s; started {env['started']}; "
-        f"load average {env['load_start'][0]:.2f} at the start, {env['load_end'][0]:.2f} at the end "
-        "(other work on the machine shifts all engines alike: they are interleaved run by run)"
+        "All figures from this one run, compiled side by side with transformers 5.24.0 (engines interleaved "
+        "run by run, medians over repetitions). `missed by` says how far a figure is from its goal.\n"
     )
+    for group in (ISSUE, OTHER):
+        chosen = [t for t in targets if t.group == group]
+        if not chosen:
+            continue
+        L.append(
+            f"### {'Targets of the issue “Performance and shape of generated code”' if group == ISSUE else 'Other checks'}\n"
+        )
+        L.append("| target | goal | met? | measured | missed by |")
+        L.append("| --- | --- | --- | --- | --- |")
+        for t in chosen:
+            L.append(
+                f"| {cell(t.name)} | {cell(t.goal)} | {'met' if t.met else '**NOT MET**'} | {cell(t.measured)} | {cell(t.missed_by)} |"
+            )
+        L.append("")
+    literal = ", ".join(templates.literal) or "none"
     L.append(
-        "- Command: `python benchmarks/run.py"
-        + (" --quick" if cfg.quick else "")
-        + "`; stages: "
-        + ", ".join(f"{k} {v:.0f} s" for k, v in env["stages"].items())
+        f"- **Literal-delimited templates** ({len(templates.literal)} of {len(models)}), decided from the template "
+        "JSON: no key ending in `_pattern` anywhere under `fields` (no `open_pattern`, `close_pattern`, or "
+        "xml-inline `tag_pattern`); the start anchor does not count, since it only cuts the prompt. "
+        f"They are: {literal}."
     )
+    per_chunk = results.streaming.get("per_chunk", {}) if results.streaming else {}
+    if cfg.flat_big in per_chunk:
+        streamed = sorted(per_chunk[cfg.flat_big])
+        L.append(
+            f"- **{size_label(cfg.flat_big)} streaming** ran on "
+            + (
+                "every template"
+                if len(streamed) == len(models)
+                else f"{len(streamed)} templates: {', '.join(streamed)}"
+            )
+            + ", compiled and the floor only (transformers' per-chunk cost grows with its untrimmed buffer: one "
+            "400 KB stream already takes it seconds)."
+        )
+    if results.oneshot:
+        L.append(
+            "- **One-shot** ran every engine on every template at "
+            + ", ".join(size_label(s) for s in cfg.oneshot_sizes)
+            + "."
+        )
+    if results.concurrent:
+        L.append(
+            f"- **Concurrent parsers** ran on {len(templates.concurrent)} templates ({templates.concurrent_rule}): {', '.join(templates.concurrent)}."
+        )
     L.append("")
+    return L
 
-    # ------------------------------------------------------------------ targets (filled below, printed first)
-    head = per_chunk[cfg.headline]
-    r_tf = [head[m]["transformers"] / head[m]["compiled"] for m in models if "transformers" in head[m]]
-    r_in = [head[m]["interpreter"] / head[m]["compiled"] for m in models]
-    r_tf_min = [head[m]["transformers_min"] / head[m]["compiled_min"] for m in models]
-    r_in_min = [head[m]["interpreter_min"] / head[m]["compiled_min"] for m in models]
-    targets.append(
-        (
-            f"Streaming: compiled >= 8x faster per chunk than transformers (median over {len(r_tf)} templates, {size_label(cfg.headline)})",
-            median(r_tf) >= 8,
-            f"median {fmt(median(r_tf))}x (min {fmt(min(r_tf))}x, max {fmt(max(r_tf))}x); "
-            f"from each engine's fastest repetition instead of its median: {fmt(median(r_tf_min))}x",
-        )
-    )
-    targets.append(
-        (
-            f"Streaming: compiled >= 2x faster per chunk than the interpreter (median, {size_label(cfg.headline)})",
-            median(r_in) >= 2,
-            f"median {fmt(median(r_in))}x (min {fmt(min(r_in))}x, max {fmt(max(r_in))}x); "
-            f"from the fastest repetitions: {fmt(median(r_in_min))}x",
-        )
-    )
-    big, small = cfg.flat_big, cfg.flat_small
-    growth: dict[str, list[float]] = {}
-    for e in ("compiled", "interpreter", "transformers", "floor"):
-        growth[e] = [per_chunk[big][m][e] / per_chunk[small][m][e] for m in models if e in per_chunk[big][m]]
-    for e in ("compiled", "interpreter"):
-        worst = max(growth[e])
-        worst_model = models[growth[e].index(worst)]
-        over = [m for m, g in zip(models, growth[e], strict=True) if g > 1.3]
-        targets.append(
-            (
-                f"Flat: {e} per-chunk cost at {size_label(big)} within 1.3x of {size_label(small)} (median over templates)",
-                median(growth[e]) <= 1.3,
-                f"median {fmt(median(growth[e]))}x; worst {fmt(worst)}x ({worst_model}); "
-                f"{len(over)} of {len(models)} templates above 1.3x" + (f" ({', '.join(over)})" if over else ""),
-            )
-        )
-    for e in ("compiled", "interpreter"):
-        rows = [r for r in mem if r["engine"] == e and r["chunking"].startswith("token")]
-        longest = max(rows, key=lambda r: (r["fed"], r["retained"] / r["body"]))  # the longest run
-        ratio = longest["retained"] / longest["body"]
-        targets.append(
-            (
-                f"Memory: {e} retains at most the open region's body (+ the longest pending delimiter) after "
-                f"{size_label(longest['fed'])} of content in token chunks ({longest['model']})",
-                longest["retained"] <= 1.05 * longest["body"] + KB,
-                f"retained {fmt(longest['retained'] / MB)} MB for a {fmt(longest['body'] / MB)} MB body "
-                f"({fmt(ratio)}x; {fmt(longest['retained'] / longest['chunks'])} bytes per chunk fed)",
-            )
-        )
-    for size in cfg.oneshot_sizes:
-        r1 = [one[size][m]["transformers"] / one[size][m]["compiled"] for m in models]
-        targets.append(
-            (
-                f"One-shot parse_response: compiled >= 2x faster than transformers ({size_label(size)}, median)",
-                median(r1) >= 2,
-                f"median {fmt(median(r1))}x (min {fmt(min(r1))}x, {models[r1.index(min(r1))]})",
-            )
-        )
-    walls = {m: v["warm_wall"] * 1e3 for m, v in imp["modules"].items()}
-    worst_m = max(walls, key=walls.__getitem__)
-    targets.append(
-        (
-            "Import of a generated module < 10 ms (fresh interpreter, bytecode cached, including the stdlib "
-            "modules it imports)",
-            walls[worst_m] < 10,
-            f"median over modules {fmt(median(list(walls.values())))} ms, worst {fmt(walls[worst_m])} ms ({worst_m}); "
-            f"its stdlib imports alone take {fmt(imp['stdlib'][imp['stdlib_deps']] * 1e3)} ms",
-        )
-    )
-    for label, model, _ in ADVERSARIAL:
-        for e in ("compiled", "interpreter"):
-            row = next(r for r in adv if r["stream"] == label and r["model"] == model and r["engine"] == e)
-            g = row["whole"] / row["first"]
-            targets.append(
-                (
-                    f"Adversarial {label} on {model}, one char per feed: {e} linear (fastest segment of the second "
-                    f"half of the {size_label(row['total'])} stream within 1.3x of the fastest of the first half)",
-                    row["late_vs_early"] <= 1.3,
-                    f"{fmt(row['late_vs_early'])}x; first {size_label(row['segment'])} {fmt(row['first'])} us/char, "
-                    f"whole {size_label(row['total'])} {fmt(row['whole'])} us/char ({fmt(g)}x)",
-                )
-            )
-    slowest = max(translation["patterns"], key=lambda p: p["ms"])
-    targets.append(
-        (
-            "Regex translation: every pattern of the bundled templates translates to stdlib `re` (uncached) in "
-            "< 250 ms",
-            slowest["ms"] < 250,
-            f"slowest {fmt(slowest['ms'])} ms ({slowest['model']}, {slowest['kind']}); all "
-            f"{len(translation['patterns'])} patterns {fmt(sum(p['ms'] for p in translation['patterns']))} ms",
-        )
-    )
 
-    L.append("## Targets\n")
-    L.append("| target | met? | measured |")
-    L.append("| --- | --- | --- |")
-    for name, met, measured in targets:
-        L.append(f"| {cell(name)} | {'met' if met else 'NOT MET'} | {cell(measured)} |")
-    L.append("")
-
-    # ------------------------------------------------------------------ streaming table
-    L.append("## Streaming, token-like chunks (1-6 characters)\n")
+def _streaming_section(cfg: Config, workloads: list[Workload], templates: Templates, s: dict[str, Any]) -> list[str]:
+    per_chunk = s["per_chunk"]
+    models = [w.model for w in workloads]
+    L = ["## Streaming, token-like chunks (1-6 characters)\n"]
     L.append(
         "us per chunk: all `feed` calls + `finalize`, divided by the number of chunks (parser construction not "
         f"timed). Median of {cfg.reps} interleaved repetitions"
-        + "".join(f" ({r} for transformers at {size_label(sz)})" for sz, r in cfg.tf_reps.items())
+        + "".join(f" ({r} for transformers at {size_label(sz)})" for sz, r in cfg.tf_reps.items() if sz in cfg.sizes)
         + "; each repetition times every engine on every size of a template, one after the other. A timed sample "
-        "streams the output through `batch` fresh parsers back to back (so that every sample covers about "
-        f"{size_label(cfg.chunks_per_sample[cfg.sizes[1]] * 3.5)} of text whatever the output size). "
-        "`floor` = append each chunk to a list + build one event dict per chunk. Ratios are "
-        "transformers/compiled and interpreter/compiled. Everything alive before the measurements (modules, "
-        "templates, transformers) is moved out of the collector's sight with `gc.freeze()`; the collector stays "
-        "enabled during the runs.\n"
+        "of a small output streams it through `batch` fresh parsers back to back ("
+        + ", ".join(
+            f"about {n} chunks at {size_label(sz)}"
+            for sz, n in cfg.chunks_per_sample.items()
+            if sz in cfg.sizes and n > 1
+        )
+        + "); larger outputs are one parser per sample. `floor` = append each chunk to a list + build one event "
+        "dict per chunk. Ratios are transformers/compiled, interpreter/compiled and compiled/floor; `L` marks the "
+        "literal-delimited templates. Engines streamed per size: "
+        + "; ".join(f"{size_label(sz)}: {', '.join(cfg.engines_for(sz))}" for sz in cfg.sizes)
+        + ". Everything alive before the measurements (modules, templates, transformers) is moved out of the "
+        "collector's sight with `gc.freeze()`; the collector stays enabled during the runs.\n"
     )
     for size in cfg.sizes:
         rows = per_chunk[size]
         L.append(f"### {size_label(size)} of output\n")
         L.append(
-            "| template | output shape | chunks x batch | compiled | interpreter | transformers | floor | tf / compiled | interp / compiled |"
+            "| template | output shape | chunks x batch | compiled | interpreter | transformers | floor | tf / compiled | interp / compiled | compiled / floor |"
         )
-        L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for w in workloads:
+            if w.model not in rows:
+                continue
             r = rows[w.model]
-            tf = r.get("transformers", float("nan"))
+            mark = " (L)" if w.model in templates.literal else ""
             L.append(
-                f"| {w.model} | {w.shape}{' (' + '; '.join(w.notes) + ')' if w.notes else ''} | {r['chunks']} x {r['batch']} | {fmt(r['compiled'])} | "
-                f"{fmt(r['interpreter'])} | {fmt(tf)} | {fmt(r['floor'], 3)} | {fmt(tf / r['compiled'])}x | "
-                f"{fmt(r['interpreter'] / r['compiled'])}x |"
+                f"| {w.model}{mark} | {cell(w.shape)} | {r['chunks']} x {r['batch']} | {get(r, 'compiled')} | "
+                f"{get(r, 'interpreter')} | {get(r, 'transformers')} | {get(r, 'floor', 3)} | {times(ratio(r, 'transformers', 'compiled'))} | "
+                f"{times(ratio(r, 'interpreter', 'compiled'))} | {times(ratio(r, 'compiled', 'floor'))} |"
             )
-        med = {e: median([rows[m][e] for m in models if e in rows[m]]) for e in (*ENGINES, "floor")}
-        rt = median([rows[m]["transformers"] / rows[m]["compiled"] for m in models if "transformers" in rows[m]])
-        ri = median([rows[m]["interpreter"] / rows[m]["compiled"] for m in models])
+        present = [m for m in models if m in rows]
+        med = {
+            e: median([rows[m][e] for m in present if e in rows[m]])
+            for e in ("compiled", "interpreter", "transformers", "floor")
+        }
+
+        def ratio_median(e1: str, e2: str, rows: dict[str, Any] = rows, present: list[str] = present) -> float:
+            return median([v for m in present if (v := ratio(rows[m], e1, e2)) == v])
+
         L.append(
             f"| **median** | | | **{fmt(med['compiled'])}** | **{fmt(med['interpreter'])}** | **{fmt(med['transformers'])}** | "
-            f"**{fmt(med['floor'], 3)}** | **{fmt(rt)}x** | **{fmt(ri)}x** |"
+            f"**{fmt(med['floor'], 3)}** | **{times(ratio_median('transformers', 'compiled'))}** | "
+            f"**{times(ratio_median('interpreter', 'compiled'))}** | **{times(ratio_median('compiled', 'floor'))}** |"
         )
         L.append("")
     if s["mismatches"]:
-        L.append("Streamed-message mismatches between engines: " + "; ".join(s["mismatches"]) + "\n")
+        L.append("**Streamed-message mismatches**: " + "; ".join(s["mismatches"]) + "\n")
     else:
-        L.append("Every streamed message was identical in the three engines (checked once per template and size).\n")
-
-    L.append(f"### Growth of the per-chunk cost, {size_label(small)} -> {size_label(big)}\n")
-    L.append("| template | compiled | interpreter | transformers | floor |")
-    L.append("| --- | ---: | ---: | ---: | ---: |")
-    for m in models:
-        cells = []
-        for e in ("compiled", "interpreter", "transformers", "floor"):
-            if e in per_chunk[big][m]:
-                cells.append(f"{fmt(per_chunk[big][m][e] / per_chunk[small][m][e])}x")
-            else:
-                cells.append("-")
-        L.append(f"| {m} | " + " | ".join(cells) + " |")
-    L.append(
-        "| **median** | "
-        + " | ".join(f"**{fmt(median(growth[e]))}x**" for e in ("compiled", "interpreter", "transformers", "floor"))
-        + " |"
-    )
-    L.append("")
+        L.append(
+            "Every streamed message equalled transformers' (its streamed message where it streams that size, else "
+            "its one-shot `parse_response`), checked once per template, size and engine.\n"
+        )
+    small = cfg.flat_small
+    bigger = [sz for sz in cfg.sizes if sz > small]
+    if bigger:
+        L.append(f"### Growth of the per-chunk cost from {size_label(small)}\n")
+        columns = [
+            (sz, e)
+            for sz in bigger
+            for e in ("compiled", "interpreter", "transformers", "floor")
+            if any(e in per_chunk[sz].get(m, {}) for m in models)
+        ]
+        L.append("| template | " + " | ".join(f"{e} {size_label(sz)}" for sz, e in columns) + " |")
+        L.append("| --- | " + " | ".join("---:" for _ in columns) + " |")
+        growth: dict[tuple[int, str], list[float]] = {c: [] for c in columns}
+        for m in models:
+            cells = []
+            for sz, e in columns:
+                big_row = per_chunk[sz].get(m, {})
+                if e in big_row and e in per_chunk[small][m]:
+                    g = big_row[e] / per_chunk[small][m][e]
+                    growth[(sz, e)].append(g)
+                    cells.append(f"{fmt(g)}x")
+                else:
+                    cells.append("-")
+            L.append(f"| {m} | " + " | ".join(cells) + " |")
+        L.append("| **median** | " + " | ".join(f"**{fmt(median(growth[c]))}x**" for c in columns) + " |")
+        L.append("")
     L.append("![per-chunk cost](per_chunk_cost.png)\n")
+    return L
 
-    # ------------------------------------------------------------------ memory
-    L.append("## Retained memory while streaming content into an open region\n")
+
+def _concurrent_section(cfg: Config, templates: Templates, rows: list[dict[str, Any]]) -> list[str]:
+    n = rows[0]["parsers"]
+    L = [f"## {n} concurrent parsers (compiled), {size_label(cfg.headline)} each\n"]
+    L.append(
+        f"Templates: {templates.concurrent_rule}. Each parser streams the template's {size_label(cfg.headline)} output "
+        "in its own random chunking (1-6 characters).\n\n"
+        "- **Throughput**: `round-robin` = chunk i of every parser before chunk i+1 of any; `sequential` = each "
+        "parser's whole stream in turn. Both orders are laid out beforehand as parallel lists (bound `feed`, chunk) "
+        "and run by the same loop, so they differ only in order; all parsers are then finalized (timed). us per "
+        f"chunk, median of {cfg.concurrent_reps} repetitions, the two orders alternating which goes first, fresh "
+        "parsers each time. Every message equalled transformers' one-shot message"
+        + ("" if not any(r["mismatch"] for r in rows) else " except where noted")
+        + ".\n"
+        "- **Memory**: a separate round-robin run under tracemalloc, stopped mid-stream (after half the median "
+        "number of chunks per parser). Chunks are sliced from the text inside the traced loop (text from a "
+        "tokenizer is new: a parser that keeps a chunk pays for it, one it drops costs nothing); events are "
+        "dropped as `feed` returns them. `retained` = bytes still allocated after `gc.collect()` minus before "
+        "the parsers were built, per parser (the parser objects, buffers, region bodies, closed values, and 8 "
+        "bytes for the list holding the parser). `text` = characters fed so far; `text as str` = `sys.getsizeof` "
+        "of that text as one Python string (1 byte per character when ASCII, 2 once it holds a character like "
+        "the filler's 東); **`beyond text` = retained − text as str** (the target); `− 1 B/char` = retained minus one "
+        "byte per character instead. `new parser` = bytes per parser right after construction.\n"
+    )
+    L.append(
+        "| template | kind | chunks | sequential us/chunk | round-robin us/chunk | round-robin / sequential | new parser | text (chars) | text as str | retained | beyond text | − 1 B/char | peak |"
+    )
+    L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in rows:
+        wrong = f" (messages differ: {', '.join(r['mismatch'])})" if r["mismatch"] else ""
+        L.append(
+            f"| {r['model']}{wrong} | {templates.kinds.get(r['model'], '')} | {r['chunks']} | {fmt(r['sequential'])} | {fmt(r['round_robin'])} | "
+            f"{fmt(r['ratio'])}x | {fmt(r['built'])} | {fmt(r['text_chars'])} | {fmt(r['text_str'])} | {fmt(r['retained'])} | "
+            f"**{fmt(r['overhead'])}** | {fmt(r['overhead_chars'])} | {fmt(r['peak'])} |"
+        )
+    L.append("")
+    return L
+
+
+def _memory_section(mem: list[dict[str, Any]]) -> list[str]:
+    L = ["## Retained memory while streaming content into an open region\n"]
     L.append(
         "tracemalloc: bytes still allocated after feeding (before `finalize`), minus what was allocated before "
         "the parser was built; events are dropped as they are returned. `body as one str` = `sys.getsizeof` of "
@@ -293,13 +355,20 @@ def build_report(
             f"{fmt(r['retained'] / r['chunks'])} | {fmt(r['peak'] / MB)} MB | {r['buffer_chars']} | {fmt(r['seconds'])} s |"
         )
     L.append("")
+    return L
 
-    # ------------------------------------------------------------------ one-shot
-    L.append("## One-shot `parse_response`\n")
+
+def _oneshot_section(cfg: Config, models: list[str], oneshot: dict[str, Any]) -> list[str]:
+    one = oneshot["ms"]
+    L = ["## One-shot `parse_response`\n"]
     L.append(
-        f"ms per call (median of {cfg.oneshot_reps}), same outputs as the streaming runs. The interpreter is "
+        "ms per call (median of "
+        + ", ".join(f"{cfg.oneshot_reps[s]} at {size_label(s)}" for s in cfg.oneshot_sizes)
+        + "; the engines take turns call by call), same outputs as the streaming runs. The interpreter is "
         "given the already-loaded `Template`; transformers is given the template dict, as its API takes it.\n"
     )
+    if oneshot["mismatches"]:
+        L.append("**Messages differ between engines**: " + "; ".join(oneshot["mismatches"]) + "\n")
     for size in cfg.oneshot_sizes:
         L.append(f"### {size_label(size)}\n")
         L.append("| template | compiled | interpreter | transformers | tf / compiled | interp / compiled |")
@@ -307,33 +376,40 @@ def build_report(
         for m in models:
             r = one[size][m]
             L.append(
-                f"| {m} | {fmt(r['compiled'], 3)} | {fmt(r['interpreter'], 3)} | {fmt(r['transformers'], 3)} | "
-                f"{fmt(r['transformers'] / r['compiled'])}x | {fmt(r['interpreter'] / r['compiled'])}x |"
+                f"| {m} | {get(r, 'compiled', 3)} | {get(r, 'interpreter', 3)} | {get(r, 'transformers', 3)} | "
+                f"{times(ratio(r, 'transformers', 'compiled'))} | {times(ratio(r, 'interpreter', 'compiled'))} |"
             )
-        rt = median([one[size][m]["transformers"] / one[size][m]["compiled"] for m in models])
-        ri = median([one[size][m]["interpreter"] / one[size][m]["compiled"] for m in models])
-        L.append(f"| **median** | | | | **{fmt(rt)}x** | **{fmt(ri)}x** |")
+        rt = median([ratio(one[size][m], "transformers", "compiled") for m in models])
+        ri = median([v for m in models if (v := ratio(one[size][m], "interpreter", "compiled")) == v])
+        L.append(f"| **median** | | | | **{times(rt)}** | **{times(ri)}** |")
         L.append("")
+    return L
 
-    # ------------------------------------------------------------------ imports
-    L.append("## Import time (fresh interpreter per measurement)\n")
+
+def _imports_section(cfg: Config, imp: dict[str, Any]) -> list[str]:
+    L = ["## Import time (fresh interpreter per measurement)\n"]
     L.append(
         f"Median of {cfg.import_runs} subprocesses each. `wall` = `time.perf_counter()` around the `import` "
         "statement, run without `-X importtime` (includes the standard-library modules the generated module "
         "imports that Python had not loaded at startup); `self` = `-X importtime` self time of the module's own "
         "body; `re.compile` = time spent in `re.compile` calls during the import (separate run, `re` patched). "
-        "`warm` = bytecode cached in `__pycache__` (the deployed case); `cold` = source only, compiled on import.\n"
+        "Bytecode: the subprocesses run with PYTHONDONTWRITEBYTECODE unset and PYTHONPYCACHEPREFIX set to a "
+        "temporary directory (the environment may set PYTHONDONTWRITEBYTECODE, under which nothing is ever "
+        "cached); one untimed import of each module writes its bytecode (and its imports') there, and the timed "
+        "imports run with `-B` (read, never write). `warm` = the module's bytecode cached (the deployed case); "
+        "`cold` = a copy of the module whose bytecode is never cached (its stdlib imports' still is). "
+        "`cached?` = whether the warm / cold copy's `.pyc` was found under the prefix.\n"
     )
-    L.append("| module | warm wall | warm self | of which re.compile | cold wall | cold self |")
-    L.append("| --- | ---: | ---: | ---: | ---: | ---: |")
+    L.append("| module | warm wall | warm self | of which re.compile | cold wall | cold self | cached? (warm / cold) |")
+    L.append("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
     for m, v in imp["modules"].items():
         L.append(
             f"| rtc_{m} | {fmt(v['warm_wall'] * 1e3)} ms | {fmt(v['warm_self'] * 1e3)} ms | "
             f"{fmt(v['regex'] * 1e3)} ms ({v['regex_count']} patterns) | {fmt(v['cold_wall'] * 1e3)} ms | "
-            f"{fmt(v['cold_self'] * 1e3)} ms |"
+            f"{fmt(v['cold_self'] * 1e3)} ms | {'yes' if v['warm_cached'] else 'NO'} / {'yes' if v['cold_cached'] else 'no'} |"
         )
-    L.append(f"| `rtcompile` (interpreter) | {fmt(imp['interpreter'] * 1e3)} ms | | | | |")
-    L.append(f"| `transformers.utils.chat_parsing` | {fmt(imp['transformers'] * 1e3)} ms | | | | |")
+    L.append(f"| `rtcompile` (interpreter) | {fmt(imp['interpreter'] * 1e3)} ms | | | | | |")
+    L.append(f"| `transformers.utils.chat_parsing` | {fmt(imp['transformers'] * 1e3)} ms | | | | | |")
     L.append("")
     L.append(
         "The modules a generated module imports at its top level (read from its import lines), together and each "
@@ -345,9 +421,11 @@ def build_report(
     for dep, seconds in imp["stdlib"].items():
         L.append(f"| `import {dep}` | {fmt(seconds * 1e3)} ms |")
     L.append("")
+    return L
 
-    # ------------------------------------------------------------------ adversarial
-    L.append("## Adversarial streams, one character per `feed`\n")
+
+def _adversarial_section(adv: list[dict[str, Any]]) -> list[str]:
+    L = ["## Adversarial streams, one character per `feed`\n"]
     L.append(
         "us per character, segment by segment (the engines take turns segment by segment, so they share the same "
         "time windows). `first` = the first segment, i.e. the cost of the short stream; `whole` = the whole stream. "
@@ -366,85 +444,14 @@ def build_report(
             + " |"
         )
     L.append("")
-
-    # ------------------------------------------------------------------ regex translation
-    L.extend(translation_section(translation))
-    if results.compile_time is not None:
-        L.extend(compile_time_section(results.compile_time))
-
-    # ------------------------------------------------------------------ profile
-    L.append("## Where the time goes\n")
-    L.append(
-        f"cProfile (deterministic; it inflates the cost of small Python calls, so read shares, not absolute "
-        f"times) over one streaming run per template at {size_label(cfg.profile_size)}, token chunks. "
-        "`tottime` = time in the function itself; `calls/chunk` = calls per `feed` chunk.\n"
-    )
-    components = prof.pop("components")
-    oneshot_profile = prof.pop("oneshot")
-    L.append("### Component costs on qwen3 (timeit, no profiler)\n")
-    L.append(
-        "Each piece of one `feed` of a 3-character chunk inside the content region, timed alone (best of 5 x "
-        "20000 calls; us per call). The buffer is set to what the engines hold between feeds (one committed "
-        "character plus the new chunk).\n"
-    )
-    L.append("| engine | piece | us/call |")
-    L.append("| --- | --- | ---: |")
-    for engine, piece, us in components:
-        L.append(f"| {engine} | {piece} | {fmt(us, 3)} |")
-    L.append("")
-    for key, p in prof.items():
-        L.append(f"### {key} ({p['chunks']} chunks, {fmt(p['total'])} s profiled)\n")
-        L.append("| function | calls/chunk | tottime % | cumtime % |")
-        L.append("| --- | ---: | ---: | ---: |")
-        for r in p["rows"][:12]:
-            L.append(
-                f"| `{r['function']}` | {fmt(r['per_chunk_calls'])} | {fmt(100 * r['tottime'] / p['total'], 1)} | "
-                f"{fmt(100 * r['cumtime'] / p['total'], 1)} |"
-            )
-        L.append("")
-
-    op = oneshot_profile
-    L.append(
-        f"### One-shot `parse_response` on {op['model']} at {size_label(op['size'])} (the template where compiled "
-        "is slowest relative to transformers), cProfile\n"
-    )
-    L.append("| engine | function | calls | tottime % |")
-    L.append("| --- | --- | ---: | ---: |")
-    for engine, p in op["engines"].items():
-        for r in p["rows"]:
-            L.append(
-                f"| {engine} ({fmt(p['total'] * 1e3)} ms) | `{r['function']}` | {r['calls']} | {fmt(100 * r['tottime'] / p['total'], 1)} |"
-            )
-    L.append("")
-
-    L.append("## Workloads\n")
-    L.append(
-        "Each template's output is the recorded case (tests/data/<model>/cases.json) with the most kinds of "
-        "region (reasoning, content, tool calls; then the most calls), its reasoning, content and string "
-        "tool-call arguments replaced by filler text sized 35% / 35% / 30% of the target (renormalised over what "
-        "the case has). Filler: prose + markdown + a Python code block with `<`, `>`, braces, brackets and some "
-        "non-ASCII; plain prose where noted. Before timing, every output is parsed one-shot by the three engines, "
-        "which must agree and keep the inflated text.\n"
-    )
-    L.append(
-        "`fast path` = parser states of the generated module that have a no-scan fast path (`_PLAIN[state]` is "
-        "not None), out of all states; `-` if the module has no such table.\n"
-    )
-    L.append("| template | case | shape | fast path | notes |")
-    L.append("| --- | --- | --- | --- | --- |")
-    for w in workloads:
-        L.append(
-            f"| {w.model} | {w.case['name']} | {w.shape} | {env['fast_path'].get(w.model, '-')} | {'; '.join(w.notes)} |"
-        )
-    L.append("")
-    return "\n".join(L), targets
+    return L
 
 
-def translation_section(translation: dict[str, Any]) -> list[str]:
+def _translation_section(translation: dict[str, Any]) -> list[str]:
     """The regex translation table: every pattern, slowest first, and the totals per kind."""
     rows = sorted(translation["patterns"], key=lambda p: -p["ms"])
-    lines = ["## Regex translation (`rtcompile.regex.translate.translate`, uncached)\n"]
-    lines.append(
+    L = ["## Regex translation (`rtcompile.regex.translate.translate`, uncached)\n"]
+    L.append(
         f"ms per call, median of {translation['reps']} (the patterns take turns within each repetition); every "
         "memo cache of the module is cleared before each call, so each call does a first translation's work. "
         "The patterns are every regex of the bundled templates (start anchors, open/close delimiters, "
@@ -452,175 +459,197 @@ def translation_section(translation: dict[str, Any]) -> list[str]:
         "points, built once per process on the first case-insensitive character set, is timed apart: "
         f"{fmt(translation['cased_table_ms'])} ms.\n"
     )
-    lines.append("| kind | patterns | total ms | slowest ms |")
-    lines.append("| --- | ---: | ---: | ---: |")
+    L.append("| kind | patterns | total ms | slowest ms |")
+    L.append("| --- | ---: | ---: | ---: |")
     for kind in sorted({p["kind"] for p in rows}):
         of_kind = [p["ms"] for p in rows if p["kind"] == kind]
-        lines.append(f"| {kind} | {len(of_kind)} | {fmt(sum(of_kind))} | {fmt(max(of_kind))} |")
-    lines.append(f"| **all** | **{len(rows)}** | **{fmt(sum(p['ms'] for p in rows))}** | **{fmt(rows[0]['ms'])}** |")
-    lines.append("")
-    lines.append("| template | kind | pattern | outcome | ms | fastest ms |")
-    lines.append("| --- | --- | --- | --- | ---: | ---: |")
+        L.append(f"| {kind} | {len(of_kind)} | {fmt(sum(of_kind))} | {fmt(max(of_kind))} |")
+    L.append(f"| **all** | **{len(rows)}** | **{fmt(sum(p['ms'] for p in rows))}** | **{fmt(rows[0]['ms'])}** |")
+    L.append("")
+    L.append("| template | kind | pattern | outcome | ms | fastest ms |")
+    L.append("| --- | --- | --- | --- | ---: | ---: |")
     for p in rows:
-        lines.append(
+        L.append(
             f"| {p['model']} | {p['kind']} | `{cell(p['pattern'])}` | {p['outcome']} | {fmt(p['ms'], 3)} | "
             f"{fmt(p['ms_min'], 3)} |"
         )
-    lines.append("")
-    return lines
+    L.append("")
+    return L
 
 
-# =============================================================================================== plot
+def _profile_section(cfg: Config, templates: Templates, results: Results) -> list[str]:
+    L = ["## Where the time goes\n"]
+    slow = results.slow_paths
+    per_chunk = results.streaming["per_chunk"].get(cfg.headline, {}) if results.streaming else {}
+    profile = results.profile
+    per_template = profile.get("per_template", {})
+    if slow:
+        L.append(f"### Fast path and slow path per template ({size_label(cfg.headline)}, the streaming run's chunks)\n")
+        L.append(
+            "A generated module's `ResponseParser.feed` is the fast path, inline: one `in` test per character that "
+            "can start a delimiter of the current state, then the region chunk. Any other chunk (one holding such a "
+            "character, one arriving while text is held back, before a region opened, ...) falls back to the "
+            "engine's `StreamingParser._feed_scanning`, the slow path. `slow` = share of `feed` calls that took the "
+            "slow path, counted without a profiler (the parser's `_feed_scanning` wrapped in a counter), overall and "
+            "per parser state (the state when the chunk arrived: `outside` = state 0, in the implicit field or in "
+            "none). `us/chunk` = the streaming median. The cProfile columns are from one "
+            f"{size_label(cfg.profile_size)} stream under cProfile (shares of its profiled time; cProfile inflates "
+            "small calls): `fast self` = self time of `ResponseParser.feed`, `slow cum` = cumulative time under "
+            "`_feed_scanning`, `finalize` = under `finalize` (the last region's handler), then the three functions "
+            "with the most self time besides `feed`.\n"
+        )
+        L.append(
+            "| template | kind | specialised feed | us/chunk | slow | slow per state | fast self | slow cum | finalize | top self time |"
+        )
+        L.append("| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | --- |")
+        for m, row in sorted(slow.items(), key=lambda mr: -mr[1]["share"]):
+            states = "; ".join(
+                f"{name} {fmt(100 * v['slow'] / v['chunks'], 1)}% of {v['chunks']}"
+                for name, v in row["by_state"].items()
+            )
+            p = per_template.get(m)
+            if p:
+                total = p["total"] or float("nan")
+                top = "; ".join(f"`{cell(r['function'])}` {fmt(100 * r['tottime'] / total, 1)}%" for r in p["rows"][:3])
+                prof = (
+                    f"{fmt(100 * p['fast_self'] / total, 1)}% | {fmt(100 * p['scanning_cum'] / total, 1)}% | "
+                    f"{fmt(100 * p['finalize_cum'] / total, 1)}% | {top}"
+                )
+            else:
+                prof = "- | - | - | -"
+            us = get(per_chunk[m], "compiled") if m in per_chunk else "-"
+            L.append(
+                f"| {m} | {templates.kinds.get(m, '')} | {'yes' if row['specialised_feed'] else 'no'} | {us} | "
+                f"{fmt(100 * row['share'], 1)}% | {cell(states)} | {prof} |"
+            )
+        L.append("")
+    components = profile.get("components")
+    if components:
+        L.append("### Component costs on qwen3 (timeit, no profiler)\n")
+        L.append(
+            "Each piece of one `feed`, timed alone (best of 5 x 20000 calls; us per call), the parser inside the "
+            "region its first text opens, nothing held back.\n"
+        )
+        L.append("| engine | piece | us/call |")
+        L.append("| --- | --- | ---: |")
+        for engine, piece, us in components:
+            L.append(f"| {engine} | {cell(piece)} | {fmt(us, 3) if us is not None else 'missing'} |")
+        L.append("")
+    for engine, p in profile.get("together", {}).items():
+        L.append(
+            f"### cProfile, {engine}, all templates together ({p['chunks']} chunks, {fmt(p['total'])} s profiled)\n"
+        )
+        L.append("| function | calls/chunk | tottime % | cumtime % |")
+        L.append("| --- | ---: | ---: | ---: |")
+        for r in p["rows"][:12]:
+            L.append(
+                f"| `{cell(r['function'])}` | {fmt(r['per_chunk_calls'])} | {fmt(100 * r['tottime'] / p['total'], 1)} | "
+                f"{fmt(100 * r['cumtime'] / p['total'], 1)} |"
+            )
+        L.append("")
+    op = profile.get("oneshot")
+    if op:
+        L.append(
+            f"### One-shot `parse_response` on {op['model']} at {size_label(op['size'])} (where compiled is slowest "
+            "relative to transformers), cProfile\n"
+        )
+        L.append("| engine | function | calls | tottime % |")
+        L.append("| --- | --- | ---: | ---: |")
+        for engine, p in op["engines"].items():
+            for r in p["rows"]:
+                L.append(
+                    f"| {engine} ({fmt(p['total'] * 1e3)} ms) | `{cell(r['function'])}` | {r['calls']} | {fmt(100 * r['tottime'] / p['total'], 1)} |"
+                )
+        L.append("")
+    return L if len(L) > 1 else []
 
 
-def plot(cfg: Config, workloads: list[Workload], per_chunk: dict[int, Any], path: Path) -> bool:
-    """Draw per_chunk_cost.png; False (and nothing written) if matplotlib is not installed (`pip install -e '.[bench]'`)."""
-    try:
-        import matplotlib
-    except ModuleNotFoundError:
-        log("matplotlib is not installed (pip install -e '.[bench]'): no plot")
-        return False
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    models = [w.model for w in workloads]
-    fig, ax = plt.subplots(figsize=(10.5, 5.5))
-    styles = {"compiled": ("C0", "o"), "interpreter": ("C1", "s"), "transformers": ("C3", "^"), "floor": ("0.4", "x")}
-    for e, (color, marker) in styles.items():
-        xs, meds, los, his = [], [], [], []
-        for size in cfg.sizes:
-            values = [per_chunk[size][m][e] for m in models if e in per_chunk[size][m]]
-            if not values:
-                continue
-            xs.append(size / KB)
-            meds.append(statistics.median(values))
-            los.append(min(values))
-            his.append(max(values))
-        ax.plot(xs, meds, marker=marker, color=color, label=f"{e} (median over templates)")
-        ax.fill_between(xs, los, his, color=color, alpha=0.12)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("output size (KB, log)")
-    ax.set_ylabel("us per chunk (log)")
-    ax.set_title(
-        f"Streaming cost per token-like chunk (1-6 chars), {len(models)} templates\n(line: median, band: min-max)"
+def _workloads_section(workloads: list[Workload], templates: Templates) -> list[str]:
+    L = ["## Workloads\n"]
+    L.append(
+        "Each template's output is the recorded case (tests/data/<model>/cases.json) with the most kinds of "
+        "region (reasoning, content, tool calls; then the most calls), its reasoning, content and string "
+        "tool-call arguments replaced by filler text sized 35% / 35% / 30% of the target (renormalised over what "
+        "the case has). Filler: prose + markdown + a Python code block with `<`, `>`, braces, brackets and some "
+        "non-ASCII; plain prose where noted. Before timing, every output is parsed one-shot by the three engines, "
+        "which must agree and keep the inflated text. `kind` = the template's delimiter kind, from its JSON "
+        "(`benchmarks/delimiters.py`).\n"
     )
-    ax.grid(True, which="both", alpha=0.3)
-    ax.set_xticks([size / KB for size in cfg.sizes])
-    ax.set_xticklabels([size_label(size) for size in cfg.sizes])
-    ax.minorticks_off()
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return True
+    L.append("| template | kind | case | shape | notes |")
+    L.append("| --- | --- | --- | --- | --- |")
+    for w in workloads:
+        L.append(
+            f"| {w.model} | {templates.kinds.get(w.model, '')} | {w.case['name']} | {cell(w.shape)} | {cell('; '.join(w.notes))} |"
+        )
+    L.append("")
+    return L
 
 
 # =============================================================================================== console
 
 
-def print_table(
-    cfg: Config,
-    env: dict[str, Any],
-    workloads: list[Workload],
-    results: Results,
-    targets: list[tuple[str, bool | None, str]],
-) -> None:
-    s, mem, one, imp = results.streaming, results.memory, results.oneshot, results.imports
-    adv, translation = results.adversarial, results.translation
-    per_chunk = s["per_chunk"]
-    models = [w.model for w in workloads]
+def print_summary(cfg: Config, env: dict[str, Any], models: list[str], results: Results, targets: list[Target]) -> None:
     print(f"Python {env['python']}  |  CPU: {env['cpu']} ({env['cores']} cores)  |  transformers {env['transformers']}")
-    print()
-    print("us/chunk, median over templates (token chunks of 1-6 chars)")
-    print(f"{'size':>8} {'compiled':>10} {'interp':>10} {'transf.':>10} {'floor':>8} {'tf/comp':>8} {'int/comp':>9}")
-    for size in cfg.sizes:
-        rows = per_chunk[size]
-        med = {e: median([rows[m][e] for m in models if e in rows[m]]) for e in (*ENGINES, "floor")}
-        rt = median([rows[m]["transformers"] / rows[m]["compiled"] for m in models if "transformers" in rows[m]])
-        ri = median([rows[m]["interpreter"] / rows[m]["compiled"] for m in models])
+    if results.streaming:
+        per_chunk = results.streaming["per_chunk"]
+        print("\nus/chunk, median over templates (token chunks of 1-6 chars)")
         print(
-            f"{size_label(size):>8} {fmt(med['compiled']):>10} {fmt(med['interpreter']):>10} {fmt(med['transformers']):>10} "
-            f"{fmt(med['floor'], 3):>8} {fmt(rt) + 'x':>8} {fmt(ri) + 'x':>9}"
+            f"{'size':>8} {'compiled':>10} {'interp':>10} {'transf.':>10} {'floor':>8} {'tf/comp':>8} {'comp/floor':>10}"
         )
-    print()
-    print(
-        f"per template at {size_label(cfg.headline)} and {size_label(cfg.flat_big)} (us/chunk: compiled / interpreter / transformers; growth)"
-    )
-    for m in models:
-        a, b = per_chunk[cfg.flat_small][m], per_chunk[cfg.flat_big][m]
+        for size in cfg.sizes:
+            rows = per_chunk[size]
+            med = {
+                e: median([r[e] for r in rows.values() if e in r])
+                for e in ("compiled", "interpreter", "transformers", "floor")
+            }
+            rt = median([v for r in rows.values() if (v := ratio(r, "transformers", "compiled")) == v])
+            rf = median([ratio(r, "compiled", "floor") for r in rows.values()])
+            print(
+                f"{size_label(size):>8} {fmt(med['compiled']):>10} {fmt(med['interpreter']):>10} {fmt(med['transformers']):>10} "
+                f"{fmt(med['floor'], 3):>8} {times(rt):>8} {times(rf):>10}"
+            )
+    if results.oneshot:
+        one = results.oneshot["ms"]
+        print("\none-shot parse_response, transformers / compiled (median over templates, worst)")
+        for size in cfg.oneshot_sizes:
+            rs = {m: ratio(one[size][m], "transformers", "compiled") for m in models}
+            worst = min(rs, key=rs.__getitem__)
+            print(
+                f"  {size_label(size):>7}: median {fmt(median(list(rs.values())))}x, worst {fmt(rs[worst])}x ({worst})"
+            )
+    for r in results.concurrent:
         print(
-            f"  {m:<18} {fmt(a['compiled']):>6} {fmt(a['interpreter']):>6} {fmt(a.get('transformers', float('nan'))):>6}   "
-            f"{fmt(b['compiled']):>6} {fmt(b['interpreter']):>6} {fmt(b.get('transformers', float('nan'))):>6}   "
-            f"growth {fmt(b['compiled'] / a['compiled'])}x {fmt(b['interpreter'] / a['interpreter'])}x "
-            f"{fmt(b.get('transformers', float('nan')) / a.get('transformers', float('nan')))}x"
+            f"concurrent {r['model']:<18} round-robin/sequential {fmt(r['ratio'])}x, {fmt(r['overhead'])} bytes/parser beyond its text"
         )
-    print()
-    print("retained memory (token chunks unless noted)")
-    for r in mem:
+    print("\ntargets")
+    for t in targets:
         print(
-            f"  {r['model']:<8} {r['chunking']:<18} {r['engine']:<12} body {fmt(r['body'] / MB)} MB  retained {fmt(r['retained'] / MB)} MB "
-            f"({fmt(r['retained'] / r['body'])}x)"
+            f"  [{'met' if t.met else 'NOT MET':>7}] {t.name} ({t.goal}): {t.measured}"
+            + (f" -- missed by {t.missed_by}" if t.missed_by else "")
         )
-    print()
-    print("one-shot parse_response (ms, median over templates)")
-    for size in cfg.oneshot_sizes:
-        med = {e: median([one[size][m][e] for m in models]) for e in ENGINES}
-        rt = median([one[size][m]["transformers"] / one[size][m]["compiled"] for m in models])
-        print(
-            f"  {size_label(size):>7}: compiled {fmt(med['compiled'], 3)}  interpreter {fmt(med['interpreter'], 3)}  "
-            f"transformers {fmt(med['transformers'], 3)}  tf/compiled {fmt(rt)}x"
-        )
-    print()
-    walls = [v["warm_wall"] * 1e3 for v in imp["modules"].values()]
-    selfs = [v["warm_self"] * 1e3 for v in imp["modules"].values()]
-    print(
-        f"import (warm): generated modules median {fmt(median(walls))} ms (max {fmt(max(walls))}), self {fmt(median(selfs))} ms; "
-        f"their stdlib imports alone {fmt(imp['stdlib'][imp['stdlib_deps']] * 1e3)} ms; rtcompile {fmt(imp['interpreter'] * 1e3)} ms; "
-        f"transformers.utils.chat_parsing {fmt(imp['transformers'] * 1e3)} ms"
-    )
-    print()
-    print("adversarial, one char per feed (us/char: first segment, whole stream)")
-    for r in adv:
-        print(
-            f"  {r['stream']:<40} {r['model']:<8} {r['engine']:<12} first {size_label(r['segment'])}: {fmt(r['first'])}  "
-            f"whole {size_label(r['total'])}: {fmt(r['whole'])}  ({fmt(r['whole'] / r['first'])}x; fastest late/early {fmt(r['late_vs_early'])}x)"
-        )
-    print()
-    patterns = translation["patterns"]
-    slowest = max(patterns, key=lambda p: p["ms"])
-    print(
-        f"regex translation (uncached): {len(patterns)} patterns in {fmt(sum(p['ms'] for p in patterns))} ms, "
-        f"slowest {fmt(slowest['ms'])} ms ({slowest['model']}); cased code point table {fmt(translation['cased_table_ms'])} ms"
-    )
-    print()
-    print("targets")
-    for name, met, measured in targets:
-        print(f"  [{'met' if met else 'NOT MET':>7}] {name}: {measured}")
 
 
 # =============================================================================================== outputs
 
 
-def write(out: Path, cfg: Config, env: dict[str, Any], workloads: list[Workload], results: Results) -> None:
+def write(
+    out: Path, cfg: Config, env: dict[str, Any], workloads: list[Workload], templates: Templates, results: Results
+) -> None:
     """RESULTS.md, results.json and per_chunk_cost.png into `out`, then the summary on stdout."""
-    text, targets = build_report(cfg, env, workloads, results)
+    text, targets = build_report(cfg, env, workloads, templates, results)
     (out / "RESULTS.md").write_text(text + "\n", encoding="utf-8")
     raw = {
         "env": env,
-        "streaming": results.streaming,
-        "memory": results.memory,
-        "oneshot": results.oneshot,
-        "imports": results.imports,
-        "adversarial": results.adversarial,
-        "regex_translation": results.translation,
-        "compile_time": results.compile_time,
-        "targets": [{"target": t, "met": met, "measured": m} for t, met, m in targets],
+        "mode": cfg.mode,
+        "templates": asdict(templates),
+        **{k: v for k, v in asdict(results).items()},
+        "targets": [asdict(t) for t in targets],
         "workloads": {w.model: {"case": w.case["name"], "shape": w.shape, "notes": w.notes} for w in workloads},
     }
     (out / "results.json").write_text(json.dumps(raw, indent=1, default=str) + "\n", encoding="utf-8")
-    plotted = plot(cfg, workloads, results.streaming["per_chunk"], out / "per_chunk_cost.png")
-    print_table(cfg, env, workloads, results, targets)
+    plotted = bool(results.streaming) and plot(
+        cfg, [w.model for w in workloads], results.streaming["per_chunk"], out / "per_chunk_cost.png"
+    )
+    print_summary(cfg, env, [w.model for w in workloads], results, targets)
     written = "RESULTS.md, results.json and per_chunk_cost.png" if plotted else "RESULTS.md and results.json"
     print(f"\nwrote {written} into {out} ({env['elapsed']:.0f} s)")

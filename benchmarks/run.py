@@ -1,25 +1,30 @@
 #!/usr/bin/env python
 """Benchmark: rtcompile's compiled parser modules vs transformers 5.24.0 vs the rtcompile interpreter.
 
-    python benchmarks/run.py            # full run (~15 min on 2 cores), writes benchmarks/RESULTS.md
-    python benchmarks/run.py --quick    # < 2 min, smaller sizes and fewer repetitions, into a temporary directory
-    python benchmarks/run.py --out DIR  # where RESULTS.md, results.json and per_chunk_cost.png go
+    python benchmarks/run.py                 # full run (~20 min on 2 cores), writes benchmarks/RESULTS.md
+    python benchmarks/run.py --targets-only  # only what the targets table needs (compiled, transformers, floor)
+    python benchmarks/run.py --quick         # a few minutes, smaller sizes and fewer repetitions, into a temp dir
+    python benchmarks/run.py --out DIR       # where RESULTS.md, results.json and per_chunk_cost.png go
     python benchmarks/run.py --models qwen3 gpt_oss   # only these templates
 
+One run measures every target side by side and reports each as met / not met, with the figure and how
+far it is from its goal (RESULTS.md opens with that table; `benchmarks.targets` says what each target is).
 What is measured (all in one process, engines interleaved run by run: A, B, C, then A, B, C ...,
 so that a noisy machine shifts all engines alike; every number is a median over repetitions):
 
 * streaming: a realistic output per bundled template (templates/*.json), built from the template's own
   recorded cases (tests/data/<model>/cases.json) by inflating reasoning, content and tool-call argument
-  text to a target size, fed in token-like chunks (random 1-6 characters); cost per chunk
+  text to a target size (1 KB to 4 MB), fed in token-like chunks (random 1-6 characters); cost per chunk
   (all `feed` calls plus `finalize`, divided by the number of chunks), against the "floor" (a loop that
-  only appends each chunk to a list and builds one event dict per chunk);
-* growth of the per-chunk cost from 4 KB to 400 KB;
+  only appends each chunk to a list and builds one event dict per chunk); 4 MB for compiled and the floor;
+* growth of the per-chunk cost from 4 KB to 4 MB ("flat");
+* 1,000 concurrent parsers fed round-robin against sequentially, and their memory mid-stream;
 * retained memory (tracemalloc) after streaming 10 MB of content into an open region;
-* one-shot `parse_response`;
-* import time of a generated module in a fresh interpreter (vs `transformers.utils.chat_parsing`);
+* one-shot `parse_response` at 4 KB, 40 KB, 400 KB and 4 MB;
+* import time of a generated module in a fresh interpreter, bytecode cached (vs `transformers.utils.chat_parsing`);
 * adversarial streams fed one character at a time;
 * uncached translation of every regex of the bundled templates to stdlib `re` (`rtcompile.regex.translate`);
+* where the time goes: the share of chunks taking the slow path per template, cProfile, component costs;
 * compile time against template size: 1 to 10,000 literal delimiters, growing `defaults` lists.
 
 The rtcompile measured is the one of this checkout (the directory above benchmarks/), not whichever
@@ -33,11 +38,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# Run as a script, Python puts benchmarks/ itself on the path: put the checkout first instead, so that
-# `benchmarks` is a package and `rtcompile` is this checkout's.
+# Run as a script, Python puts benchmarks/ itself first on the path, where its modules would shadow top-level
+# ones of the same name: put the checkout there instead, so that `benchmarks` is a package and `rtcompile`
+# is this checkout's.
 _CHECKOUT = str(Path(__file__).resolve().parent.parent)
-if sys.path[0] != _CHECKOUT:
-    sys.path.insert(0, _CHECKOUT)
+_HERE = str(Path(__file__).resolve().parent)
+sys.path[:] = [
+    _CHECKOUT,
+    *(p for p in sys.path if p not in (_CHECKOUT, _HERE) and Path(p or ".").resolve() != Path(_HERE)),
+]
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
@@ -51,7 +60,7 @@ from typing import Any, TypeVar  # noqa: E402
 import transformers  # noqa: E402
 
 import rtcompile  # noqa: E402
-from benchmarks import compile_time, import_time, measurement, profiling, report  # noqa: E402
+from benchmarks import compile_time, delimiters, import_time, many_parsers, measurement, profiling, report  # noqa: E402
 from benchmarks.config import TEMPLATES, Config, log  # noqa: E402
 from benchmarks.engines import Engines, compile_modules  # noqa: E402
 from benchmarks.workloads import Workload, check_workloads  # noqa: E402
@@ -61,24 +70,34 @@ T = TypeVar("T")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument(
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
         "--quick",
         action="store_true",
-        help="a run of under 2 minutes (smaller sizes, fewer repetitions); written to a temporary directory "
+        help="a run of a few minutes (smaller sizes, fewer repetitions); written to a temporary directory "
         "unless --out is given, so it never replaces the committed results",
+    )
+    mode.add_argument(
+        "--targets-only",
+        action="store_true",
+        help="only the stages the targets need, at the full run's sizes (compiled, transformers and the floor; no "
+        "interpreter, adversarial streams, regex translation or profile); written to a temporary directory "
+        "unless --out is given",
     )
     parser.add_argument(
         "--out",
         type=Path,
         default=None,
-        help="directory for RESULTS.md, results.json and the plot (default: benchmarks/; with --quick, a new "
+        help="directory for RESULTS.md, results.json and the plot (default: benchmarks/ for a full run, else a new "
         "temporary directory)",
     )
     parser.add_argument("--models", nargs="*", help="only these templates (default: all bundled templates)")
     args = parser.parse_args()
-    cfg = Config(args.quick)
+    cfg = Config("quick" if args.quick else "targets" if args.targets_only else "full")
     out: Path = args.out or (
-        Path(tempfile.mkdtemp(prefix="rtcompile-bench-quick-")) if args.quick else Path(__file__).resolve().parent
+        Path(tempfile.mkdtemp(prefix=f"rtcompile-bench-{cfg.mode}-"))
+        if cfg.mode != "full"
+        else Path(__file__).resolve().parent
     )
     out.mkdir(parents=True, exist_ok=True)
     started = time.time()
@@ -95,6 +114,8 @@ def main() -> None:
         "rtcompile_sources": report.sources_digest(),
     }
     models: list[str] = args.models or sorted(p.stem for p in TEMPLATES.glob("*.json"))
+    kinds = {m: delimiters.delimiter_kind(delimiters.response_template(m)) for m in models}
+    literal = [m for m in models if delimiters.is_literal_delimited(delimiters.response_template(m))]
     with tempfile.TemporaryDirectory(prefix="rtcompile-bench-") as tmp:
         directory = Path(tmp)
         log(f"compiling {len(models)} templates ...")
@@ -106,11 +127,6 @@ def main() -> None:
                 by_model[needed] = Workload(needed)
                 engines.modules.update(compile_modules([needed], directory))
                 engines.loaded[needed] = rtcompile.load_template(TEMPLATES / f"{needed}.json")
-        env["fast_path"] = {
-            m: f"{sum(p is not None for p in plain)} of {len(plain)}"
-            for m, module in engines.modules.items()
-            if (plain := getattr(module, "_PLAIN", None)) is not None
-        }
         # Everything built so far (modules, templates, transformers) lives to the end: move it out of the
         # collector's sight, so the gc.collect() before each timed run is cheap (~60 ms -> ~3 us).
         gc.collect()
@@ -125,33 +141,48 @@ def main() -> None:
             log(f"{name}: {stages[name]:.0f} s")
             return result
 
-        stage("checking workloads", lambda: check_workloads(engines, workloads, cfg.sizes))
+        sizes = sorted({*cfg.sizes, *cfg.oneshot_sizes})
+        stage("checking workloads", lambda: check_workloads(engines, workloads, sizes))
         streaming = stage("streaming", lambda: measurement.bench_streaming(cfg, engines, workloads))
+        # The concurrent stage runs on one template per delimiter kind: the slowest of its kind here (and qwen3).
+        cost = {m: r["compiled"] for m, r in streaming["per_chunk"][cfg.headline].items()}
+        chosen = delimiters.one_per_kind(kinds, cost, always=("qwen3",))
+        rule = "one per delimiter kind, the one with the highest compiled us/chunk at 4 KB in this run, and qwen3"
+        if cfg.concurrent_max_models is not None and len(chosen) > cfg.concurrent_max_models:
+            chosen = sorted(chosen, key=lambda m: -cost[m])[: cfg.concurrent_max_models]
+            rule += f"; cut to the {cfg.concurrent_max_models} slowest of those"
+        concurrent_rows = stage(
+            "concurrent", lambda: many_parsers.bench_concurrent(cfg, engines, [by_model[m] for m in chosen])
+        )
         oneshot = stage("one-shot", lambda: measurement.bench_oneshot(cfg, engines, workloads))
         memory = stage("memory", lambda: measurement.bench_memory(cfg, engines, by_model))
-        adversarial = stage("adversarial", lambda: measurement.bench_adversarial(cfg, engines, by_model))
-        translation = stage("regex translation", lambda: measurement.bench_regex_translation(cfg, models))
-        compiling = stage("compile time", lambda: compile_time.bench_compile_time(cfg))
         imports = stage("imports", lambda: import_time.bench_imports(cfg, models, directory))
-        profile = stage("profiling", lambda: profiling.profile_engines(cfg, engines, workloads))
-        profile["components"] = stage("components", lambda: profiling.component_costs(engines, by_model["qwen3"]))
-        profile["oneshot"] = stage(
-            "one-shot profile", lambda: profiling.profile_oneshot_worst(cfg, engines, workloads, oneshot)
+        slow_paths = stage("slow-path shares", lambda: profiling.slow_path_shares(cfg, engines, workloads))
+        results = report.Results(
+            streaming=streaming,
+            oneshot=oneshot,
+            memory=memory,
+            concurrent=concurrent_rows,
+            imports=imports,
+            slow_paths=slow_paths,
         )
+        if cfg.mode != "targets":
+            results.adversarial = stage("adversarial", lambda: measurement.bench_adversarial(cfg, engines, by_model))
+            results.translation = stage("regex translation", lambda: measurement.bench_regex_translation(cfg, models))
+            results.compile_time = stage("compile time", lambda: compile_time.bench_compile_time(cfg))
+            results.profile = stage("profiling", lambda: profiling.profile_engines(cfg, engines, workloads))
+            results.profile["components"] = stage(
+                "components", lambda: profiling.component_costs(engines, by_model["qwen3"])
+            )
+            results.profile["oneshot"] = stage(
+                "one-shot profile",
+                lambda: profiling.profile_oneshot_worst(cfg, engines, workloads, oneshot["ms"]),
+            )
     env["elapsed"] = time.time() - started
     env["stages"] = stages
     env["load_end"] = os.getloadavg()
-    results = report.Results(
-        streaming=streaming,
-        memory=memory,
-        oneshot=oneshot,
-        imports=imports,
-        adversarial=adversarial,
-        translation=translation,
-        compile_time=compiling,
-        profile=profile,
-    )
-    report.write(out, cfg, env, workloads, results)
+    templates = report.Templates(kinds=kinds, literal=literal, concurrent=chosen, concurrent_rule=rule)
+    report.write(out, cfg, env, workloads, templates, results)
 
 
 if __name__ == "__main__":

@@ -176,6 +176,13 @@ class Workload:
 
     def text(self, size: int) -> str:
         """The base text with reasoning, content and string arguments inflated to about `size` characters."""
+        return self._inflate(size)[0]
+
+    def filler_chars(self, size: int) -> int:
+        """How many characters of `text(size)` are filler (the rest is the case's own text)."""
+        return self._inflate(size)[1]
+
+    def _inflate(self, size: int) -> tuple[str, int]:
         text = self.case["text"]
         extra = self.calls(size) - self.spans.calls
         pieces: list[tuple[int, int, str]] = []  # (start, end, kind)
@@ -191,17 +198,20 @@ class Workload:
         budget = max((len(pieces) + extra) * 8, size - fixed)
         arg_length = max(8, int(budget * weights["arg"] / total_weight))
         out, cursor, first_arg = [], 0, True
+        fillers: list[str] = []
         for index, (start, end, kind) in enumerate(sorted(pieces)):
             length = arg_length if kind == "arg" else max(8, int(budget * weights[kind] / total_weight))
             base = ARG_FILLER if kind == "arg" else self.filler
-            out += [text[cursor:start], filler(base, length, 97 * index)]
+            fillers.append(filler(base, length, 97 * index))
+            out += [text[cursor:start], fillers[-1]]
             if kind == "arg" and first_arg:
                 first_arg = False
                 for k in range(extra):
-                    out += [self.period or "", filler(ARG_FILLER, arg_length, 31 * k)]
+                    fillers.append(filler(ARG_FILLER, arg_length, 31 * k))
+                    out += [self.period or "", fillers[-1]]
             cursor = end
         out.append(text[cursor:])
-        return "".join(out)
+        return "".join(out), sum(map(len, fillers))
 
 
 def token_chunks(text: str, seed: int) -> list[str]:
@@ -241,7 +251,7 @@ def check_workloads(engines: Engines, workloads: list[Workload], sizes: list[int
             return f"transformers: {reference}"
         if any(r != reference for r in results.values()):
             return "engines disagree"
-        if len(json.dumps(reference, ensure_ascii=False)) < 0.8 * len(text):
+        if len(json.dumps(reference, ensure_ascii=False)) < 0.8 * w.filler_chars(size):
             return "inflated text lost"
         calls = reference.get("tool_calls") or []
         if len(calls) != w.calls(size):

@@ -1705,7 +1705,7 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_TOOL_PLAN_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_IN_CONTENT_PENDING, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("<\\|START_RESPONSE\\|>|<\\|START_THINKING\\|>|<\\|START_ACTION\\|>", re.DOTALL)
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_OUTSIDE_PENDING = re.compile(
         "<(?:\\|(?:S(?:T(?:A(?:R(?:T(?:_(?:(?:A(?:C(?:T(?:I(?:O(?:N(?:\\|)?)?)?)?)?)?|R(?:E(?:S(?:P(?:O(?:N(?:S(?:E(?:\\|)?)?)?)?)?)?)?)?|T(?:H(?:I(?:N(?:K(?:I(?:N(?:G(?:\\|)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?)?\\Z",
         re.DOTALL,

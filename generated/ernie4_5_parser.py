@@ -1710,7 +1710,7 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_REASONING_CONTENT_OPEN, _RE_REASONING_CONTENT_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("<\\|end_of_sentence\\|>|<tool_call>|</response>|<response>|</s>", re.DOTALL)
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_REASONING_CONTENT_OPEN = re.compile("\\A", re.DOTALL)
     _RE_REASONING_CONTENT_OPEN_PARTIAL = re.compile("(?!)", re.DOTALL)
     _RE_OUTSIDE_PENDING = re.compile(

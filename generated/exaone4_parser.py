@@ -1685,7 +1685,7 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("\\[\\|endofturn\\|\\]|<tool_call>|<think>", re.DOTALL)
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_OUTSIDE_PENDING = re.compile(
         "(?:<(?:t(?:(?:h(?:i(?:n(?:k)?)?)?|o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?))?)?|\\[(?:\\|(?:e(?:n(?:d(?:o(?:f(?:t(?:u(?:r(?:n(?:\\|)?)?)?)?)?)?)?)?)?)?)?)\\Z",
         re.DOTALL,

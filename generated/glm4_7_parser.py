@@ -1639,8 +1639,8 @@ class ChatCompletionChunks:
 _OUTSIDE_LITERAL_WATCHES: Final = {
     "<|observation|>": (2, False),
     "<|endoftext|>": (2, False),
-    "<|user|>": (2, False),
     "</think>": (2, False),
+    "<|user|>": (2, False),
     "<think>": (0, False),
 }
 
@@ -1657,7 +1657,7 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("<\\|observation\\|>|<\\|endoftext\\|>|<\\|user\\|>|</think>|<think>", re.DOTALL)
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_TOOL_CALLS_OPEN = re.compile(
         "<tool_call>(?P<name>[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)",
         re.DOTALL,

@@ -1746,10 +1746,7 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_THINKING_PENDING, _RE_IN_CONTENT_LITERALS, _RE_IN_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile(
-        "<\\|channel\\|>commentary<\\|message\\|>|<\\|channel\\|>analysis<\\|message\\|>|<\\|channel\\|>final<\\|message\\|>",
-        re.DOTALL,
-    )
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_TOOL_CALLS_OPEN = re.compile(
         "(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+)?to=functions\\.(?P<name>[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary)?[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>",
         re.DOTALL,
@@ -1763,7 +1760,7 @@ def _compile_patterns() -> None:
         re.DOTALL,
     )
     _RE_IN_THINKING_PENDING = re.compile("<(?:\\|(?:e(?:n(?:d(?:\\|)?)?)?)?)?\\Z", re.DOTALL)
-    _RE_IN_CONTENT_LITERALS = re.compile("<\\|return\\|>|<\\|end\\|>", re.DOTALL)
+    _RE_IN_CONTENT_LITERALS = re.compile("|".join(map(re.escape, _IN_CONTENT_LITERAL_WATCHES)), re.DOTALL)
     _RE_IN_CONTENT_PENDING = re.compile(
         "<(?:\\|(?:(?:e(?:n(?:d(?:\\|)?)?)?|r(?:e(?:t(?:u(?:r(?:n(?:\\|)?)?)?)?)?)?))?)?\\Z", re.DOTALL
     )

@@ -1745,7 +1745,7 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("</tool_calls>|<tool_calls>|</answer>|<answer>|<think>|<\\|eos\\|>", re.DOTALL)
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_TOOL_CALLS_OPEN = re.compile("<tool_call>(?P<name>[^\\u000a<]+)\\u000a```json\\u000a", re.DOTALL)
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         "(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\Z|ll\\Z|ll>(?:[^\\u000a<]*\\Z|(?:[^\\u000a<]+)(?:\\Z|\\u000a\\Z|\\u000a`\\Z|\\u000a``\\Z|\\u000a```\\Z|\\u000a```j\\Z|\\u000a```js\\Z|\\u000a```jso\\Z|\\u000a```json\\Z))))",
@@ -1755,11 +1755,13 @@ def _compile_patterns() -> None:
         "<(?:(?:/(?:(?:a(?:n(?:s(?:w(?:e(?:r)?)?)?)?)?|t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?)?))?|a(?:n(?:s(?:w(?:e(?:r)?)?)?)?)?|t(?:(?:h(?:i(?:n(?:k)?)?)?|o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?))?|\\|(?:e(?:o(?:s(?:\\|)?)?)?)?))?\\Z",
         re.DOTALL,
     )
-    _RE_IN_REASONING_CONTENT_LITERALS = re.compile("</think>|<\\|eos\\|>", re.DOTALL)
+    _RE_IN_REASONING_CONTENT_LITERALS = re.compile(
+        "|".join(map(re.escape, _IN_REASONING_CONTENT_LITERAL_WATCHES)), re.DOTALL
+    )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
         "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:e(?:o(?:s(?:\\|)?)?)?)?))?\\Z", re.DOTALL
     )
-    _RE_IN_TOOL_CALLS_LITERALS = re.compile("\\\n```\\\n</tool_call>|\\\n```</tool_call>", re.DOTALL)
+    _RE_IN_TOOL_CALLS_LITERALS = re.compile("|".join(map(re.escape, _IN_TOOL_CALLS_LITERAL_WATCHES)), re.DOTALL)
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "\\\n(?:`(?:`(?:`(?:(?:\\\n(?:<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?)?|<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?))?)?)?)?\\Z",
         re.DOTALL,

@@ -1693,7 +1693,7 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("<tool_calls>|<\\|eom\\|>", re.DOTALL)
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_OUTSIDE_PENDING = re.compile(
         "<(?:(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?)?|\\|(?:e(?:o(?:m(?:\\|)?)?)?)?))?\\Z", re.DOTALL
     )

@@ -1859,10 +1859,10 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_OUTSIDE_LITERAL_WATCHES: Final = {"<|eot_id|>": (1, False), "<|eom_id|>": (1, False)}
+_OUTSIDE_LITERAL_WATCHES: Final = {"<|eom_id|>": (1, False), "<|eot_id|>": (1, False)}
 
 
-_IN_TOOL_CALLS_LITERAL_WATCHES: Final = {"<|eot_id|>": (0, False), "<|eom_id|>": (0, False)}
+_IN_TOOL_CALLS_LITERAL_WATCHES: Final = {"<|eom_id|>": (0, False), "<|eot_id|>": (0, False)}
 
 
 _RE_OUTSIDE_LITERALS: re.Pattern[str]
@@ -1876,7 +1876,7 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("<\\|eot_id\\|>|<\\|eom_id\\|>", re.DOTALL)
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_TOOL_CALLS_OPEN = re.compile("<\\|python_tag\\|>|\\A(?=\\[)", re.DOTALL)
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         "(?:(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|p\\Z|<\\|py\\Z|<\\|pyt\\Z|<\\|pyth\\Z|<\\|pytho\\Z|<\\|python(?:\\Z|_\\Z|_t\\Z|_ta\\Z|_tag\\Z|_tag\\|\\Z))|\\A\\Z)|\\Z)",
@@ -1885,7 +1885,7 @@ def _compile_patterns() -> None:
     _RE_OUTSIDE_PENDING = re.compile(
         "<(?:\\|(?:e(?:o(?:(?:m(?:_(?:i(?:d(?:\\|)?)?)?)?|t(?:_(?:i(?:d(?:\\|)?)?)?)?))?)?)?)?\\Z", re.DOTALL
     )
-    _RE_IN_TOOL_CALLS_LITERALS = re.compile("<\\|eot_id\\|>|<\\|eom_id\\|>", re.DOTALL)
+    _RE_IN_TOOL_CALLS_LITERALS = re.compile("|".join(map(re.escape, _IN_TOOL_CALLS_LITERAL_WATCHES)), re.DOTALL)
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "<(?:\\|(?:e(?:o(?:(?:m(?:_(?:i(?:d(?:\\|)?)?)?)?|t(?:_(?:i(?:d(?:\\|)?)?)?)?))?)?)?)?\\Z", re.DOTALL
     )

@@ -1859,10 +1859,10 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_OUTSIDE_LITERAL_WATCHES: Final = {"<|eot|>": (1, False), "<|eom|>": (1, False)}
+_OUTSIDE_LITERAL_WATCHES: Final = {"<|eom|>": (1, False), "<|eot|>": (1, False)}
 
 
-_IN_TOOL_CALLS_LITERAL_WATCHES: Final = {"<|python_end|>": (0, False), "<|eot|>": (0, False), "<|eom|>": (0, False)}
+_IN_TOOL_CALLS_LITERAL_WATCHES: Final = {"<|python_end|>": (0, False), "<|eom|>": (0, False), "<|eot|>": (0, False)}
 
 
 _RE_OUTSIDE_LITERALS: re.Pattern[str]
@@ -1876,14 +1876,14 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("<\\|eot\\|>|<\\|eom\\|>", re.DOTALL)
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_TOOL_CALLS_OPEN = re.compile("<\\|python_start\\|>|\\A(?=\\[)", re.DOTALL)
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         "(?:(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|p\\Z|<\\|py\\Z|<\\|pyt\\Z|<\\|pyth\\Z|<\\|pytho\\Z|<\\|python(?:\\Z|_\\Z|_s\\Z|_st\\Z|_sta\\Z|_star\\Z|_start\\Z|_start\\|\\Z))|\\A\\Z)|\\Z)",
         re.DOTALL,
     )
     _RE_OUTSIDE_PENDING = re.compile("<(?:\\|(?:e(?:o(?:(?:m(?:\\|)?|t(?:\\|)?))?)?)?)?\\Z", re.DOTALL)
-    _RE_IN_TOOL_CALLS_LITERALS = re.compile("<\\|python_end\\|>|<\\|eot\\|>|<\\|eom\\|>", re.DOTALL)
+    _RE_IN_TOOL_CALLS_LITERALS = re.compile("|".join(map(re.escape, _IN_TOOL_CALLS_LITERAL_WATCHES)), re.DOTALL)
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "<(?:\\|(?:(?:e(?:o(?:(?:m(?:\\|)?|t(?:\\|)?))?)?|p(?:y(?:t(?:h(?:o(?:n(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?)?)?)?)?))?)?\\Z",
         re.DOTALL,

@@ -1700,7 +1700,7 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("<SPECIAL_12>|<TOOLCALL>|<think>", re.DOTALL)
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_OUTSIDE_PENDING = re.compile(
         "<(?:(?:S(?:P(?:E(?:C(?:I(?:A(?:L(?:_(?:1(?:2)?)?)?)?)?)?)?)?)?|T(?:O(?:O(?:L(?:C(?:A(?:L(?:L)?)?)?)?)?)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?))?\\Z",
         re.DOTALL,

@@ -1717,16 +1717,16 @@ class ChatCompletionChunks:
 
 _OUTSIDE_LITERAL_WATCHES: Final = {
     "[/THINK]": (2, False),
-    "[THINK]": (0, False),
     "<think>": (0, False),
+    "[THINK]": (0, False),
     "</s>": (2, False),
 }
 
 
 _IN_REASONING_CONTENT_LITERAL_WATCHES: Final = {
     "[TOOL_CALLS]": (0, False),
-    "[/THINK]": (0, False),
     "</think>": (0, False),
+    "[/THINK]": (0, False),
     "</s>": (0, False),
 }
 
@@ -1747,7 +1747,7 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("\\[/THINK\\]|\\[THINK\\]|<think>|</s>", re.DOTALL)
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_TOOL_CALLS_OPEN = re.compile(
         "(?:\\[TOOL_CALLS\\])?(?P<name>[^\\u0009-\\u000d \\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)\\[ARGS\\]",
         re.DOTALL,
@@ -1760,12 +1760,14 @@ def _compile_patterns() -> None:
         "(?:<(?:(?:/(?:s)?|t(?:h(?:i(?:n(?:k)?)?)?)?))?|\\[(?:(?:/(?:T(?:H(?:I(?:N(?:K)?)?)?)?)?|T(?:H(?:I(?:N(?:K)?)?)?)?))?)\\Z",
         re.DOTALL,
     )
-    _RE_IN_REASONING_CONTENT_LITERALS = re.compile("\\[TOOL_CALLS\\]|\\[/THINK\\]|</think>|</s>", re.DOTALL)
+    _RE_IN_REASONING_CONTENT_LITERALS = re.compile(
+        "|".join(map(re.escape, _IN_REASONING_CONTENT_LITERAL_WATCHES)), re.DOTALL
+    )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
         "(?:<(?:/(?:(?:s|t(?:h(?:i(?:n(?:k)?)?)?)?))?)?|\\[(?:(?:/(?:T(?:H(?:I(?:N(?:K)?)?)?)?)?|T(?:O(?:O(?:L(?:_(?:C(?:A(?:L(?:L(?:S)?)?)?)?)?)?)?)?)?))?)\\Z",
         re.DOTALL,
     )
-    _RE_IN_TOOL_CALLS_LITERALS = re.compile("\\[TOOL_CALLS\\]|</s>", re.DOTALL)
+    _RE_IN_TOOL_CALLS_LITERALS = re.compile("|".join(map(re.escape, _IN_TOOL_CALLS_LITERAL_WATCHES)), re.DOTALL)
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "(?:<(?:/(?:s)?)?|\\[(?:T(?:O(?:O(?:L(?:_(?:C(?:A(?:L(?:L(?:S)?)?)?)?)?)?)?)?)?)?)\\Z", re.DOTALL
     )

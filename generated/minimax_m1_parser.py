@@ -1740,7 +1740,7 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS, _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("<end_of_sentence>|</tool_calls>|<tool_calls>|<think>", re.DOTALL)
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_TOOL_CALLS_OPEN = re.compile(
         '\\{[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"name":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"(?P<name>[^"]+)",[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"arguments":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*',
         re.DOTALL,
@@ -1753,7 +1753,9 @@ def _compile_patterns() -> None:
         "<(?:(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?)?)?|e(?:n(?:d(?:_(?:o(?:f(?:_(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e)?)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:(?:h(?:i(?:n(?:k)?)?)?|o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?))?))?\\Z",
         re.DOTALL,
     )
-    _RE_IN_REASONING_CONTENT_LITERALS = re.compile("<end_of_sentence>|</think>", re.DOTALL)
+    _RE_IN_REASONING_CONTENT_LITERALS = re.compile(
+        "|".join(map(re.escape, _IN_REASONING_CONTENT_LITERAL_WATCHES)), re.DOTALL
+    )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
         "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|e(?:n(?:d(?:_(?:o(?:f(?:_(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
         re.DOTALL,

@@ -1657,7 +1657,7 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("</minimax:tool_call>|<minimax:tool_call>|</think>|<think>|\\[e\\~\\[", re.DOTALL)
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_TOOL_CALLS_OPEN = re.compile('<invoke name="(?P<name>[^"]+)">', re.DOTALL)
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         '(?:\\Z|<\\Z|<i\\Z|<in\\Z|<inv\\Z|<invo\\Z|<invok\\Z|<invoke\\Z|<invoke (?:\\Z|n\\Z|na\\Z|nam\\Z|name\\Z|name=\\Z|name="(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"\\Z))))',

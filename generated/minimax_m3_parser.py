@@ -1663,10 +1663,7 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile(
-        "\\]<\\]minimax\\[>\\[</tool_call>|\\]<\\]minimax\\[>\\[<tool_call>|</mm:think>|<mm:think>|\\[e\\~\\[",
-        re.DOTALL,
-    )
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_TOOL_CALLS_OPEN = re.compile('\\]<\\]minimax\\[>\\[<invoke name="(?P<name>[^"]+)">', re.DOTALL)
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         '(?:\\Z|\\]\\Z|\\]<\\Z|\\]<\\]\\Z|\\]<\\]m\\Z|\\]<\\]mi\\Z|\\]<\\]min\\Z|\\]<\\]mini\\Z|\\]<\\]minim(?:\\Z|a\\Z|ax\\Z|ax\\[\\Z|ax\\[>\\Z|ax\\[>\\[\\Z|ax\\[>\\[<\\Z|ax\\[>\\[<i\\Z|ax\\[>\\[<in(?:\\Z|v\\Z|vo\\Z|vok\\Z|voke\\Z|voke \\Z|voke n\\Z|voke na\\Z|voke nam(?:\\Z|e\\Z|e=\\Z|e="(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"\\Z))))))',
@@ -1676,7 +1673,9 @@ def _compile_patterns() -> None:
         "(?:<(?:(?:/(?:m(?:m(?::(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?)?)?)?|m(?:m(?::(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?)?)?))?|\\[(?:e(?:\\~)?)?|\\](?:<(?:\\](?:m(?:i(?:n(?:i(?:m(?:a(?:x(?:\\[(?:>(?:\\[(?:<(?:(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?)?)?)?)?)?)?)?)\\Z",
         re.DOTALL,
     )
-    _RE_IN_REASONING_CONTENT_LITERALS = re.compile("</mm:think>|\\[e\\~\\[", re.DOTALL)
+    _RE_IN_REASONING_CONTENT_LITERALS = re.compile(
+        "|".join(map(re.escape, _IN_REASONING_CONTENT_LITERAL_WATCHES)), re.DOTALL
+    )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
         "(?:<(?:/(?:m(?:m(?::(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?)?)?)?)?|\\[(?:e(?:\\~)?)?)\\Z", re.DOTALL
     )

@@ -1729,7 +1729,7 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("\\[THINK\\]|</s>", re.DOTALL)
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_TOOL_CALLS_OPEN = re.compile(
         "(?:\\[TOOL_CALLS\\])?(?P<name>[^\\u0009-\\u000d \\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)\\[ARGS\\]",
         re.DOTALL,
@@ -1740,7 +1740,7 @@ def _compile_patterns() -> None:
     )
     _RE_OUTSIDE_PENDING = re.compile("(?:<(?:/(?:s)?)?|\\[(?:T(?:H(?:I(?:N(?:K)?)?)?)?)?)\\Z", re.DOTALL)
     _RE_IN_REASONING_CONTENT_PENDING = re.compile("\\[(?:/(?:T(?:H(?:I(?:N(?:K)?)?)?)?)?)?\\Z", re.DOTALL)
-    _RE_IN_TOOL_CALLS_LITERALS = re.compile("\\[TOOL_CALLS\\]|</s>", re.DOTALL)
+    _RE_IN_TOOL_CALLS_LITERALS = re.compile("|".join(map(re.escape, _IN_TOOL_CALLS_LITERAL_WATCHES)), re.DOTALL)
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "(?:<(?:/(?:s)?)?|\\[(?:T(?:O(?:O(?:L(?:_(?:C(?:A(?:L(?:L(?:S)?)?)?)?)?)?)?)?)?)?)\\Z", re.DOTALL
     )

@@ -1687,12 +1687,12 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("<\\|endoftext\\|>|<tool_call>|<\\|im_end\\|>|<tools>", re.DOTALL)
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_OUTSIDE_PENDING = re.compile(
         "<(?:(?:t(?:o(?:o(?:l(?:(?:_(?:c(?:a(?:l(?:l)?)?)?)?|s))?)?)?)?|\\|(?:(?:e(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?))?\\Z",
         re.DOTALL,
     )
-    _RE_IN_TOOL_CALLS_LITERALS = re.compile("</tool_call>|</tools>", re.DOTALL)
+    _RE_IN_TOOL_CALLS_LITERALS = re.compile("|".join(map(re.escape, _IN_TOOL_CALLS_LITERAL_WATCHES)), re.DOTALL)
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "<(?:/(?:t(?:o(?:o(?:l(?:(?:_(?:c(?:a(?:l(?:l)?)?)?)?|s))?)?)?)?)?)?\\Z", re.DOTALL
     )

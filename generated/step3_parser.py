@@ -1664,9 +1664,7 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS, _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile(
-        "<｜tool_calls_begin｜>|<｜tool_calls_end｜>|<\\|im_end\\|>|<think>|<\\|EOT\\|>", re.DOTALL
-    )
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_TOOL_CALLS_OPEN = re.compile(
         '(?:<\\uff5ctool_call_begin\\uff5c>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*function[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool_sep\\uff5c>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<steptml:invoke name="|<tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<function=)(?P<name>[^\\u000a">]+)"?>',
         re.DOTALL,
@@ -1679,7 +1677,9 @@ def _compile_patterns() -> None:
         "<(?:(?:t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:(?:E(?:O(?:T(?:\\|)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?|｜(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s(?:_(?:(?:b(?:e(?:g(?:i(?:n(?:｜)?)?)?)?)?|e(?:n(?:d(?:｜)?)?)?))?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
         re.DOTALL,
     )
-    _RE_IN_REASONING_CONTENT_LITERALS = re.compile("<\\|im_end\\|>|</think>|<\\|EOT\\|>", re.DOTALL)
+    _RE_IN_REASONING_CONTENT_LITERALS = re.compile(
+        "|".join(map(re.escape, _IN_REASONING_CONTENT_LITERAL_WATCHES)), re.DOTALL
+    )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
         "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:(?:E(?:O(?:T(?:\\|)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?))?\\Z",
         re.DOTALL,

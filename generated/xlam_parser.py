@@ -1749,14 +1749,14 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("<\\|endoftext\\|>|<\\|eot_id\\|>|<\\|im_end\\|>", re.DOTALL)
+    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
     _RE_TOOL_CALLS_OPEN = re.compile("\\A(?=\\[)", re.DOTALL)
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile("\\A\\A\\Z", re.DOTALL)
     _RE_OUTSIDE_PENDING = re.compile(
         "<(?:\\|(?:(?:e(?:(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?|o(?:t(?:_(?:i(?:d(?:\\|)?)?)?)?)?))?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?)?\\Z",
         re.DOTALL,
     )
-    _RE_IN_TOOL_CALLS_LITERALS = re.compile("<\\|endoftext\\|>|<\\|eot_id\\|>|<\\|im_end\\|>", re.DOTALL)
+    _RE_IN_TOOL_CALLS_LITERALS = re.compile("|".join(map(re.escape, _IN_TOOL_CALLS_LITERAL_WATCHES)), re.DOTALL)
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "<(?:\\|(?:(?:e(?:(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?|o(?:t(?:_(?:i(?:d(?:\\|)?)?)?)?)?))?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?)?\\Z",
         re.DOTALL,

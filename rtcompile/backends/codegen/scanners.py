@@ -160,7 +160,7 @@ def _literal_search(
     entries: dict[str, tuple[int, bool]] = {}  # literal -> (rank, can grow into a longer one of its delimiter)
     for rank, watch in enumerate(state.watches):
         ordered = sorted(set(watch.delimiter.literals or ()))
-        for lit, following in zip(ordered, [*ordered[1:], ""], strict=True):
+        for lit, following in zip(ordered, [*ordered[1:], ""][: len(ordered)], strict=True):
             # In sorted order a literal that another one extends is followed by such an extension.
             entries.setdefault(lit, (rank, following.startswith(lit) and following != lit))
     hint = state_hint(state, template)
