@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "19363f7e31049e6feacc81a6badf3128d65f3537cc5acf681f0bc05278d6ec74"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "92b61871fdd11431aa9039679aafaaead8050fac28dd23cabc43ab69a068a368"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "6a116a68f6a63768b143d4c89b9a89f655d3b61325744fb47f976796f8b94311"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "68c6321455669c4077182c3570b0fa77f77ead6ab82942650626dccfac451ebe"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

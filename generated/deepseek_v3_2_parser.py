@@ -31,6 +31,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "e70e7169ff598dc8dfb8a44776bbffb0529a7a824036c1a7ffeba35ea6cc7e6b"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "f504dc915dc30cee82b2cda0169ecabe89da39dd932bc01bf8b8ae313870dff9"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

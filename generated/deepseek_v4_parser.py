@@ -31,6 +31,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "e675bf6ed7168de60a296ab27b73fd5adffa2b0b2a22e5b9754105ce8b3f6605"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

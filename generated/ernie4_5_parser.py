@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "f3c670f3d06c7670b7c6a0b25ecb7f9f85f1c96d4a156d7a048415eedb831bb1"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

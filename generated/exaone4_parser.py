@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "d0eebf7a3ab4405907c2ca1a18dd796fa925b33635e1b5c6e0d03f37d7929d2f"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

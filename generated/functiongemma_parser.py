@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "d780d50be31176f33dad4ae11b3f84db04d17fea63df30811f46b1ad98b3ea19"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

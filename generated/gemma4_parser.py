@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "bf898562acedd65a02c7d2b6d730f783d836421d83e5ee12eec91369103ffb90"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "3051a1426167528f4aaff7d45cfb877b466beb097b8e42119430779a334846be"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -31,6 +31,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "3ab7b68c1f9e919f295ca9ea2907844c53b6f83a3b8a448294ecf4c23a7388e6"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

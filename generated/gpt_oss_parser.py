@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "a2c2a9d4a9225c2790f001017d08047ef482f9599d825d638625bddc317a1664"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

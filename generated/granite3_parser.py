@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "3a2034b1f7bdfac98dee38d8c8ceb343df1f0491fd8fd77a526a30a200ab30d5"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

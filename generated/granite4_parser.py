@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "bfa72b5fb95d32597f7cd50b06cabae06edd124f74cd2317d67eebf6d9efa5a4"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "8a6155c41fd2c48b9fd6d5fd30988d8241b0691677631f32f2c18c2a615e71b7"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

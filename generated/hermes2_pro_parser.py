@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "c21fd43648352e9f4aad39bf04174abb0eb8f373394ca27e9e73f20550e96eff"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

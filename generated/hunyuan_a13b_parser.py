@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "d621cc8f4bd5232851fbd58a739ad994c32e10795425249d27d98bfc49efdde7"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "c8342f7447e7c54961e494b42de26393f50ecec003e8ba58e408149b67e89c24"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

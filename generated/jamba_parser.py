@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "0b89bbf4102552baa6ea994321bd8e4877db2b76a1845141f1e104be04dbc2a9"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "5e7bf0267e1d5daba079aaa524df174be3b136a653329594f404c814a0d64e85"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

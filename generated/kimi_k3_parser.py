@@ -31,6 +31,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "670189bbd7a0771e65b54b5e7a8f7a7b1bd9fefc777d2fc88766e7db036c4c87"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

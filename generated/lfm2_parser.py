@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "57878845aec9e682dbc71a345d4e3375ba414b4b76da06468f5865cc18e10cc7"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

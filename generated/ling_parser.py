@@ -31,6 +31,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "e8e28f0cfafa09284d7289f984cd698f07bf9332a6d52f2e57fd594fce4d8764"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "739f2e4a45a00b72335960f7c26198d203ce83eb3d1e362ea2562a3ffb0f44fd"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

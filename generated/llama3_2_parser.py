@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "caf395fdd450365ca1c79c10edb230431c6ceadae30543811248809ea3a7e789"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "03ac19ef03595da2d5138c10da41f1ee6e6bc3fb600fcaba7b9ea25d3ecb452a"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

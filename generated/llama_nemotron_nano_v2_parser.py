@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "360b6e139fac15bfaf28734d24e5f285adfc713e3451db834bf4c2f93d480787"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

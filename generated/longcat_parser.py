@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "e2c27521e1028c2d51f45f239ab880e7edbddee8c5878839b1addcdf228c7029"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

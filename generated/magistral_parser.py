@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "0edb9045464236a2207fb31fa5bb26b840cc062a299ccd31144b70ab7241d3e1"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "480b074fb7bc66dd27334c0923fb5388a75a46a1956c6a81369289ddb42b6b56"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

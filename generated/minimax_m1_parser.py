@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "a9b82114727325714be78922f8d7b66f3bb300ed5d8e743f3c9e33aea024cfe3"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -31,6 +31,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "54bce6f566b07c09389a253053d356a844b919873c93ecc7f35b2ff952d40b49"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -31,6 +31,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "0014e0b3c338081408671035a0dc1b00c9822a6a0aa3497f0ab84ec0f02f4491"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "c9549a07a5b067dea851eb655277c2ba9c4b505cd888116a2df523d33cca5a0e"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

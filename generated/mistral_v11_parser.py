@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "30cfdb7dc2ab77fde0fb749bb414a75eb15b782147c18062a1e1ff0db5c58423"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

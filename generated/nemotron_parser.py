@@ -31,6 +31,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "b575d898426c975679326ea2f733e7d2fda1100779c31734d82b4cbf5148023d"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

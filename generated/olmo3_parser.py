@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "f07b6e62697d6a4a6aa059952d2c6586d1edd874436bf39d39138905c62fcc30"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "b4351db72c6a5eff281ea7c992f9ee6ba0d17b88ba55c5c57156f3c3a0b73f7c"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

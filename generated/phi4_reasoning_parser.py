@@ -31,6 +31,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "7125cfafd4c871daf30048734ed58c11ffb74daeff0bdc5ab549b4bca0da4bd0"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

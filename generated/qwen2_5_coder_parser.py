@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "926864b8616082fd47f130c011810851a6bbde92b4efb6f3668002f946bb4f53"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -31,6 +31,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "8672a25d43e493dbe99ed38575fad41641b162f8e948dcf901a25004c1736355"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -31,6 +31,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "ba8d59b03d9ef04ba64856d44c31a5014503fe737a583a203219ef97b5b4b8d9"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

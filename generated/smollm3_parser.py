@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "92e5e2f5c505717e2a1b1771bb40ebe7475f240b091b9904c5789b4b5166622c"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

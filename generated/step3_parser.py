@@ -31,6 +31,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "ee76838530d2ad8362fa690f9f3c64bff4686b174695eba62edaa9a7b46b243b"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

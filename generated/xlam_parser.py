@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "2f6a8aa4dafd360dac3d7ff4006a4e069dfdceaee98365178e9bfac00c8ba0ff"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

@@ -31,6 +31,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "439bf6ebbbed3136820cea094a5f9ebb2541f67ba55c08bf8b60848b2e3aa62b"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},

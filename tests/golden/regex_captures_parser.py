@@ -32,6 +32,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "e98b36da18ff65f44fddd5da2d08ae3b1b7099a121fe6f11bfab3a9d2f26c675"
 TEMPLATE: Final[dict[str, Any]] = {
     "start_anchor_pattern": "<\\|start\\|>assistant",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import black
@@ -25,10 +26,11 @@ import jinja2
 from rtcompile.backends.codegen.fast_path import specialised_feed
 from rtcompile.backends.codegen.handlers import handlers
 from rtcompile.backends.codegen.lift import lift
-from rtcompile.backends.codegen.parts import ModuleParts
+from rtcompile.backends.codegen.parts import REGEX_IMPORT, ModuleParts, RegexFallback
 from rtcompile.backends.codegen.scanners import plain_check, scanner
 from rtcompile.backends.codegen.types import message_types
 from rtcompile.backends.codegen.writer import CodeWriter, literal
+from rtcompile.frontend.errors import format_path
 from rtcompile.ir import Template
 from rtcompile.plan import ParserPlan, plan_parser
 from rtcompile.version import VERSION
@@ -51,11 +53,24 @@ FIXED_IMPORTS = [
 # `typing` is slow to import, so modules import it only under TYPE_CHECKING (see the skeleton).
 TYPING_NAMES = ["Any", "Final", "Literal", "TypedDict", "Union", "cast", "overload"]
 # Names the skeleton defines at module level; generated names must not take them.
-SKELETON_NAMES = ["ResponseParser", "parse_response", "TEMPLATE", "TEMPLATE_SHA256", "RTCOMPILE_VERSION"]
+SKELETON_NAMES = ["ResponseParser", "parse_response", "TEMPLATE", "TEMPLATE_SHA256", "RTCOMPILE_VERSION", "REQUIRES"]
+
+
+@dataclass(frozen=True)
+class GeneratedModule:
+    """A module's source, and the patterns in it that need the `regex` module (empty: stdlib only)."""
+
+    code: str
+    fallbacks: tuple[RegexFallback, ...]
 
 
 def generate(template: Template, *, source_name: str) -> str:
     """The complete, black-formatted module for `template`."""
+    return generate_module(template, source_name=source_name).code
+
+
+def generate_module(template: Template, *, source_name: str) -> GeneratedModule:
+    """The complete, black-formatted module for `template`, with what it needs beyond the stdlib."""
     plan = plan_parser(template)
     parts = ModuleParts()
     parts.names.reserve(SKELETON_NAMES)
@@ -75,7 +90,8 @@ def generate(template: Template, *, source_name: str) -> str:
     types = message_types(parts, template)
     lifted = lift(parts.wanted)
     sha256 = template_hash(template)
-    imports, typing_names = _merge_imports([*FIXED_IMPORTS, *lifted.imports])
+    regex_import = [REGEX_IMPORT] if parts.requires else []
+    imports, typing_names = _merge_imports([*FIXED_IMPORTS, *regex_import, *lifted.imports])
     code = SKELETON.get_template("module.py.jinja").render(
         version=VERSION,
         version_literal=literal(VERSION),
@@ -92,8 +108,11 @@ def generate(template: Template, *, source_name: str) -> str:
         tables=_tables(plan, scanners, plain, field_handlers),
         anchor=anchor,
         feed=feed or "",
+        requires=", ".join(parts.requires),
+        requires_literal=literal(parts.requires),
+        fallbacks=[_safe_comment(f"{format_path(f.where)}: {f.construct}") for f in parts.fallbacks],
     )
-    return _format_sections(code)
+    return GeneratedModule(_format_sections(code), tuple(parts.fallbacks))
 
 
 def _tables(plan: ParserPlan, scanners: list[str], plain: list[str | None], handlers: list[str]) -> str:

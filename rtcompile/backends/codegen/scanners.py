@@ -153,10 +153,14 @@ def _regex_watch(
     out: CodeWriter, parts: ModuleParts, watch: Watch, template: Template, *, single: bool = False, rank: int = 0
 ) -> None:
     full, prefix = parts.stdlib_regex(watch.delimiter.pattern, watch_hint(watch, template), watch.where)
-    parts.need("partial", "partial_search")
+    if not parts.uses_regex(full):
+        parts.need("partial", "partial_search")
     parts.need("scanning", "regex_can_grow")
     if single:
         out.line("hold = n")
+    if parts.uses_regex(full):
+        _regex_module_watch(out, full, None if single else rank)
+        return
     # A pattern that can only match at the very start of the buffer cannot match (or partially
     # match, short of the end) once scanning has moved on; `re` would still try every position.
     if starts_at_buffer_start(watch.delimiter):
@@ -177,3 +181,16 @@ def _regex_watch(
             out.line("hold = min(hold, start)")
         with out.block("else:"):
             _take(out, None if single else rank, "m.groupdict()")
+
+
+def _regex_module_watch(out: CodeWriter, pattern: str, rank: int | None) -> None:
+    """A delimiter matched with the `regex` module (no exact stdlib translation): exactly as the
+    interpreter and the reference search it, partial matches included."""
+    out.comment("no exact stdlib translation: matched with the regex module, as the reference does")
+    out.line(f"m = {pattern}.search(buf, pos) if eos else {pattern}.search(buf, pos, partial=True)")
+    with out.block("if m is not None:"):
+        out.line("start, end = m.span()")
+        with out.block(f"if not eos and (m.partial or regex_can_grow({pattern}, buf, m)):"):
+            out.line("hold = min(hold, start)")
+        with out.block("else:"):
+            _take(out, rank, "m.groupdict()")
