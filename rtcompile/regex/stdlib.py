@@ -8,7 +8,7 @@ everything `regex` accepts.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Final
 
 from rtcompile.regex.ast import (
@@ -27,7 +27,9 @@ from rtcompile.regex.ast import (
     Opaque,
     ParsedRegex,
     Repeat,
+    children,
     walk,
+    width,
 )
 from rtcompile.regex.charsets import ALL, TABLE_BODIES, TABLES, Ranges, complement
 from rtcompile.regex.errors import UnsupportedRegex
@@ -57,15 +59,22 @@ _ASSERTION_CONSTRUCTS: Final = {
 }
 
 
-def refuse_untranslatable(parsed: ParsedRegex) -> None:
-    """Raise `UnsupportedRegex` for the first construct (in pattern order) stdlib `re` cannot express."""
-    found = sorted(_untranslatable(parsed), key=lambda item: item[0])
+def refuse_untranslatable(parsed: ParsedRegex, *, complete: bool = False) -> None:
+    """Raise `UnsupportedRegex` for the first construct (in pattern order) stdlib `re` cannot express.
+
+    With `complete`, the pattern is only ever matched against complete text (a `tag_pattern`, the
+    start anchor), never asked for partial matches: then backreferences outside repeats, atomic groups
+    and possessive repeats have exact stdlib spellings too (see `_emit`).
+    """
+    found = sorted(_untranslatable(parsed, complete), key=lambda item: item[0])
     if found:
         _position, construct, reason = found[0]
         raise UnsupportedRegex(construct, reason)
 
 
-def _untranslatable(parsed: ParsedRegex) -> Iterator[tuple[int, str, str]]:
+def _untranslatable(parsed: ParsedRegex, complete: bool) -> Iterator[tuple[int, str, str]]:
+    if complete:
+        yield from _complete_match_limits(parsed)
     for flag in parsed.inline_flags:
         if flag.letter not in _SUPPORTED_FLAGS:
             reason = "only the i, m, s, x and V0 inline flags can be translated exactly"
@@ -83,20 +92,56 @@ def _untranslatable(parsed: ParsedRegex) -> Iterator[tuple[int, str, str]]:
             if node.name in named:
                 yield node.position, "duplicate group name", "stdlib re requires unique group names"
             named.add(node.name)
-        elif isinstance(node, Repeat) and node.possessive:
+        elif isinstance(node, Repeat) and node.possessive and not complete:
             yield node.position, "possessive quantifier", "stdlib re before Python 3.11 has no possessive repeats"
-        elif isinstance(node, Atomic):
+        elif isinstance(node, Atomic) and not complete:
             yield node.position, "atomic group", "stdlib re before Python 3.11 has no atomic groups"
         elif isinstance(node, BranchReset):
             yield node.position, "branch reset group", "stdlib re has no branch reset"
         elif isinstance(node, Conditional):
             yield node.position, "conditional group", "stdlib conditionals differ from regex's"
-        elif isinstance(node, Backreference):
+        elif isinstance(node, Backreference) and not complete:
             yield node.position, "backreference", _BACKREFERENCE
         elif isinstance(node, Fuzzy):
             yield node.position, "fuzzy matching", _REASONS["fuzzy matching"]
         elif isinstance(node, Opaque):
             yield node.position, node.construct, _REASONS.get(node.construct, _NO_EQUIVALENT)
+
+
+def _complete_match_limits(parsed: ParsedRegex) -> Iterator[tuple[int, str, str]]:
+    """What stays untranslatable in complete matching: `regex`'s repeat guards skip retries that `re`
+    makes when a backreference or its group sits inside a repeat, and case-insensitive backreferences
+    compare by `regex`'s folding; lookbehinds must be fixed-width and capture-free (`regex` matches
+    them right to left)."""
+    referenced = {
+        group_index(parsed, node.group) for node in walk(parsed.root) if isinstance(node, Backreference)
+    }
+
+    def visit(node: Node, repeated: bool) -> Iterator[tuple[int, str, str]]:
+        if isinstance(node, Backreference):
+            if node.ignore_case:
+                yield node.position, "case-insensitive backreference", "regex and re fold case differently"
+            elif repeated:
+                yield node.position, "backreference in a repeat", "regex's repeat guards skip retries that re makes"
+        elif isinstance(node, Group) and repeated and node.index in referenced:
+            yield node.position, "backreference to a repeated group", "regex's repeat guards skip retries re makes"
+        elif isinstance(node, Lookaround) and node.behind:
+            low, high = width(node.body)
+            if low != high or any(isinstance(inner, (Group, Backreference, Atomic)) for inner in walk(node.body)):
+                reason = "stdlib re needs fixed-width lookbehinds, and regex captures in them right to left"
+                yield 0, "lookbehind", reason
+        inner_repeated = repeated or (isinstance(node, Repeat) and node.max != 1)
+        for child in children(node):
+            yield from visit(child, inner_repeated)
+
+    yield from visit(parsed.root, repeated=False)
+
+
+def group_index(parsed: ParsedRegex, reference: str) -> int:
+    """The group a backreference names (by number or by name); -1 for one `regex` leaves unresolved."""
+    if reference.isdigit():
+        return int(reference)
+    return parsed.group_names.get(reference, -1)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -193,45 +238,74 @@ def _as_sequence_item(fragment: tuple[str, int]) -> str:
     return f"(?:{text})" if level == _ALTERNATION else text
 
 
-def _emit(node: Node, captures: bool) -> tuple[str, int]:
-    """Stdlib syntax for `node`; without `captures`, groups become non-capturing."""
+class _Emission:
+    """State while emitting one pattern: whether groups capture, and how `regex`'s group numbers map
+    to the stdlib pattern's (atomic groups are spelled with a capture group of their own)."""
+
+    def __init__(self, captures: bool, group_names: Mapping[str, int] | None = None) -> None:
+        self.captures = captures
+        self.group_names = group_names or {}
+        self.numbers: dict[int, int] = {}
+        self.count = 0
+
+    def new_group(self) -> int:
+        self.count += 1
+        return self.count
+
+
+def _emit(node: Node, out: _Emission) -> tuple[str, int]:
+    """Stdlib syntax for `node`; without `out.captures`, groups become non-capturing."""
     if isinstance(node, Chars):
         return emit_ranges(node.ranges), _ATOM
     if isinstance(node, Assertion):
         return _ASSERTIONS[node.kind], _SEQUENCE
     if isinstance(node, Group):
-        body = _emit(node.body, captures)[0]
-        if not captures:
-            return f"(?:{body})", _ATOM
+        if not out.captures:
+            return f"(?:{_emit(node.body, out)[0]})", _ATOM
+        out.numbers[node.index] = out.new_group()
+        body = _emit(node.body, out)[0]
         return (f"(?P<{node.name}>{body})" if node.name else f"({body})"), _ATOM
     if isinstance(node, Concat):
         if len(node.items) == 1:
-            return _emit(node.items[0], captures)
-        return "".join(_as_sequence_item(_emit(item, captures)) for item in node.items), _SEQUENCE
+            return _emit(node.items[0], out)
+        return "".join(_as_sequence_item(_emit(item, out)) for item in node.items), _SEQUENCE
     if isinstance(node, Alternation):
-        return "|".join(_emit(branch, captures)[0] for branch in node.branches), _ALTERNATION
+        return "|".join(_emit(branch, out)[0] for branch in node.branches), _ALTERNATION
     if isinstance(node, Repeat):
-        body = _as_atom(_emit(node.body, captures))
-        return body + quantifier(node.min, node.max, node.lazy), _SEQUENCE
+        number = out.new_group() if node.possessive and out.captures else 0  # X*+ is (?>X*)
+        repeat = _as_atom(_emit(node.body, out)) + quantifier(node.min, node.max, node.lazy)
+        return (_atomic_with(number, repeat) if number else repeat), _SEQUENCE
     if isinstance(node, Lookaround):
         opener = "(?" + ("<" if node.behind else "") + ("=" if node.positive else "!")
-        return f"{opener}{_emit(node.body, captures)[0]})", _SEQUENCE
+        return f"{opener}{_emit(node.body, out)[0]})", _SEQUENCE
+    if isinstance(node, Atomic) and out.captures:
+        number = out.new_group()
+        return _atomic_with(number, _emit(node.body, out)[0]), _SEQUENCE
+    if isinstance(node, Backreference) and out.captures:
+        target = int(node.group) if node.group.isdigit() else out.group_names[node.group]
+        return f"(?:\\{out.numbers[target]})", _ATOM
     raise AssertionError(f"{type(node).__name__} reached the emitter; refuse_untranslatable lets none through")
 
 
-def full_pattern(root: Node) -> str:
+def _atomic_with(number: int, body: str) -> str:
+    # A lookahead is atomic in re: once it matched, backtracking never re-enters it; the capture then
+    # consumes exactly what it matched. Exact for complete matching (re before 3.11 has no (?>...)).
+    return f"(?=({body}))(?:\\{number})"
+
+
+def full_pattern(root: Node, group_names: Mapping[str, int] | None = None) -> str:
     """The stdlib pattern that behaves like `root` for search/match/finditer, groups included."""
-    return _emit(root, captures=True)[0]
+    return _emit(root, _Emission(True, group_names))[0]
 
 
 def plain(node: Node) -> str:
     """The node as a sequence item without capture groups (used inside the prefix pattern)."""
-    return _as_sequence_item(_emit(node, captures=False))
+    return _as_sequence_item(_emit(node, _Emission(False)))
 
 
 def plain_atom(node: Node) -> str:
     """The node as an atom (ready for a quantifier) without capture groups."""
-    return _as_atom(_emit(node, captures=False))
+    return _as_atom(_emit(node, _Emission(False)))
 
 
 def either(first: str | None, second: str | None) -> str | None:

@@ -30,7 +30,7 @@ from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.partial import check_lookarounds, check_repeats, partial_prefix
 from rtcompile.regex.stdlib import full_pattern, refuse_untranslatable
 
-__all__ = ["InvalidRegex", "StdlibRegex", "UnsupportedRegex", "translate"]
+__all__ = ["InvalidRegex", "StdlibRegex", "UnsupportedRegex", "translate", "translate_complete"]
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def _translate(pattern: str) -> StdlibRegex:
     check_repeats(root)
     result = StdlibRegex(
         source=pattern,
-        full=full_pattern(root),
+        full=full_pattern(root, parsed.group_names),
         prefix=partial_prefix(root),
         history=history(root),
         anchored_start=anchored_start(root),
@@ -82,3 +82,26 @@ def _translate(pattern: str) -> StdlibRegex:
         except (re.error, RecursionError, OverflowError) as exc:
             raise UnsupportedRegex("pattern too complex", f"stdlib re cannot compile the translation: {exc}") from exc
     return result
+
+
+def translate_complete(pattern: str) -> str:
+    """The exact stdlib translation of a pattern that is only ever matched against complete text
+    (`search`/`finditer`, never partial matching): an xml-inline `tag_pattern`, the start anchor.
+
+    Partial matching is what makes lookaheads and lazy repeats hard (see `rtcompile.regex.partial`);
+    without it they translate directly, and backreferences, atomic groups and possessive repeats
+    have exact spellings too. Raises `InvalidRegex` / `UnsupportedRegex` like `translate`.
+    """
+    return _translate_complete(pattern)
+
+
+@functools.lru_cache(maxsize=512)
+def _translate_complete(pattern: str) -> str:
+    parsed = parse_regex(pattern)
+    refuse_untranslatable(parsed, complete=True)
+    full = full_pattern(parsed.root, parsed.group_names)
+    try:
+        re.compile(full, re.DOTALL)
+    except (re.error, RecursionError, OverflowError) as exc:
+        raise UnsupportedRegex("pattern too complex", f"stdlib re cannot compile the translation: {exc}") from exc
+    return full

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from rtcompile.backends.codegen.writer import Names, literal
 from rtcompile.frontend.errors import JsonPath
-from rtcompile.regex.translate import UnsupportedRegex, translate
+from rtcompile.regex.translate import UnsupportedRegex, translate, translate_complete
 
 # How a module imports `regex` when one of its patterns needs it. The module ships no stubs; the
 # second code keeps the comment valid where someone installed types-regex.
@@ -82,6 +82,8 @@ class ModuleParts:
         matches come from `regex`'s own ``partial=True``, so there is no prefix pattern.
         """
         try:
+            if not streamed:  # matched against complete text only: no partial matching to reproduce
+                return self.pattern(hint, translate_complete(pattern)), None
             translated = translate(pattern)
         except UnsupportedRegex as error:
             self.fallbacks.append(RegexFallback(error.construct, error.reason, where, pattern))
@@ -89,10 +91,7 @@ class ModuleParts:
             self.patterns.append((name, f"regex.compile({literal(pattern)}, regex.DOTALL)"))
             self.regex_patterns.add(name)
             return name, None
-        full = self.pattern(hint, translated.full)
-        if not streamed:
-            return full, None
-        return full, self.pattern(f"{hint} partial", translated.prefix)
+        return self.pattern(hint, translated.full), self.pattern(f"{hint} partial", translated.prefix)
 
     def uses_regex(self, name: str) -> bool:
         """Whether the pattern called `name` is compiled by the `regex` module (a fallback)."""
