@@ -113,9 +113,7 @@ def _complete_match_limits(parsed: ParsedRegex) -> Iterator[tuple[int, str, str]
     makes when a backreference or its group sits inside a repeat, and case-insensitive backreferences
     compare by `regex`'s folding; lookbehinds must be fixed-width and capture-free (`regex` matches
     them right to left)."""
-    referenced = {
-        group_index(parsed, node.group) for node in walk(parsed.root) if isinstance(node, Backreference)
-    }
+    referenced = {group_index(parsed, node.group) for node in walk(parsed.root) if isinstance(node, Backreference)}
 
     def visit(node: Node, repeated: bool) -> Iterator[tuple[int, str, str]]:
         if isinstance(node, Backreference):
