@@ -19,10 +19,10 @@ from collections.abc import Callable
 from typing import Any
 
 import rtcompile.regex.translate as regex_translation
-from rtcompile.regex import charsets, parser
 from benchmarks.config import KB, MB, Config, log, size_label
 from benchmarks.engines import ENGINES, Engines, outcome
 from benchmarks.workloads import ADVERSARIAL, RICH_FILLER, Workload, seed_of, template_patterns, token_chunks
+from rtcompile.regex import charsets, parser
 
 # =============================================================================================== streaming
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks import nested_repeats
 from benchmarks.config import KB, MB, ROOT, Config, log, size_label
 from benchmarks.engines import ENGINES
 from benchmarks.workloads import ADVERSARIAL, Workload
@@ -28,6 +29,7 @@ class Results:
     imports: dict[str, Any]
     adversarial: list[dict[str, Any]]
     translation: dict[str, Any]
+    nested_repeats: list[dict[str, Any]]
     profile: dict[str, Any]
 
 
@@ -367,6 +369,7 @@ def build_report(
 
     # ------------------------------------------------------------------ regex translation
     L.extend(translation_section(translation))
+    L.extend(nested_repeats.section(results.nested_repeats))
 
     # ------------------------------------------------------------------ profile
     L.append("## Where the time goes\n")
@@ -611,6 +614,7 @@ def write(out: Path, cfg: Config, env: dict[str, Any], workloads: list[Workload]
         "imports": results.imports,
         "adversarial": results.adversarial,
         "regex_translation": results.translation,
+        "nested_repeats": results.nested_repeats,
         "targets": [{"target": t, "met": met, "measured": m} for t, met, m in targets],
         "workloads": {w.model: {"case": w.case["name"], "shape": w.shape, "notes": w.notes} for w in workloads},
     }

@@ -19,7 +19,8 @@ so that a noisy machine shifts all engines alike; every number is a median over 
 * one-shot `parse_response`;
 * import time of a generated module in a fresh interpreter (vs `transformers.utils.chat_parsing`);
 * adversarial streams fed one character at a time;
-* uncached translation of every regex of the bundled templates to stdlib `re` (`rtcompile.regex.translate`).
+* uncached translation of every regex of the bundled templates to stdlib `re` (`rtcompile.regex.translate`);
+* nested unbounded repeats (`<(a+)+>`) on growing near misses (`benchmarks.nested_repeats`).
 
 The rtcompile measured is the one of this checkout (the directory above benchmarks/), not whichever
 one the environment has installed. The package `benchmarks` says where each part lives.
@@ -50,7 +51,7 @@ from typing import Any, TypeVar  # noqa: E402
 import transformers  # noqa: E402
 
 import rtcompile  # noqa: E402
-from benchmarks import import_time, measurement, profiling, report  # noqa: E402
+from benchmarks import import_time, measurement, nested_repeats, profiling, report  # noqa: E402
 from benchmarks.config import TEMPLATES, Config, log  # noqa: E402
 from benchmarks.engines import Engines, compile_modules  # noqa: E402
 from benchmarks.workloads import Workload, check_workloads  # noqa: E402
@@ -130,6 +131,7 @@ def main() -> None:
         memory = stage("memory", lambda: measurement.bench_memory(cfg, engines, by_model))
         adversarial = stage("adversarial", lambda: measurement.bench_adversarial(cfg, engines, by_model))
         translation = stage("regex translation", lambda: measurement.bench_regex_translation(cfg, models))
+        nested = stage("nested repeats", lambda: nested_repeats.bench_nested_repeats(cfg, directory))
         imports = stage("imports", lambda: import_time.bench_imports(cfg, models, directory))
         profile = stage("profiling", lambda: profiling.profile_engines(cfg, engines, workloads))
         profile["components"] = stage("components", lambda: profiling.component_costs(engines, by_model["qwen3"]))
@@ -146,6 +148,7 @@ def main() -> None:
         imports=imports,
         adversarial=adversarial,
         translation=translation,
+        nested_repeats=nested,
         profile=profile,
     )
     report.write(out, cfg, env, workloads, results)

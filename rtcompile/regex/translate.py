@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from rtcompile.regex.analysis import anchored_start, history
 from rtcompile.regex.errors import InvalidRegex, UnsupportedRegex
+from rtcompile.regex.nested_repeats import tame_nested_repeats
 from rtcompile.regex.optimiser import merge_character_branches
 from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.partial import check_lookarounds, check_repeats, partial_prefix
@@ -67,7 +68,7 @@ def translate(pattern: str) -> StdlibRegex:
 def _translate(pattern: str) -> StdlibRegex:
     parsed = parse_regex(pattern)
     refuse_untranslatable(parsed)
-    root = merge_character_branches(parsed.root)
+    root = tame_nested_repeats(merge_character_branches(parsed.root))
     check_lookarounds(root, followed=False)
     check_repeats(root)
     result = StdlibRegex(
@@ -100,7 +101,7 @@ def translate_complete(pattern: str) -> str:
 def _translate_complete(pattern: str) -> str:
     parsed = parse_regex(pattern)
     refuse_untranslatable(parsed, complete=True)
-    full = full_pattern(merge_character_branches(parsed.root), parsed.group_names)
+    full = full_pattern(tame_nested_repeats(merge_character_branches(parsed.root)), parsed.group_names)
     try:
         re.compile(full, re.DOTALL)
     except (re.error, RecursionError, OverflowError) as exc:
