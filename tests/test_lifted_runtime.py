@@ -24,6 +24,7 @@ RERUN = {
     "test_tool_schema.py": ["tool_schema"],
     "test_runtime_coercion.py": ["coercion"],
     "test_runtime_content.py": ["content", "transform"],
+    "test_regex_duplicate_names.py": ["partial"],
 }
 # (runtime.openai and runtime.openai_stream are imported by users from rtcompile, never lifted.)
 

@@ -65,6 +65,9 @@ CONSTRUCTS = [
     Construct("branch reset", r"(?|<(t)>|\[(t)\])", ("<t>", "[t]")),
     Construct("fuzzy matching", r"(?:<tt>){e<=1}", ("<tt>", "<t>")),
     Construct("duplicate group name", r"(?P<n><t>)|(?P<n>\[t\])", ("<t>", "[t]")),
+    Construct(
+        "duplicate names, two orders", r"<c>to=(?P<name>\w+)<m>|to=(?P<name>\w+)<c><m>", ("<c>to=f<m>", "to=g<c><m>")
+    ),
     Construct("(?V1) set operation", r"(?V1)<[[a-z]--[q]]>", ("<a>",)),
     Construct("group call", r"<(t(?1)?)>", ("<tt>",)),
     Construct("recursion", r"<(?:t|\((?R)\))>", ("<t>",)),

@@ -59,22 +59,26 @@ _ASSERTION_CONSTRUCTS: Final = {
 }
 
 
-def refuse_untranslatable(parsed: ParsedRegex, *, complete: bool = False) -> None:
+def refuse_untranslatable(parsed: ParsedRegex, *, complete: bool = False, duplicates: bool = False) -> None:
     """Raise `UnsupportedRegex` for the first construct (in pattern order) stdlib `re` cannot express.
 
     With `complete`, the pattern is only ever matched against complete text (a `tag_pattern`, the
     start anchor), never asked for partial matches: then backreferences outside repeats, atomic groups
-    and possessive repeats have exact stdlib spellings too (see `_emit`).
+    and possessive repeats have exact stdlib spellings too (see `_emit`). With `duplicates`, the caller
+    merges the captures of renamed duplicate group names (`merged_groupdict`), which is exact under
+    the conditions `_duplicate_limits` checks.
     """
-    found = sorted(_untranslatable(parsed, complete), key=lambda item: item[0])
+    found = sorted(_untranslatable(parsed, complete, duplicates), key=lambda item: item[0])
     if found:
         _position, construct, reason = found[0]
         raise UnsupportedRegex(construct, reason)
 
 
-def _untranslatable(parsed: ParsedRegex, complete: bool) -> Iterator[tuple[int, str, str]]:
+def _untranslatable(parsed: ParsedRegex, complete: bool, duplicates: bool) -> Iterator[tuple[int, str, str]]:
     if complete:
         yield from _complete_match_limits(parsed)
+    if duplicates:
+        yield from _duplicate_limits(parsed)
     for flag in parsed.inline_flags:
         if flag.letter not in _SUPPORTED_FLAGS:
             reason = "only the i, m, s, x and V0 inline flags can be translated exactly"
@@ -89,7 +93,7 @@ def _untranslatable(parsed: ParsedRegex, complete: bool) -> Iterator[tuple[int, 
         elif isinstance(node, Group) and node.name is not None:
             if node.name.isdigit() or not node.name.isidentifier():
                 yield node.position, "group name", f"{node.name!r} is not a valid stdlib group name"
-            if node.name in named:
+            if node.name in named and not duplicates:
                 yield node.position, "duplicate group name", "stdlib re requires unique group names"
             named.add(node.name)
         elif isinstance(node, Repeat) and node.possessive and not complete:
@@ -133,6 +137,30 @@ def _complete_match_limits(parsed: ParsedRegex) -> Iterator[tuple[int, str, str]
             yield from visit(child, inner_repeated)
 
     yield from visit(parsed.root, repeated=False)
+
+
+def _duplicate_limits(parsed: ParsedRegex) -> Iterator[tuple[int, str, str]]:
+    """When renaming a duplicate group name and reporting the occurrence that ends last is exact: regex
+    reports the capture that completed last, which is the one with the greatest end as long as no
+    occurrence can be empty, none lies inside another or inside a lookaround, and nothing refers back
+    to the name."""
+    occurrences: dict[str, list[Group]] = {}
+    for node in walk(parsed.root):
+        if isinstance(node, Group) and node.name is not None:
+            occurrences.setdefault(node.name, []).append(node)
+    duplicated = {name: groups for name, groups in occurrences.items() if len(groups) > 1}
+    if not duplicated:
+        return
+    reason = "which capture regex reports for a duplicate name is not modelled here"
+    referenced = {group_index(parsed, n.group) for n in walk(parsed.root) if isinstance(n, Backreference)}
+    for name, groups in duplicated.items():
+        for group in groups:
+            inner = [g for g in walk(group.body) if isinstance(g, Group) and g.name == name]
+            if width(group)[0] == 0 or inner or group.index in referenced:
+                yield group.position, "duplicate group name", reason
+    for node in walk(parsed.root):
+        if isinstance(node, Lookaround) and any(isinstance(g, Group) and g.name in duplicated for g in walk(node.body)):
+            yield 0, "duplicate group name", reason
 
 
 def group_index(parsed: ParsedRegex, reference: str) -> int:
@@ -245,6 +273,19 @@ class _Emission:
         self.group_names = group_names or {}
         self.numbers: dict[int, int] = {}
         self.count = 0
+        self.copies: dict[str, list[str]] = {}  # group name -> the stdlib names of its occurrences
+
+    def stdlib_name(self, name: str) -> str:
+        """`name` for its first occurrence; a fresh name, unused by the pattern, for each later one."""
+        copies = self.copies.setdefault(name, [])
+        if copies:
+            taken = set(self.group_names) | {copy for names in self.copies.values() for copy in names}
+            candidate = f"_{len(copies) + 1}_{name}"
+            while candidate in taken:
+                candidate = f"_{candidate}"
+            name = candidate
+        copies.append(name)
+        return name
 
     def new_group(self) -> int:
         self.count += 1
@@ -261,8 +302,9 @@ def _emit(node: Node, out: _Emission) -> tuple[str, int]:
         if not out.captures:
             return f"(?:{_emit(node.body, out)[0]})", _ATOM
         out.numbers[node.index] = out.new_group()
+        name = None if node.name is None else out.stdlib_name(node.name)
         body = _emit(node.body, out)[0]
-        return (f"(?P<{node.name}>{body})" if node.name else f"({body})"), _ATOM
+        return (f"(?P<{name}>{body})" if name else f"({body})"), _ATOM
     if isinstance(node, Concat):
         if len(node.items) == 1:
             return _emit(node.items[0], out)
@@ -293,7 +335,16 @@ def _atomic_with(number: int, body: str) -> str:
 
 def full_pattern(root: Node, group_names: Mapping[str, int] | None = None) -> str:
     """The stdlib pattern that behaves like `root` for search/match/finditer, groups included."""
-    return _emit(root, _Emission(True, group_names))[0]
+    return full_pattern_and_copies(root, group_names)[0]
+
+
+def full_pattern_and_copies(
+    root: Node, group_names: Mapping[str, int] | None = None
+) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]:
+    """`full_pattern`, and for each duplicated group name the stdlib names of its occurrences."""
+    out = _Emission(True, group_names)
+    text = _emit(root, out)[0]
+    return text, tuple((name, tuple(copies)) for name, copies in out.copies.items() if len(copies) > 1)
 
 
 def plain(node: Node) -> str:

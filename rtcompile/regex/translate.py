@@ -30,7 +30,7 @@ from rtcompile.regex.nested_repeats import tame_nested_repeats
 from rtcompile.regex.optimiser import merge_character_branches
 from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.partial import check_lookarounds, check_repeats, partial_prefix
-from rtcompile.regex.stdlib import full_pattern, refuse_untranslatable
+from rtcompile.regex.stdlib import full_pattern, full_pattern_and_copies, refuse_untranslatable
 
 __all__ = ["InvalidRegex", "StdlibRegex", "UnsupportedRegex", "translate", "translate_complete"]
 
@@ -46,6 +46,9 @@ class StdlibRegex:
     * ``history``: how many characters before the search position the pattern may inspect
       (lookbehind width, 1 for ``\b``/``\B``/multiline ``^``); ``None`` if unbounded.
     * ``anchored_start``: the pattern contains ``^`` or ``\A`` (string start) somewhere.
+    * ``duplicates``: for each group name the pattern uses more than once, the stdlib names of its
+      occurrences in ``full`` (the first keeps the name); `rtcompile.runtime.partial.merged_groupdict`
+      turns a stdlib match's groups back into `regex`'s.
     """
 
     source: str
@@ -53,6 +56,7 @@ class StdlibRegex:
     prefix: str
     history: int | None
     anchored_start: bool
+    duplicates: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def translate(pattern: str) -> StdlibRegex:
@@ -67,16 +71,18 @@ def translate(pattern: str) -> StdlibRegex:
 @functools.lru_cache(maxsize=512)
 def _translate(pattern: str) -> StdlibRegex:
     parsed = parse_regex(pattern)
-    refuse_untranslatable(parsed)
+    refuse_untranslatable(parsed, duplicates=True)
     root = tame_nested_repeats(merge_character_branches(parsed.root))
     check_lookarounds(root, followed=False)
     check_repeats(root)
+    full, duplicates = full_pattern_and_copies(root, parsed.group_names)
     result = StdlibRegex(
         source=pattern,
-        full=full_pattern(root, parsed.group_names),
+        full=full,
         prefix=partial_prefix(root),
         history=history(root),
         anchored_start=anchored_start(root),
+        duplicates=duplicates,
     )
     for generated in (result.full, result.prefix):
         try:
@@ -86,21 +92,23 @@ def _translate(pattern: str) -> StdlibRegex:
     return result
 
 
-def translate_complete(pattern: str) -> str:
+def translate_complete(pattern: str, *, captures: bool = True) -> str:
     """The exact stdlib translation of a pattern that is only ever matched against complete text
     (`search`/`finditer`, never partial matching): an xml-inline `tag_pattern`, the start anchor.
 
     Partial matching is what makes lookaheads and lazy repeats hard (see `rtcompile.regex.partial`);
     without it they translate directly, and backreferences, atomic groups and possessive repeats
-    have exact spellings too. Raises `InvalidRegex` / `UnsupportedRegex` like `translate`.
+    have exact spellings too. Without `captures` (only spans are read, as for the start anchor),
+    duplicate group names are simply renamed. Raises `InvalidRegex` / `UnsupportedRegex` like
+    `translate`.
     """
-    return _translate_complete(pattern)
+    return _translate_complete(pattern, captures)
 
 
 @functools.lru_cache(maxsize=512)
-def _translate_complete(pattern: str) -> str:
+def _translate_complete(pattern: str, captures: bool) -> str:
     parsed = parse_regex(pattern)
-    refuse_untranslatable(parsed, complete=True)
+    refuse_untranslatable(parsed, complete=True, duplicates=not captures)
     full = full_pattern(tame_nested_repeats(merge_character_branches(parsed.root)), parsed.group_names)
     try:
         re.compile(full, re.DOTALL)

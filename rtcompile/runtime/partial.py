@@ -32,3 +32,24 @@ def partial_search(
         return match, None
     live = prefix.search(text, pos)
     return None, None if live is None else live.start()
+
+
+def merged_groupdict(
+    match: re.Match[str], duplicates: tuple[tuple[str, tuple[str, ...]], ...]
+) -> dict[str, str | None]:
+    """`match.groupdict()` as `regex` reports it for a pattern that uses a group name more than once.
+
+    The translation renames every later occurrence (`duplicates` lists, per name, the stdlib names of
+    its occurrences, the first being the name itself). `regex` gives them one group, whose value is the
+    capture that completed last: among non-empty, non-nested occurrences, the one that ends last.
+    """
+    groups = match.groupdict()
+    for name, copies in duplicates:
+        value, end = None, -1
+        for copy in copies:
+            if match.end(copy) > end and match.group(copy) is not None:
+                value, end = match.group(copy), match.end(copy)
+            if copy != name:
+                del groups[copy]
+        groups[name] = value
+    return groups

@@ -86,7 +86,9 @@ def generate_module(template: Template, *, source_name: str) -> GeneratedModule:
     plain = [None if feed else plain_check(parts, state, template) for state in plan.states]
     field_handlers = handlers(parts, template.fields)
     anchor_key = "start_anchor" if template.start_anchor.is_literal else "start_anchor_pattern"
-    anchor, _ = parts.stdlib_regex(template.start_anchor.pattern, "start anchor", (anchor_key,), streamed=False)
+    anchor, _ = parts.stdlib_regex(
+        template.start_anchor.pattern, "start anchor", (anchor_key,), streamed=False, captures=False
+    )
     types = message_types(parts, template)
     lifted = lift(parts.wanted)
     sha256 = template_hash(template)

@@ -43,6 +43,7 @@ class ModuleParts:
     shapes: list[str] = field(default_factory=list)  # TypedDicts of transform results
     fallbacks: list[RegexFallback] = field(default_factory=list)  # patterns matched with `regex`
     regex_patterns: set[str] = field(default_factory=set)  # their names (compiled by `regex`)
+    duplicates: dict[str, str] = field(default_factory=dict)  # pattern -> constant naming its renamed groups
 
     def need(self, module: str, name: str) -> None:
         """Lift `name` from `rtcompile.runtime.<module>` into the generated module."""
@@ -72,18 +73,20 @@ class ModuleParts:
         return "\n".join(lines)
 
     def stdlib_regex(
-        self, pattern: str, hint: str, where: JsonPath, *, streamed: bool = True
+        self, pattern: str, hint: str, where: JsonPath, *, streamed: bool = True, captures: bool = True
     ) -> tuple[str, str | None]:
         """Pattern names for a template regex: its exact stdlib translation and, for delimiters matched
         in the stream (`streamed`), the pattern that decides partial matches at the buffer's end.
 
         A pattern with no exact stdlib translation is compiled with `regex` itself, exactly as the
         reference compiles it (`uses_regex` tells which), and recorded in `fallbacks`; its partial
-        matches come from `regex`'s own ``partial=True``, so there is no prefix pattern.
+        matches come from `regex`'s own ``partial=True``, so there is no prefix pattern. Without
+        `captures` (only spans are read), a complete-match pattern's duplicate group names are renamed
+        freely; a streamed pattern's are merged back by `groups_code`.
         """
         try:
             if not streamed:  # matched against complete text only: no partial matching to reproduce
-                return self.pattern(hint, translate_complete(pattern)), None
+                return self.pattern(hint, translate_complete(pattern, captures=captures)), None
             translated = translate(pattern)
         except UnsupportedRegex as error:
             self.fallbacks.append(RegexFallback(error.construct, error.reason, where, pattern))
@@ -91,7 +94,18 @@ class ModuleParts:
             self.patterns.append((name, f"regex.compile({literal(pattern)}, regex.DOTALL)"))
             self.regex_patterns.add(name)
             return name, None
-        return self.pattern(hint, translated.full), self.pattern(f"{hint} partial", translated.prefix)
+        full = self.pattern(hint, translated.full)
+        if translated.duplicates:
+            self.duplicates[full] = self.constant(f"{hint} duplicates", literal(translated.duplicates))
+        return full, self.pattern(f"{hint} partial", translated.prefix)
+
+    def groups_code(self, name: str, match: str = "m") -> str:
+        """The expression for a match's named groups as the reference reports them."""
+        duplicates = self.duplicates.get(name)
+        if duplicates is None:
+            return f"{match}.groupdict()"
+        self.need("partial", "merged_groupdict")
+        return f"merged_groupdict({match}, {duplicates})"
 
     def uses_regex(self, name: str) -> bool:
         """Whether the pattern called `name` is compiled by the `regex` module (a fallback)."""

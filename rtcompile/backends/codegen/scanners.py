@@ -180,7 +180,7 @@ def _regex_watch(
         with out.block(f"if not eos and regex_can_grow({full}, buf, m):"):
             out.line("hold = min(hold, start)")
         with out.block("else:"):
-            _take(out, None if single else rank, "m.groupdict()")
+            _take(out, None if single else rank, parts.groups_code(full))
 
 
 def _regex_module_watch(out: CodeWriter, pattern: str, rank: int | None) -> None:
