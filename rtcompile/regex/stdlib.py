@@ -40,7 +40,8 @@ from rtcompile.runtime.unicode_classes import WORD_CLASS
 # ---------------------------------------------------------------------------------------------------
 
 # V0 is the default version; every other flag changes semantics we do not reproduce.
-_SUPPORTED_FLAGS: Final = frozenset(("i", "m", "s", "x", "V0"))
+# (?u) is a no-op for str patterns (regex is Unicode by default, and (?-u) does not turn that off).
+_SUPPORTED_FLAGS: Final = frozenset(("i", "m", "s", "x", "u", "V0"))
 _NO_EQUIVALENT: Final = "no exact stdlib equivalent"
 _BACKREFERENCE: Final = "partial matching of backreferences cannot be reproduced"
 _REASONS: Final = {
@@ -81,13 +82,17 @@ def _untranslatable(parsed: ParsedRegex, complete: bool, duplicates: bool) -> It
         yield from _duplicate_limits(parsed)
     for flag in parsed.inline_flags:
         if flag.letter not in _SUPPORTED_FLAGS:
-            reason = "only the i, m, s, x and V0 inline flags can be translated exactly"
+            reason = "only the i, m, s, x, u and V0 inline flags can be translated exactly"
             yield flag.position, f"(?{flag.letter}) flag", reason
     named: set[str] = set()
     for node in walk(parsed.root):
-        if isinstance(node, Chars) and node.untranslatable is not None:
+        # Character nodes' code points (Unicode properties, POSIX classes and \h included) were asked of
+        # `regex` itself, so the emitted class is exact; except that under (?i) a property inside a set
+        # can gain members between the boundaries the set parser knows (regex's (?i)[[:upper:]] takes
+        # U+00AA), so those stay with regex.
+        if isinstance(node, Chars) and node.untranslatable is not None and node.ignore_case:
             construct = node.untranslatable.construct
-            yield node.untranslatable.position, construct, _REASONS.get(construct, _NO_EQUIVALENT)
+            yield node.untranslatable.position, construct, "case-insensitive properties are not translated"
         elif isinstance(node, Assertion) and node.kind in _ASSERTION_CONSTRUCTS:
             yield node.position, _ASSERTION_CONSTRUCTS[node.kind], _NO_EQUIVALENT
         elif isinstance(node, Group) and node.name is not None:
@@ -154,13 +159,15 @@ def _duplicate_limits(parsed: ParsedRegex) -> Iterator[tuple[int, str, str]]:
     reason = "which capture regex reports for a duplicate name is not modelled here"
     referenced = {group_index(parsed, n.group) for n in walk(parsed.root) if isinstance(n, Backreference)}
     for name, groups in duplicated.items():
-        for group in groups:
-            inner = [g for g in walk(group.body) if isinstance(g, Group) and g.name == name]
-            if width(group)[0] == 0 or inner or group.index in referenced:
-                yield group.position, "duplicate group name", reason
+        # Named where the name is met again, as a reader would notice the duplicate.
+        inner = any(isinstance(g, Group) and g.name == name for group in groups for g in walk(group.body))
+        if inner or groups[0].index in referenced or any(width(group)[0] == 0 for group in groups):
+            yield groups[1].position, "duplicate group name", reason
     for node in walk(parsed.root):
-        if isinstance(node, Lookaround) and any(isinstance(g, Group) and g.name in duplicated for g in walk(node.body)):
-            yield 0, "duplicate group name", reason
+        if isinstance(node, Lookaround):
+            for group in walk(node.body):
+                if isinstance(group, Group) and group.name in duplicated:
+                    yield duplicated[group.name][1].position, "duplicate group name", reason
 
 
 def group_index(parsed: ParsedRegex, reference: str) -> int:
