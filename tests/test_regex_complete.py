@@ -1,5 +1,5 @@
 """`translate_complete` against `regex` on complete text: patterns with backreferences, atomic groups,
-possessive and lazy repeats and lookarounds (what `tag_pattern`s and start anchors may use), matched
+possessive and lazy repeats, lookarounds and \\R (what `tag_pattern`s and start anchors may use), matched
 with ``finditer`` exactly as the content parsers and the anchor search use them: same spans, same
 named captures."""
 
@@ -13,7 +13,7 @@ import regex
 
 from rtcompile.regex.translate import UnsupportedRegex, translate_complete
 
-ALPHABET = "ab\n"
+ALPHABET = "ab\n\r"
 PATTERNS = 3000
 TEXTS_PER_PATTERN = 12
 
@@ -36,7 +36,7 @@ class _Generator:
         rng = self.rng
         choice = rng.random()
         if depth >= 2 or choice < 0.35:
-            atom = rng.choice(["a", "b", "[ab]", "[^a]", ".", "\\n", "$", "^"])
+            atom = rng.choice(["a", "b", "[ab]", "[^a]", ".", "\\n", "$", "^", "\\R"])
         elif choice < 0.5:
             self.groups.append(f"g{len(self.groups) + 1}")
             name = self.groups[-1]

@@ -53,6 +53,9 @@ _REASONS: Final = {
     "recursion": "stdlib re cannot recurse",
     "group call": "stdlib re cannot call groups",
 }
+# regex's \R: "\r\n" or one line-break character, atomically (\R\n does not match "\r\n").
+_LINE_BREAK: Final = "\\R line break"
+_LINE_BREAK_BODY: Final = r"\r\n|[\n\x0b\x0c\r\x85\u2028\u2029]"
 _ASSERTION_CONSTRUCTS: Final = {
     "search_anchor": "\\G search anchor",
     "word_start": "\\m word start",
@@ -113,7 +116,7 @@ def _untranslatable(parsed: ParsedRegex, complete: bool, duplicates: bool) -> It
             yield node.position, "backreference", _BACKREFERENCE
         elif isinstance(node, Fuzzy):
             yield node.position, "fuzzy matching", _REASONS["fuzzy matching"]
-        elif isinstance(node, Opaque):
+        elif isinstance(node, Opaque) and not (complete and node.construct == _LINE_BREAK):
             yield node.position, node.construct, _REASONS.get(node.construct, _NO_EQUIVALENT)
 
 
@@ -328,6 +331,8 @@ def _emit(node: Node, out: _Emission) -> tuple[str, int]:
     if isinstance(node, Atomic) and out.captures:
         number = out.new_group()
         return _atomic_with(number, _emit(node.body, out)[0]), _SEQUENCE
+    if isinstance(node, Opaque) and node.construct == _LINE_BREAK and out.captures:
+        return _atomic_with(out.new_group(), _LINE_BREAK_BODY), _SEQUENCE
     if isinstance(node, Backreference) and out.captures:
         target = int(node.group) if node.group.isdigit() else out.group_names[node.group]
         return f"(?:\\{out.numbers[target]})", _ATOM

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 
 from rtcompile.regex.analysis import anchored_start, history
+from rtcompile.regex.ast import Chars, flat_items
 from rtcompile.regex.errors import InvalidRegex, UnsupportedRegex
 from rtcompile.regex.nested_repeats import tame_nested_repeats
 from rtcompile.regex.optimiser import merge_character_branches
@@ -32,7 +33,7 @@ from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.partial import check_lookarounds, check_repeats, partial_prefix
 from rtcompile.regex.stdlib import full_pattern, full_pattern_and_copies, refuse_untranslatable
 
-__all__ = ["InvalidRegex", "StdlibRegex", "UnsupportedRegex", "translate", "translate_complete"]
+__all__ = ["InvalidRegex", "StdlibRegex", "UnsupportedRegex", "literal_text", "translate", "translate_complete"]
 
 
 @dataclass(frozen=True)
@@ -115,3 +116,21 @@ def _translate_complete(pattern: str, captures: bool) -> str:
     except (re.error, RecursionError, OverflowError) as exc:
         raise UnsupportedRegex("pattern too complex", f"stdlib re cannot compile the translation: {exc}") from exc
     return full
+
+
+def literal_text(pattern: str) -> str | None:
+    """The text a pattern matches when it is a plain literal (case-sensitive characters only, no
+    assertions or groups), else None. Such a delimiter can be found with `str.find`, and `regex`'s
+    partial match for it starts at the longest suffix of the text that is a proper prefix of it, which
+    matters for literals too long for a stdlib prefix pattern ("pattern too complex")."""
+    try:
+        parsed = parse_regex(pattern)
+    except (InvalidRegex, UnsupportedRegex):
+        return None
+    items = flat_items(parsed.root)
+    text = []
+    for item in items:
+        if not (isinstance(item, Chars) and item.kind == "literal" and item.ranges == ((item.literal,) * 2,)):
+            return None
+        text.append(chr(item.ranges[0][0]))
+    return "".join(text) or None

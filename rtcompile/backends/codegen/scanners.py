@@ -152,6 +152,10 @@ def _literal_watch(
 def _regex_watch(
     out: CodeWriter, parts: ModuleParts, watch: Watch, template: Template, *, single: bool = False, rank: int = 0
 ) -> None:
+    long_literal = parts.long_literal(watch.delimiter.pattern)
+    if long_literal is not None:
+        _long_literal_watch(out, parts, long_literal, watch_hint(watch, template), single, rank)
+        return
     full, prefix = parts.stdlib_regex(watch.delimiter.pattern, watch_hint(watch, template), watch.where)
     if not parts.uses_regex(full):
         parts.need("partial", "partial_search")
@@ -194,3 +198,22 @@ def _regex_module_watch(out: CodeWriter, pattern: str, rank: int | None) -> None
             out.line("hold = min(hold, start)")
         with out.block("else:"):
             _take(out, rank, "m.groupdict()")
+
+
+def _long_literal_watch(out: CodeWriter, parts: ModuleParts, text: str, hint: str, single: bool, rank: int) -> None:
+    """A pattern that is one long literal: found with `str.find`, held back like `regex` holds it (a
+    match at the very end may still grow for all the engine knows; a proper prefix at the end is
+    a partial match)."""
+    parts.need("scanning", "literal_hold")
+    name = parts.constant(f"{hint} literal", literal(text))
+    if single:
+        out.line("hold = n")
+    out.line(f"start = buf.find({name}, pos)")
+    with out.block("if start >= 0:"):
+        out.line(f"end = start + {len(text)}")
+        with out.block("if not eos and end == n:"):
+            out.line("hold = min(hold, start)")
+        with out.block("else:"):
+            _take(out, None if single else rank, "NO_GROUPS")
+    with out.block("elif not eos:"):
+        out.line(f"hold = min(hold, literal_hold(buf, pos, {name}))")
