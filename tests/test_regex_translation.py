@@ -353,7 +353,7 @@ def test_case_table_is_complete() -> None:
         (r"\m", "\\m word start"),
         (r"(?i)[\hx]", "\\h horizontal space"),
         (r"(?=ab)a", "lookahead followed by more pattern"),
-        (r"a(?=b+)", "variable-width lookahead"),
+        (r"a(?!b+)", "variable-width negative lookahead"),
         (r"(?=(?<=a)b)", "nested lookaround"),
         (r"(?<=(a))b", "capture group in lookbehind"),
         (r"\s*?x", "lazy single-character repeat"),

@@ -265,9 +265,11 @@ def _check_lookaround(node: Lookaround, followed: bool) -> None:
             "regex's partial search skips start positions using prefilters that ignore lookahead bodies",
         )
     low, high = width(node.body)
-    if low != high:
+    if low != high and not node.positive:
+        # A positive lookahead with nothing after it reports partial exactly when some path of its body
+        # reads past the end (checked against regex on ~10M cases); a negative one does not.
         raise UnsupportedRegex(
-            "variable-width lookahead",
+            "variable-width negative lookahead",
             "regex reports the first lookahead path in backtracking order to hit the end, which re cannot express",
         )
 

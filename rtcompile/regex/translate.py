@@ -25,7 +25,8 @@ import re
 from dataclasses import dataclass
 
 from rtcompile.regex.analysis import anchored_start, history
-from rtcompile.regex.ast import Chars, flat_items
+from rtcompile.regex.ast import Chars, Lookaround, Node, Repeat, flat_items, unwrap
+from rtcompile.regex.charsets import ALL
 from rtcompile.regex.errors import InvalidRegex, UnsupportedRegex
 from rtcompile.regex.nested_repeats import tame_nested_repeats
 from rtcompile.regex.optimiser import merge_character_branches
@@ -50,6 +51,10 @@ class StdlibRegex:
     * ``duplicates``: for each group name the pattern uses more than once, the stdlib names of its
       occurrences in ``full`` (the first keeps the name); `rtcompile.runtime.partial.merged_groupdict`
       turns a stdlib match's groups back into `regex`'s.
+    * ``match_only``: the pattern can match at a later start only if it matches where the search
+      begins (it opens with an unbounded lazy ``.*?``, or is one lookahead opening so), so
+      ``match(text, pos)`` answers ``search(text, pos)`` in one attempt instead of one per position
+      (stdlib ``search`` is quadratic on such a pattern without a match; `regex` skips ahead).
     """
 
     source: str
@@ -58,6 +63,7 @@ class StdlibRegex:
     history: int | None
     anchored_start: bool
     duplicates: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    match_only: bool = False
 
 
 def translate(pattern: str) -> StdlibRegex:
@@ -84,6 +90,7 @@ def _translate(pattern: str) -> StdlibRegex:
         history=history(root),
         anchored_start=anchored_start(root),
         duplicates=duplicates,
+        match_only=_match_only(root),
     )
     for generated in (result.full, result.prefix):
         try:
@@ -134,3 +141,18 @@ def literal_text(pattern: str) -> str | None:
             return None
         text.append(chr(item.ranges[0][0]))
     return "".join(text) or None
+
+
+def _match_only(root: Node) -> bool:
+    """Whether a match starting later than `pos` implies one starting at `pos` (see `StdlibRegex`)."""
+    items = flat_items(root)
+    if len(items) == 1 and isinstance(items[0], Lookaround) and items[0].positive and not items[0].behind:
+        items = flat_items(items[0].body)
+    first = items[0] if items else None
+    return (
+        isinstance(first, Repeat)
+        and first.lazy
+        and (first.min, first.max) == (0, None)
+        and isinstance(unwrap(first.body), Chars)
+        and unwrap(first.body).ranges == ALL  # type: ignore[union-attr]
+    )

@@ -34,6 +34,19 @@ def partial_search(
     return None, None if live is None else live.start()
 
 
+def partial_match(
+    full: re.Pattern[str], prefix: re.Pattern[str], text: str, pos: int
+) -> tuple[re.Match[str] | None, int | None]:
+    """`partial_search` for a pattern that can match at a later start only if it matches at `pos` (one
+    opening with an unbounded lazy ``.*?``): one match attempt instead of one per start position,
+    which keeps stdlib `re` linear where its search would be quadratic."""
+    match = full.match(text, pos)
+    if match is not None:
+        return match, None
+    live = prefix.search(text, pos)
+    return None, None if live is None else live.start()
+
+
 def merged_groupdict(
     match: re.Match[str], duplicates: tuple[tuple[str, tuple[str, ...]], ...]
 ) -> dict[str, str | None]:

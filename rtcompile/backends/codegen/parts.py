@@ -44,6 +44,7 @@ class ModuleParts:
     fallbacks: list[RegexFallback] = field(default_factory=list)  # patterns matched with `regex`
     regex_patterns: set[str] = field(default_factory=set)  # their names (compiled by `regex`)
     duplicates: dict[str, str] = field(default_factory=dict)  # pattern -> constant naming its renamed groups
+    match_only: set[str] = field(default_factory=set)  # patterns whose search is one match at `pos`
 
     def need(self, module: str, name: str) -> None:
         """Lift `name` from `rtcompile.runtime.<module>` into the generated module."""
@@ -95,6 +96,8 @@ class ModuleParts:
             self.regex_patterns.add(name)
             return name, None
         full = self.pattern(hint, translated.full)
+        if translated.match_only:
+            self.match_only.add(full)
         if translated.duplicates:
             self.duplicates[full] = self.constant(f"{hint} duplicates", literal(translated.duplicates))
         return full, self.pattern(f"{hint} partial", translated.prefix)

@@ -157,8 +157,10 @@ def _regex_watch(
         _long_literal_watch(out, parts, long_literal, watch_hint(watch, template), single, rank)
         return
     full, prefix = parts.stdlib_regex(watch.delimiter.pattern, watch_hint(watch, template), watch.where)
+    # A pattern opening with `.*?` matches later only if it matches at `pos`: one attempt, not n.
+    search, partial = ("match", "partial_match") if full in parts.match_only else ("search", "partial_search")
     if not parts.uses_regex(full):
-        parts.need("partial", "partial_search")
+        parts.need("partial", partial)
     parts.need("scanning", "regex_can_grow")
     if single:
         out.line("hold = n")
@@ -174,9 +176,9 @@ def _regex_watch(
     else:
         eos_test = "if eos:"
     with out.block(eos_test):
-        out.line(f"m = {full}.search(buf, pos)")
+        out.line(f"m = {full}.{search}(buf, pos)")
     with out.block("else:"):
-        out.line(f"m, partial_at = partial_search({full}, {prefix}, buf, pos)")
+        out.line(f"m, partial_at = {partial}({full}, {prefix}, buf, pos)")
         with out.block("if partial_at is not None:"):
             out.line("hold = min(hold, partial_at)")
     with out.block("if m is not None:"):
