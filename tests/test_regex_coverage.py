@@ -6,7 +6,7 @@ Each construct is tried as a reasoning open, a reasoning close, the start anchor
 known, imports `regex` for it (and says so in `REQUIRES`); never is a template refused that the
 reference accepts. Every module is then compared on streams built around the construct's sample
 matches and near misses: one shot, every two-way split, one character at a time, random chunkings.
-`STDLIB_EXACT` records which constructs must not need `regex` in which positions.
+`NEEDS_REGEX` records where a construct still needs `regex`; everywhere else it must be stdlib-only.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ CONSTRUCTS = [
     Construct("(?a) flag", r"(?a)<t\w>", ("<ta>",)),
     Construct("(?V1) flag", r"(?V1)<t>", ("<t>",)),
     Construct("(?f) flag", r"(?fi)<t>", ("<T>",)),
+    Construct("(?f) flag without (?i)", r"(?f)<t>", ("<t>",)),
     Construct("(?w) flag", r"(?w)<t\b>", ("<t>",)),
     Construct("(?b) flag", r"(?b)<t>", ("<t>",)),
     Construct("(?e) flag", r"(?e)<t>", ("<t>",)),
@@ -85,6 +86,43 @@ CONSTRUCTS = [
 ]
 
 POSITIONS = ("open", "close", "anchor", "tag_pattern")
+DELIMITERS = ("open", "close")
+
+# Where each construct still needs the `regex` module (everything else must compile stdlib-only):
+# constructs `re` has no equivalent for, everywhere; partial matching `regex`'s way, in delimiters only.
+NEEDS_REGEX: dict[str, tuple[str, ...]] = {
+    "(?a) flag": POSITIONS,
+    "(?V1) flag": POSITIONS,
+    "(?f) flag": POSITIONS,
+    "(?w) flag": POSITIONS,
+    "(?p) flag": POSITIONS,
+    "(?r) flag": POSITIONS,
+    "\\K": POSITIONS,
+    "\\G": POSITIONS,
+    "branch reset": POSITIONS,
+    "fuzzy matching": POSITIONS,
+    "(?V1) set operation": POSITIONS,
+    "group call": POSITIONS,
+    "recursion": POSITIONS,
+    "\\X": POSITIONS,
+    "\\m word start": POSITIONS,
+    "\\M word end": POSITIONS,
+    "control verb": POSITIONS,
+    "conditional": POSITIONS,
+    "backreference (numbered)": DELIMITERS,
+    "backreference (named)": DELIMITERS,
+    "backreference (\\g<name>)": DELIMITERS,
+    "lazy class repeat": DELIMITERS,
+    "lazy digit repeat": DELIMITERS,
+    "lazy space repeat": DELIMITERS,
+    "lookahead then more": DELIMITERS,
+    "negative lookahead then more": DELIMITERS,
+    "atomic group": DELIMITERS,
+    "possessive repeat": DELIMITERS,
+    "\\R": DELIMITERS,
+    "duplicate group name": ("tag_pattern",),
+    "duplicate names, two orders": ("tag_pattern",),
+}
 
 
 def template_for(construct: Construct, position: str) -> dict[str, Any]:
@@ -158,6 +196,7 @@ def test_construct_compiles_and_matches_interpreter_and_reference(construct: Con
     compiled = rtcompile.compile_module(template)  # never refused: stdlib or the regex fallback
     module = compiled_module(template)
     assert module.REQUIRES == compiled.requires
+    assert compiled.requires == (("regex",) if position in NEEDS_REGEX.get(construct.name, ()) else ())
     rng = random.Random(construct.name + position)
     prefix = prefix_for(construct, position)
     for text in texts_for(construct, position):
@@ -168,3 +207,48 @@ def test_construct_compiles_and_matches_interpreter_and_reference(construct: Con
             mine = observe(compiled_engine(template), prefix, chunks)
             assert identical(mine, observe(interpreter_engine(template), prefix, chunks)), chunks
             assert agrees_with_reference(mine, observe(reference_engine(template), prefix, chunks)), chunks
+
+
+def _translator_constructs() -> set[str]:
+    """Every construct name the translation can refuse with, read from its own tables."""
+    from rtcompile.regex import escapes, stdlib
+
+    names = {construct for construct, _low, _high in escapes._OPAQUE.values()}
+    names |= set(stdlib._ASSERTION_CONSTRUCTS.values()) | set(stdlib._REASONS)
+    names |= {"atomic group", "possessive quantifier", "branch reset group", "conditional group"}
+    names |= {"duplicate group name", "lazy single-character repeat", "lookahead followed by more pattern"}
+    names -= {"\\L named list"}  # needs named lists passed to regex.compile: the reference cannot load it
+    return names
+
+
+# Which construct of CONSTRUCTS exercises each name the translator reports.
+EXERCISED_BY = {
+    "\\K keep": "\\K",
+    "\\X grapheme cluster": "\\X",
+    "\\R line break": "\\R",
+    "\\G search anchor": "\\G",
+    "\\m word start": "\\m word start",
+    "\\M word end": "\\M word end",
+    "\\p{...} property": "\\p{L}",
+    "POSIX character class": "POSIX class",
+    "fuzzy matching": "fuzzy matching",
+    "backreference": "backreference (numbered)",
+    "control verb": "control verb",
+    "recursion": "recursion",
+    "group call": "group call",
+    "atomic group": "atomic group",
+    "possessive quantifier": "possessive repeat",
+    "branch reset group": "branch reset",
+    "conditional group": "conditional",
+    "duplicate group name": "duplicate group name",
+    "lazy single-character repeat": "lazy class repeat",
+    "lookahead followed by more pattern": "lookahead then more",
+}
+
+
+def test_every_construct_the_translator_knows_is_exercised_in_every_position() -> None:
+    assert _translator_constructs() == set(EXERCISED_BY)
+    exercised = {c.name for c in CONSTRUCTS}
+    assert set(EXERCISED_BY.values()) <= exercised
+    flags = {c.name for c in CONSTRUCTS if c.name.startswith("(?") and c.name.endswith("flag")}
+    assert {f"(?{letter}) flag" for letter in ["a", "b", "e", "f", "p", "r", "u", "w", "V1"]} <= flags

@@ -340,6 +340,7 @@ def test_case_table_is_complete() -> None:
         (r"(?a)\w", "(?a) flag"),
         (r"(?L)a", "(?L) flag"),
         (r"(?f)(?i)ss", "(?f) flag"),
+        (r"(?b)a{e<=1}", "fuzzy matching"),
         (r"(?w)\b", "(?w) flag"),
         (r"(?i)\p{Lu}", "\\p{...} property"),
         (r"(?i)[\p{Lu}a]", "\\p{...} property"),

@@ -42,6 +42,7 @@ from rtcompile.runtime.unicode_classes import WORD_CLASS
 # V0 is the default version; every other flag changes semantics we do not reproduce.
 # (?u) is a no-op for str patterns (regex is Unicode by default, and (?-u) does not turn that off).
 _SUPPORTED_FLAGS: Final = frozenset(("i", "m", "s", "x", "u", "V0"))
+_FUZZY_ONLY_FLAGS: Final = frozenset(("b", "e"))
 _NO_EQUIVALENT: Final = "no exact stdlib equivalent"
 _BACKREFERENCE: Final = "partial matching of backreferences cannot be reproduced"
 _REASONS: Final = {
@@ -83,9 +84,14 @@ def _untranslatable(parsed: ParsedRegex, complete: bool, duplicates: bool) -> It
         yield from _complete_match_limits(parsed)
     if duplicates:
         yield from _duplicate_limits(parsed)
+    folds = any(isinstance(n, (Chars, Backreference)) and n.ignore_case for n in walk(parsed.root))
     for flag in parsed.inline_flags:
+        # (?b) and (?e) only change fuzzy matching (refused on its own); (?f) only case-insensitive
+        # matching. Without those they are no-ops, partial matching included (checked against regex).
+        if flag.letter in _FUZZY_ONLY_FLAGS or (flag.letter == "f" and not folds):
+            continue
         if flag.letter not in _SUPPORTED_FLAGS:
-            reason = "only the i, m, s, x, u and V0 inline flags can be translated exactly"
+            reason = "only the i, m, s, x, u and V0 inline flags (and b, e, f where they change nothing) translate"
             yield flag.position, f"(?{flag.letter}) flag", reason
     named: set[str] = set()
     for node in walk(parsed.root):
