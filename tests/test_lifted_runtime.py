@@ -76,7 +76,9 @@ def test_a_compiled_module_accepts_a_tool_annotated_with_typing_any() -> None:
     }
     module = compiled_module(template)
     text = '<tool>[{"name": "_get_weather", "arguments": {"city": 3, "days": "2"}}]</tool>'
-    for tools in ([_get_weather], [_get_weather, {"type": "function", "function": {"name": "x", "parameters": {}}}]):
+    schema: dict[str, Any] = {"type": "function", "function": {"name": "x", "parameters": {}}}
+    toolsets: list[list[Any]] = [[_get_weather], [_get_weather, schema]]
+    for tools in toolsets:
         ours = module.parse_response(text, prefix="", tools=tools)
         assert ours == rtcompile.parse_response(text, template, prefix="", tools=tools)
         assert ours == reference.parse_response(text, template, prefix="", tools=tools)

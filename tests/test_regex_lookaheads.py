@@ -62,6 +62,7 @@ def test_a_lazy_lookahead_open_is_matched_in_one_attempt_per_scan() -> None:
     }
     module = compiled_module(template)
     assert module.REQUIRES == ()
+    assert module.__file__ is not None
     source = Path(module.__file__).read_text(encoding="utf-8")
     scanner_source = "".join(source.partition("def _scan_outside")[1:])
     assert ".match(buf, pos)" in scanner_source and "partial_match(" in scanner_source
