@@ -42,8 +42,23 @@ REGEX_OPENS = [
     r"<\|c\|>to=(?P<name>\w+).*?<\|m\|>",
     r"\[C\]\s*",
     r"(?:<q>|<Q>)",
+    # Constructs the compiler used to refuse: now translated exactly, or matched with the regex module.
+    r"<\|c\|>to=(?P<name>\w+)<\|m\|>|to=(?P<name>\w+)<\|c\|>",  # one name in both orders
+    r"(?=[\s\S]*?</think>)",  # TRL's reasoning open: a lazy lookahead
+    r"<n(?:a+)+>",  # a nested repeat, rewritten into one
+    r"(?|<r1>|\[r\])",  # branch reset: regex fallback
+    r"<l[^>]*?>",  # a lazy one-character repeat in a delimiter: regex fallback
 ]
-REGEX_CLOSES = [r"</b\s*>", r"\s*</f>", r"</f>|$", r"<\|e\|>(?P<tail>\w*)", r"\n(?=\n)", r"(?:</q>)+"]
+REGEX_CLOSES = [
+    r"</b\s*>",
+    r"\s*</f>",
+    r"</f>|$",
+    r"<\|e\|>(?P<tail>\w*)",
+    r"\n(?=\n)",
+    r"(?:</q>)+",
+    r"\n(?=\n|$)",  # a variable-width lookahead close
+    r"</q(?>\s*)>",  # an atomic group in a delimiter: regex fallback
+]
 
 
 @st.composite
@@ -62,7 +77,12 @@ CONTENT = st.sampled_from(
 
 # xml-inline tag patterns; the first uses a backreference (complete matching only, so the compiler
 # translates it exactly: see `rtcompile.regex.translate.translate_complete`).
-TAG_PATTERNS = [r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", r"<p=(?P<key>[^>]+)>\s*(?P<value>.*?)\s*</p>"]
+TAG_PATTERNS = [
+    r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>",
+    r"<p=(?P<key>[^>]+)>\s*(?P<value>.*?)\s*</p>",
+    r"(?>(?P<key>[a-z]+))=(?P<value>[^;]*?);",  # atomic group and lazy repeat: complete matching only
+    r"(?P<key>k)=(?P<value>\w)|(?P<key>j)=(?P<value>\d)",  # duplicate names: regex fallback here
+]
 
 
 @st.composite
@@ -190,6 +210,13 @@ EXAMPLES_FOR_PATTERN = {
     r"<\|e\|>(?P<tail>\w*)": ["<|e|>", "<|e|>end "],
     r"\n(?=\n)": ["\n\n"],
     r"(?:</q>)+": ["</q>", "</q></q>"],
+    r"<\|c\|>to=(?P<name>\w+)<\|m\|>|to=(?P<name>\w+)<\|c\|>": ["<|c|>to=f<|m|>", "to=g<|c|>", "to=h<|m|>"],
+    r"(?=[\s\S]*?</think>)": ["</think>", "</thi"],
+    r"<n(?:a+)+>": ["<naa>", "<na", "<naab>"],
+    r"(?|<r1>|\[r\])": ["<r1>", "[r]"],
+    r"<l[^>]*?>": ["<l>", "<lab>", "<la"],
+    r"\n(?=\n|$)": ["\n\n", "\n"],
+    r"</q(?>\s*)>": ["</q>", "</q \n>"],
 }
 
 BODIES = [
@@ -200,6 +227,7 @@ BODIES = [
     "k: v\nn: 2",
     "<p=k>1</p><p=k>[2]</p>",
     "<a>x</a>",
+    "k=v;j=1;",
     "{name: 'v'}",
     "<<str>>",
     " 12 ",
