@@ -59,8 +59,6 @@ _LINE_BREAK: Final = "\\R line break"
 _LINE_BREAK_BODY: Final = r"\r\n|[\n\x0b\x0c\r\x85\u2028\u2029]"
 _ASSERTION_CONSTRUCTS: Final = {
     "search_anchor": "\\G search anchor",
-    "word_start": "\\m word start",
-    "word_end": "\\M word end",
 }
 
 
@@ -247,6 +245,9 @@ _ASSERTIONS: Final = {
     # regex's Unicode word boundary is defined by its own \w table.
     "boundary": f"(?:(?<={_WORD})(?!{_WORD})|(?<!{_WORD})(?={_WORD}))",
     "non_boundary": f"(?:(?<={_WORD})(?={_WORD})|(?<!{_WORD})(?!{_WORD}))",
+    # regex's \m and \M: the start and the end of a word, by the same table.
+    "word_start": f"(?<!{_WORD})(?={_WORD})",
+    "word_end": f"(?<={_WORD})(?!{_WORD})",
 }
 
 
