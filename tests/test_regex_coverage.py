@@ -41,6 +41,7 @@ CONSTRUCTS = [
     Construct("lazy class repeat", r"<t[^>]*?>", ("<t>", "<tab>")),
     Construct("lazy digit repeat", r"<t\d+?>", ("<t12>",)),
     Construct("lazy space repeat", r"<t\s*?>", ("<t >", "<t>")),
+    Construct("lazy repeat ending the pattern", r"<t>\s*?", ("<t> ", "<t>")),
     Construct("lookahead then more", r"<(?=t)t>", ("<t>",)),
     Construct("negative lookahead then more", r"<t(?!x)>", ("<t>",)),
     Construct("tail variable lookahead", r"<t>(?=[\s\S]*?</t>)", ("<t>x</t>",)),
