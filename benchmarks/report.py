@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks import nested_repeats
 from benchmarks.compile_time import compile_time_section
 from benchmarks.config import MB, ROOT, Config, size_label
 from benchmarks.plot import plot
@@ -34,6 +35,7 @@ class Results:
     adversarial: list[dict[str, Any]] = field(default_factory=list)
     translation: dict[str, Any] = field(default_factory=dict)
     compile_time: dict[str, Any] = field(default_factory=dict)
+    nested_repeats: list[dict[str, Any]] = field(default_factory=list)
     profile: dict[str, Any] = field(default_factory=dict)
 
 
@@ -123,6 +125,8 @@ def build_report(
         L += _translation_section(results.translation)
     if results.compile_time:
         L += compile_time_section(results.compile_time)
+    if results.nested_repeats:
+        L += nested_repeats.section(results.nested_repeats)
     L += _profile_section(cfg, templates, results)
     L += _workloads_section(workloads, templates)
     return "\n".join(L), targets

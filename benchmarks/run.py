@@ -25,7 +25,8 @@ so that a noisy machine shifts all engines alike; every number is a median over 
 * adversarial streams fed one character at a time;
 * uncached translation of every regex of the bundled templates to stdlib `re` (`rtcompile.regex.translate`);
 * where the time goes: the share of chunks taking the slow path per template, cProfile, component costs;
-* compile time against template size: 1 to 10,000 literal delimiters, growing `defaults` lists.
+* compile time against template size: 1 to 10,000 literal delimiters, growing `defaults` lists;
+* nested unbounded repeats (`<(a+)+>`) on growing near misses (`benchmarks.nested_repeats`).
 
 The rtcompile measured is the one of this checkout (the directory above benchmarks/), not whichever
 one the environment has installed. The package `benchmarks` says where each part lives.
@@ -60,7 +61,16 @@ from typing import Any, TypeVar  # noqa: E402
 import transformers  # noqa: E402
 
 import rtcompile  # noqa: E402
-from benchmarks import compile_time, delimiters, import_time, many_parsers, measurement, profiling, report  # noqa: E402
+from benchmarks import (  # noqa: E402
+    compile_time,
+    delimiters,
+    import_time,
+    many_parsers,
+    measurement,
+    nested_repeats,
+    profiling,
+    report,
+)
 from benchmarks.config import TEMPLATES, Config, log  # noqa: E402
 from benchmarks.engines import Engines, compile_modules  # noqa: E402
 from benchmarks.workloads import Workload, check_workloads  # noqa: E402
@@ -170,6 +180,9 @@ def main() -> None:
             results.adversarial = stage("adversarial", lambda: measurement.bench_adversarial(cfg, engines, by_model))
             results.translation = stage("regex translation", lambda: measurement.bench_regex_translation(cfg, models))
             results.compile_time = stage("compile time", lambda: compile_time.bench_compile_time(cfg))
+            results.nested_repeats = stage(
+                "nested repeats", lambda: nested_repeats.bench_nested_repeats(cfg, directory)
+            )
             results.profile = stage("profiling", lambda: profiling.profile_engines(cfg, engines, workloads))
             results.profile["components"] = stage(
                 "components", lambda: profiling.component_costs(engines, by_model["qwen3"])

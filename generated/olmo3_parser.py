@@ -37,6 +37,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "f07b6e62697d6a4a6aa059952d2c6586d1edd874436bf39d39138905c62fcc30"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},
@@ -345,6 +346,7 @@ def _tool_media_type(hint: object) -> str | None:
 def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
     """Schema of a hint that is not a parameterised generic: an Enum, a basic type, Any, or an error."""
     from enum import Enum  # imported where used, like typing below: generated modules then import quickly
+    from typing import Any as any_hint  # generated modules import typing's names for the type checker only
 
     if isinstance(hint, type) and issubclass(hint, Enum):
         # The model has to write one of the member values, so those are the enum.
@@ -360,7 +362,7 @@ def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
     basic = TOOL_SCHEMA_BASIC_TYPES.get(hint)  # a dict lookup, so an unhashable hint is a TypeError here too
     if basic is not None:
         return {"type": basic}
-    if hint is Any:
+    if hint is any_hint:
         return {}
     media = _tool_media_type(hint)
     if media is not None:
@@ -983,6 +985,19 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 NO_GROUPS: Final[dict[str, str | None]] = {}
 
 
+def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> bool:
+    """Whether a complete regex match could still change when the stream goes on.
+
+    A match that reaches the end of the buffer can always grow (or, if empty, only be real at the
+    true end). One that ends earlier may still lean on the end of input (`$`, `\\Z` inside a
+    lookahead): it is final only if it survives the buffer being extended by a plain character.
+    """
+    if m.end() == len(buf):
+        return True
+    extended = pattern.match(buf + "\x00", m.start())
+    return extended is None or extended.span() != m.span() or extended.groupdict() != m.groupdict()
+
+
 def partial_search(
     full: re.Pattern[str], prefix: re.Pattern[str], text: str, pos: int
 ) -> tuple[re.Match[str] | None, int | None]:
@@ -1009,19 +1024,6 @@ def partial_search(
         return match, None
     live = prefix.search(text, pos)
     return None, None if live is None else live.start()
-
-
-def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> bool:
-    """Whether a complete regex match could still change when the stream goes on.
-
-    A match that reaches the end of the buffer can always grow (or, if empty, only be real at the
-    true end). One that ends earlier may still lean on the end of input (`$`, `\\Z` inside a
-    lookahead): it is final only if it survives the buffer being extended by a plain character.
-    """
-    if m.end() == len(buf):
-        return True
-    extended = pattern.match(buf + "\x00", m.start())
-    return extended is None or extended.span() != m.span() or extended.groupdict() != m.groupdict()
 
 
 # --- scalar parsers ---------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ else:
 
 
 RTCOMPILE_VERSION: Final = "0.1.0"
+REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
 TEMPLATE_SHA256: Final = "92e5e2f5c505717e2a1b1771bb40ebe7475f240b091b9904c5789b4b5166622c"
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},
@@ -333,6 +334,7 @@ def _tool_media_type(hint: object) -> str | None:
 def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
     """Schema of a hint that is not a parameterised generic: an Enum, a basic type, Any, or an error."""
     from enum import Enum  # imported where used, like typing below: generated modules then import quickly
+    from typing import Any as any_hint  # generated modules import typing's names for the type checker only
 
     if isinstance(hint, type) and issubclass(hint, Enum):
         # The model has to write one of the member values, so those are the enum.
@@ -348,7 +350,7 @@ def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
     basic = TOOL_SCHEMA_BASIC_TYPES.get(hint)  # a dict lookup, so an unhashable hint is a TypeError here too
     if basic is not None:
         return {"type": basic}
-    if hint is Any:
+    if hint is any_hint:
         return {}
     media = _tool_media_type(hint)
     if media is not None:

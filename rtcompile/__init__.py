@@ -12,12 +12,14 @@ template field is which.
 from typing import TYPE_CHECKING, Any
 
 from rtcompile.api import (
+    CompiledModule,
     Diagnostic,
     Event,
     Message,
     ResponseParser,
     TemplateText,
     check_template,
+    compile_module,
     compile_template,
     load_template,
     parse_response,
@@ -47,6 +49,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ChatCompletionChunks",
+    "CompiledModule",
     "DeltaStream",
     "Diagnostic",
     "Event",
@@ -61,6 +64,7 @@ __all__ = [
     "__version__",
     "call_id_factory",
     "check_template",
+    "compile_module",
     "compile_template",
     "load_template",
     "openai_roles",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from rtcompile.backends.interpreter import Event, Message, ResponseParser
@@ -71,24 +72,60 @@ def locate(error: TemplateError, document: SourceDocument | None) -> TemplateErr
     return type(error)(error.message, error.path, file=document.file, line=line, col=col)
 
 
+# How a regex-fallback warning ends (the CLI's --stdlib-only error replaces it).
+REGEX_FALLBACK_NOTE = ": the module imports the regex module for this pattern"
+
+
+@dataclass(frozen=True)
+class CompiledModule:
+    """A generated module's source, and one warning per pattern it matches with the `regex` module
+    (no exact standard-library translation is known for it); no warnings: the module is stdlib only."""
+
+    code: str
+    regex_fallbacks: tuple[Diagnostic, ...]
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        """Third-party modules the generated module imports (its `REQUIRES` constant)."""
+        return ("regex",) if self.regex_fallbacks else ()
+
+
 def compile_template(source: TemplateSource, *, source_name: str | None = None) -> str:
     """Compile a response template into the source of a standalone Python module.
 
     `source_name` is what the module's header says it was generated from (default: the file
-    path as given, or "<dict>"). Raises `TemplateError` for invalid templates and for regexes
-    that the standard library cannot reproduce exactly.
+    path as given, or "<dict>"). Raises `TemplateError` for invalid templates. A pattern with no
+    exact standard-library translation makes the module import `regex` (see `compile_module`).
     """
+    return compile_module(source, source_name=source_name).code
+
+
+def compile_module(source: TemplateSource, *, source_name: str | None = None) -> CompiledModule:
+    """`compile_template`, also telling which patterns need the `regex` module, as located warnings."""
     template, document = (source, None) if isinstance(source, Template) else _load(source)
     if source_name is None:
         source_name = document.file if document is not None and document.file else "<dict>"
     from rtcompile.backends.codegen.generate import (
-        generate,  # black and libcst are heavy; parsing users never need them
+        generate_module,  # black and libcst are heavy; parsing users never need them
     )
 
     try:
-        return generate(template, source_name=source_name)
+        generated = generate_module(template, source_name=source_name)
     except TemplateError as error:
         raise locate(error, document) from None
+    notes = tuple(
+        _locate_diagnostic(
+            Diagnostic(
+                "warning",
+                f"{fallback.construct} has no exact standard-library translation ({fallback.reason})"
+                + REGEX_FALLBACK_NOTE,
+                fallback.where,
+            ),
+            document,
+        )
+        for fallback in generated.fallbacks
+    )
+    return CompiledModule(generated.code, notes)
 
 
 def parse_response(

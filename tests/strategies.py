@@ -45,6 +45,12 @@ REGEX_OPENS = [
     # They look before the match or test for the start: the engine must keep enough committed text.
     r"(?<![a-z])<x>",
     r"^<s>",
+    # Constructs the compiler used to refuse: now translated exactly, or matched with the regex module.
+    r"<\|c\|>to=(?P<name>\w+)<\|m\|>|to=(?P<name>\w+)<\|c\|>",  # one name in both orders
+    r"(?=[\s\S]*?</think>)",  # TRL's reasoning open: a lazy lookahead
+    r"<n(?:a+)+>",  # a nested repeat, rewritten into one
+    r"(?|<r1>|\[r\])",  # branch reset: regex fallback
+    r"<l[^>]*?>",  # a lazy one-character repeat in a delimiter: regex fallback
 ]
 REGEX_CLOSES = [
     r"</b\s*>",
@@ -55,6 +61,8 @@ REGEX_CLOSES = [
     r"(?:</q>)+",
     r"(?<=\w)</w>",
     r"\bend\b",
+    r"\n(?=\n|$)",  # a variable-width lookahead close
+    r"</q(?>\s*)>",  # an atomic group in a delimiter: regex fallback
 ]
 
 
@@ -72,10 +80,14 @@ CONTENT = st.sampled_from(
 )
 
 
-# xml-inline tag patterns; the first uses a backreference, which only the interpreter supports (the
-# compiler refuses it: stdlib `re` cannot reproduce it together with regex's semantics, see
-# rtcompile.regex.translate).
-TAG_PATTERNS = [r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", r"<p=(?P<key>[^>]+)>\s*(?P<value>.*?)\s*</p>"]
+# xml-inline tag patterns; the first uses a backreference (complete matching only, so the compiler
+# translates it exactly: see `rtcompile.regex.translate.translate_complete`).
+TAG_PATTERNS = [
+    r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>",
+    r"<p=(?P<key>[^>]+)>\s*(?P<value>.*?)\s*</p>",
+    r"(?>(?P<key>[a-z]+))=(?P<value>[^;]*?);",  # atomic group and lazy repeat: complete matching only
+    r"(?P<key>k)=(?P<value>\w)|(?P<key>j)=(?P<value>\d)",  # duplicate names: regex fallback here
+]
 
 
 @st.composite
@@ -93,7 +105,7 @@ def content_spec(draw: st.DrawFn, compilable: bool = False) -> dict[str, Any]:
         if draw(st.integers(0, 3)) == 0:
             args["string_delims"] = [["<<", ">>"]]
     if content == "xml-inline":
-        args["tag_pattern"] = draw(st.sampled_from(TAG_PATTERNS[1:] if compilable else TAG_PATTERNS))
+        args["tag_pattern"] = draw(st.sampled_from(TAG_PATTERNS))
         if draw(st.booleans()):
             args["value_parser"] = {
                 "name": draw(st.sampled_from(["json", "int", "text"])),
@@ -207,6 +219,13 @@ EXAMPLES_FOR_PATTERN = {
     r"^<s>": ["<s>"],
     r"(?<=\w)</w>": ["a</w>", "</w>", " </w>"],
     r"\bend\b": ["end", " end ", "xend", "end."],
+    r"<\|c\|>to=(?P<name>\w+)<\|m\|>|to=(?P<name>\w+)<\|c\|>": ["<|c|>to=f<|m|>", "to=g<|c|>", "to=h<|m|>"],
+    r"(?=[\s\S]*?</think>)": ["</think>", "</thi"],
+    r"<n(?:a+)+>": ["<naa>", "<na", "<naab>"],
+    r"(?|<r1>|\[r\])": ["<r1>", "[r]"],
+    r"<l[^>]*?>": ["<l>", "<lab>", "<la"],
+    r"\n(?=\n|$)": ["\n\n", "\n"],
+    r"</q(?>\s*)>": ["</q>", "</q \n>"],
 }
 
 BODIES = [
@@ -217,6 +236,7 @@ BODIES = [
     "k: v\nn: 2",
     "<p=k>1</p><p=k>[2]</p>",
     "<a>x</a>",
+    "k=v;j=1;",
     "{name: 'v'}",
     "<<str>>",
     " 12 ",

@@ -444,3 +444,40 @@ def test_verify_prints_progress_on_long_runs(
     assert main(["verify", str(SMOLLM3), "--cases", "3"]) == 0
     err = capsys.readouterr().err
     assert "  1/3 cases, " in err and ", 10 s elapsed, about 20 s left" in err
+
+
+FALLBACK_TEMPLATE = {
+    "start_anchor": "<A>",
+    "fields": {"reasoning_content": {"open_pattern": "(?|<(t)>|\\[(t)\\])", "close": "</r>"}, "content": {}},
+}
+
+
+def test_a_pattern_needing_regex_compiles_with_one_warning_naming_construct_and_path(tmp_path: Path) -> None:
+    source = tmp_path / "branch_reset.json"
+    source.write_text(json.dumps(FALLBACK_TEMPLATE), encoding="utf-8")
+    out = tmp_path / "branch_reset_parser.py"
+    result = run(str(source), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    [warning] = errors_in(result.stderr)
+    assert warning.startswith(f"rtcompile: warning: {source}:1:")
+    assert "fields.reasoning_content.open_pattern: branch reset group has no exact standard-library" in warning
+    code = out.read_text(encoding="utf-8")
+    assert code.splitlines()[1] == "# requires: regex"
+    assert 'REQUIRES: Final[tuple[str, ...]] = ("regex",)' in code
+
+
+def test_stdlib_only_turns_the_regex_fallback_into_exit_2_and_writes_nothing(tmp_path: Path) -> None:
+    source = tmp_path / "branch_reset.json"
+    source.write_text(json.dumps(FALLBACK_TEMPLATE), encoding="utf-8")
+    out = tmp_path / "branch_reset_parser.py"
+    result = run(str(source), "-o", str(out), "--stdlib-only")
+    assert result.returncode == 2
+    [error] = errors_in(result.stderr)
+    assert error.startswith(f"rtcompile: error: {source}:1:")
+    assert error.endswith("(stdlib re has no branch reset), and --stdlib-only forbids the regex module")
+    assert not out.exists()
+
+
+def test_stdlib_only_accepts_templates_that_need_nothing_else(tmp_path: Path) -> None:
+    result = run(str(SMOLLM3), "-o", str(tmp_path / "s_parser.py"), "--stdlib-only")
+    assert (result.returncode, errors_in(result.stderr)) == (0, [])

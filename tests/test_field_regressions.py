@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from rtcompile.tooling.observe import Raised, identical
+from rtcompile.tooling.observe import Raised, agrees_with_reference, identical
 from tests.compiled import compiled_engine
 from tests.differential import interpreter_engine, observe, reference_engine
 
@@ -47,7 +47,7 @@ def tool_call_case(model: str) -> dict[str, Any]:
 def agree(template: dict[str, Any], prefix: str, chunks: list[str], tools: Any = None) -> None:
     ours = observe(compiled_engine(template), prefix, chunks, tools)
     assert identical(ours, observe(interpreter_engine(template), prefix, chunks, tools)), chunks
-    assert ours == observe(reference_engine(template), prefix, chunks, tools), chunks
+    assert agrees_with_reference(ours, observe(reference_engine(template), prefix, chunks, tools)), chunks
 
 
 @pytest.mark.parametrize("model", MODELS)

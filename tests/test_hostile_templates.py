@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rtcompile
-from rtcompile.tooling.observe import identical
+from rtcompile.tooling.observe import agrees_with_reference, identical
 from tests.compiled import compiled_engine, compiled_module
 from tests.differential import interpreter_engine, observe, reference_engine
 
@@ -135,7 +135,7 @@ def test_hostile_template_compiles_imports_inertly_and_parses_like_the_reference
         for chunks in ([text], list(text)):
             ours = observe(compiled_engine(template), "", chunks)
             assert identical(ours, observe(interpreter_engine(template), "", chunks))
-            assert ours == observe(reference_engine(template), "", chunks)
+            assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks))
 
 
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])

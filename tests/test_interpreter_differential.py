@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rtcompile
+from rtcompile.tooling.observe import agrees_with_reference
 from tests.differential import interpreter_engine, observe, one_shot, reference_engine, two_way_splits
 from tests.strategies import TOOLS, chunkings, prefixes, streams, templates
 
@@ -34,7 +35,7 @@ def cases(draw: st.DrawFn) -> tuple[dict[str, Any], str, str, list[str], Any]:
 def test_random_chunking_matches_reference(case: tuple[dict[str, Any], str, str, list[str], Any]) -> None:
     template, prefix, _text, chunks, tools = case
     expected = observe(reference_engine(template), prefix, chunks, tools)
-    assert observe(interpreter_engine(template), prefix, chunks, tools) == expected
+    assert agrees_with_reference(observe(interpreter_engine(template), prefix, chunks, tools), expected)
 
 
 @SETTINGS
@@ -42,7 +43,7 @@ def test_random_chunking_matches_reference(case: tuple[dict[str, Any], str, str,
 def test_one_shot_matches_reference(case: tuple[dict[str, Any], str, str, list[str], Any]) -> None:
     template, prefix, text, _chunks, tools = case
     expected = one_shot(reference.parse_response, text, template, prefix, tools)
-    assert one_shot(rtcompile.parse_response, text, template, prefix, tools) == expected
+    assert agrees_with_reference(one_shot(rtcompile.parse_response, text, template, prefix, tools), expected)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -51,7 +52,7 @@ def test_every_two_way_split_matches_reference(case: tuple[dict[str, Any], str, 
     template, prefix, text, _chunks, tools = case
     for chunks in two_way_splits(text):
         expected = observe(reference_engine(template), prefix, chunks, tools)
-        assert observe(interpreter_engine(template), prefix, chunks, tools) == expected, chunks
+        assert agrees_with_reference(observe(interpreter_engine(template), prefix, chunks, tools), expected), chunks
 
 
 @settings(max_examples=200, deadline=None)
@@ -59,7 +60,8 @@ def test_every_two_way_split_matches_reference(case: tuple[dict[str, Any], str, 
 def test_arbitrary_text_on_smollm3_template(text: str) -> None:
     template = SMOLLM3
     for chunks in ([text], [*text]):
-        assert observe(interpreter_engine(template), "", chunks) == observe(reference_engine(template), "", chunks)
+        ours = observe(interpreter_engine(template), "", chunks)
+        assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks))
 
 
 SMOLLM3 = {

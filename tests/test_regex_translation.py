@@ -9,6 +9,7 @@ digits, U+001C-U+001F, U+2028, case-folding oddities).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -23,7 +24,7 @@ from rtcompile.regex.ast import Chars, Concat
 from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.stdlib import emit_ranges
 from rtcompile.regex.translate import InvalidRegex, StdlibRegex, UnsupportedRegex, translate
-from rtcompile.runtime.partial import partial_search
+from rtcompile.runtime.partial import merged_groupdict, partial_search
 
 # ---------------------------------------------------------------------------------------------------
 # Pattern and text strategies
@@ -175,13 +176,27 @@ FUZZ = settings(
 def test_full_matching_equals_regex(pattern: str, data: st.DataObject) -> None:
     compiled, result = translated(pattern)
     ours = re.compile(result.full, re.DOTALL)
-    assert dict(ours.groupindex) == dict(compiled.groupindex)
-    assert ours.groups == compiled.groups
+    # Duplicate group names are renamed (extra stdlib groups): then compare what a caller reads, the
+    # spans and the named groups as `merged_groupdict` reports them.
+    observed = summary if not result.duplicates else functools.partial(_merged_summary, result)
+    if not result.duplicates:
+        assert dict(ours.groupindex) == dict(compiled.groupindex)
+        assert ours.groups == compiled.groups
     for text in data.draw(st.lists(texts_for(pattern), min_size=1, max_size=4)):
         pos = data.draw(st.integers(0, len(text)))
-        assert summary(ours.search(text, pos)) == summary(compiled.search(text, pos))
-        assert summary(ours.match(text, pos)) == summary(compiled.match(text, pos))
-        assert [summary(m) for m in ours.finditer(text)] == [summary(m) for m in compiled.finditer(text)]
+        assert observed(ours.search(text, pos)) == _expected(result, compiled.search(text, pos))
+        assert observed(ours.match(text, pos)) == _expected(result, compiled.match(text, pos))
+        assert [observed(m) for m in ours.finditer(text)] == [_expected(result, m) for m in compiled.finditer(text)]
+
+
+def _merged_summary(result: StdlibRegex, match: Any) -> tuple[Any, ...] | None:
+    return None if match is None else (match.span(), merged_groupdict(match, result.duplicates))
+
+
+def _expected(result: StdlibRegex, match: Any) -> tuple[Any, ...] | None:
+    if not result.duplicates:
+        return summary(match)
+    return None if match is None else (match.span(), match.groupdict())
 
 
 @pytest.mark.slow  # ~6 s
@@ -191,7 +206,10 @@ def test_partial_search_equals_regex(pattern: str, data: st.DataObject) -> None:
     compiled, result = translated(pattern)
     for text in data.draw(st.lists(texts_for(pattern), min_size=1, max_size=4)):
         pos = data.draw(st.integers(0, len(text)))
-        assert_same_partial(our_partial(result, text, pos), regex_partial(compiled, text, pos), len(text))
+        ours, theirs = our_partial(result, text, pos), regex_partial(compiled, text, pos)
+        if result.duplicates:  # renamed groups: numbered captures differ by design (see above)
+            ours, theirs = (o if o is None or o[0] == "partial" else o[:2] for o in (ours, theirs))
+        assert_same_partial(ours, theirs, len(text))
 
 
 REAL_WORLD = [
@@ -337,24 +355,23 @@ def test_case_table_is_complete() -> None:
         (r"(?:abc){e<=1}", "fuzzy matching"),
         (r"(?V1)a", "(?V1) flag"),
         (r"(?r)a", "(?r) flag"),
-        (r"(?u)a", "(?u) flag"),
         (r"(?a)\w", "(?a) flag"),
         (r"(?L)a", "(?L) flag"),
         (r"(?f)(?i)ss", "(?f) flag"),
+        (r"(?b)a{e<=1}", "fuzzy matching"),
         (r"(?w)\b", "(?w) flag"),
-        (r"\p{Lu}", "\\p{...} property"),
-        (r"[\p{Lu}a]", "\\p{...} property"),
-        (r"[[:alpha:]]", "POSIX character class"),
+        (r"(?i)\p{Lu}", "\\p{...} property"),
+        (r"(?i)[\p{Lu}a]", "\\p{...} property"),
+        (r"(?i)[[:alpha:]]", "POSIX character class"),
         (r"(a)\1", "backreference"),
         (r"(?P<x>a)(?P=x)", "backreference"),
-        (r"(?P<x>a)(?P<x>b)", "duplicate group name"),
+        (r"(?P<x>a?)(?P<x>b)", "duplicate group name"),
         (r"(?|(a)|(b))", "branch reset group"),
         (r"(a)?(?(1)a|b)", "conditional group"),
         (r"(*FAIL)", "control verb"),
-        (r"\m", "\\m word start"),
-        (r"\h", "\\h horizontal space"),
+        (r"(?i)[\hx]", "\\h horizontal space"),
         (r"(?=ab)a", "lookahead followed by more pattern"),
-        (r"a(?=b+)", "variable-width lookahead"),
+        (r"a(?!b+)", "variable-width negative lookahead"),
         (r"(?=(?<=a)b)", "nested lookaround"),
         (r"(?<=(a))b", "capture group in lookbehind"),
         (r"\s*?x", "lazy single-character repeat"),

@@ -85,6 +85,11 @@ def test_load_accepts_and_rejects_like_transformers(template: dict[str, Any]) ->
     ours = load_outcome(rtcompile.load_template, template)
     if expected == "loaded" and isinstance(ours, Raised) and any(k in ours.message for k in KNOWN_STRICTER):
         return
+    if isinstance(ours, Raised) and isinstance(expected, Raised):
+        # Deliberately looser: our loader raises TemplateError (a ValueError carrying the JSON path and
+        # file position) where the reference raises a plain ValueError or KeyError-like error.
+        assert ours.caught_alike(expected), (ours, expected)
+        return
     assert ours == expected, (ours, expected)
 
 

@@ -17,3 +17,4 @@ class UnsupportedRegex(ValueError):
     def __init__(self, construct: str, reason: str) -> None:
         super().__init__(f"unsupported regex construct: {construct} ({reason})")
         self.construct = construct
+        self.reason = reason

@@ -8,11 +8,17 @@ anchor) the search loop uses. These mirrors read translatable trees (`rtcompile.
 
 from __future__ import annotations
 
+import dataclasses
+
 from rtcompile.regex.ast import (
     Alternation,
     Assertion,
+    Atomic,
+    BranchReset,
     Chars,
     Concat,
+    Conditional,
+    Fuzzy,
     Group,
     Lookaround,
     Node,
@@ -22,6 +28,8 @@ from rtcompile.regex.ast import (
     linear_items,
     unwrap,
 )
+from rtcompile.regex.charsets import complement, normalise
+from rtcompile.regex.errors import UnsupportedRegex
 
 
 def is_single_character(node: Node) -> bool:
@@ -165,3 +173,103 @@ def leading_test(node: Node) -> str | None:
             return "anchored"
         return None
     return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Alternations of single characters: regex merges them into one set, and gets negated characters wrong
+# ---------------------------------------------------------------------------------------------------
+
+
+def merge_character_branches(root: Node) -> Node:
+    """`root` with every alternation rewritten the way `regex` actually matches it.
+
+    `regex`'s optimiser reduces each run of adjacent one-character branches (same case flag) to one set
+    union, and its compiler packs all the *negated single characters* of such a union into one
+    "none of these" member: ``[^a]|[^b]`` matches what ``[^ab]`` matches, not every character. A run
+    with at most one negated character means what it says and is left alone. Raises
+    `UnsupportedRegex` where the merge would come after `regex` splits off a prefix or suffix common
+    to all branches (``x[^a]|x[^b]``), or under case-insensitive matching, which is not modelled.
+    """
+    return _merged(root)
+
+
+def _merged(node: Node) -> Node:
+    if isinstance(node, Alternation):
+        branches = tuple(_merged(branch) for branch in node.branches)
+        return _merge_runs(Alternation(branches))
+    if isinstance(node, Concat):
+        return Concat(tuple(_merged(item) for item in node.items))
+    if isinstance(node, (Group, Repeat, Lookaround, Atomic, Fuzzy)):
+        return dataclasses.replace(node, body=_merged(node.body))
+    if isinstance(node, BranchReset):
+        return dataclasses.replace(node, branches=tuple(_merged(b) for b in node.branches))
+    if isinstance(node, Conditional):
+        return dataclasses.replace(node, yes=_merged(node.yes), no=_merged(node.no))
+    return node
+
+
+def _is_negated_character(node: Node) -> bool:
+    return isinstance(node, Chars) and node.kind == "negated_literal"
+
+
+def _merge_runs(node: Alternation) -> Node:
+    branches = flatten_alternation(node)
+    _refuse_merges_after_common_affixes(branches)
+    merged: list[Node] = []
+    run: list[Chars] = []
+
+    def flush() -> None:
+        if sum(1 for member in run if _is_negated_character(member)) < 2:
+            merged.extend(run)
+        elif any(member.ignore_case for member in run):
+            raise UnsupportedRegex(
+                "negated characters merged under (?i)",
+                "regex merges alternatives like [^a]|[^b] into one set, with case-insensitive rules not modelled",
+            )
+        else:
+            merged.append(_buggy_union(run))
+        run.clear()
+
+    for branch in branches:
+        inner = unwrap(branch)
+        if isinstance(inner, Chars) and inner.kind != "any":
+            if run and run[-1].ignore_case != inner.ignore_case:
+                flush()
+            run.append(inner)
+        else:
+            flush()
+            merged.append(branch)
+    flush()
+    if len(merged) == len(branches):
+        return node  # nothing merged: keep the tree as written
+    return merged[0] if len(merged) == 1 else Alternation(tuple(merged))
+
+
+def _buggy_union(run: list[Chars]) -> Chars:
+    """What regex's set union of `run` matches: the other members, or none of the negated characters."""
+    negated = normalise((m.literal, m.literal) for m in run if _is_negated_character(m) and m.literal is not None)
+    others = [r for m in run if not _is_negated_character(m) for r in m.ranges]
+    return Chars(normalise([*others, *complement(negated)]), "set")
+
+
+def _refuse_merges_after_common_affixes(branches: list[Node]) -> None:
+    """regex moves items common to the start (or, in lookbehinds, the end) of every branch out first,
+    which can leave several negated characters adjacent; we do not model that factoring."""
+    if len(branches) < 2:
+        return
+    sequences = [flat_items(branch) for branch in branches]
+    shortest = min(len(items) for items in sequences)
+    for step in (1, -1):
+        common = 0
+        while common < shortest and all(
+            items[common * step - (step < 0)] == sequences[0][common * step - (step < 0)] for items in sequences
+        ):
+            common += 1
+        if not common:
+            continue
+        rests = [items[common:] if step > 0 else items[: len(items) - common] for items in sequences]
+        if sum(1 for rest in rests if len(rest) == 1 and _is_negated_character(unwrap(rest[0]))) >= 2:
+            raise UnsupportedRegex(
+                "negated characters after a common prefix",
+                "regex factors out the common part of the branches and then merges [^a]|[^b] into [^ab]",
+            )

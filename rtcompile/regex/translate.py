@@ -25,12 +25,16 @@ import re
 from dataclasses import dataclass
 
 from rtcompile.regex.analysis import anchored_start, history
+from rtcompile.regex.ast import Chars, Lookaround, Node, Repeat, flat_items, unwrap
+from rtcompile.regex.charsets import ALL
 from rtcompile.regex.errors import InvalidRegex, UnsupportedRegex
+from rtcompile.regex.nested_repeats import tame_nested_repeats
+from rtcompile.regex.optimiser import merge_character_branches
 from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.partial import check_lookarounds, check_repeats, partial_prefix
-from rtcompile.regex.stdlib import full_pattern, refuse_untranslatable
+from rtcompile.regex.stdlib import full_pattern, full_pattern_and_copies, refuse_untranslatable
 
-__all__ = ["InvalidRegex", "StdlibRegex", "UnsupportedRegex", "translate"]
+__all__ = ["InvalidRegex", "StdlibRegex", "UnsupportedRegex", "literal_text", "translate", "translate_complete"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,13 @@ class StdlibRegex:
     * ``history``: how many characters before the search position the pattern may inspect
       (lookbehind width, 1 for ``\b``/``\B``/multiline ``^``); ``None`` if unbounded.
     * ``anchored_start``: the pattern contains ``^`` or ``\A`` (string start) somewhere.
+    * ``duplicates``: for each group name the pattern uses more than once, the stdlib names of its
+      occurrences in ``full`` (the first keeps the name); `rtcompile.runtime.partial.merged_groupdict`
+      turns a stdlib match's groups back into `regex`'s.
+    * ``match_only``: the pattern can match at a later start only if it matches where the search
+      begins (it opens with an unbounded lazy ``.*?``, or is one lookahead opening so), so
+      ``match(text, pos)`` answers ``search(text, pos)`` in one attempt instead of one per position
+      (stdlib ``search`` is quadratic on such a pattern without a match; `regex` skips ahead).
     """
 
     source: str
@@ -51,6 +62,8 @@ class StdlibRegex:
     prefix: str
     history: int | None
     anchored_start: bool
+    duplicates: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    match_only: bool = False
 
 
 def translate(pattern: str) -> StdlibRegex:
@@ -65,16 +78,19 @@ def translate(pattern: str) -> StdlibRegex:
 @functools.lru_cache(maxsize=512)
 def _translate(pattern: str) -> StdlibRegex:
     parsed = parse_regex(pattern)
-    root = parsed.root
-    refuse_untranslatable(parsed)
+    refuse_untranslatable(parsed, duplicates=True)
+    root = tame_nested_repeats(merge_character_branches(parsed.root))
     check_lookarounds(root, followed=False)
     check_repeats(root)
+    full, duplicates = full_pattern_and_copies(root, parsed.group_names)
     result = StdlibRegex(
         source=pattern,
-        full=full_pattern(root),
+        full=full,
         prefix=partial_prefix(root),
         history=history(root),
         anchored_start=anchored_start(root),
+        duplicates=duplicates,
+        match_only=_match_only(root),
     )
     for generated in (result.full, result.prefix):
         try:
@@ -82,3 +98,61 @@ def _translate(pattern: str) -> StdlibRegex:
         except (re.error, RecursionError, OverflowError) as exc:
             raise UnsupportedRegex("pattern too complex", f"stdlib re cannot compile the translation: {exc}") from exc
     return result
+
+
+def translate_complete(pattern: str, *, captures: bool = True) -> str:
+    """The exact stdlib translation of a pattern that is only ever matched against complete text
+    (`search`/`finditer`, never partial matching): an xml-inline `tag_pattern`, the start anchor.
+
+    Partial matching is what makes lookaheads and lazy repeats hard (see `rtcompile.regex.partial`);
+    without it they translate directly, and backreferences, atomic groups and possessive repeats
+    have exact spellings too. Without `captures` (only spans are read, as for the start anchor),
+    duplicate group names are simply renamed. Raises `InvalidRegex` / `UnsupportedRegex` like
+    `translate`.
+    """
+    return _translate_complete(pattern, captures)
+
+
+@functools.lru_cache(maxsize=512)
+def _translate_complete(pattern: str, captures: bool) -> str:
+    parsed = parse_regex(pattern)
+    refuse_untranslatable(parsed, complete=True, duplicates=not captures)
+    full = full_pattern(tame_nested_repeats(merge_character_branches(parsed.root)), parsed.group_names)
+    try:
+        re.compile(full, re.DOTALL)
+    except (re.error, RecursionError, OverflowError) as exc:
+        raise UnsupportedRegex("pattern too complex", f"stdlib re cannot compile the translation: {exc}") from exc
+    return full
+
+
+def literal_text(pattern: str) -> str | None:
+    """The text a pattern matches when it is a plain literal (case-sensitive characters only, no
+    assertions or groups), else None. Such a delimiter can be found with `str.find`, and `regex`'s
+    partial match for it starts at the longest suffix of the text that is a proper prefix of it, which
+    matters for literals too long for a stdlib prefix pattern ("pattern too complex")."""
+    try:
+        parsed = parse_regex(pattern)
+    except (InvalidRegex, UnsupportedRegex):
+        return None
+    items = flat_items(parsed.root)
+    text = []
+    for item in items:
+        if not (isinstance(item, Chars) and item.kind == "literal" and item.ranges == ((item.literal,) * 2,)):
+            return None
+        text.append(chr(item.ranges[0][0]))
+    return "".join(text) or None
+
+
+def _match_only(root: Node) -> bool:
+    """Whether a match starting later than `pos` implies one starting at `pos` (see `StdlibRegex`)."""
+    items = flat_items(root)
+    if len(items) == 1 and isinstance(items[0], Lookaround) and items[0].positive and not items[0].behind:
+        items = flat_items(items[0].body)
+    first = items[0] if items else None
+    return (
+        isinstance(first, Repeat)
+        and first.lazy
+        and (first.min, first.max) == (0, None)
+        and isinstance(unwrap(first.body), Chars)
+        and unwrap(first.body).ranges == ALL  # type: ignore[union-attr]
+    )

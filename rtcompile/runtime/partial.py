@@ -32,3 +32,37 @@ def partial_search(
         return match, None
     live = prefix.search(text, pos)
     return None, None if live is None else live.start()
+
+
+def partial_match(
+    full: re.Pattern[str], prefix: re.Pattern[str], text: str, pos: int
+) -> tuple[re.Match[str] | None, int | None]:
+    """`partial_search` for a pattern that can match at a later start only if it matches at `pos` (one
+    opening with an unbounded lazy ``.*?``): one match attempt instead of one per start position,
+    which keeps stdlib `re` linear where its search would be quadratic."""
+    match = full.match(text, pos)
+    if match is not None:
+        return match, None
+    live = prefix.search(text, pos)
+    return None, None if live is None else live.start()
+
+
+def merged_groupdict(
+    match: re.Match[str], duplicates: tuple[tuple[str, tuple[str, ...]], ...]
+) -> dict[str, str | None]:
+    """`match.groupdict()` as `regex` reports it for a pattern that uses a group name more than once.
+
+    The translation renames every later occurrence (`duplicates` lists, per name, the stdlib names of
+    its occurrences, the first being the name itself). `regex` gives them one group, whose value is the
+    capture that completed last: among non-empty, non-nested occurrences, the one that ends last.
+    """
+    groups = match.groupdict()
+    for name, copies in duplicates:
+        value, end = None, -1
+        for copy in copies:
+            if match.end(copy) > end and match.group(copy) is not None:
+                value, end = match.group(copy), match.end(copy)
+            if copy != name:
+                del groups[copy]
+        groups[name] = value
+    return groups

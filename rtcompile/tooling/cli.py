@@ -1,6 +1,6 @@
 """The `rtcompile` command line.
 
-    rtcompile IN... -o OUT [--check | --diff]        compile (also spelled `rtcompile compile ...`)
+    rtcompile IN... -o OUT [--check | --diff] [--stdlib-only]   compile (also `rtcompile compile ...`)
     rtcompile verify TEMPLATE [--module PARSER.py] [--cases N] [--seed S]
     rtcompile lint TEMPLATE [--chat-template FILE.jinja] [--strict]
     rtcompile list [--names]
@@ -17,7 +17,8 @@ compiled as `./lint` or with `rtcompile compile lint ...`.)
 
 Exit status: 0 ok; 1 `--check` found a missing or stale output, `verify` found a divergence or a
 module compiled from another template, `lint` found errors (or warnings, with `--strict`); 2 bad
-input or usage; 130 interrupted (Ctrl-C), 128 + N on signal N (SIGTERM, SIGHUP). Every error is one
+input or usage, or `--stdlib-only` and a pattern that needs the `regex` module (without it, one warning
+line per such pattern); 130 interrupted (Ctrl-C), 128 + N on signal N (SIGTERM, SIGHUP). Every error is one
 line on stderr; outputs are written all or nothing (see `rtcompile.tooling.outputs`).
 """
 
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from rtcompile.api import compile_template
+from rtcompile.api import REGEX_FALLBACK_NOTE, compile_module
 from rtcompile.frontend.catalog import bundled_directory, bundled_templates
 from rtcompile.frontend.errors import TemplateError, printable
 from rtcompile.frontend.source import TOKENIZER_CONFIG_NAME, TemplateText, resolve_template_path
@@ -96,7 +97,10 @@ def build_parser() -> CommandLine:
         help="compile templates into parser modules (the default command)",
         description="Compile response templates into standalone, typed Python parser modules. "
         "`compile` may be left out: `rtcompile IN... -o OUT`.",
-        epilog="Exit status: 0 ok, 1 --check found stale or missing outputs, 2 bad input or usage.",
+        epilog="A pattern with no exact standard-library translation is matched with the regex module: the "
+        "module imports regex for it and a warning names it (--stdlib-only makes that an error). "
+        "Exit status: 0 ok, 1 --check found stale or missing outputs, 2 bad input or usage (or --stdlib-only "
+        "and a pattern needs regex).",
     )
     compile_.add_argument(
         "inputs",
@@ -110,6 +114,11 @@ def build_parser() -> CommandLine:
     mode = compile_.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if an output is missing or stale")
     mode.add_argument("--diff", action="store_true", help="write nothing; show what would change as a unified diff")
+    compile_.add_argument(
+        "--stdlib-only",
+        action="store_true",
+        help="fail (exit 2) instead of warning when a pattern needs the regex module",
+    )
     compile_.set_defaults(run=run_compile)
     commands["compile"] = compile_
 
@@ -231,7 +240,7 @@ def run_help(command_line: CommandLine, topic: str | None) -> int:
 def run_compile(args: argparse.Namespace) -> int:
     try:
         jobs = plan(args.inputs, args.output)
-        results = [(job, compile_job(job)) for job in jobs]
+        results = [(job, compile_job(job, stdlib_only=args.stdlib_only)) for job in jobs]
         if args.check or args.diff:
             return report_changes(results, show_diff=args.diff)
         write(results)
@@ -334,8 +343,16 @@ def _checked(job: Job) -> Job:
     return job
 
 
-def compile_job(job: Job) -> str:
-    return compile_template(job.source, source_name=source_name(job))
+def compile_job(job: Job, *, stdlib_only: bool = False) -> str:
+    """The module's code; one warning line per pattern that makes it import `regex` (an error with
+    `stdlib_only`)."""
+    compiled = compile_module(job.source, source_name=source_name(job))
+    for note in compiled.regex_fallbacks:
+        if stdlib_only:
+            message = note.message.removesuffix(REGEX_FALLBACK_NOTE) + ", and --stdlib-only forbids the regex module"
+            raise TemplateError(message, note.path, file=note.file, line=note.line, col=note.col)
+        print(printable(f"rtcompile: warning: {note}"), file=sys.stderr)
+    return compiled.code
 
 
 def source_name(job: Job) -> str:

@@ -29,7 +29,7 @@ from rtcompile.backends.interpreter import ResponseParser
 from rtcompile.frontend.errors import printable
 from rtcompile.ir import Template
 from rtcompile.tooling.fuzz import delimiter_texts, random_chunking, random_prefix, random_stream
-from rtcompile.tooling.observe import Make, identical, observe
+from rtcompile.tooling.observe import Make, agrees_with_reference, identical, observe
 
 Same = Callable[[list[Any], list[Any]], bool]
 
@@ -106,7 +106,7 @@ def engine_pairs(template: Template, module: ModuleType) -> list[Pair]:
     except ImportError:
         return pairs
     reference: Make = lambda prefix, tools: Reference(spec, prefix=prefix, tools=tools)  # noqa: E731
-    pairs.append(Pair("interpreter vs transformers", interpreted, reference, lambda a, b: a == b))
+    pairs.append(Pair("interpreter vs transformers", interpreted, reference, agrees_with_reference))
     return pairs
 
 

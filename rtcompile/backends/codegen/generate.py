@@ -27,11 +27,12 @@ from rtcompile.backends.codegen.fast_path import specialised_feed
 from rtcompile.backends.codegen.handlers import handlers
 from rtcompile.backends.codegen.lift import lift
 from rtcompile.backends.codegen.openai import openai_section
-from rtcompile.backends.codegen.parts import ModuleParts
+from rtcompile.backends.codegen.parts import REGEX_IMPORT, ModuleParts, RegexFallback
 from rtcompile.backends.codegen.preformat import format_with_big_literals_aside
 from rtcompile.backends.codegen.scanners import plain_check, scanner
 from rtcompile.backends.codegen.types import message_types
 from rtcompile.backends.codegen.writer import CodeWriter, literal, needs_builder
+from rtcompile.frontend.errors import format_path
 from rtcompile.ir import Template
 from rtcompile.plan import ParserPlan, plan_parser
 from rtcompile.version import VERSION
@@ -55,11 +56,24 @@ FIXED_IMPORTS = [
 # `typing` is slow to import, so modules import it only under TYPE_CHECKING (see the skeleton).
 TYPING_NAMES = ["Any", "Final", "Literal", "TypedDict", "Union", "cast", "overload"]
 # Names the skeleton defines at module level; generated names must not take them.
-SKELETON_NAMES = ["ResponseParser", "parse_response", "TEMPLATE", "TEMPLATE_SHA256", "RTCOMPILE_VERSION"]
+SKELETON_NAMES = ["ResponseParser", "parse_response", "TEMPLATE", "TEMPLATE_SHA256", "RTCOMPILE_VERSION", "REQUIRES"]
+
+
+@dataclass(frozen=True)
+class GeneratedModule:
+    """A module's source, and the patterns in it that need the `regex` module (empty: stdlib only)."""
+
+    code: str
+    fallbacks: tuple[RegexFallback, ...]
 
 
 def generate(template: Template, *, source_name: str) -> str:
     """The complete, black-formatted module for `template`."""
+    return generate_module(template, source_name=source_name).code
+
+
+def generate_module(template: Template, *, source_name: str) -> GeneratedModule:
+    """The complete, black-formatted module for `template`, with what it needs beyond the stdlib."""
     plan = plan_parser(template)
     parts = ModuleParts()
     parts.names.reserve(SKELETON_NAMES)
@@ -75,7 +89,9 @@ def generate(template: Template, *, source_name: str) -> str:
     plain = [None if feed else plain_check(parts, state, template) for state in plan.states]
     field_handlers = handlers(parts, template.fields)
     anchor_key = "start_anchor" if template.start_anchor.is_literal else "start_anchor_pattern"
-    anchor, _ = parts.stdlib_regex(template.start_anchor.pattern, "start anchor", (anchor_key,), streamed=False)
+    anchor, _ = parts.stdlib_regex(
+        template.start_anchor.pattern, "start anchor", (anchor_key,), streamed=False, captures=False
+    )
     types = message_types(parts, template)
     openai = openai_section(parts, template)
     # A value nested too deep for a literal is built by `build_value` when the module loads, and TEMPLATE
@@ -83,7 +99,8 @@ def generate(template: Template, *, source_name: str) -> str:
     early = lift([("transform_data", "build_value")] if needs_builder(template.source) else [])
     lifted = lift(parts.wanted, defined=early.names)
     sha256 = template_hash(template)
-    imports, typing_names = _merge_imports([*FIXED_IMPORTS, *early.imports, *lifted.imports])
+    regex_import = [REGEX_IMPORT] if parts.requires else []
+    imports, typing_names = _merge_imports([*FIXED_IMPORTS, *regex_import, *early.imports, *lifted.imports])
     code = SKELETON.get_template("module.py.jinja").render(
         version=VERSION,
         version_literal=literal(VERSION),
@@ -103,8 +120,11 @@ def generate(template: Template, *, source_name: str) -> str:
         anchor=anchor,
         feed=feed or "",
         openai=openai,
+        requires=", ".join(parts.requires),
+        requires_literal=literal(parts.requires),
+        fallbacks=[_escaped(f"{format_path(f.where)}: {f.construct}").replace("\\", "\\\\") for f in parts.fallbacks],
     )
-    return _format_sections(code)
+    return GeneratedModule(_format_sections(code), tuple(parts.fallbacks))
 
 
 def _tables(plan: ParserPlan, scanners: list[str], plain: list[str | None], handlers: list[str]) -> str:

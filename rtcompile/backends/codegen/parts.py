@@ -5,14 +5,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rtcompile.backends.codegen.writer import Names, literal
-from rtcompile.frontend.errors import JsonPath, TemplateError
-from rtcompile.regex.translate import UnsupportedRegex, translate
+from rtcompile.frontend.errors import JsonPath
+from rtcompile.regex.translate import UnsupportedRegex, literal_text, translate, translate_complete
+
+# How a module imports `regex` when one of its patterns needs it. The module ships no stubs; the
+# second code keeps the comment valid where someone installed types-regex.
+REGEX_IMPORT = "import regex  # type: ignore[import-untyped, unused-ignore]"
 
 # The runtime helpers every module needs, as (runtime module, name).
 ALWAYS_LIFTED = [
     ("engine", "StreamingParser"),
     ("engine", "parse_texts"),
 ]
+
+
+@dataclass(frozen=True)
+class RegexFallback:
+    """A template pattern the module matches with the `regex` module, because no exact stdlib
+    translation is known: which construct, why, and where in the template."""
+
+    construct: str
+    reason: str
+    where: JsonPath
+    pattern: str
 
 
 @dataclass
@@ -26,6 +41,10 @@ class ModuleParts:
     scanners: list[str] = field(default_factory=list)  # scanner and fast-path functions
     functions: list[str] = field(default_factory=list)  # handlers and what they call
     shapes: list[str] = field(default_factory=list)  # TypedDicts of transform results
+    fallbacks: list[RegexFallback] = field(default_factory=list)  # patterns matched with `regex`
+    regex_patterns: set[str] = field(default_factory=set)  # their names (compiled by `regex`)
+    duplicates: dict[str, str] = field(default_factory=dict)  # pattern -> constant naming its renamed groups
+    match_only: set[str] = field(default_factory=set)  # patterns whose search is one match at `pos`
 
     def need(self, module: str, name: str) -> None:
         """Lift `name` from `rtcompile.runtime.<module>` into the generated module."""
@@ -52,23 +71,62 @@ class ModuleParts:
         if not self.patterns:
             return "def _compile_patterns() -> None:\n    pass"
         names = ", ".join(name for name, _ in self.patterns)
-        lines = [f"{name}: re.Pattern[str]" for name, _ in self.patterns]
+        lines = [f"{name}: {'Any' if name in self.regex_patterns else 're.Pattern[str]'}" for name, _ in self.patterns]
         lines += ["", "", "def _compile_patterns() -> None:", f"    global {names}"]
         lines += [f"    {name} = {code}" for name, code in self.patterns]
         return "\n".join(lines)
 
     def stdlib_regex(
-        self, pattern: str, hint: str, where: JsonPath, *, streamed: bool = True
+        self, pattern: str, hint: str, where: JsonPath, *, streamed: bool = True, captures: bool = True
     ) -> tuple[str, str | None]:
         """Pattern names for a template regex: its exact stdlib translation and, for delimiters matched
-        in the stream (`streamed`), the pattern that decides partial matches at the buffer's end."""
+        in the stream (`streamed`), the pattern that decides partial matches at the buffer's end.
+
+        A pattern with no exact stdlib translation is compiled with `regex` itself, exactly as the
+        reference compiles it (`uses_regex` tells which), and recorded in `fallbacks`; its partial
+        matches come from `regex`'s own ``partial=True``, so there is no prefix pattern. Without
+        `captures` (only spans are read), a complete-match pattern's duplicate group names are renamed
+        freely; a streamed pattern's are merged back by `groups_code`.
+        """
         try:
+            if not streamed:  # matched against complete text only: no partial matching to reproduce
+                return self.pattern(hint, translate_complete(pattern, captures=captures)), None
             translated = translate(pattern)
         except UnsupportedRegex as error:
-            raise TemplateError(
-                f"{error}; the generated module must run on the standard library alone", where
-            ) from None
+            self.fallbacks.append(RegexFallback(error.construct, error.reason, where, pattern))
+            name = self.names.new("_RE", hint, constant=True)
+            self.patterns.append((name, f"regex.compile({literal(pattern)}, regex.DOTALL)"))
+            self.regex_patterns.add(name)
+            return name, None
         full = self.pattern(hint, translated.full)
-        if not streamed:
-            return full, None
+        if translated.match_only:
+            self.match_only.add(full)
+        if translated.duplicates:
+            self.duplicates[full] = self.constant(f"{hint} duplicates", literal(translated.duplicates))
         return full, self.pattern(f"{hint} partial", translated.prefix)
+
+    def groups_code(self, name: str, match: str = "m") -> str:
+        """The expression for a match's named groups as the reference reports them."""
+        duplicates = self.duplicates.get(name)
+        if duplicates is None:
+            return f"{match}.groupdict()"
+        self.need("partial", "merged_groupdict")
+        return f"merged_groupdict({match}, {duplicates})"
+
+    def long_literal(self, pattern: str) -> str | None:
+        """The literal a streamed pattern is, when it is a plain literal too long for a stdlib prefix
+        pattern (`re` gives up on its nesting): such a delimiter is searched with `str.find`."""
+        try:
+            translate(pattern)
+        except UnsupportedRegex as error:
+            return literal_text(pattern) if error.construct == "pattern too complex" else None
+        return None
+
+    def uses_regex(self, name: str) -> bool:
+        """Whether the pattern called `name` is compiled by the `regex` module (a fallback)."""
+        return name in self.regex_patterns
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        """Third-party modules the generated module imports."""
+        return ("regex",) if self.fallbacks else ()

@@ -289,9 +289,19 @@ def _proper_prefix_trie(literals: list[str]) -> str:
 
 
 def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Template, *, rank: int | None) -> None:
+    """One regex delimiter; `rank` is None when it is the state's only watch (then a match returns)."""
+    long_literal = parts.long_literal(watch.delimiter.pattern)
+    if long_literal is not None:
+        _long_literal_watch(out, parts, long_literal, watch_hint(watch, template), rank)
+        return
     full, prefix = parts.stdlib_regex(watch.delimiter.pattern, watch_hint(watch, template), watch.where)
-    parts.need("partial", "partial_search")
     parts.need("scanning", "regex_can_grow")
+    if parts.uses_regex(full):
+        _regex_module_watch(out, full, rank)
+        return
+    # A pattern opening with `.*?` matches later only if it matches at `pos`: one attempt, not n.
+    search, partial = ("match", "partial_match") if full in parts.match_only else ("search", "partial_search")
+    parts.need("partial", partial)
     # A pattern that can only match at the very start of the buffer cannot match (or partially
     # match, short of the end) once scanning has moved on; `re` would still try every position.
     if starts_at_buffer_start(watch.delimiter):
@@ -301,9 +311,9 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
     else:
         eos_test = "if eos:"
     with out.block(eos_test):
-        out.line(f"m = {full}.search(buf, pos)")
+        out.line(f"m = {full}.{search}(buf, pos)")
     with out.block("else:"):
-        out.line(f"m, partial_at = partial_search({full}, {prefix}, buf, pos)")
+        out.line(f"m, partial_at = {partial}({full}, {prefix}, buf, pos)")
         with out.block("if partial_at is not None:"):
             out.line("hold = min(hold, partial_at)")
     with out.block("if m is not None:"):
@@ -311,4 +321,34 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
         with out.block(f"if not eos and regex_can_grow({full}, buf, m):"):
             out.line("hold = min(hold, start)")
         with out.block("else:"):
+            _take(out, rank, parts.groups_code(full))
+
+
+def _regex_module_watch(out: CodeWriter, pattern: str, rank: int | None) -> None:
+    """A delimiter matched with the `regex` module (no exact stdlib translation): exactly as the
+    interpreter and the reference search it, partial matches included."""
+    out.comment("no exact stdlib translation: matched with the regex module, as the reference does")
+    out.line(f"m = {pattern}.search(buf, pos) if eos else {pattern}.search(buf, pos, partial=True)")
+    with out.block("if m is not None:"):
+        out.line("start, end = m.span()")
+        with out.block(f"if not eos and (m.partial or regex_can_grow({pattern}, buf, m)):"):
+            out.line("hold = min(hold, start)")
+        with out.block("else:"):
             _take(out, rank, "m.groupdict()")
+
+
+def _long_literal_watch(out: CodeWriter, parts: ModuleParts, text: str, hint: str, rank: int | None) -> None:
+    """A pattern that is one long literal: found with `str.find`, held back like `regex` holds it (a
+    match at the very end may still grow for all the engine knows; a proper prefix at the end is
+    a partial match)."""
+    parts.need("scanning", "literal_hold")
+    name = parts.constant(f"{hint} literal", literal(text))
+    out.line(f"start = buf.find({name}, pos)")
+    with out.block("if start >= 0:"):
+        out.line(f"end = start + {len(text)}")
+        with out.block("if not eos and end == n:"):
+            out.line("hold = min(hold, start)")
+        with out.block("else:"):
+            _take(out, rank, "NO_GROUPS")
+    with out.block("elif not eos:"):
+        out.line(f"hold = min(hold, literal_hold(buf, pos, {name}))")

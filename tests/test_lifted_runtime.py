@@ -1,0 +1,84 @@
+"""Every runtime helper's tests, run again against its lifted copy: the definitions as a generated
+module holds them, under the module's header (typing names exist for the type checker only).
+
+A helper that works in `rtcompile.runtime` but not once lifted (a typing name used at run time, a
+name the lifter did not follow) fails here, not in a user's compiled module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import transformers.utils.chat_parsing as reference
+
+import rtcompile
+from rtcompile.backends.codegen.generate import SKELETON
+from tests.compiled import compiled_module
+from tests.lifted import PREAMBLE, lifted_module, rerun_tests
+
+TESTS = Path(__file__).resolve().parent
+
+# Each test file of a runtime helper, and the runtime modules it imports.
+RERUN = {
+    "test_tool_schema.py": ["tool_schema"],
+    "test_runtime_coercion.py": ["coercion"],
+    "test_runtime_content.py": ["content", "transform"],
+    "test_regex_duplicate_names.py": ["partial"],
+}
+# (runtime.openai and runtime.openai_stream are imported by users from rtcompile, never lifted.)
+
+# Tests that inspect a runtime module's source file (its shape), not its behaviour.
+SOURCE_TESTS = frozenset({"test_module_shape_is_liftable"})
+
+for file_name, runtime_modules in RERUN.items():
+    prefix = f"lifted_{Path(file_name).stem.removeprefix('test_')}"
+    rerun_tests(TESTS / file_name, runtime_modules, globals(), prefix, source_tests=SOURCE_TESTS)
+
+
+def test_the_preamble_is_the_skeletons_header() -> None:
+    skeleton = Path(SKELETON.loader.searchpath[0]) / "module.py.jinja"  # type: ignore[union-attr]
+    text = skeleton.read_text(encoding="utf-8")
+    header = PREAMBLE.split("{imports}")[1].split("{typing_names}")
+    assert header[0].strip() in text and header[1].strip() in text
+
+
+def test_lifted_modules_are_not_the_runtime_modules() -> None:
+    from rtcompile.runtime import tool_schema
+
+    assert lifted_module("tool_schema").function_to_tool_schema is not tool_schema.function_to_tool_schema
+    assert "Any" not in vars(lifted_module("tool_schema"))  # typing names exist for the type checker only
+
+
+def _get_weather(city: Any, days: int = 1) -> str:
+    """Get the weather.
+
+    Args:
+        city: where
+        days: how many days
+    """
+    return ""
+
+
+def test_a_compiled_module_accepts_a_tool_annotated_with_typing_any() -> None:
+    template = {
+        "start_anchor": "<A>",
+        "fields": {
+            "tool_calls": {
+                "open": "<tool>",
+                "close": "</tool>",
+                "content": "json",
+                "transform_each": True,
+                "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}},
+            },
+            "content": {},
+        },
+    }
+    module = compiled_module(template)
+    text = '<tool>[{"name": "_get_weather", "arguments": {"city": 3, "days": "2"}}]</tool>'
+    schema: dict[str, Any] = {"type": "function", "function": {"name": "x", "parameters": {}}}
+    toolsets: list[list[Any]] = [[_get_weather], [_get_weather, schema]]
+    for tools in toolsets:
+        ours = module.parse_response(text, prefix="", tools=tools)
+        assert ours == rtcompile.parse_response(text, template, prefix="", tools=tools)
+        assert ours == reference.parse_response(text, template, prefix="", tools=tools)
