@@ -658,6 +658,7 @@ class StreamingParser:
     _plain: tuple[PlainCheck | None, ...]  # by state; None: no fast path in that state
     _handlers: tuple[Handler, ...]  # by field
     _history: int | None  # committed characters a delimiter can still inspect; None: unbounded
+    _one_scan: bool  # a complete output may be parsed in one end-of-stream scan (see `parse_complete`)
 
     # -- the open region, as the fast path reads it (set by `_mark_opened`)
     _chunk_name: FieldName
@@ -741,6 +742,9 @@ class StreamingParser:
         the same regions with the same bodies: the same message, or the same exception. Only the
         events (how the region text is cut into chunks) would differ, and they are not returned.
         """
+        if not self._one_scan:  # the plan says where this does not hold (`rtcompile.plan.one_scan_is_exact`)
+            self.feed(text)
+            return self.finalize()[0]
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
         self._buffer += text
@@ -1696,7 +1700,13 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             best, best_start, best_end, best_rank = rank, start, end, rank
 
     # fields.tool_calls.open_pattern
-    if eos:
+    if buf.find("<tool_call>", pos) < 0:
+        m = None  # every match contains '<tool_call>'
+        if not eos:
+            live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
+            if live is not None:
+                hold = min(hold, live.start())
+    elif eos:
         m = _RE_TOOL_CALLS_OPEN.search(buf, pos)
     else:
         m, partial_at = partial_search(_RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos)
@@ -1746,7 +1756,13 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close_pattern
     n = len(buf)
     hold = n
-    if eos:
+    if buf.find("</tool_call>", pos) < 0:
+        m = None  # every match contains '</tool_call>'
+        if not eos:
+            live = _RE_TOOL_CALLS_CLOSE_PARTIAL.search(buf, pos)
+            if live is not None:
+                hold = min(hold, live.start())
+    elif eos:
         m = _RE_TOOL_CALLS_CLOSE.search(buf, pos)
     else:
         m, partial_at = partial_search(_RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos)
@@ -1827,6 +1843,7 @@ class ResponseParser(StreamingParser):
         _handle_text,
     )
     _history = 0
+    _one_scan = True
 
     def __init__(
         self,

@@ -655,6 +655,7 @@ class StreamingParser:
     _plain: tuple[PlainCheck | None, ...]  # by state; None: no fast path in that state
     _handlers: tuple[Handler, ...]  # by field
     _history: int | None  # committed characters a delimiter can still inspect; None: unbounded
+    _one_scan: bool  # a complete output may be parsed in one end-of-stream scan (see `parse_complete`)
 
     # -- the open region, as the fast path reads it (set by `_mark_opened`)
     _chunk_name: FieldName
@@ -738,6 +739,9 @@ class StreamingParser:
         the same regions with the same bodies: the same message, or the same exception. Only the
         events (how the region text is cut into chunks) would differ, and they are not returned.
         """
+        if not self._one_scan:  # the plan says where this does not hold (`rtcompile.plan.one_scan_is_exact`)
+            self.feed(text)
+            return self.finalize()[0]
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
         self._buffer += text
@@ -1786,6 +1790,7 @@ class ResponseParser(StreamingParser):
         _handle_text,
     )
     _history = 0
+    _one_scan = True
 
     def __init__(
         self,

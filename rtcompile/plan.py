@@ -50,6 +50,7 @@ class ParserPlan:
     implicit: int  # the implicit field's index, -1 when there is none
     history: int | None  # see `template_history`
     required: tuple[str, ...]  # fields that must appear in the final message
+    one_scan: bool  # see `one_scan_is_exact`
 
     @property
     def actions(self) -> tuple[tuple[tuple[bool, int], ...], ...]:
@@ -84,6 +85,7 @@ def plan_parser(template: Template) -> ParserPlan:
         implicit=-1 if implicit is None else fields.index(implicit),
         history=history,
         required=tuple(f.name for f in fields if not f.optional),
+        one_scan=one_scan_is_exact(template),
     )
 
 
@@ -154,3 +156,21 @@ def template_history(template: Template) -> int | None:
             return None
         needed = max(needed, width)
     return needed
+
+
+def one_scan_is_exact(template: Template) -> bool:
+    """Whether a complete output may be parsed in one end-of-stream scan (`StreamingParser.parse_complete`).
+
+    Streaming holds text back and scans again from where the held text starts; for a delimiter whose
+    match starts where its matching started, that later scan finds what one scan finds. A pattern with
+    no exact stdlib translation may break that (`\\K` reports a start after text it consumed, `\\G`
+    matches only where a scan starts): templates with one parse the way they stream.
+    """
+    for f in template.fields:
+        for delimiter in (f.open, f.close):
+            if delimiter is not None and not delimiter.is_literal:
+                try:
+                    translate(delimiter.pattern)
+                except (UnsupportedRegex, ValueError):
+                    return False
+    return True

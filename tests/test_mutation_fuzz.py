@@ -28,7 +28,7 @@ from transformers.utils.chat_parsing.response_templates import load_response_tem
 
 import rtcompile
 from rtcompile.frontend.errors import TemplateError
-from rtcompile.tooling.observe import Raised, identical
+from rtcompile.tooling.observe import Raised, agrees_with_reference, identical
 from tests.compiled import import_file
 from tests.differential import interpreter_engine, observe, reference_engine
 from tests.mutation import Mutant, mutant
@@ -63,7 +63,9 @@ def examine(m: Mutant) -> tuple[str, str | None]:
     theirs, ours = _loading(load_response_template, template), _loading(rtcompile.load_template, template)
     if theirs is not None or ours is not None:
         if theirs is not None and ours is not None:
-            if Raised.of("load", ours) == Raised.of("load", theirs):
+            # Our TemplateError is a ValueError (TemplateTypeError a TypeError), like the reference's
+            # errors: caught by the same `except` clauses, with messages of our own.
+            if Raised.of("load", ours).caught_alike(Raised.of("load", theirs)):
                 return "both reject", None
             return "reject", f"transformers raises {theirs!r}, we raise {ours!r}"
         if isinstance(ours, TemplateError) and ours.path and ours.path[-1] in DOCUMENTED:
@@ -88,7 +90,7 @@ def examine(m: Mutant) -> tuple[str, str | None]:
         for chunks, tools in (([text], TOOLS), (list(text), None)):  # tool schemas coerce arguments
             expected = observe(reference_engine(template), prefix, chunks, tools)
             interpreted = observe(interpreter_engine(template), prefix, chunks, tools)
-            if interpreted != expected:
+            if not agrees_with_reference(interpreted, expected):
                 return "diverge", f"interpreter {interpreted!r} != transformers {expected!r} on {chunks!r}"
             ours_record = observe(compiled, prefix, chunks, tools)
             if not identical(ours_record, interpreted):

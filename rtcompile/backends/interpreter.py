@@ -198,6 +198,7 @@ class _Program:
         self.plain = tuple(_plain_check(state) for state in plan.states)
         self.handlers = tuple(_handler(f) for f in fields)
         self.history = plan.history
+        self.one_scan = plan.one_scan
         self.anchor = anchor_pattern(template)
 
 
@@ -245,6 +246,7 @@ class ResponseParser(StreamingParser):
         self._plain = program.plain
         self._handlers = program.handlers
         self._history = program.history
+        self._one_scan = program.one_scan
         self._anchor = program.anchor
         super().__init__(prefix, tools=tools, captures=captures, spans=spans, recover=recover)
 

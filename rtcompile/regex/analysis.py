@@ -13,6 +13,7 @@ from rtcompile.regex.ast import (
     Atomic,
     Backreference,
     BranchReset,
+    Chars,
     Concat,
     Conditional,
     Fuzzy,
@@ -105,3 +106,27 @@ def portability_concerns(root: Node) -> list[str]:
         ),
     ]
     return [name for name, present in checks if present]
+
+
+def required_literal(root: Node) -> str:
+    """A string every match contains (in the text it consumes), or "": the longest run of plain,
+    case-sensitive characters that the pattern's top-level sequence always consumes. A scanner
+    that does not find it after the search position knows there is no complete match there, without
+    running a search that can cost the square of the text (`[^\\s]+\\[ARGS\\]` on a long run of letters)."""
+    best, run = "", ""
+    for item in _top_level_sequence(root):
+        if isinstance(item, Chars) and item.kind == "literal" and not item.ignore_case and item.literal is not None:
+            run += chr(item.literal)
+            best = max(best, run, key=len)
+        else:
+            run = ""
+    return best
+
+
+def _top_level_sequence(node: Node) -> list[Node]:
+    """The items the pattern always consumes in order: concatenations and groups opened up."""
+    if isinstance(node, Concat):
+        return [leaf for item in node.items for leaf in _top_level_sequence(item)]
+    if isinstance(node, Group):
+        return _top_level_sequence(node.body)
+    return [node]

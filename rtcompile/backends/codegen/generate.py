@@ -145,6 +145,7 @@ def _tables(plan: ParserPlan, scanners: list[str], plain: list[str | None], hand
     out.line(f"_plain = ({', '.join(p or 'None' for p in plain)},)")
     out.line(f"_handlers = ({', '.join(handlers)},)")
     out.line(f"_history = {plan.history}")
+    out.line(f"_one_scan = {plan.one_scan}")
     return out.code()
 
 

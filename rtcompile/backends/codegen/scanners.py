@@ -23,7 +23,9 @@ from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.frontend.errors import format_path
 from rtcompile.ir import Template
 from rtcompile.plan import ParserState, Watch
+from rtcompile.regex.analysis import required_literal
 from rtcompile.regex.first_chars import char_class, starts_at_buffer_start
+from rtcompile.regex.parser import parse_regex
 
 # Beyond these the pending text is found by `literal_set_hold` (linear in the literals) instead of a trie
 # pattern, which nests one group per character and is written into the module as one string.
@@ -304,13 +306,23 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
     parts.need("partial", partial)
     # A pattern that can only match at the very start of the buffer cannot match (or partially
     # match, short of the end) once scanning has moved on; `re` would still try every position.
+    branch = "if"
     if starts_at_buffer_start(watch.delimiter):
         with out.block("if pos > 0:"):
             out.line("m = None")
-        eos_test = "elif eos:"
-    else:
-        eos_test = "if eos:"
-    with out.block(eos_test):
+        branch = "elif"
+    # Without a string every match contains there is no complete match: only the partial one is
+    # looked for, where `re`'s search could cost the square of a long pending run (`[^\s]+\[ARGS\]`).
+    required = required_literal(parse_regex(watch.delimiter.pattern).root)
+    if len(required) > 1:
+        with out.block(f"{branch} buf.find({literal(required)}, pos) < 0:"):
+            out.line(f"m = None  # every match contains {_comment_text(required)}")
+            with out.block("if not eos:"):
+                out.line(f"live = {prefix}.search(buf, pos)")
+                with out.block("if live is not None:"):
+                    out.line("hold = min(hold, live.start())")
+        branch = "elif"
+    with out.block(f"{branch} eos:"):
         out.line(f"m = {full}.{search}(buf, pos)")
     with out.block("else:"):
         out.line(f"m, partial_at = {partial}({full}, {prefix}, buf, pos)")
@@ -352,3 +364,8 @@ def _long_literal_watch(out: CodeWriter, parts: ModuleParts, text: str, hint: st
             _take(out, rank, "NO_GROUPS")
     with out.block("elif not eos:"):
         out.line(f"hold = min(hold, literal_hold(buf, pos, {name}))")
+
+
+def _comment_text(text: str) -> str:
+    """Template text for a comment: its repr, so line breaks and control characters stay escaped."""
+    return repr(text)
