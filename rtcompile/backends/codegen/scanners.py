@@ -134,10 +134,10 @@ def plain_check(parts: ModuleParts, state: ParserState, template: Template) -> s
     return name
 
 
-def _take(out: CodeWriter, rank: int | str | None, groups: str) -> None:
+def _take(out: CodeWriter, rank: int | None, groups: str) -> None:
     """Commit the match in `start`/`end`: return it (a single watch), or keep it if it beats the best.
 
-    `rank` is the watch's tie-break rank, or the name of a variable holding it; None for a single watch.
+    `rank` is the watch's tie-break rank; None for a state's only watch (whose index is 0).
     """
     if rank is None:
         out.line(f"return 0, start, end, {groups}, n")
@@ -173,7 +173,10 @@ def _literal_search(
         out.line(f"start = buf.find({literal(lit)}, pos)")
         with out.block("if start >= 0:"):
             out.line(f"end = start + {len(lit)}")
-            _take(out, None if single else rank, "NO_GROUPS")
+            if single:  # the literal's first watch (its rank) is the answer
+                out.line(f"return {rank}, start, end, NO_GROUPS, n")
+            else:
+                _take(out, rank, "NO_GROUPS")
         return
     ordered = sorted(entries, key=lambda lit: (-len(lit), entries[lit][0]))
     table = parts.constant(f"{hint} literal watches", literal({lit: entries[lit] for lit in ordered}))
