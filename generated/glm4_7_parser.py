@@ -341,8 +341,12 @@ def _tool_media_type(hint: object) -> str | None:
 
 def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
     """Schema of a hint that is not a parameterised generic: an Enum, a basic type, Any, or an error."""
-    from enum import Enum  # imported where used, like typing below: generated modules then import quickly
-    from typing import Any as any_hint  # generated modules import typing's names for the type checker only
+    from enum import (
+        Enum,
+    )  # imported where used, like typing below: generated modules then import quickly
+    from typing import (
+        Any as any_hint,
+    )  # generated modules import typing's names for the type checker only
 
     if isinstance(hint, type) and issubclass(hint, Enum):
         # The model has to write one of the member values, so those are the enum.
@@ -414,7 +418,10 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
                 "Tuple type hints with '...' are not converted to a JSON schema; use list[...] for "
                 "variable-length input."
             )
-        return {"type": "array", "prefixItems": [_tool_type_schema(arg) for arg in args]}
+        return {
+            "type": "array",
+            "prefixItems": [_tool_type_schema(arg) for arg in args],
+        }
     if origin is dict:
         # JSON object keys are always strings, so only the value type can be described.
         schema = {"type": "object"}
@@ -501,7 +508,10 @@ def _tool_is_arg_boundary(line: str, indent: str) -> bool:
     A line that looks like ``name: ...`` but is indented deeper than the current entry is part of its
     description (a nested list, say), not a new argument.
     """
-    deeper = line.startswith(indent) and line[len(indent) : len(indent) + 1] in (" ", "\t")
+    deeper = line.startswith(indent) and line[len(indent) : len(indent) + 1] in (
+        " ",
+        "\t",
+    )
     return not deeper and _TOOL_ARG_HEAD.match(line) is not None
 
 
@@ -597,7 +607,11 @@ def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
         if choices is not None:
             schema["enum"] = choices
         schema["description"] = text
-    function: dict[str, Any] = {"name": name, "description": description, "parameters": parameters}
+    function: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "parameters": parameters,
+    }
     if returns is not None:
         function["return"] = returns
     return {"type": "function", "function": function}
@@ -799,7 +813,14 @@ class StreamingParser:
         if len(self._body) >= BLOCK_CHUNKS:
             self._blocks.append("".join(self._body))
             self._body = []
-        return [{"type": "region_chunk", "field": self._chunk_name, "text": text, "dirty": self._chunk_dirty}]
+        return [
+            {
+                "type": "region_chunk",
+                "field": self._chunk_name,
+                "text": text,
+                "dirty": self._chunk_dirty,
+            }
+        ]
 
     def _process(self, events: list[Event], eos: bool) -> None:
         """Commit every delimiter that can be committed, and the region text before it."""
@@ -859,7 +880,14 @@ class StreamingParser:
         if len(self._body) >= BLOCK_CHUNKS:
             self._blocks.append("".join(self._body))
             self._body = []
-        events.append({"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]})
+        events.append(
+            {
+                "type": "region_chunk",
+                "field": self._names[field],
+                "text": text,
+                "dirty": self._dirty[field],
+            }
+        )
 
     def _open(self, events: list[Event], field: int, groups: dict[str, str | None], start: int) -> None:
         """Open `field`'s region at its open delimiter (which begins at buffer index `start`)."""
@@ -904,7 +932,11 @@ class StreamingParser:
         self._chunk_dirty = self._dirty[field]
 
     def _emit_close(self, events: list[Event], field: int, value: Any, end: int) -> None:
-        closed: RegionClose = {"type": "region_close", "field": self._names[field], "value": value}
+        closed: RegionClose = {
+            "type": "region_close",
+            "field": self._names[field],
+            "value": value,
+        }
         if self._with_spans:
             closed["end"] = self._offset + end
         events.append(closed)
@@ -962,7 +994,9 @@ def batch_prefixes(count: int, prefix: str | Sequence[str] | None) -> list[Any]:
 
 
 def parse_texts(
-    new_parser: Callable[[str | None], StreamingParser], text: str | Sequence[str], prefix: str | Sequence[str] | None
+    new_parser: Callable[[str | None], StreamingParser],
+    text: str | Sequence[str],
+    prefix: str | Sequence[str] | None,
 ) -> Message | list[Message]:
     """`parse_response` for one complete output, or a batch: a parser per text, fed once, finalized.
 
@@ -1137,7 +1171,16 @@ class OpenAIField(_OpenAIRecord):
       stream then announces a call (id, type, name) as soon as its region opens.
     """
 
-    __slots__ = ("name", "repeats", "join", "region_text", "has_default", "default", "name_capture", "id_capture")
+    __slots__ = (
+        "name",
+        "repeats",
+        "join",
+        "region_text",
+        "has_default",
+        "default",
+        "name_capture",
+        "id_capture",
+    )
 
     def __init__(
         self,
@@ -1231,7 +1274,11 @@ def openai_tool_call(call: Any, index: int, new_id: Callable[[], str]) -> dict[s
     arguments = openai_arguments(function["arguments"]) if "arguments" in function else "{}"
     captured = call.get("id")
     call_id = captured if isinstance(captured, str) and captured else new_id()
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": arguments},
+    }
 
 
 def random_call_id() -> str:
@@ -1335,7 +1382,10 @@ class _OpenAICallDeltas:
                 self.announced = None
                 _, announced_id, announced_name = announced
                 call = openai_tool_call(calls[index], index, lambda: announced_id)  # noqa: B023 - called right here
-                if (call["id"], call["function"]["name"]) != (announced_id, announced_name):
+                if (call["id"], call["function"]["name"]) != (
+                    announced_id,
+                    announced_name,
+                ):
                     self.in_sync = False  # a close-delimiter capture renamed the call: finish() reports it
                     return
                 arguments = {"arguments": call["function"]["arguments"]}
@@ -1358,7 +1408,18 @@ class _OpenAICallDeltas:
         call_id = captured_id if isinstance(captured_id, str) and captured_id else self.new_id()
         self.announced = (index, call_id, name)
         header = {"name": name, "arguments": ""}
-        deltas.append({"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": header}]})
+        deltas.append(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": call_id,
+                        "type": "function",
+                        "function": header,
+                    }
+                ]
+            }
+        )
 
     def _sync(self, deltas: list[dict[str, Any]]) -> None:
         calls = self._certain()
@@ -1520,7 +1581,10 @@ class DeltaStream:
     ) -> None:
         self._texts = {
             field.name: _OpenAITextDeltas(key, field, hold_replaceable)
-            for key, field in (("reasoning_content", roles.reasoning), ("content", roles.content))
+            for key, field in (
+                ("reasoning_content", roles.reasoning),
+                ("content", roles.content),
+            )
             if field is not None
         }
         self._calls = (
@@ -1591,7 +1655,12 @@ class DeltaStream:
 
 
 def chat_completion_chunk(
-    delta: Mapping[str, Any], *, completion_id: str, created: int, model: str, finish_reason: str | None = None
+    delta: Mapping[str, Any],
+    *,
+    completion_id: str,
+    created: int,
+    model: str,
+    finish_reason: str | None = None,
 ) -> dict[str, Any]:
     """One `chat.completion.chunk` object around a delta (choice 0)."""
     return {
@@ -1625,7 +1694,11 @@ class ChatCompletionChunks:
 
     def _chunk(self, delta: Mapping[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
         return chat_completion_chunk(
-            delta, completion_id=self.completion_id, created=self.created, model=self.model, finish_reason=finish_reason
+            delta,
+            completion_id=self.completion_id,
+            created=self.created,
+            model=self.model,
+            finish_reason=finish_reason,
         )
 
     def feed(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -335,8 +335,12 @@ def _tool_media_type(hint: object) -> str | None:
 
 def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
     """Schema of a hint that is not a parameterised generic: an Enum, a basic type, Any, or an error."""
-    from enum import Enum  # imported where used, like typing below: generated modules then import quickly
-    from typing import Any as any_hint  # generated modules import typing's names for the type checker only
+    from enum import (
+        Enum,
+    )  # imported where used, like typing below: generated modules then import quickly
+    from typing import (
+        Any as any_hint,
+    )  # generated modules import typing's names for the type checker only
 
     if isinstance(hint, type) and issubclass(hint, Enum):
         # The model has to write one of the member values, so those are the enum.
@@ -408,7 +412,10 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
                 "Tuple type hints with '...' are not converted to a JSON schema; use list[...] for "
                 "variable-length input."
             )
-        return {"type": "array", "prefixItems": [_tool_type_schema(arg) for arg in args]}
+        return {
+            "type": "array",
+            "prefixItems": [_tool_type_schema(arg) for arg in args],
+        }
     if origin is dict:
         # JSON object keys are always strings, so only the value type can be described.
         schema = {"type": "object"}
@@ -495,7 +502,10 @@ def _tool_is_arg_boundary(line: str, indent: str) -> bool:
     A line that looks like ``name: ...`` but is indented deeper than the current entry is part of its
     description (a nested list, say), not a new argument.
     """
-    deeper = line.startswith(indent) and line[len(indent) : len(indent) + 1] in (" ", "\t")
+    deeper = line.startswith(indent) and line[len(indent) : len(indent) + 1] in (
+        " ",
+        "\t",
+    )
     return not deeper and _TOOL_ARG_HEAD.match(line) is not None
 
 
@@ -591,7 +601,11 @@ def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
         if choices is not None:
             schema["enum"] = choices
         schema["description"] = text
-    function: dict[str, Any] = {"name": name, "description": description, "parameters": parameters}
+    function: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "parameters": parameters,
+    }
     if returns is not None:
         function["return"] = returns
     return {"type": "function", "function": function}
@@ -793,7 +807,14 @@ class StreamingParser:
         if len(self._body) >= BLOCK_CHUNKS:
             self._blocks.append("".join(self._body))
             self._body = []
-        return [{"type": "region_chunk", "field": self._chunk_name, "text": text, "dirty": self._chunk_dirty}]
+        return [
+            {
+                "type": "region_chunk",
+                "field": self._chunk_name,
+                "text": text,
+                "dirty": self._chunk_dirty,
+            }
+        ]
 
     def _process(self, events: list[Event], eos: bool) -> None:
         """Commit every delimiter that can be committed, and the region text before it."""
@@ -853,7 +874,14 @@ class StreamingParser:
         if len(self._body) >= BLOCK_CHUNKS:
             self._blocks.append("".join(self._body))
             self._body = []
-        events.append({"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]})
+        events.append(
+            {
+                "type": "region_chunk",
+                "field": self._names[field],
+                "text": text,
+                "dirty": self._dirty[field],
+            }
+        )
 
     def _open(self, events: list[Event], field: int, groups: dict[str, str | None], start: int) -> None:
         """Open `field`'s region at its open delimiter (which begins at buffer index `start`)."""
@@ -898,7 +926,11 @@ class StreamingParser:
         self._chunk_dirty = self._dirty[field]
 
     def _emit_close(self, events: list[Event], field: int, value: Any, end: int) -> None:
-        closed: RegionClose = {"type": "region_close", "field": self._names[field], "value": value}
+        closed: RegionClose = {
+            "type": "region_close",
+            "field": self._names[field],
+            "value": value,
+        }
         if self._with_spans:
             closed["end"] = self._offset + end
         events.append(closed)
@@ -956,7 +988,9 @@ def batch_prefixes(count: int, prefix: str | Sequence[str] | None) -> list[Any]:
 
 
 def parse_texts(
-    new_parser: Callable[[str | None], StreamingParser], text: str | Sequence[str], prefix: str | Sequence[str] | None
+    new_parser: Callable[[str | None], StreamingParser],
+    text: str | Sequence[str],
+    prefix: str | Sequence[str] | None,
 ) -> Message | list[Message]:
     """`parse_response` for one complete output, or a batch: a parser per text, fed once, finalized.
 
@@ -1042,7 +1076,10 @@ def _json_replace_delimited(text: str, opener: str, closer: str, found: list[str
         if end < 0:
             break  # no closer after this opener, so none after any later one either
         found.append(text[start + len(opener) : end])
-        pieces += [text[pos:start], f"{_JSON_MARK_OPEN}{len(found) - 1}{_JSON_MARK_CLOSE}"]
+        pieces += [
+            text[pos:start],
+            f"{_JSON_MARK_OPEN}{len(found) - 1}{_JSON_MARK_CLOSE}",
+        ]
         pos = end + len(closer)
     pieces.append(text[pos:])
     return "".join(pieces)
@@ -1063,7 +1100,12 @@ def _json_extract_delimited(text: str, string_delims: Sequence[tuple[str, str]],
         if opener and closer and isinstance(text, str):
             text = _json_replace_delimited(text, opener, closer, found)
         else:  # an empty delimiter matches everywhere (and a non-string fails): as the regex engine does
-            text = re.sub(re.escape(opener) + "(.*?)" + re.escape(closer), to_marker, text, flags=re.DOTALL)
+            text = re.sub(
+                re.escape(opener) + "(.*?)" + re.escape(closer),
+                to_marker,
+                text,
+                flags=re.DOTALL,
+            )
     return text
 
 
@@ -1229,7 +1271,16 @@ class OpenAIField(_OpenAIRecord):
       stream then announces a call (id, type, name) as soon as its region opens.
     """
 
-    __slots__ = ("name", "repeats", "join", "region_text", "has_default", "default", "name_capture", "id_capture")
+    __slots__ = (
+        "name",
+        "repeats",
+        "join",
+        "region_text",
+        "has_default",
+        "default",
+        "name_capture",
+        "id_capture",
+    )
 
     def __init__(
         self,
@@ -1323,7 +1374,11 @@ def openai_tool_call(call: Any, index: int, new_id: Callable[[], str]) -> dict[s
     arguments = openai_arguments(function["arguments"]) if "arguments" in function else "{}"
     captured = call.get("id")
     call_id = captured if isinstance(captured, str) and captured else new_id()
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": arguments},
+    }
 
 
 def random_call_id() -> str:
@@ -1427,7 +1482,10 @@ class _OpenAICallDeltas:
                 self.announced = None
                 _, announced_id, announced_name = announced
                 call = openai_tool_call(calls[index], index, lambda: announced_id)  # noqa: B023 - called right here
-                if (call["id"], call["function"]["name"]) != (announced_id, announced_name):
+                if (call["id"], call["function"]["name"]) != (
+                    announced_id,
+                    announced_name,
+                ):
                     self.in_sync = False  # a close-delimiter capture renamed the call: finish() reports it
                     return
                 arguments = {"arguments": call["function"]["arguments"]}
@@ -1450,7 +1508,18 @@ class _OpenAICallDeltas:
         call_id = captured_id if isinstance(captured_id, str) and captured_id else self.new_id()
         self.announced = (index, call_id, name)
         header = {"name": name, "arguments": ""}
-        deltas.append({"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": header}]})
+        deltas.append(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": call_id,
+                        "type": "function",
+                        "function": header,
+                    }
+                ]
+            }
+        )
 
     def _sync(self, deltas: list[dict[str, Any]]) -> None:
         calls = self._certain()
@@ -1612,7 +1681,10 @@ class DeltaStream:
     ) -> None:
         self._texts = {
             field.name: _OpenAITextDeltas(key, field, hold_replaceable)
-            for key, field in (("reasoning_content", roles.reasoning), ("content", roles.content))
+            for key, field in (
+                ("reasoning_content", roles.reasoning),
+                ("content", roles.content),
+            )
             if field is not None
         }
         self._calls = (
@@ -1683,7 +1755,12 @@ class DeltaStream:
 
 
 def chat_completion_chunk(
-    delta: Mapping[str, Any], *, completion_id: str, created: int, model: str, finish_reason: str | None = None
+    delta: Mapping[str, Any],
+    *,
+    completion_id: str,
+    created: int,
+    model: str,
+    finish_reason: str | None = None,
 ) -> dict[str, Any]:
     """One `chat.completion.chunk` object around a delta (choice 0)."""
     return {
@@ -1717,7 +1794,11 @@ class ChatCompletionChunks:
 
     def _chunk(self, delta: Mapping[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
         return chat_completion_chunk(
-            delta, completion_id=self.completion_id, created=self.created, model=self.model, finish_reason=finish_reason
+            delta,
+            completion_id=self.completion_id,
+            created=self.created,
+            model=self.model,
+            finish_reason=finish_reason,
         )
 
     def feed(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -101,7 +101,9 @@ def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             continue
         parameters = function.get("parameters")
-        properties = parameters.get("properties") if isinstance(parameters, dict) else None
+        properties = (
+            parameters.get("properties") if isinstance(parameters, dict) else None
+        )
         table[function["name"]] = properties if isinstance(properties, dict) else {}
     return table
 
@@ -121,7 +123,10 @@ def _coerce_arguments(arguments: dict[Any, Any], properties: Mapping[Any, Any]) 
         if isinstance(argument, str):
             arguments[key] = coerce_value(argument, types)
         elif isinstance(argument, list) and "array" not in types:
-            arguments[key] = [coerce_value(item, types) if isinstance(item, str) else item for item in argument]
+            arguments[key] = [
+                coerce_value(item, types) if isinstance(item, str) else item
+                for item in argument
+            ]
 
 
 def coerce_tool_calls(value: Any, params: Mapping[str, Mapping[str, Any]]) -> Any:

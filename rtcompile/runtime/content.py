@@ -54,11 +54,19 @@ _JSON_MARK_CLOSE: Final = "\x02"
 @functools.lru_cache(maxsize=1)
 def _json_bare_key_pattern() -> re.Pattern[str]:
     return re.compile(
-        r'"(?:\\.|[^"\\])*"|(?<=[{,])([' + SPACE_CLASS + r"]*)([" + WORD_CLASS + r"]+)([" + SPACE_CLASS + r"]*):"
+        r'"(?:\\.|[^"\\])*"|(?<=[{,])(['
+        + SPACE_CLASS
+        + r"]*)(["
+        + WORD_CLASS
+        + r"]+)(["
+        + SPACE_CLASS
+        + r"]*):"
     )
 
 
-def _json_extract_delimited(text: str, string_delims: Sequence[tuple[str, str]], found: list[str]) -> str:
+def _json_extract_delimited(
+    text: str, string_delims: Sequence[tuple[str, str]], found: list[str]
+) -> str:
     """Replace every custom-delimited string by a numbered marker, appending its body to `found`.
 
     Pairs are applied one after another to the already-rewritten text (so a later pair can see earlier
@@ -73,11 +81,18 @@ def _json_extract_delimited(text: str, string_delims: Sequence[tuple[str, str]],
         if opener and closer and isinstance(text, str):
             text = _json_replace_delimited(text, opener, closer, found)
         else:  # an empty delimiter matches everywhere (and a non-string fails): as the regex engine does
-            text = re.sub(re.escape(opener) + "(.*?)" + re.escape(closer), to_marker, text, flags=re.DOTALL)
+            text = re.sub(
+                re.escape(opener) + "(.*?)" + re.escape(closer),
+                to_marker,
+                text,
+                flags=re.DOTALL,
+            )
     return text
 
 
-def _json_replace_delimited(text: str, opener: str, closer: str, found: list[str]) -> str:
+def _json_replace_delimited(
+    text: str, opener: str, closer: str, found: list[str]
+) -> str:
     """The substitution `opener(.*?)closer` -> marker, with `str.find`: the same matches (each opener, then
     the first closer after it), in linear time. (`re` tries the lazy body at every character, and a group
     around it hides the literal that follows from its shortcut: quadratic-looking costs on long bodies.)"""
@@ -89,7 +104,10 @@ def _json_replace_delimited(text: str, opener: str, closer: str, found: list[str
         if end < 0:
             break  # no closer after this opener, so none after any later one either
         found.append(text[start + len(opener) : end])
-        pieces += [text[pos:start], f"{_JSON_MARK_OPEN}{len(found) - 1}{_JSON_MARK_CLOSE}"]
+        pieces += [
+            text[pos:start],
+            f"{_JSON_MARK_OPEN}{len(found) - 1}{_JSON_MARK_CLOSE}",
+        ]
         pos = end + len(closer)
     pieces.append(text[pos:])
     return "".join(pieces)
@@ -109,7 +127,9 @@ def _json_quote_bare_keys(text: str) -> str:
 def _json_restore_delimited(text: str, found: Sequence[str]) -> str:
     """Turn the markers back into standard JSON string literals, in extraction order."""
     for index, body in enumerate(found):
-        text = text.replace(f"{_JSON_MARK_OPEN}{index}{_JSON_MARK_CLOSE}", json.dumps(body))
+        text = text.replace(
+            f"{_JSON_MARK_OPEN}{index}{_JSON_MARK_CLOSE}", json.dumps(body)
+        )
     return text
 
 
@@ -126,7 +146,9 @@ def parse_json(
     RecursionError) escape unchanged, as they do in the reference.
     """
     if string_delims and (_JSON_MARK_OPEN in text or _JSON_MARK_CLOSE in text):
-        raise ValueError("json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse safely.")
+        raise ValueError(
+            "json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse safely."
+        )
     found: list[str] = []
     rewritten = _json_extract_delimited(text, string_delims, found)
     if unquoted_keys:
@@ -175,7 +197,9 @@ def parse_xml_inline(
         groups = match.groupdict()
         key = groups.get("key")
         if key is None:
-            raise ValueError(f"xml-inline: tag_pattern must have a named group 'key'. Pattern: {tag_pattern}")
+            raise ValueError(
+                f"xml-inline: tag_pattern must have a named group 'key'. Pattern: {tag_pattern}"
+            )
         value = _apply_value_parser(groups.get("value", ""), value_parser)
         if merge_duplicates and key in out:
             if key not in listed:
@@ -205,7 +229,9 @@ def parse_kv_lines(
         if not line or kv_sep not in line:
             continue
         key, value = line.split(kv_sep, 1)
-        out[parse_text(key, strip)] = _apply_value_parser(parse_text(value, strip), value_parser)
+        out[parse_text(key, strip)] = _apply_value_parser(
+            parse_text(value, strip), value_parser
+        )
     return out
 
 
@@ -217,8 +243,12 @@ def parse_kv_lines(
 
 _CALL_LIST_SPACE: Final = " \t\n\r"
 _CALL_LIST_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
-_CALL_LIST_NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
-_CALL_LIST_STRING: Final = re.compile(r"""'((?:[^'\\\n\r]|\\.)*)'|"((?:[^"\\\n\r]|\\.)*)\"""", re.DOTALL)
+_CALL_LIST_NUMBER: Final = re.compile(
+    r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?"
+)
+_CALL_LIST_STRING: Final = re.compile(
+    r"""'((?:[^'\\\n\r]|\\.)*)'|"((?:[^"\\\n\r]|\\.)*)\"""", re.DOTALL
+)
 _CALL_LIST_HEX4: Final = re.compile(r"u([0-9a-fA-F]{4})")
 _CALL_LIST_LOW_ESCAPE: Final = re.compile(r"\\u([dD][c-fC-F][0-9a-fA-F]{2})")
 _CALL_LIST_RAW_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
@@ -233,7 +263,9 @@ _CALL_LIST_MAX_DEPTH: Final = 100
 
 def _call_list_fail(text: str, position: int, message: str) -> NoReturn:
     """Raise the reference's error: what went wrong, where, and the whole input."""
-    raise ValueError(f"python-call-list: {message} at position {position}.\nContent: {text!r}")
+    raise ValueError(
+        f"python-call-list: {message} at position {position}.\nContent: {text!r}"
+    )
 
 
 def _call_list_skip(text: str, position: int) -> int:
@@ -251,7 +283,9 @@ def _call_list_expect(text: str, position: int, char: str) -> int:
     return position + 1
 
 
-def _call_list_unique(text: str, position: int, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _call_list_unique(
+    text: str, position: int, pairs: list[tuple[str, Any]]
+) -> dict[str, Any]:
     """Build a dict, refusing repeated names; checked only once the whole group has parsed."""
     out: dict[str, Any] = {}
     for key, value in pairs:
@@ -282,15 +316,25 @@ def _call_list_unescape(text: str, quote_at: int, body: str) -> str:
             hex4 = _CALL_LIST_HEX4.match(body, backslash + 1)
             if hex4 is None:
                 escape = body[backslash : backslash + 2]
-                _call_list_fail(text, quote_at, f"unsupported escape {escape!r} in the string starting")
+                _call_list_fail(
+                    text,
+                    quote_at,
+                    f"unsupported escape {escape!r} in the string starting",
+                )
             code, done = int(hex4.group(1), 16), hex4.end()
             if 0xD800 <= code <= 0xDBFF:
                 low = _CALL_LIST_LOW_ESCAPE.match(body, done)
                 if low is not None:
-                    code = 0x10000 + ((code - 0xD800) << 10) + (int(low.group(1), 16) - 0xDC00)
+                    code = (
+                        0x10000
+                        + ((code - 0xD800) << 10)
+                        + (int(low.group(1), 16) - 0xDC00)
+                    )
                     done = low.end()
             if 0xD800 <= code <= 0xDFFF:
-                _call_list_fail(text, quote_at, "lone surrogate escape in the string starting")
+                _call_list_fail(
+                    text, quote_at, "lone surrogate escape in the string starting"
+                )
             pieces.append(chr(code))
         backslash = body.find("\\", done)
     pieces.append(body[done:])
@@ -312,7 +356,11 @@ def _call_list_number(text: str, match: re.Match[str]) -> int | float:
     if match.group(1) is None and match.group(2) is None:
         # The length test keeps enormous literals away from int(); 2^53 - 1 has 16 digits.
         if len(token) > 17 or abs(int(token)) > _CALL_LIST_MAX_INTEGER:
-            _call_list_fail(text, match.start(), "integer outside the range of -(2^53 - 1) to 2^53 - 1")
+            _call_list_fail(
+                text,
+                match.start(),
+                "integer outside the range of -(2^53 - 1) to 2^53 - 1",
+            )
         return int(token)
     number = float(token)
     if math.isinf(number):
@@ -335,7 +383,9 @@ def _call_list_sequence(text: str, position: int, depth: int) -> tuple[list[Any]
         position = _call_list_expect(text, position, ",")
 
 
-def _call_list_mapping(text: str, position: int, depth: int) -> tuple[dict[str, Any], int]:
+def _call_list_mapping(
+    text: str, position: int, depth: int
+) -> tuple[dict[str, Any], int]:
     """Parse `"key": value` entries after `{` until `}`; keys must be quoted strings."""
     pairs: list[tuple[str, Any]] = []
     position = _call_list_skip(text, position)
@@ -363,7 +413,11 @@ def _call_list_value(text: str, position: int, depth: int) -> tuple[Any, int]:
         return _call_list_string(text, position)
     if text.startswith(("[", "{"), position):
         if depth >= _CALL_LIST_MAX_DEPTH:
-            _call_list_fail(text, position, f"lists and dicts nested more than {_CALL_LIST_MAX_DEPTH} levels deep")
+            _call_list_fail(
+                text,
+                position,
+                f"lists and dicts nested more than {_CALL_LIST_MAX_DEPTH} levels deep",
+            )
         if text[position] == "[":
             return _call_list_sequence(text, position + 1, depth + 1)
         return _call_list_mapping(text, position + 1, depth + 1)
@@ -372,8 +426,12 @@ def _call_list_value(text: str, position: int, depth: int) -> tuple[Any, int]:
         return _call_list_number(text, number), number.end()
     word = _CALL_LIST_NAME.match(text, position)
     if word is not None and word.group(0) in _CALL_LIST_KEYWORDS:
-        return _CALL_LIST_KEYWORD_VALUES[_CALL_LIST_KEYWORDS.index(word.group(0))], word.end()
-    _call_list_fail(text, position, "expected a string, number, list, dict, True, False or None")
+        return _CALL_LIST_KEYWORD_VALUES[
+            _CALL_LIST_KEYWORDS.index(word.group(0))
+        ], word.end()
+    _call_list_fail(
+        text, position, "expected a string, number, list, dict, True, False or None"
+    )
 
 
 def _call_list_name(text: str, position: int, what: str) -> tuple[str, int]:
@@ -392,11 +450,17 @@ def _call_list_arguments(text: str, position: int) -> tuple[dict[str, Any], int]
     if not text.startswith(")", position):
         while True:
             key, position = _call_list_name(
-                text, position, "a keyword argument (positional arguments and trailing commas are not supported)"
+                text,
+                position,
+                "a keyword argument (positional arguments and trailing commas are not supported)",
             )
             position = _call_list_skip(text, position)
             if not text.startswith("=", position):
-                _call_list_fail(text, position, "expected '=' (positional arguments are not supported)")
+                _call_list_fail(
+                    text,
+                    position,
+                    "expected '=' (positional arguments are not supported)",
+                )
             value, position = _call_list_value(text, position + 1, 0)
             pairs.append((key, value))
             position = _call_list_skip(text, position)

@@ -31,8 +31,21 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, TypeAlias, cast
 
 from rtcompile.runtime.coercion import coerce_tool_calls
-from rtcompile.runtime.protocol import PREFIX_REQUIRED, batch_prefixes, is_empty, join_value, tool_parameters
-from rtcompile.runtime.types import Event, FieldName, Message, RegionClose, RegionMalformed, RegionOpen
+from rtcompile.runtime.protocol import (
+    PREFIX_REQUIRED,
+    batch_prefixes,
+    is_empty,
+    join_value,
+    tool_parameters,
+)
+from rtcompile.runtime.types import (
+    Event,
+    FieldName,
+    Message,
+    RegionClose,
+    RegionMalformed,
+    RegionOpen,
+)
 
 # A scanner's answer: (which, start, end, groups, hold). `which` indexes the state's watch list (-1:
 # nothing committable), `start`/`end` span the match, `groups` are its named captures, and `hold` is
@@ -78,18 +91,26 @@ class StreamingParser:
 
     # -- what a backend plugs in (see the module docstring)
     _names: tuple[FieldName, ...]  # by field index
-    _dirty: tuple[bool, ...]  # by field: chunks of structured content are marked `dirty`
+    _dirty: tuple[
+        bool, ...
+    ]  # by field: chunks of structured content are marked `dirty`
     _joins: tuple[str | None, ...]  # by field: the `join` separator, if any
     _repeats: tuple[bool, ...]  # by field
     _required: tuple[str, ...]  # fields the final message must contain
     _defaults: dict[str, Any]  # the message before any region closed
     _implicit: int  # the implicit field's index, or NO_FIELD
-    _state_of_field: tuple[int, ...]  # by field: the state inside it (0 for the implicit field)
-    _actions: tuple[tuple[tuple[bool, int], ...], ...]  # by state, by watch: (opens a region?, field)
+    _state_of_field: tuple[
+        int, ...
+    ]  # by field: the state inside it (0 for the implicit field)
+    _actions: tuple[
+        tuple[tuple[bool, int], ...], ...
+    ]  # by state, by watch: (opens a region?, field)
     _scanners: tuple[Scanner, ...]  # by state
     _plain: tuple[PlainCheck | None, ...]  # by state; None: no fast path in that state
     _handlers: tuple[Handler, ...]  # by field
-    _history: int | None  # committed characters a delimiter can still inspect; None: unbounded
+    _history: (
+        int | None
+    )  # committed characters a delimiter can still inspect; None: unbounded
     _one_scan: bool  # a complete output may be parsed in one end-of-stream scan (see `parse_complete`)
 
     # -- the open region, as the fast path reads it (set by `_mark_opened`)
@@ -130,7 +151,9 @@ class StreamingParser:
         # costs about its text in memory rather than a list entry per 1-6 character token.
         self._body: list[str] = []
         self._blocks: list[str] = []
-        self._opened = False  # whether the current region has opened (emitted region_open)
+        self._opened = (
+            False  # whether the current region has opened (emitted region_open)
+        )
         self._fast = False  # the fast path may take a chunk: a region is open and `_scan_always` is off
         self._finalized = False
         self.initial_events: list[Event] = []
@@ -142,7 +165,13 @@ class StreamingParser:
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
         plain = self._plain[self._state]
-        if plain is not None and text and self._fast and self._pos == len(self._buffer) and plain(text):
+        if (
+            plain is not None
+            and text
+            and self._fast
+            and self._pos == len(self._buffer)
+            and plain(text)
+        ):
             return self._feed_plain(text)
         return self._feed_scanning(text)
 
@@ -187,10 +216,14 @@ class StreamingParser:
         """Check the required fields, drop empty values and end the parser; the final message."""
         missing = [name for name in self._required if name not in self._output]
         if missing:
-            raise ValueError(f"Required response_template fields missing from parsed output: {missing}")
+            raise ValueError(
+                f"Required response_template fields missing from parsed output: {missing}"
+            )
         defaults = self._defaults
         # Typed Any: in a generated module the dict is that template's `Message` TypedDict.
-        message: Any = {k: v for k, v in self._output.items() if k in defaults or not is_empty(v)}
+        message: Any = {
+            k: v for k, v in self._output.items() if k in defaults or not is_empty(v)
+        }
         self._output = message
         self._finalized = self._scan_always = True
         self._fast = False
@@ -220,18 +253,29 @@ class StreamingParser:
         so all of it is region text (what scanning would conclude, without scanning). Plain checks
         exist only where `_history` is bounded."""
         history = cast("int", self._history)
-        self._buffer = (self._buffer + text)[-history:] if history else ""  # what _drop_committed would keep
+        self._buffer = (
+            (self._buffer + text)[-history:] if history else ""
+        )  # what _drop_committed would keep
         self._pos = len(self._buffer)
         self._body.append(text)
         if len(self._body) >= BLOCK_CHUNKS:
             self._blocks.append("".join(self._body))
             self._body = []
-        return [{"type": "region_chunk", "field": self._chunk_name, "text": text, "dirty": self._chunk_dirty}]
+        return [
+            {
+                "type": "region_chunk",
+                "field": self._chunk_name,
+                "text": text,
+                "dirty": self._chunk_dirty,
+            }
+        ]
 
     def _process(self, events: list[Event], eos: bool) -> None:
         """Commit every delimiter that can be committed, and the region text before it."""
         while True:
-            which, start, end, groups, hold = self._scanners[self._state](self._buffer, self._pos, eos)
+            which, start, end, groups, hold = self._scanners[self._state](
+                self._buffer, self._pos, eos
+            )
             if which >= 0:
                 if start > self._pos:
                     self._accumulate(events, self._buffer[self._pos : start])
@@ -243,7 +287,9 @@ class StreamingParser:
                     continue
                 had_content = self._opened
                 # Close-delimiter captures join (and override) the open-delimiter captures.
-                self._captures.update({k: v for k, v in groups.items() if v is not None})
+                self._captures.update(
+                    {k: v for k, v in groups.items() if v is not None}
+                )
                 self._close_current(events, end)
                 if not had_content and start == end:
                     break  # a zero-width close of an empty region would fire forever
@@ -286,9 +332,18 @@ class StreamingParser:
         if len(self._body) >= BLOCK_CHUNKS:
             self._blocks.append("".join(self._body))
             self._body = []
-        events.append({"type": "region_chunk", "field": self._names[field], "text": text, "dirty": self._dirty[field]})
+        events.append(
+            {
+                "type": "region_chunk",
+                "field": self._names[field],
+                "text": text,
+                "dirty": self._dirty[field],
+            }
+        )
 
-    def _open(self, events: list[Event], field: int, groups: dict[str, str | None], start: int) -> None:
+    def _open(
+        self, events: list[Event], field: int, groups: dict[str, str | None], start: int
+    ) -> None:
         """Open `field`'s region at its open delimiter (which begins at buffer index `start`)."""
         self._state = self._state_of_field[field]
         self._field = field
@@ -330,13 +385,21 @@ class StreamingParser:
         self._chunk_name = self._names[field]
         self._chunk_dirty = self._dirty[field]
 
-    def _emit_close(self, events: list[Event], field: int, value: Any, end: int) -> None:
-        closed: RegionClose = {"type": "region_close", "field": self._names[field], "value": value}
+    def _emit_close(
+        self, events: list[Event], field: int, value: Any, end: int
+    ) -> None:
+        closed: RegionClose = {
+            "type": "region_close",
+            "field": self._names[field],
+            "value": value,
+        }
         if self._with_spans:
             closed["end"] = self._offset + end
         events.append(closed)
 
-    def _close_recovering(self, events: list[Event], field: int, body: str, end: int) -> None:
+    def _close_recovering(
+        self, events: list[Event], field: int, body: str, end: int
+    ) -> None:
         """`recover`: a region that fails to parse (or to be stored) becomes a `region_malformed` event."""
         try:
             value = self._handlers[field](body, self._captures)
@@ -383,7 +446,9 @@ def _caller_stacklevel() -> int:
 
 
 def parse_texts(
-    new_parser: Callable[[str | None], StreamingParser], text: str | Sequence[str], prefix: str | Sequence[str] | None
+    new_parser: Callable[[str | None], StreamingParser],
+    text: str | Sequence[str],
+    prefix: str | Sequence[str] | None,
 ) -> Message | list[Message]:
     """`parse_response` for one complete output, or a batch: a parser per text, fed once, finalized.
 

@@ -30,13 +30,20 @@ class _OpenAIRecord:
         return tuple(getattr(self, name) for name in self.__slots__)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _OpenAIRecord) and type(other) is type(self) and self._values() == other._values()
+        return (
+            isinstance(other, _OpenAIRecord)
+            and type(other) is type(self)
+            and self._values() == other._values()
+        )
 
     def __hash__(self) -> int:
         return hash(self._values())
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={value!r}" for name, value in zip(self.__slots__, self._values(), strict=True))
+        fields = ", ".join(
+            f"{name}={value!r}"
+            for name, value in zip(self.__slots__, self._values(), strict=True)
+        )
         return f"{type(self).__name__}({fields})"
 
 
@@ -56,7 +63,16 @@ class OpenAIField(_OpenAIRecord):
       stream then announces a call (id, type, name) as soon as its region opens.
     """
 
-    __slots__ = ("name", "repeats", "join", "region_text", "has_default", "default", "name_capture", "id_capture")
+    __slots__ = (
+        "name",
+        "repeats",
+        "join",
+        "region_text",
+        "has_default",
+        "default",
+        "name_capture",
+        "id_capture",
+    )
 
     def __init__(
         self,
@@ -90,9 +106,15 @@ class OpenAIRoles(_OpenAIRecord):
         reasoning: OpenAIField | None = OpenAIField("reasoning_content"),  # noqa: B008
         tool_calls: OpenAIField | None = OpenAIField("tool_calls"),  # noqa: B008
     ) -> None:
-        names = [field.name for field in (content, reasoning, tool_calls) if field is not None]
+        names = [
+            field.name
+            for field in (content, reasoning, tool_calls)
+            if field is not None
+        ]
         if len(set(names)) != len(names):
-            raise ValueError(f"content, reasoning and tool calls must be different message fields, got {names}")
+            raise ValueError(
+                f"content, reasoning and tool calls must be different message fields, got {names}"
+            )
         self.content = content
         self.reasoning = reasoning
         self.tool_calls = tool_calls
@@ -143,14 +165,18 @@ def openai_call_items(value: Any) -> list[Any]:
     if isinstance(value, dict):
         return [value]
     if not isinstance(value, list):
-        raise ValueError(f"tool calls must be a list of calls, got {type(value).__name__}")
+        raise ValueError(
+            f"tool calls must be a list of calls, got {type(value).__name__}"
+        )
     items: list[Any] = []
     for item in value:
         items.extend(item if isinstance(item, list) else [item])
     return items
 
 
-def openai_tool_call(call: Any, index: int, new_id: Callable[[], str]) -> dict[str, Any]:
+def openai_tool_call(
+    call: Any, index: int, new_id: Callable[[], str]
+) -> dict[str, Any]:
     """One parsed tool call (`{"type": "function", "function": {"name", "arguments"}}`, or a bare
     `{"name", "arguments"}`) as an API tool call. Its `id` is the one the model wrote, if the template
     captured one, else `new_id()`."""
@@ -158,14 +184,24 @@ def openai_tool_call(call: Any, index: int, new_id: Callable[[], str]) -> dict[s
         raise ValueError(f"tool call {index} is {type(call).__name__}, not an object")
     function = call.get("function", call)
     if not isinstance(function, dict):
-        raise ValueError(f"tool call {index}: 'function' is {type(function).__name__}, not an object")
+        raise ValueError(
+            f"tool call {index}: 'function' is {type(function).__name__}, not an object"
+        )
     name = function.get("name")
     if not isinstance(name, str) or not name:
-        raise ValueError(f"tool call {index} has no function name (keys: {sorted(map(str, function))})")
-    arguments = openai_arguments(function["arguments"]) if "arguments" in function else "{}"
+        raise ValueError(
+            f"tool call {index} has no function name (keys: {sorted(map(str, function))})"
+        )
+    arguments = (
+        openai_arguments(function["arguments"]) if "arguments" in function else "{}"
+    )
     captured = call.get("id")
     call_id = captured if isinstance(captured, str) and captured else new_id()
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": arguments},
+    }
 
 
 def to_openai(
@@ -196,12 +232,18 @@ def openai_message(
     new_id = id_factory if id_factory is not None else random_call_id
     result: dict[str, Any] = {
         "role": "assistant",
-        "content": None if roles.content is None else openai_text(message.get(roles.content.name)),
-        "reasoning_content": None if roles.reasoning is None else openai_text(message.get(roles.reasoning.name)),
+        "content": None
+        if roles.content is None
+        else openai_text(message.get(roles.content.name)),
+        "reasoning_content": None
+        if roles.reasoning is None
+        else openai_text(message.get(roles.reasoning.name)),
     }
     if roles.tool_calls is not None:
         items = openai_call_items(message.get(roles.tool_calls.name))
-        calls = [openai_tool_call(call, index, new_id) for index, call in enumerate(items)]
+        calls = [
+            openai_tool_call(call, index, new_id) for index, call in enumerate(items)
+        ]
         if calls:
             result["tool_calls"] = calls
     return result

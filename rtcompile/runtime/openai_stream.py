@@ -41,7 +41,9 @@ from rtcompile.runtime.openai import (
     random_call_id,
 )
 
-FinishReason: TypeAlias = "Literal['stop', 'tool_calls', 'length']"  # a string, like OpenAIRegionText
+FinishReason: TypeAlias = (
+    "Literal['stop', 'tool_calls', 'length']"  # a string, like OpenAIRegionText
+)
 
 
 class _OpenAIFieldValue:
@@ -73,7 +75,9 @@ class _OpenAIFieldValue:
         if not self.present:
             return None
         value = self.value
-        if not self.field.has_default and (value is None or (isinstance(value, (list, dict, str)) and not value)):
+        if not self.field.has_default and (
+            value is None or (isinstance(value, (list, dict, str)) and not value)
+        ):
             return None
         return value
 
@@ -88,7 +92,9 @@ class _OpenAITextDeltas:
         self.sent: list[str] = []
         self.in_sync = True  # what was sent is a prefix of everything certain so far
         self.streaming = False  # the open region's text is being sent as it arrives
-        self.region_started = False  # a "stripped" region has seen its first non-whitespace character
+        self.region_started = (
+            False  # a "stripped" region has seen its first non-whitespace character
+        )
         self.region_pending = ""  # trailing whitespace of the open region, held back
 
     def _sent_text(self) -> str:
@@ -109,9 +115,16 @@ class _OpenAITextDeltas:
                 return None  # a non-text default: the parser raises when it joins
             base = state.value if state.present else None
             if state.open:
-                return "" if base is None else base + field.join  # the region will close and be joined
+                return (
+                    "" if base is None else base + field.join
+                )  # the region will close and be joined
             return base or ""
-        if field.repeats or self.hold_replaceable or state.regions > 1 or (state.regions == 0 and state.present):
+        if (
+            field.repeats
+            or self.hold_replaceable
+            or state.regions > 1
+            or (state.regions == 0 and state.present)
+        ):
             return None  # a list (sent as JSON at the end), or a value a region may still replace
         if state.regions == 0 or state.open:
             return ""
@@ -123,7 +136,9 @@ class _OpenAITextDeltas:
         if field.region_text is None:
             return False
         # A join field's every region; a replacing field's first one, unless replacement is held back.
-        return field.join is not None or not (field.repeats or self.hold_replaceable or self.state.regions > 1)
+        return field.join is not None or not (
+            field.repeats or self.hold_replaceable or self.state.regions > 1
+        )
 
     def _sync(self, deltas: list[dict[str, Any]]) -> None:
         """Send whatever more is certain now (after an open or a close)."""
@@ -144,7 +159,9 @@ class _OpenAITextDeltas:
         self.state.regions += 1
         self.region_started, self.region_pending = False, ""
         self._sync(deltas)
-        self.streaming = self.in_sync and self._certain() is not None and self._region_streams()
+        self.streaming = (
+            self.in_sync and self._certain() is not None and self._region_streams()
+        )
 
     def chunk(self, text: str, deltas: list[dict[str, Any]]) -> None:
         if not self.streaming:
@@ -181,13 +198,17 @@ class _OpenAICallDeltas:
     the parser reports open-delimiter captures that name the call, its id, type and name when its region
     opens and its arguments when it closes."""
 
-    def __init__(self, field: OpenAIField, hold_replaceable: bool, new_id: Callable[[], str]) -> None:
+    def __init__(
+        self, field: OpenAIField, hold_replaceable: bool, new_id: Callable[[], str]
+    ) -> None:
         self.state = _OpenAIFieldValue(field)
         self.hold_replaceable = hold_replaceable
         self.new_id = new_id
         self.sent: list[Any] = []  # the parsed calls sent, in order
         self.in_sync = True
-        self.announced: tuple[int, str, str] | None = None  # (index, id, name) of a call sent before its close
+        self.announced: tuple[int, str, str] | None = (
+            None  # (index, id, name) of a call sent before its close
+        )
 
     def _certain(self) -> list[Any] | None:
         """The calls the final message is certain to start with; None: not known yet."""
@@ -196,9 +217,15 @@ class _OpenAICallDeltas:
             return None  # joining needs strings: the parser raises before there is a message
         if field.repeats:
             return openai_call_items(state.final())
-        if self.hold_replaceable or state.regions > 1 or (state.regions == 0 and state.present):
+        if (
+            self.hold_replaceable
+            or state.regions > 1
+            or (state.regions == 0 and state.present)
+        ):
             return None
-        return [] if state.regions == 0 or state.open else openai_call_items(state.final())
+        return (
+            [] if state.regions == 0 or state.open else openai_call_items(state.final())
+        )
 
     def _send_from(self, calls: list[Any], deltas: list[dict[str, Any]]) -> None:
         for index in range(len(self.sent), len(calls)):
@@ -207,7 +234,10 @@ class _OpenAICallDeltas:
                 self.announced = None
                 _, announced_id, announced_name = announced
                 call = openai_tool_call(calls[index], index, lambda: announced_id)  # noqa: B023 - called right here
-                if (call["id"], call["function"]["name"]) != (announced_id, announced_name):
+                if (call["id"], call["function"]["name"]) != (
+                    announced_id,
+                    announced_name,
+                ):
                     self.in_sync = False  # a close-delimiter capture renamed the call: finish() reports it
                     return
                 arguments = {"arguments": call["function"]["arguments"]}
@@ -217,20 +247,41 @@ class _OpenAICallDeltas:
                 deltas.append({"tool_calls": [{"index": index, **call}]})
             self.sent.append(calls[index])
 
-    def _announce(self, captures: Mapping[str, Any], deltas: list[dict[str, Any]]) -> None:
+    def _announce(
+        self, captures: Mapping[str, Any], deltas: list[dict[str, Any]]
+    ) -> None:
         """Send the call a region is opening, if its captures name it and every earlier call has been sent."""
         field = self.state.field
-        name = captures.get(field.name_capture) if field.name_capture is not None else None
+        name = (
+            captures.get(field.name_capture) if field.name_capture is not None else None
+        )
         if not isinstance(name, str) or not name or not self.in_sync:
             return
         if len(self.sent) != len(openai_call_items(self.state.final())):
             return  # earlier calls are not all sent yet: this one's index is not settled
         index = len(self.sent)
-        captured_id = captures.get(field.id_capture) if field.id_capture is not None else None
-        call_id = captured_id if isinstance(captured_id, str) and captured_id else self.new_id()
+        captured_id = (
+            captures.get(field.id_capture) if field.id_capture is not None else None
+        )
+        call_id = (
+            captured_id
+            if isinstance(captured_id, str) and captured_id
+            else self.new_id()
+        )
         self.announced = (index, call_id, name)
         header = {"name": name, "arguments": ""}
-        deltas.append({"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": header}]})
+        deltas.append(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": call_id,
+                        "type": "function",
+                        "function": header,
+                    }
+                ]
+            }
+        )
 
     def _sync(self, deltas: list[dict[str, Any]]) -> None:
         calls = self._certain()
@@ -247,9 +298,13 @@ class _OpenAICallDeltas:
             # A value a later region may still replace with well-formed calls: finish() decides.
 
     def start(self, deltas: list[dict[str, Any]]) -> None:
-        self._sync(deltas)  # a repeating field's default calls are certain from the start
+        self._sync(
+            deltas
+        )  # a repeating field's default calls are certain from the start
 
-    def open(self, captures: Mapping[str, Any] | None, deltas: list[dict[str, Any]]) -> None:
+    def open(
+        self, captures: Mapping[str, Any] | None, deltas: list[dict[str, Any]]
+    ) -> None:
         self.state.open = True
         self.state.regions += 1
         self._sync(deltas)
@@ -294,18 +349,25 @@ class DeltaStream:
     ) -> None:
         self._texts = {
             field.name: _OpenAITextDeltas(key, field, hold_replaceable)
-            for key, field in (("reasoning_content", roles.reasoning), ("content", roles.content))
+            for key, field in (
+                ("reasoning_content", roles.reasoning),
+                ("content", roles.content),
+            )
             if field is not None
         }
         self._calls = (
             None
             if roles.tool_calls is None
-            else _OpenAICallDeltas(roles.tool_calls, hold_replaceable, id_factory or random_call_id)
+            else _OpenAICallDeltas(
+                roles.tool_calls, hold_replaceable, id_factory or random_call_id
+            )
         )
         self._started = False
         self.finished = False
         self.finish_reason: FinishReason | None = None
-        self.diverged: list[str] = []  # keys whose deltas do not add up to the final message
+        self.diverged: list[
+            str
+        ] = []  # keys whose deltas do not add up to the final message
 
     def feed(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if self.finished:
@@ -325,8 +387,14 @@ class DeltaStream:
     def _handle(self, event: Mapping[str, Any], deltas: list[dict[str, Any]]) -> None:
         name = event.get("field")
         kind = event.get("type")
-        target: _OpenAITextDeltas | _OpenAICallDeltas | None = self._texts.get(name) if isinstance(name, str) else None
-        if target is None and self._calls is not None and name == self._calls.state.field.name:
+        target: _OpenAITextDeltas | _OpenAICallDeltas | None = (
+            self._texts.get(name) if isinstance(name, str) else None
+        )
+        if (
+            target is None
+            and self._calls is not None
+            and name == self._calls.state.field.name
+        ):
             target = self._calls
         if target is None:
             return
@@ -344,7 +412,9 @@ class DeltaStream:
                 target.malformed()
             else:
                 target.state.open = target.streaming = False
-                target.in_sync = target.in_sync and not target.sent  # text already sent will not be in it
+                target.in_sync = (
+                    target.in_sync and not target.sent
+                )  # text already sent will not be in it
 
     def finish(
         self, final_events: Iterable[Mapping[str, Any]] = (), *, truncated: bool = False
@@ -360,12 +430,19 @@ class DeltaStream:
                 self.diverged.append("tool_calls")
             calls_sent = bool(self._calls.sent)
         self.finished = True
-        self.finish_reason = "length" if truncated else "tool_calls" if calls_sent else "stop"
+        self.finish_reason = (
+            "length" if truncated else "tool_calls" if calls_sent else "stop"
+        )
         return deltas
 
 
 def chat_completion_chunk(
-    delta: Mapping[str, Any], *, completion_id: str, created: int, model: str, finish_reason: str | None = None
+    delta: Mapping[str, Any],
+    *,
+    completion_id: str,
+    created: int,
+    model: str,
+    finish_reason: str | None = None,
 ) -> dict[str, Any]:
     """One `chat.completion.chunk` object around a delta (choice 0)."""
     return {
@@ -394,12 +471,22 @@ class ChatCompletionChunks:
     ) -> None:
         self.stream = stream
         self.model = model
-        self.completion_id = completion_id if completion_id is not None else "chatcmpl-" + os.urandom(12).hex()
+        self.completion_id = (
+            completion_id
+            if completion_id is not None
+            else "chatcmpl-" + os.urandom(12).hex()
+        )
         self.created = created if created is not None else int(time.time())
 
-    def _chunk(self, delta: Mapping[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+    def _chunk(
+        self, delta: Mapping[str, Any], finish_reason: str | None = None
+    ) -> dict[str, Any]:
         return chat_completion_chunk(
-            delta, completion_id=self.completion_id, created=self.created, model=self.model, finish_reason=finish_reason
+            delta,
+            completion_id=self.completion_id,
+            created=self.created,
+            model=self.model,
+            finish_reason=finish_reason,
         )
 
     def feed(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -408,6 +495,9 @@ class ChatCompletionChunks:
     def finish(
         self, final_events: Iterable[Mapping[str, Any]] = (), *, truncated: bool = False
     ) -> list[dict[str, Any]]:
-        chunks = [self._chunk(delta) for delta in self.stream.finish(final_events, truncated=truncated)]
+        chunks = [
+            self._chunk(delta)
+            for delta in self.stream.finish(final_events, truncated=truncated)
+        ]
         chunks.append(self._chunk({}, self.stream.finish_reason))
         return chunks

@@ -28,7 +28,10 @@ def tool_parameters(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]]:
     """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions."""
     # isinstance checks are what inspect.isfunction/ismethod do, without importing inspect.
     schemas = [
-        function_to_tool_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool for tool in tools or []
+        function_to_tool_schema(tool)
+        if isinstance(tool, (FunctionType, MethodType))
+        else tool
+        for tool in tools or []
     ]
     return tool_parameter_table(schemas)
 

@@ -74,4 +74,8 @@ def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> 
     if m.end() == len(buf):
         return True
     extended = pattern.match(buf + "\x00", m.start())
-    return extended is None or extended.span() != m.span() or extended.groupdict() != m.groupdict()
+    return (
+        extended is None
+        or extended.span() != m.span()
+        or extended.groupdict() != m.groupdict()
+    )

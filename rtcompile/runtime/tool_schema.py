@@ -50,7 +50,9 @@ TOOL_SCHEMA_BASIC_TYPES: Final[dict[object, str]] = {
 _TOOL_DOC_HEADERS: Final = ("Args:", "Returns:", "Raises:")
 
 # The head of one entry in an "Args:" block: indentation, a name, an optional "(type)", a colon.
-_TOOL_ARG_HEAD: Final = re.compile(r"(?P<indent>[ \t]*)(?P<name>\w+)(?:[ \t]*\([^()]*\))?:")
+_TOOL_ARG_HEAD: Final = re.compile(
+    r"(?P<indent>[ \t]*)(?P<name>\w+)(?:[ \t]*\([^()]*\))?:"
+)
 
 # Where an argument description's trailing "(choices: [...])" starts; the reference matches it
 # case-insensitively, which in Unicode mode also lets e.g. "ſ" stand for "s".
@@ -74,27 +76,37 @@ def _tool_media_type(hint: object) -> str | None:
 
 def _tool_enum_schema(values: list[Any]) -> dict[str, Any]:
     """``{"type": ..., "enum": values}``; the type lists each JSON type present once, in first-seen order."""
-    names = list(dict.fromkeys(TOOL_SCHEMA_SCALAR_TYPES[type(value)] for value in values))
+    names = list(
+        dict.fromkeys(TOOL_SCHEMA_SCALAR_TYPES[type(value)] for value in values)
+    )
     return {"type": names[0] if len(names) == 1 else names, "enum": values}
 
 
 def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
     """Schema of a hint that is not a parameterised generic: an Enum, a basic type, Any, or an error."""
-    from enum import Enum  # imported where used, like typing below: generated modules then import quickly
-    from typing import Any as any_hint  # generated modules import typing's names for the type checker only
+    from enum import (
+        Enum,
+    )  # imported where used, like typing below: generated modules then import quickly
+    from typing import (
+        Any as any_hint,
+    )  # generated modules import typing's names for the type checker only
 
     if isinstance(hint, type) and issubclass(hint, Enum):
         # The model has to write one of the member values, so those are the enum.
         values = [member.value for member in hint]
         if not values:
-            raise TypeHintParsingException(f"The Enum {hint.__name__} has no members, so no value could ever match it.")
+            raise TypeHintParsingException(
+                f"The Enum {hint.__name__} has no members, so no value could ever match it."
+            )
         if any(type(value) not in TOOL_SCHEMA_SCALAR_TYPES for value in values):
             raise TypeHintParsingException(
                 f"The Enum {hint.__name__} has member values that are not JSON scalars: {values}. "
                 "Member values must be int, float, str, bool or None."
             )
         return _tool_enum_schema(values)
-    basic = TOOL_SCHEMA_BASIC_TYPES.get(hint)  # a dict lookup, so an unhashable hint is a TypeError here too
+    basic = TOOL_SCHEMA_BASIC_TYPES.get(
+        hint
+    )  # a dict lookup, so an unhashable hint is a TypeError here too
     if basic is not None:
         return {"type": basic}
     if hint is any_hint:
@@ -123,7 +135,10 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
         schema: dict[str, Any]
         if len(members) == 1:
             schema = members[0]
-        elif all(member.keys() == {"type"} and isinstance(member["type"], str) for member in members):
+        elif all(
+            member.keys() == {"type"} and isinstance(member["type"], str)
+            for member in members
+        ):
             # Plain types collapse into a sorted list of names; anything carrying more (items, enum, ...)
             # would lose information that way and goes through anyOf below.
             names = sorted({member["type"] for member in members})
@@ -135,10 +150,16 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
         return schema
     if origin is Literal and args:
         if any(type(arg) not in TOOL_SCHEMA_SCALAR_TYPES for arg in args):
-            raise TypeHintParsingException("Only int, float, str, bool and None values can be listed in Literal.")
+            raise TypeHintParsingException(
+                "Only int, float, str, bool and None values can be listed in Literal."
+            )
         return _tool_enum_schema(list(args))
     if origin is list:
-        return {"type": "array", "items": _tool_type_schema(args[0])} if args else {"type": "array"}
+        return (
+            {"type": "array", "items": _tool_type_schema(args[0])}
+            if args
+            else {"type": "array"}
+        )
     if origin is tuple:
         if not args:
             return {"type": "array"}
@@ -153,17 +174,24 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
                 "Tuple type hints with '...' are not converted to a JSON schema; use list[...] for "
                 "variable-length input."
             )
-        return {"type": "array", "prefixItems": [_tool_type_schema(arg) for arg in args]}
+        return {
+            "type": "array",
+            "prefixItems": [_tool_type_schema(arg) for arg in args],
+        }
     if origin is dict:
         # JSON object keys are always strings, so only the value type can be described.
         schema = {"type": "object"}
         if len(args) == 2:
             schema["additionalProperties"] = _tool_type_schema(args[1])
         return schema
-    raise TypeHintParsingException(f"Couldn't parse the type hint {hint!r}; it is probably a custom class or object.")
+    raise TypeHintParsingException(
+        f"Couldn't parse the type hint {hint!r}; it is probably a custom class or object."
+    )
 
 
-def _tool_parameters_schema(func: Callable[..., Any], name: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def _tool_parameters_schema(
+    func: Callable[..., Any], name: str
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The ``parameters`` object of the schema, and the return value's schema (None if unusable)."""
     # Imported here: they are slow to import, and only tools given as Python functions need them.
     import inspect
@@ -174,7 +202,10 @@ def _tool_parameters_schema(func: Callable[..., Any], name: str) -> tuple[dict[s
     # A leading, unannotated self/cls is a method's receiver, never an argument the model writes.
     first = next(iter(parameters), None)
     receiver = None
-    if first in ("self", "cls") and parameters[first].annotation == inspect.Parameter.empty:
+    if (
+        first in ("self", "cls")
+        and parameters[first].annotation == inspect.Parameter.empty
+    ):
         receiver = first
     # `==` rather than `is` against Parameter.empty, as the reference does: a default with an unusual
     # __eq__ must be judged the same way by both.
@@ -183,7 +214,9 @@ def _tool_parameters_schema(func: Callable[..., Any], name: str) -> tuple[dict[s
         if param_name == receiver:
             continue
         if param.annotation == inspect.Parameter.empty:
-            raise TypeHintParsingException(f"Argument {param_name} is missing a type hint in function {name}")
+            raise TypeHintParsingException(
+                f"Argument {param_name} is missing a type hint in function {name}"
+            )
         if param.default == inspect.Parameter.empty:
             required.append(param_name)
     properties: dict[str, Any] = {}
@@ -232,7 +265,10 @@ def _tool_is_arg_boundary(line: str, indent: str) -> bool:
     A line that looks like ``name: ...`` but is indented deeper than the current entry is part of its
     description (a nested list, say), not a new argument.
     """
-    deeper = line.startswith(indent) and line[len(indent) : len(indent) + 1] in (" ", "\t")
+    deeper = line.startswith(indent) and line[len(indent) : len(indent) + 1] in (
+        " ",
+        "\t",
+    )
     return not deeper and _TOOL_ARG_HEAD.match(line) is not None
 
 
@@ -253,7 +289,9 @@ def _tool_parse_args_block(block: str) -> dict[str, str]:
             # Nothing after the colon: the description starts on the next line, whatever that line
             # looks like (even "other: ..." at the same indentation).
             pieces, index = lines[index + 1 : index + 2], index + 2
-        while index < len(lines) and not _tool_is_arg_boundary(lines[index], head.group("indent")):
+        while index < len(lines) and not _tool_is_arg_boundary(
+            lines[index], head.group("indent")
+        ):
             pieces.append(lines[index])
             index += 1
         descriptions[head.group("name")] = " ".join(piece.strip() for piece in pieces)
@@ -270,12 +308,16 @@ def _tool_parse_docstring(doc: str) -> tuple[str, dict[str, str], str | None]:
     args_start = _tool_doc_section(doc, "Args:")
     arguments: dict[str, str] = {}
     if args_start is not None:
-        block = doc[args_start : _tool_doc_cut(doc, args_start, ("Returns:", "Raises:"))].rstrip()
+        block = doc[
+            args_start : _tool_doc_cut(doc, args_start, ("Returns:", "Raises:"))
+        ].rstrip()
         arguments = _tool_parse_args_block(block)
     returns_start = _tool_doc_section(doc, "Returns:")
     returns = None
     if returns_start is not None:
-        returns = doc[returns_start : _tool_doc_cut(doc, returns_start, ("Raises:",))].strip()
+        returns = doc[
+            returns_start : _tool_doc_cut(doc, returns_start, ("Raises:",))
+        ].strip()
     return description, arguments, returns
 
 
@@ -286,7 +328,9 @@ def _tool_split_choices(description: str) -> tuple[str, list[Any] | None]:
     if marker is None or not body.endswith(")"):
         return description, None
     choices = json.loads(body[marker.end() : -1].lstrip())
-    return description[: marker.start()].strip(), [c.strip() if isinstance(c, str) else c for c in choices]
+    return description[: marker.start()].strip(), [
+        c.strip() if isinstance(c, str) else c for c in choices
+    ]
 
 
 def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
@@ -308,7 +352,9 @@ def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
     name = getattr(func, "__name__", "operation")
     doc = inspect.getdoc(func)
     if not doc:
-        raise DocstringParsingException(f"Cannot generate JSON schema for {name} because it has no docstring!")
+        raise DocstringParsingException(
+            f"Cannot generate JSON schema for {name} because it has no docstring!"
+        )
     description, arguments, returns_text = _tool_parse_docstring(doc.strip())
     parameters, returns = _tool_parameters_schema(func, name)
     if returns is not None and returns_text is not None:
@@ -323,7 +369,11 @@ def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
         if choices is not None:
             schema["enum"] = choices
         schema["description"] = text
-    function: dict[str, Any] = {"name": name, "description": description, "parameters": parameters}
+    function: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "parameters": parameters,
+    }
     if returns is not None:
         function["return"] = returns
     return {"type": "function", "function": function}

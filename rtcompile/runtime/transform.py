@@ -9,20 +9,28 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def resolve_placeholder(scope: Mapping[str, Any], path: str, root: str, keys: tuple[str, ...]) -> Any:
+def resolve_placeholder(
+    scope: Mapping[str, Any], path: str, root: str, keys: tuple[str, ...]
+) -> Any:
     """Look up `{root.key1.key2}` (spelled `path`): KeyError for an unknown root, ValueError for a bad step.
 
     Only real dicts can be indexed into (a list or string is an error, not an index target), and the value
     is returned as is, so the result keeps its type and identity.
     """
     if root not in scope:
-        raise KeyError(f"transform placeholder '{{{path}}}' is not defined. Available: {sorted(scope)}")
+        raise KeyError(
+            f"transform placeholder '{{{path}}}' is not defined. Available: {sorted(scope)}"
+        )
     value = scope[root]
     for key in keys:
         if not isinstance(value, dict):
-            raise ValueError(f"transform placeholder '{{{path}}}' cannot index into {type(value).__name__} at '{key}'")
+            raise ValueError(
+                f"transform placeholder '{{{path}}}' cannot index into {type(value).__name__} at '{key}'"
+            )
         if key not in value:
-            raise ValueError(f"transform placeholder '{{{path}}}' is missing key '{key}'. Available: {sorted(value)}")
+            raise ValueError(
+                f"transform placeholder '{{{path}}}' is missing key '{key}'. Available: {sorted(value)}"
+            )
         value = value[key]
     return value
 
@@ -37,7 +45,9 @@ def require_each_list(field_name: str, value: Any) -> list[Any]:
     return value
 
 
-def each_item_scope(field_name: str, captures: Mapping[str, Any], item: Any) -> dict[str, Any]:
+def each_item_scope(
+    field_name: str, captures: Mapping[str, Any], item: Any
+) -> dict[str, Any]:
     """The scope for one `transform_each` element: the captures overlaid by the element's own keys.
 
     The element must be a dict. Call this per element, right before transforming it, because the reference

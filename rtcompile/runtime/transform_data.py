@@ -38,7 +38,9 @@ NO_SCOPE: Final[Mapping[str, Any]] = {}
 STACK_EXHAUSTED: Final = "maximum recursion depth exceeded"
 
 
-def build_value(program: Sequence[tuple[Any, ...]], scope: Mapping[str, Any] = NO_SCOPE) -> Any:
+def build_value(
+    program: Sequence[tuple[Any, ...]], scope: Mapping[str, Any] = NO_SCOPE
+) -> Any:
     """The value `program` describes (see `rtcompile.runtime.transform_data`), placeholders from `scope`."""
     stack: list[Any] = []
     for step in program:
