@@ -2,11 +2,11 @@
 
 Two shapes of big template, each at growing sizes: a field with n literal opens and n literal closes
 (`["<t0>", "<t1>", ...]`), and a `defaults` list of n strings. Each point is the median wall time of
-`rtcompile.compile_template` on the template dict (validating, planning, generating and formatting the
-module; black's per-section cache is cleared before each compile, the once-per-process parse of the
-runtime helpers is not); the cost of each literal beyond the first stays flat when growth is linear. (Quadratic
-steps found this way: the loader compared every pair of literals, and black took minutes on big
-literals, which are now laid out without it: `rtcompile.backends.codegen.preformat`.)
+`rtcompile.compile_template` on the template dict (validating, planning, generating and laying out the
+module; the once-per-process parse of the runtime helpers is not timed); the cost of each literal beyond
+the first stays flat when growth is linear. (Quadratic steps found this way: the loader compared every
+pair of literals, and black, which formatted modules then, took minutes on big literals; generated code
+is now laid out by `rtcompile.backends.codegen.layout` as it is written.)
 
     python -m benchmarks.compile_time [--quick]   # just this stage, printed as a table
 """
@@ -21,7 +21,6 @@ from typing import Any
 
 import rtcompile
 from benchmarks.config import KB, Config, log
-from rtcompile.backends.codegen import generate
 
 
 def literal_delimiters(n: int) -> dict[str, Any]:
@@ -47,7 +46,7 @@ SHAPES = {"literal delimiters": literal_delimiters, "defaults list": defaults_li
 
 def bench_compile_time(cfg: Config) -> dict[str, Any]:
     """Per shape, per size: the template's JSON size and the median compile time."""
-    rtcompile.compile_template(literal_delimiters(2))  # imports black and libcst, parses the runtime helpers
+    rtcompile.compile_template(literal_delimiters(2))  # imports libcst, parses the runtime helpers
     out: dict[str, Any] = {"reps": cfg.compile_reps, "shapes": {}}
     for shape, make in SHAPES.items():
         rows = []
@@ -56,8 +55,6 @@ def bench_compile_time(cfg: Config) -> dict[str, Any]:
             reps = cfg.compile_reps if n <= 1000 else max(1, cfg.compile_reps // 2)
             times = []
             for _ in range(reps):
-                # black's per-section cache would make every repetition after the first nearly free
-                generate._formatted.cache_clear()
                 t0 = time.perf_counter()
                 rtcompile.compile_template(template)
                 times.append(time.perf_counter() - t0)
@@ -72,8 +69,8 @@ def compile_time_section(result: dict[str, Any]) -> list[str]:
     """The RESULTS.md section: a table per shape, and the growth from the smallest to the largest size."""
     lines = ["## Compile time against template size (`rtcompile.compile_template`)\n"]
     lines.append(
-        f"Median of {result['reps']} compiles per size (fewer for the largest); black's section cache is cleared "
-        "before each. With linear growth the cost of each literal beyond the first stays flat.\n"
+        f"Median of {result['reps']} compiles per size (fewer for the largest). With linear growth the cost of "
+        "each literal beyond the first stays flat.\n"
     )
     for shape, rows in result["shapes"].items():
         lines.append(f"**{shape}**\n")

@@ -14,20 +14,20 @@ import _thread
 import copy
 import functools
 import json
+import math
 import os
 import re
 import sys
 import time
 import types
 import warnings
-
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import FunctionType, MethodType
 
-TYPE_CHECKING = False  # typing is slow to import; type checkers read this block, the runtime skips it
-if TYPE_CHECKING:
-    from typing import Any, Final, Literal, TypeAlias, TypedDict, Union, cast, overload
-else:
+# typing is slow to import: the runtime defines the two names it calls, and only type
+# checkers read the import (last, so that linters, too, know `overload` for typing's).
+TYPE_CHECKING = False
+if not TYPE_CHECKING:
 
     def cast(_type: object, value: object) -> object:
         return value
@@ -35,37 +35,60 @@ else:
     def overload(function: object) -> object:
         return function
 
+else:
+    from typing import Any, Final, Literal, TypeAlias, TypedDict, cast, overload
+
 
 RTCOMPILE_VERSION: Final = "0.1.0"
-REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
-TEMPLATE_SHA256: Final = "19363f7e31049e6feacc81a6badf3128d65f3537cc5acf681f0bc05278d6ec74"
+# third-party modules this module imports
+REQUIRES: Final[tuple[str, ...]] = ()
+TEMPLATE_SHA256: Final = (
+    "19363f7e31049e6feacc81a6badf3128d65f3537cc5acf681f0bc05278d6ec74"
+)
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},
     "start_anchor_pattern": "<\\|assistant_start\\|>|<\\|tools_suffix\\|>\\[.*\\]$",
     "fields": {
-        "reasoning_content": {"open": "<|inner_prefix|>", "close": "<|inner_suffix|>", "content": "text"},
+        "reasoning_content": {
+            "open": "<|inner_prefix|>",
+            "close": "<|inner_suffix|>",
+            "content": "text",
+        },
         "tool_calls": {
             "open_pattern": '<\\|tools_prefix\\|>\\[\\s*\\{\\s*"(?P<name>[^"]+)"\\s*:\\s*',
             "close_pattern": "\\}\\s*\\]\\s*<\\|tools_suffix\\|>",
             "repeats": True,
             "content": "json",
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"},
+            },
         },
-        "content": {"close": ["<|assistant_end|>"], "content": "text", "repeats": True, "join": ""},
+        "content": {
+            "close": ["<|assistant_end|>"],
+            "content": "text",
+            "repeats": True,
+            "join": "",
+        },
     },
 }
+# The message before any region closed (each parser starts from a copy).
+DEFAULTS: Final[dict[str, Any]] = {"role": "assistant"}
 
 
 # ----------------------------------------------------------------------------
 # message and event types
 
 if TYPE_CHECKING:
-    from typing_extensions import NotRequired, Required
+    from typing_extensions import NotRequired, Required  # noqa: UP035
 
     FieldName = Literal["reasoning_content", "tool_calls", "content"]
-    Shape_tool_calls_function = TypedDict("Shape_tool_calls_function", {"name": Any, "arguments": Any})
+    Shape_tool_calls_function = TypedDict(
+        "Shape_tool_calls_function", {"name": Any, "arguments": Any}
+    )
     Shape_tool_calls = TypedDict(
-        "Shape_tool_calls", {"type": Literal["function"], "function": Shape_tool_calls_function}
+        "Shape_tool_calls",
+        {"type": Literal["function"], "function": Shape_tool_calls_function},
     )
     Message = TypedDict(
         "Message",
@@ -76,7 +99,7 @@ if TYPE_CHECKING:
             "content": NotRequired[str],
         },
     )
-    # "captures", "start", "end" and region_malformed appear only with the opt-in extensions.
+    # captures, start, end and region_malformed appear only with the opt-in extensions.
     RegionOpen = TypedDict(
         "RegionOpen",
         {
@@ -87,10 +110,22 @@ if TYPE_CHECKING:
         },
     )
     RegionChunk = TypedDict(
-        "RegionChunk", {"type": Literal["region_chunk"], "field": FieldName, "text": str, "dirty": bool}
+        "RegionChunk",
+        {
+            "type": Literal["region_chunk"],
+            "field": FieldName,
+            "text": str,
+            "dirty": bool,
+        },
     )
     RegionClose = TypedDict(
-        "RegionClose", {"type": Literal["region_close"], "field": FieldName, "value": Any, "end": NotRequired[int]}
+        "RegionClose",
+        {
+            "type": Literal["region_close"],
+            "field": FieldName,
+            "value": Any,
+            "end": NotRequired[int],
+        },
     )
     RegionMalformed = TypedDict(
         "RegionMalformed",
@@ -103,7 +138,7 @@ if TYPE_CHECKING:
             "end": NotRequired[int],
         },
     )
-    Event = Union[RegionOpen, RegionChunk, RegionClose, RegionMalformed]
+    Event = RegionOpen | RegionChunk | RegionClose | RegionMalformed
 else:
     FieldName = str
     Message = RegionOpen = RegionClose = RegionMalformed = Event = dict
@@ -166,7 +201,7 @@ def _as_integer(raw: str) -> int | None:
 def _as_number(raw: str) -> int | float | None:
     """A finite float, given back as an int when it is whole and the text had no '.'; None for nan/inf."""
     number = float(raw)
-    if number != number or number in (float("inf"), float("-inf")):
+    if not math.isfinite(number):
         return None
     return int(number) if number.is_integer() and "." not in raw else number
 
@@ -247,7 +282,10 @@ def _coerce_arguments(arguments: dict[Any, Any], properties: Mapping[Any, Any]) 
         if isinstance(argument, str):
             arguments[key] = coerce_value(argument, types)
         elif isinstance(argument, list) and "array" not in types:
-            arguments[key] = [coerce_value(item, types) if isinstance(item, str) else item for item in argument]
+            arguments[key] = [
+                coerce_value(item, types) if isinstance(item, str) else item
+                for item in argument
+            ]
 
 
 def coerce_tool_calls(value: Any, params: Mapping[str, Mapping[str, Any]]) -> Any:
@@ -279,7 +317,8 @@ def is_empty(value: object) -> bool:
 def join_value(name: str, previous: Any, value: Any, separator: str) -> str:
     """The new value of a `join` field after one more region closed with `value`."""
     if not isinstance(value, str):
-        raise ValueError(
+        # ValueError, not TypeError: the reference raises ValueError.
+        raise ValueError(  # noqa: TRY004
             f"Field '{name}': 'join' requires each match to parse to a string, got {type(value).__name__}."
         )
     return value if previous is None else previous + separator + value
@@ -315,7 +354,9 @@ TOOL_SCHEMA_BASIC_TYPES: Final[dict[object, str]] = {
 
 def _tool_enum_schema(values: list[Any]) -> dict[str, Any]:
     """``{"type": ..., "enum": values}``; the type lists each JSON type present once, in first-seen order."""
-    names = list(dict.fromkeys(TOOL_SCHEMA_SCALAR_TYPES[type(value)] for value in values))
+    names = list(
+        dict.fromkeys(TOOL_SCHEMA_SCALAR_TYPES[type(value)] for value in values)
+    )
     return {"type": names[0] if len(names) == 1 else names, "enum": values}
 
 
@@ -336,25 +377,26 @@ def _tool_media_type(hint: object) -> str | None:
 
 def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
     """Schema of a hint that is not a parameterised generic: an Enum, a basic type, Any, or an error."""
-    from enum import (
-        Enum,
-    )  # imported where used, like typing below: generated modules then import quickly
-    from typing import (
-        Any as any_hint,
-    )  # generated modules import typing's names for the type checker only
+    # Imported where used: generated modules then import quickly (they import typing's
+    # names for the type checker only).
+    from enum import Enum
+    from typing import Any as any_hint
 
     if isinstance(hint, type) and issubclass(hint, Enum):
         # The model has to write one of the member values, so those are the enum.
         values = [member.value for member in hint]
         if not values:
-            raise TypeHintParsingException(f"The Enum {hint.__name__} has no members, so no value could ever match it.")
+            raise TypeHintParsingException(
+                f"The Enum {hint.__name__} has no members, so no value could ever match it."
+            )
         if any(type(value) not in TOOL_SCHEMA_SCALAR_TYPES for value in values):
             raise TypeHintParsingException(
                 f"The Enum {hint.__name__} has member values that are not JSON scalars: {values}. "
                 "Member values must be int, float, str, bool or None."
             )
         return _tool_enum_schema(values)
-    basic = TOOL_SCHEMA_BASIC_TYPES.get(hint)  # a dict lookup, so an unhashable hint is a TypeError here too
+    # a dict lookup, so an unhashable hint is a TypeError here too
+    basic = TOOL_SCHEMA_BASIC_TYPES.get(hint)
     if basic is not None:
         return {"type": basic}
     if hint is any_hint:
@@ -383,7 +425,10 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
         schema: dict[str, Any]
         if len(members) == 1:
             schema = members[0]
-        elif all(member.keys() == {"type"} and isinstance(member["type"], str) for member in members):
+        elif all(
+            member.keys() == {"type"} and isinstance(member["type"], str)
+            for member in members
+        ):
             # Plain types collapse into a sorted list of names; anything carrying more (items, enum, ...)
             # would lose information that way and goes through anyOf below.
             names = sorted({member["type"] for member in members})
@@ -395,10 +440,16 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
         return schema
     if origin is Literal and args:
         if any(type(arg) not in TOOL_SCHEMA_SCALAR_TYPES for arg in args):
-            raise TypeHintParsingException("Only int, float, str, bool and None values can be listed in Literal.")
+            raise TypeHintParsingException(
+                "Only int, float, str, bool and None values can be listed in Literal."
+            )
         return _tool_enum_schema(list(args))
     if origin is list:
-        return {"type": "array", "items": _tool_type_schema(args[0])} if args else {"type": "array"}
+        return (
+            {"type": "array", "items": _tool_type_schema(args[0])}
+            if args
+            else {"type": "array"}
+        )
     if origin is tuple:
         if not args:
             return {"type": "array"}
@@ -423,10 +474,14 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
         if len(args) == 2:
             schema["additionalProperties"] = _tool_type_schema(args[1])
         return schema
-    raise TypeHintParsingException(f"Couldn't parse the type hint {hint!r}; it is probably a custom class or object.")
+    raise TypeHintParsingException(
+        f"Couldn't parse the type hint {hint!r}; it is probably a custom class or object."
+    )
 
 
-def _tool_parameters_schema(func: Callable[..., Any], name: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def _tool_parameters_schema(
+    func: Callable[..., Any], name: str
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The ``parameters`` object of the schema, and the return value's schema (None if unusable)."""
     # Imported here: they are slow to import, and only tools given as Python functions need them.
     import inspect
@@ -437,7 +492,10 @@ def _tool_parameters_schema(func: Callable[..., Any], name: str) -> tuple[dict[s
     # A leading, unannotated self/cls is a method's receiver, never an argument the model writes.
     first = next(iter(parameters), None)
     receiver = None
-    if first in ("self", "cls") and parameters[first].annotation == inspect.Parameter.empty:
+    if (
+        first in ("self", "cls")
+        and parameters[first].annotation == inspect.Parameter.empty
+    ):
         receiver = first
     # `==` rather than `is` against Parameter.empty, as the reference does: a default with an unusual
     # __eq__ must be judged the same way by both.
@@ -446,7 +504,9 @@ def _tool_parameters_schema(func: Callable[..., Any], name: str) -> tuple[dict[s
         if param_name == receiver:
             continue
         if param.annotation == inspect.Parameter.empty:
-            raise TypeHintParsingException(f"Argument {param_name} is missing a type hint in function {name}")
+            raise TypeHintParsingException(
+                f"Argument {param_name} is missing a type hint in function {name}"
+            )
         if param.default == inspect.Parameter.empty:
             required.append(param_name)
     properties: dict[str, Any] = {}
@@ -494,7 +554,9 @@ def _tool_doc_section(doc: str, header: str) -> int | None:
 
 
 # The head of one entry in an "Args:" block: indentation, a name, an optional "(type)", a colon.
-_TOOL_ARG_HEAD: Final = re.compile(r"(?P<indent>[ \t]*)(?P<name>\w+)(?:[ \t]*\([^()]*\))?:")
+_TOOL_ARG_HEAD: Final = re.compile(
+    r"(?P<indent>[ \t]*)(?P<name>\w+)(?:[ \t]*\([^()]*\))?:"
+)
 
 
 def _tool_is_arg_boundary(line: str, indent: str) -> bool:
@@ -527,7 +589,9 @@ def _tool_parse_args_block(block: str) -> dict[str, str]:
             # Nothing after the colon: the description starts on the next line, whatever that line
             # looks like (even "other: ..." at the same indentation).
             pieces, index = lines[index + 1 : index + 2], index + 2
-        while index < len(lines) and not _tool_is_arg_boundary(lines[index], head.group("indent")):
+        while index < len(lines) and not _tool_is_arg_boundary(
+            lines[index], head.group("indent")
+        ):
             pieces.append(lines[index])
             index += 1
         descriptions[head.group("name")] = " ".join(piece.strip() for piece in pieces)
@@ -544,12 +608,16 @@ def _tool_parse_docstring(doc: str) -> tuple[str, dict[str, str], str | None]:
     args_start = _tool_doc_section(doc, "Args:")
     arguments: dict[str, str] = {}
     if args_start is not None:
-        block = doc[args_start : _tool_doc_cut(doc, args_start, ("Returns:", "Raises:"))].rstrip()
+        block = doc[
+            args_start : _tool_doc_cut(doc, args_start, ("Returns:", "Raises:"))
+        ].rstrip()
         arguments = _tool_parse_args_block(block)
     returns_start = _tool_doc_section(doc, "Returns:")
     returns = None
     if returns_start is not None:
-        returns = doc[returns_start : _tool_doc_cut(doc, returns_start, ("Raises:",))].strip()
+        returns = doc[
+            returns_start : _tool_doc_cut(doc, returns_start, ("Raises:",))
+        ].strip()
     return description, arguments, returns
 
 
@@ -565,7 +633,9 @@ def _tool_split_choices(description: str) -> tuple[str, list[Any] | None]:
     if marker is None or not body.endswith(")"):
         return description, None
     choices = json.loads(body[marker.end() : -1].lstrip())
-    return description[: marker.start()].strip(), [c.strip() if isinstance(c, str) else c for c in choices]
+    return description[: marker.start()].strip(), [
+        c.strip() if isinstance(c, str) else c for c in choices
+    ]
 
 
 def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
@@ -587,7 +657,9 @@ def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
     name = getattr(func, "__name__", "operation")
     doc = inspect.getdoc(func)
     if not doc:
-        raise DocstringParsingException(f"Cannot generate JSON schema for {name} because it has no docstring!")
+        raise DocstringParsingException(
+            f"Cannot generate JSON schema for {name} because it has no docstring!"
+        )
     description, arguments, returns_text = _tool_parse_docstring(doc.strip())
     parameters, returns = _tool_parameters_schema(func, name)
     if returns is not None and returns_text is not None:
@@ -625,7 +697,9 @@ def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             continue
         parameters = function.get("parameters")
-        properties = parameters.get("properties") if isinstance(parameters, dict) else None
+        properties = (
+            parameters.get("properties") if isinstance(parameters, dict) else None
+        )
         table[function["name"]] = properties if isinstance(properties, dict) else {}
     return table
 
@@ -634,7 +708,10 @@ def tool_parameters(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]]:
     """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions."""
     # isinstance checks are what inspect.isfunction/ismethod do, without importing inspect.
     schemas = [
-        function_to_tool_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool for tool in tools or []
+        function_to_tool_schema(tool)
+        if isinstance(tool, (FunctionType, MethodType))
+        else tool
+        for tool in tools or []
     ]
     return tool_parameter_table(schemas)
 
@@ -660,19 +737,25 @@ class StreamingParser:
 
     # -- what a backend plugs in (see the module docstring)
     _names: tuple[FieldName, ...]  # by field index
-    _dirty: tuple[bool, ...]  # by field: chunks of structured content are marked `dirty`
+    # by field: chunks of structured content are marked `dirty`
+    _dirty: tuple[bool, ...]
     _joins: tuple[str | None, ...]  # by field: the `join` separator, if any
     _repeats: tuple[bool, ...]  # by field
     _required: tuple[str, ...]  # fields the final message must contain
     _defaults: dict[str, Any]  # the message before any region closed
     _implicit: int  # the implicit field's index, or NO_FIELD
-    _state_of_field: tuple[int, ...]  # by field: the state inside it (0 for the implicit field)
-    _actions: tuple[tuple[tuple[bool, int], ...], ...]  # by state, by watch: (opens a region?, field)
+    # by field: the state inside it (0 for the implicit field)
+    _state_of_field: tuple[int, ...]
+    # by state, by watch: (opens a region?, field)
+    _actions: tuple[tuple[tuple[bool, int], ...], ...]
     _scanners: tuple[Scanner, ...]  # by state
-    _plain: tuple[PlainCheck | None, ...]  # by state; None: no fast path in that state
+    # by state; None: no fast path in that state
+    _plain: tuple[PlainCheck | None, ...]
     _handlers: tuple[Handler, ...]  # by field
-    _history: int | None  # committed characters a delimiter can still inspect; None: unbounded
-    _one_scan: bool  # a complete output may be parsed in one end-of-stream scan (see `parse_complete`)
+    # committed characters a delimiter can still inspect; None: unbounded
+    _history: int | None
+    # a complete output may be parsed in one end-of-stream scan (see `parse_complete`)
+    _one_scan: bool
 
     # -- the open region, as the fast path reads it (set by `_mark_opened`)
     _chunk_name: FieldName
@@ -712,7 +795,9 @@ class StreamingParser:
         # costs about its text in memory rather than a list entry per 1-6 character token.
         self._body: list[str] = []
         self._blocks: list[str] = []
-        self._opened = False  # whether the current region has opened (emitted region_open)
+        self._opened = (
+            False  # whether the current region has opened (emitted region_open)
+        )
         self._fast = False  # the fast path may take a chunk: a region is open and `_scan_always` is off
         self._finalized = False
         self.initial_events: list[Event] = []
@@ -724,7 +809,13 @@ class StreamingParser:
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
         plain = self._plain[self._state]
-        if plain is not None and text and self._fast and self._pos == len(self._buffer) and plain(text):
+        if (
+            plain is not None
+            and text
+            and self._fast
+            and self._pos == len(self._buffer)
+            and plain(text)
+        ):
             return self._feed_plain(text)
         return self._feed_scanning(text)
 
@@ -769,10 +860,14 @@ class StreamingParser:
         """Check the required fields, drop empty values and end the parser; the final message."""
         missing = [name for name in self._required if name not in self._output]
         if missing:
-            raise ValueError(f"Required response_template fields missing from parsed output: {missing}")
+            raise ValueError(
+                f"Required response_template fields missing from parsed output: {missing}"
+            )
         defaults = self._defaults
         # Typed Any: in a generated module the dict is that template's `Message` TypedDict.
-        message: Any = {k: v for k, v in self._output.items() if k in defaults or not is_empty(v)}
+        message: Any = {
+            k: v for k, v in self._output.items() if k in defaults or not is_empty(v)
+        }
         self._output = message
         self._finalized = self._scan_always = True
         self._fast = False
@@ -802,7 +897,8 @@ class StreamingParser:
         so all of it is region text (what scanning would conclude, without scanning). Plain checks
         exist only where `_history` is bounded."""
         history = cast("int", self._history)
-        self._buffer = (self._buffer + text)[-history:] if history else ""  # what _drop_committed would keep
+        # what _drop_committed would keep
+        self._buffer = (self._buffer + text)[-history:] if history else ""
         self._pos = len(self._buffer)
         self._body.append(text)
         if len(self._body) >= BLOCK_CHUNKS:
@@ -820,7 +916,9 @@ class StreamingParser:
     def _process(self, events: list[Event], eos: bool) -> None:
         """Commit every delimiter that can be committed, and the region text before it."""
         while True:
-            which, start, end, groups, hold = self._scanners[self._state](self._buffer, self._pos, eos)
+            which, start, end, groups, hold = self._scanners[self._state](
+                self._buffer, self._pos, eos
+            )
             if which >= 0:
                 if start > self._pos:
                     self._accumulate(events, self._buffer[self._pos : start])
@@ -832,7 +930,9 @@ class StreamingParser:
                     continue
                 had_content = self._opened
                 # Close-delimiter captures join (and override) the open-delimiter captures.
-                self._captures.update({k: v for k, v in groups.items() if v is not None})
+                self._captures.update(
+                    {k: v for k, v in groups.items() if v is not None}
+                )
                 self._close_current(events, end)
                 if not had_content and start == end:
                     break  # a zero-width close of an empty region would fire forever
@@ -884,7 +984,9 @@ class StreamingParser:
             }
         )
 
-    def _open(self, events: list[Event], field: int, groups: dict[str, str | None], start: int) -> None:
+    def _open(
+        self, events: list[Event], field: int, groups: dict[str, str | None], start: int
+    ) -> None:
         """Open `field`'s region at its open delimiter (which begins at buffer index `start`)."""
         self._state = self._state_of_field[field]
         self._field = field
@@ -926,7 +1028,9 @@ class StreamingParser:
         self._chunk_name = self._names[field]
         self._chunk_dirty = self._dirty[field]
 
-    def _emit_close(self, events: list[Event], field: int, value: Any, end: int) -> None:
+    def _emit_close(
+        self, events: list[Event], field: int, value: Any, end: int
+    ) -> None:
         closed: RegionClose = {
             "type": "region_close",
             "field": self._names[field],
@@ -936,7 +1040,9 @@ class StreamingParser:
             closed["end"] = self._offset + end
         events.append(closed)
 
-    def _close_recovering(self, events: list[Event], field: int, body: str, end: int) -> None:
+    def _close_recovering(
+        self, events: list[Event], field: int, body: str, end: int
+    ) -> None:
         """`recover`: a region that fails to parse (or to be stored) becomes a `region_malformed` event."""
         try:
             value = self._handlers[field](body, self._captures)
@@ -1014,7 +1120,7 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 NO_GROUPS: Final[dict[str, str | None]] = {}
 
 
-def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> bool:
+def regex_can_grow(pattern: re.Pattern[str], buf: str, m: re.Match[str]) -> bool:
     """Whether a complete regex match could still change when the stream goes on.
 
     A match that reaches the end of the buffer can always grow (or, if empty, only be real at the
@@ -1024,7 +1130,11 @@ def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> 
     if m.end() == len(buf):
         return True
     extended = pattern.match(buf + "\x00", m.start())
-    return extended is None or extended.span() != m.span() or extended.groupdict() != m.groupdict()
+    return (
+        extended is None
+        or extended.span() != m.span()
+        or extended.groupdict() != m.groupdict()
+    )
 
 
 def partial_search(
@@ -1073,7 +1183,9 @@ _JSON_MARK_CLOSE: Final = "\x02"
 _JSON_MARK_OPEN: Final = "\x01"
 
 
-def _json_replace_delimited(text: str, opener: str, closer: str, found: list[str]) -> str:
+def _json_replace_delimited(
+    text: str, opener: str, closer: str, found: list[str]
+) -> str:
     """The substitution `opener(.*?)closer` -> marker, with `str.find`: the same matches (each opener, then
     the first closer after it), in linear time. (`re` tries the lazy body at every character, and a group
     around it hides the literal that follows from its shortcut: quadratic-looking costs on long bodies.)"""
@@ -1094,7 +1206,9 @@ def _json_replace_delimited(text: str, opener: str, closer: str, found: list[str
     return "".join(pieces)
 
 
-def _json_extract_delimited(text: str, string_delims: Sequence[tuple[str, str]], found: list[str]) -> str:
+def _json_extract_delimited(
+    text: str, string_delims: Sequence[tuple[str, str]], found: list[str]
+) -> str:
     """Replace every custom-delimited string by a numbered marker, appending its body to `found`.
 
     Pairs are applied one after another to the already-rewritten text (so a later pair can see earlier
@@ -1123,9 +1237,7 @@ SPACE_CLASS: Final = "\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a
 
 
 # The code points `regex` matches with \w.
-WORD_CLASS: Final = (
-    "\\u0030-\\u0039\\u0041-\\u005a\\u005f\\u0061-\\u007a\\u00aa\\u00b5\\u00ba\\u00c0-\\u00d6\\u00d8-\\u00f6\\u00f8-\\u02c1\\u02c6-\\u02d1\\u02e0-\\u02e4\\u02ec\\u02ee\\u0300-\\u0374\\u0376-\\u0377\\u037a-\\u037d\\u037f\\u0386\\u0388-\\u038a\\u038c\\u038e-\\u03a1\\u03a3-\\u03f5\\u03f7-\\u0481\\u0483-\\u052f\\u0531-\\u0556\\u0558-\\u0559\\u0560-\\u0588\\u058b-\\u058c\\u0591-\\u05bd\\u05bf\\u05c1-\\u05c2\\u05c4-\\u05c5\\u05c7-\\u05c9\\u05d0-\\u05ea\\u05ef-\\u05f2\\u0610-\\u061a\\u0620-\\u0669\\u066e-\\u06d3\\u06d5-\\u06dc\\u06df-\\u06e8\\u06ea-\\u06fc\\u06ff\\u0710-\\u074a\\u074d-\\u07b1\\u07c0-\\u07f5\\u07fa\\u07fd\\u0800-\\u082d\\u0840-\\u085b\\u0860-\\u086a\\u0870-\\u0887\\u0889-\\u088f\\u0897-\\u08e1\\u08e3-\\u0963\\u0966-\\u096f\\u0971-\\u0983\\u0985-\\u098c\\u098f-\\u0990\\u0993-\\u09a8\\u09aa-\\u09b0\\u09b2\\u09b6-\\u09b9\\u09bc-\\u09c4\\u09c7-\\u09c8\\u09cb-\\u09ce\\u09d7\\u09dc-\\u09dd\\u09df-\\u09e3\\u09e6-\\u09f1\\u09fc\\u09fe\\u0a01-\\u0a03\\u0a05-\\u0a0a\\u0a0f-\\u0a10\\u0a13-\\u0a28\\u0a2a-\\u0a30\\u0a32-\\u0a33\\u0a35-\\u0a36\\u0a38-\\u0a39\\u0a3c\\u0a3e-\\u0a42\\u0a47-\\u0a48\\u0a4b-\\u0a4d\\u0a51\\u0a59-\\u0a5c\\u0a5e\\u0a66-\\u0a75\\u0a81-\\u0a83\\u0a85-\\u0a8d\\u0a8f-\\u0a91\\u0a93-\\u0aa8\\u0aaa-\\u0ab0\\u0ab2-\\u0ab3\\u0ab5-\\u0ab9\\u0abc-\\u0ac5\\u0ac7-\\u0ac9\\u0acb-\\u0acd\\u0ad0\\u0ae0-\\u0ae3\\u0ae6-\\u0aef\\u0af9-\\u0aff\\u0b01-\\u0b03\\u0b05-\\u0b0c\\u0b0f-\\u0b10\\u0b13-\\u0b28\\u0b2a-\\u0b30\\u0b32-\\u0b33\\u0b35-\\u0b39\\u0b3c-\\u0b44\\u0b47-\\u0b48\\u0b4b-\\u0b4d\\u0b53-\\u0b57\\u0b5c-\\u0b5d\\u0b5f-\\u0b63\\u0b66-\\u0b6f\\u0b71\\u0b82-\\u0b83\\u0b85-\\u0b8a\\u0b8e-\\u0b90\\u0b92-\\u0b95\\u0b99-\\u0b9a\\u0b9c\\u0b9e-\\u0b9f\\u0ba3-\\u0ba4\\u0ba8-\\u0baa\\u0bae-\\u0bb9\\u0bbe-\\u0bc2\\u0bc6-\\u0bc8\\u0bca-\\u0bcd\\u0bd0\\u0bd7\\u0be6-\\u0bef\\u0c00-\\u0c0c\\u0c0e-\\u0c10\\u0c12-\\u0c28\\u0c2a-\\u0c39\\u0c3c-\\u0c44\\u0c46-\\u0c48\\u0c4a-\\u0c4d\\u0c55-\\u0c56\\u0c58-\\u0c5a\\u0c5c-\\u0c5d\\u0c60-\\u0c63\\u0c66-\\u0c6f\\u0c80-\\u0c83\\u0c85-\\u0c8c\\u0c8e-\\u0c90\\u0c92-\\u0ca8\\u0caa-\\u0cb3\\u0cb5-\\u0cb9\\u0cbc-\\u0cc4\\u0cc6-\\u0cc8\\u0cca-\\u0ccd\\u0cd5-\\u0cd6\\u0cdc-\\u0cde\\u0ce0-\\u0ce3\\u0ce6-\\u0cef\\u0cf1-\\u0cf3\\u0d00-\\u0d0c\\u0d0e-\\u0d10\\u0d12-\\u0d44\\u0d46-\\u0d48\\u0d4a-\\u0d4e\\u0d54-\\u0d57\\u0d5f-\\u0d63\\u0d66-\\u0d6f\\u0d7a-\\u0d7f\\u0d81-\\u0d83\\u0d85-\\u0d96\\u0d9a-\\u0db1\\u0db3-\\u0dbb\\u0dbd\\u0dc0-\\u0dc6\\u0dca\\u0dcf-\\u0dd4\\u0dd6\\u0dd8-\\u0ddf\\u0de6-\\u0def\\u0df2-\\u0df3\\u0e01-\\u0e3a\\u0e40-\\u0e4e\\u0e50-\\u0e59\\u0e81-\\u0e82\\u0e84\\u0e86-\\u0e8a\\u0e8c-\\u0ea3\\u0ea5\\u0ea7-\\u0ebd\\u0ec0-\\u0ec4\\u0ec6\\u0ec8-\\u0ece\\u0ed0-\\u0ed9\\u0edc-\\u0edf\\u0f00\\u0f18-\\u0f19\\u0f20-\\u0f29\\u0f35\\u0f37\\u0f39\\u0f3e-\\u0f47\\u0f49-\\u0f6c\\u0f71-\\u0f84\\u0f86-\\u0f97\\u0f99-\\u0fbc\\u0fc6\\u1000-\\u1049\\u1050-\\u109d\\u10a0-\\u10c5\\u10c7\\u10cd\\u10d0-\\u10fa\\u10fc-\\u1248\\u124a-\\u124d\\u1250-\\u1256\\u1258\\u125a-\\u125d\\u1260-\\u1288\\u128a-\\u128d\\u1290-\\u12b0\\u12b2-\\u12b5\\u12b8-\\u12be\\u12c0\\u12c2-\\u12c5\\u12c8-\\u12d6\\u12d8-\\u1310\\u1312-\\u1315\\u1318-\\u135a\\u135d-\\u135f\\u1380-\\u138f\\u13a0-\\u13f5\\u13f8-\\u13fd\\u1401-\\u166c\\u166f-\\u167f\\u1681-\\u169a\\u16a0-\\u16ea\\u16ee-\\u16f8\\u1700-\\u1715\\u171f-\\u1734\\u1740-\\u1753\\u1760-\\u176c\\u176e-\\u1770\\u1772-\\u1773\\u1780-\\u17d3\\u17d7\\u17dc-\\u17dd\\u17e0-\\u17e9\\u180b-\\u180d\\u180f-\\u1819\\u1820-\\u1878\\u1880-\\u18aa\\u18b0-\\u18f5\\u1900-\\u191e\\u1920-\\u192b\\u1930-\\u193b\\u1946-\\u196d\\u1970-\\u1974\\u1980-\\u19ab\\u19b0-\\u19c9\\u19d0-\\u19d9\\u1a00-\\u1a1b\\u1a20-\\u1a5e\\u1a60-\\u1a7c\\u1a7f-\\u1a89\\u1a90-\\u1a99\\u1aa7\\u1ab0-\\u1af0\\u1b00-\\u1b4c\\u1b50-\\u1b59\\u1b6b-\\u1b73\\u1b80-\\u1bf3\\u1c00-\\u1c37\\u1c40-\\u1c49\\u1c4d-\\u1c7d\\u1c80-\\u1c8a\\u1c90-\\u1cba\\u1cbd-\\u1cbf\\u1cd0-\\u1cd2\\u1cd4-\\u1cfa\\u1d00-\\u1f15\\u1f18-\\u1f1d\\u1f20-\\u1f45\\u1f48-\\u1f4d\\u1f50-\\u1f57\\u1f59\\u1f5b\\u1f5d\\u1f5f-\\u1f7d\\u1f80-\\u1fb4\\u1fb6-\\u1fbc\\u1fbe\\u1fc2-\\u1fc4\\u1fc6-\\u1fcc\\u1fd0-\\u1fd3\\u1fd6-\\u1fdb\\u1fe0-\\u1fec\\u1ff2-\\u1ff4\\u1ff6-\\u1ffc\\u200c-\\u200d\\u203f-\\u2040\\u2054\\u2071\\u207f\\u208f-\\u209f\\u20d0-\\u20f0\\u2102\\u2107\\u210a-\\u2113\\u2115\\u2119-\\u211d\\u2124\\u2126\\u2128\\u212a-\\u212d\\u212f-\\u2139\\u213c-\\u213f\\u2145-\\u2149\\u214e\\u2160-\\u2188\\u24b6-\\u24e9\\u2c00-\\u2ce4\\u2ceb-\\u2cf3\\u2d00-\\u2d25\\u2d27\\u2d2d\\u2d30-\\u2d67\\u2d6f\\u2d7f-\\u2d96\\u2da0-\\u2da6\\u2da8-\\u2dae\\u2db0-\\u2db6\\u2db8-\\u2dbe\\u2dc0-\\u2dc6\\u2dc8-\\u2dce\\u2dd0-\\u2dd6\\u2dd8-\\u2dde\\u2de0-\\u2dff\\u2e2f\\u3005-\\u3007\\u3021-\\u302f\\u3031-\\u3035\\u3038-\\u303c\\u3041-\\u3096\\u3099-\\u309a\\u309d-\\u309f\\u30a1-\\u30fa\\u30fc-\\u30ff\\u3105-\\u312f\\u3131-\\u318e\\u31a0-\\u31bf\\u31f0-\\u31ff\\u3400-\\u4dbf\\u4e00-\\ua48c\\ua4d0-\\ua4fd\\ua500-\\ua60c\\ua610-\\ua62b\\ua640-\\ua672\\ua674-\\ua67d\\ua67f-\\ua6f1\\ua717-\\ua71f\\ua722-\\ua788\\ua78b-\\ua7dd\\ua7e2\\ua7f1-\\ua827\\ua82c\\ua840-\\ua873\\ua880-\\ua8c5\\ua8d0-\\ua8d9\\ua8e0-\\ua8f7\\ua8fb\\ua8fd-\\ua92d\\ua930-\\ua953\\ua960-\\ua97c\\ua980-\\ua9c0\\ua9cf-\\ua9d9\\ua9e0-\\ua9fe\\uaa00-\\uaa36\\uaa40-\\uaa4d\\uaa50-\\uaa59\\uaa60-\\uaa76\\uaa7a-\\uaac2\\uaadb-\\uaadd\\uaae0-\\uaaef\\uaaf2-\\uaaf6\\uab01-\\uab06\\uab09-\\uab0e\\uab11-\\uab16\\uab20-\\uab26\\uab28-\\uab2e\\uab30-\\uab5a\\uab5c-\\uab69\\uab6c-\\uab6d\\uab70-\\uabea\\uabec-\\uabed\\uabf0-\\uabf9\\uac00-\\ud7a3\\ud7b0-\\ud7c6\\ud7cb-\\ud7fb\\uf900-\\ufa6d\\ufa70-\\ufad9\\ufb00-\\ufb06\\ufb13-\\ufb17\\ufb1d-\\ufb28\\ufb2a-\\ufb36\\ufb38-\\ufb3c\\ufb3e\\ufb40-\\ufb41\\ufb43-\\ufb44\\ufb46-\\ufbb1\\ufbd3-\\ufd3d\\ufd50-\\ufd8f\\ufd92-\\ufdc7\\ufdf0-\\ufdfb\\ufe00-\\ufe0f\\ufe20-\\ufe2f\\ufe33-\\ufe34\\ufe4d-\\ufe4f\\ufe70-\\ufe74\\ufe76-\\ufefc\\uff10-\\uff19\\uff21-\\uff3a\\uff3f\\uff41-\\uff5a\\uff66-\\uffbe\\uffc2-\\uffc7\\uffca-\\uffcf\\uffd2-\\uffd7\\uffda-\\uffdc\\U00010000-\\U0001000b\\U0001000d-\\U00010026\\U00010028-\\U0001003a\\U0001003c-\\U0001003d\\U0001003f-\\U0001004d\\U00010050-\\U0001005d\\U00010080-\\U000100fa\\U00010140-\\U00010174\\U000101fd\\U00010280-\\U0001029c\\U000102a0-\\U000102d0\\U000102e0\\U00010300-\\U0001031f\\U0001032d-\\U0001034a\\U00010350-\\U0001037a\\U00010380-\\U0001039d\\U000103a0-\\U000103c3\\U000103c8-\\U000103cf\\U000103d1-\\U000103d5\\U00010400-\\U0001049d\\U000104a0-\\U000104a9\\U000104b0-\\U000104d3\\U000104d8-\\U000104fb\\U00010500-\\U00010527\\U00010530-\\U00010563\\U00010570-\\U0001057a\\U0001057c-\\U0001058a\\U0001058c-\\U00010592\\U00010594-\\U00010595\\U00010597-\\U000105a1\\U000105a3-\\U000105b1\\U000105b3-\\U000105b9\\U000105bb-\\U000105bc\\U000105c0-\\U000105f3\\U00010600-\\U00010736\\U00010740-\\U00010755\\U00010760-\\U00010767\\U00010780-\\U00010785\\U00010787-\\U000107b0\\U000107b2-\\U000107bf\\U00010800-\\U00010805\\U00010808\\U0001080a-\\U00010835\\U00010837-\\U00010838\\U0001083c\\U0001083f-\\U00010855\\U00010860-\\U00010876\\U00010880-\\U0001089e\\U000108e0-\\U000108f2\\U000108f4-\\U000108f5\\U00010900-\\U00010915\\U00010920-\\U00010939\\U00010940-\\U00010959\\U00010980-\\U000109b7\\U000109be-\\U000109bf\\U00010a00-\\U00010a03\\U00010a05-\\U00010a06\\U00010a0c-\\U00010a13\\U00010a15-\\U00010a17\\U00010a19-\\U00010a35\\U00010a38-\\U00010a3a\\U00010a3f\\U00010a60-\\U00010a7c\\U00010a80-\\U00010a9c\\U00010ac0-\\U00010ac7\\U00010ac9-\\U00010ae6\\U00010b00-\\U00010b35\\U00010b40-\\U00010b55\\U00010b60-\\U00010b72\\U00010b80-\\U00010b91\\U00010c00-\\U00010c48\\U00010c80-\\U00010cb2\\U00010cc0-\\U00010cf2\\U00010d00-\\U00010d27\\U00010d30-\\U00010d39\\U00010d40-\\U00010d65\\U00010d69-\\U00010d6d\\U00010d6f-\\U00010d85\\U00010e80-\\U00010ea9\\U00010eab-\\U00010eac\\U00010eb0-\\U00010eb1\\U00010ec2-\\U00010ec7\\U00010ecb-\\U00010ecf\\U00010ed9-\\U00010eee\\U00010ef0-\\U00010f1c\\U00010f27\\U00010f30-\\U00010f50\\U00010f70-\\U00010f85\\U00010fb0-\\U00010fc4\\U00010fe0-\\U00010ff6\\U00011000-\\U00011046\\U00011066-\\U00011075\\U0001107f-\\U000110ba\\U000110c2\\U000110d0-\\U000110e8\\U000110f0-\\U000110f9\\U00011100-\\U00011134\\U00011136-\\U0001113f\\U00011144-\\U00011147\\U00011150-\\U00011173\\U00011176\\U00011180-\\U000111c4\\U000111c9-\\U000111cc\\U000111ce-\\U000111da\\U000111dc\\U00011200-\\U00011211\\U00011213-\\U00011237\\U0001123e-\\U00011241\\U00011280-\\U00011286\\U00011288\\U0001128a-\\U0001128d\\U0001128f-\\U0001129d\\U0001129f-\\U000112a8\\U000112b0-\\U000112ea\\U000112f0-\\U000112f9\\U00011300-\\U00011303\\U00011305-\\U0001130c\\U0001130f-\\U00011310\\U00011313-\\U00011328\\U0001132a-\\U00011330\\U00011332-\\U00011333\\U00011335-\\U00011339\\U0001133b-\\U00011344\\U00011347-\\U00011348\\U0001134b-\\U0001134d\\U00011350\\U00011357\\U0001135d-\\U00011363\\U00011366-\\U0001136c\\U00011370-\\U00011374\\U00011380-\\U00011389\\U0001138b\\U0001138e\\U00011390-\\U000113b5\\U000113b7-\\U000113c0\\U000113c2\\U000113c5\\U000113c7-\\U000113ca\\U000113cc-\\U000113d3\\U000113e1-\\U000113e2\\U00011400-\\U0001144a\\U00011450-\\U00011459\\U0001145e-\\U00011461\\U00011480-\\U000114c5\\U000114c7\\U000114d0-\\U000114d9\\U00011580-\\U000115b5\\U000115b8-\\U000115c0\\U000115d8-\\U000115dd\\U00011600-\\U00011640\\U00011644\\U00011650-\\U00011659\\U00011680-\\U000116b8\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011700-\\U0001171a\\U0001171d-\\U0001172b\\U00011730-\\U00011739\\U00011740-\\U00011746\\U00011800-\\U0001183a\\U000118a0-\\U000118e9\\U000118ff-\\U00011906\\U00011909\\U0001190c-\\U00011913\\U00011915-\\U00011916\\U00011918-\\U00011935\\U00011937-\\U00011938\\U0001193b-\\U00011943\\U00011950-\\U00011959\\U000119a0-\\U000119a7\\U000119aa-\\U000119d7\\U000119da-\\U000119e1\\U000119e3-\\U000119e4\\U00011a00-\\U00011a3e\\U00011a47\\U00011a50-\\U00011a99\\U00011a9d\\U00011ab0-\\U00011af8\\U00011b0a\\U00011b60-\\U00011b67\\U00011bc0-\\U00011be0\\U00011bf0-\\U00011bf9\\U00011c00-\\U00011c08\\U00011c0a-\\U00011c36\\U00011c38-\\U00011c40\\U00011c50-\\U00011c59\\U00011c72-\\U00011c8f\\U00011c92-\\U00011ca7\\U00011ca9-\\U00011cb6\\U00011d00-\\U00011d06\\U00011d08-\\U00011d09\\U00011d0b-\\U00011d36\\U00011d3a\\U00011d3c-\\U00011d3d\\U00011d3f-\\U00011d47\\U00011d50-\\U00011d59\\U00011d60-\\U00011d65\\U00011d67-\\U00011d68\\U00011d6a-\\U00011d8e\\U00011d90-\\U00011d91\\U00011d93-\\U00011d98\\U00011da0-\\U00011da9\\U00011db0-\\U00011ddb\\U00011de0-\\U00011de9\\U00011df0-\\U00011df1\\U00011ee0-\\U00011ef6\\U00011f00-\\U00011f10\\U00011f12-\\U00011f3a\\U00011f3e-\\U00011f42\\U00011f50-\\U00011f5a\\U00011fb0\\U00012000-\\U00012399\\U00012400-\\U0001246f\\U00012475-\\U00012543\\U00012550-\\U00012686\\U00012f90-\\U00012ff0\\U00013000-\\U0001342f\\U00013440-\\U00013455\\U00013460-\\U000143fa\\U00014400-\\U00014646\\U00016100-\\U00016139\\U00016800-\\U00016a38\\U00016a40-\\U00016a5e\\U00016a60-\\U00016a69\\U00016a70-\\U00016abe\\U00016ac0-\\U00016ac9\\U00016ad0-\\U00016aed\\U00016af0-\\U00016af4\\U00016b00-\\U00016b36\\U00016b40-\\U00016b43\\U00016b50-\\U00016b59\\U00016b63-\\U00016b77\\U00016b7d-\\U00016b8f\\U00016d40-\\U00016d6c\\U00016d70-\\U00016d79\\U00016e40-\\U00016e7f\\U00016ea0-\\U00016eb8\\U00016ebb-\\U00016ed3\\U00016f00-\\U00016f4a\\U00016f4f-\\U00016f87\\U00016f8f-\\U00016f9f\\U00016fe0-\\U00016fe1\\U00016fe3-\\U00016fe4\\U00016ff0-\\U00016ff6\\U00017000-\\U00018cda\\U00018cff-\\U00018d20\\U00018d80-\\U00018df2\\U00018e00-\\U00019191\\U000191a0-\\U000191d2\\U0001aff0-\\U0001aff3\\U0001aff5-\\U0001affb\\U0001affd-\\U0001affe\\U0001b000-\\U0001b128\\U0001b132\\U0001b150-\\U0001b152\\U0001b155\\U0001b164-\\U0001b168\\U0001b170-\\U0001b2fb\\U0001bc00-\\U0001bc6a\\U0001bc70-\\U0001bc7c\\U0001bc80-\\U0001bc88\\U0001bc90-\\U0001bc99\\U0001bc9d-\\U0001bc9e\\U0001ccf0-\\U0001ccf9\\U0001cf00-\\U0001cf2d\\U0001cf30-\\U0001cf46\\U0001d127-\\U0001d128\\U0001d165-\\U0001d169\\U0001d16d-\\U0001d172\\U0001d17b-\\U0001d182\\U0001d185-\\U0001d18b\\U0001d1aa-\\U0001d1ad\\U0001d242-\\U0001d244\\U0001d250-\\U0001d252\\U0001d25b-\\U0001d25c\\U0001d25f\\U0001d280-\\U0001d281\\U0001d400-\\U0001d454\\U0001d456-\\U0001d49c\\U0001d49e-\\U0001d49f\\U0001d4a2\\U0001d4a5-\\U0001d4a6\\U0001d4a9-\\U0001d4ac\\U0001d4ae-\\U0001d4b9\\U0001d4bb\\U0001d4bd-\\U0001d4c3\\U0001d4c5-\\U0001d505\\U0001d507-\\U0001d50a\\U0001d50d-\\U0001d514\\U0001d516-\\U0001d51c\\U0001d51e-\\U0001d539\\U0001d53b-\\U0001d53e\\U0001d540-\\U0001d544\\U0001d546\\U0001d54a-\\U0001d550\\U0001d552-\\U0001d6a6\\U0001d6a8-\\U0001d6c0\\U0001d6c2-\\U0001d6da\\U0001d6dc-\\U0001d6fa\\U0001d6fc-\\U0001d714\\U0001d716-\\U0001d734\\U0001d736-\\U0001d74e\\U0001d750-\\U0001d76e\\U0001d770-\\U0001d788\\U0001d78a-\\U0001d7a8\\U0001d7aa-\\U0001d7c2\\U0001d7c4-\\U0001d7cb\\U0001d7ce-\\U0001d7ff\\U0001da00-\\U0001da36\\U0001da3b-\\U0001da6c\\U0001da75\\U0001da84\\U0001da9b-\\U0001da9f\\U0001daa1-\\U0001daaf\\U0001df00-\\U0001df81\\U0001df90-\\U0001df96\\U0001dfcd-\\U0001e006\\U0001e008-\\U0001e018\\U0001e01b-\\U0001e021\\U0001e023-\\U0001e024\\U0001e026-\\U0001e02a\\U0001e030-\\U0001e06d\\U0001e08f\\U0001e100-\\U0001e12c\\U0001e130-\\U0001e13d\\U0001e140-\\U0001e149\\U0001e14e\\U0001e290-\\U0001e2ae\\U0001e2c0-\\U0001e2f9\\U0001e4d0-\\U0001e4f9\\U0001e5d0-\\U0001e5fa\\U0001e6c0-\\U0001e6de\\U0001e6e0-\\U0001e6f5\\U0001e6fe-\\U0001e6ff\\U0001e7e0-\\U0001e7e6\\U0001e7e8-\\U0001e7eb\\U0001e7ed-\\U0001e7ee\\U0001e7f0-\\U0001e7fe\\U0001e800-\\U0001e8c4\\U0001e8d0-\\U0001e8d6\\U0001e900-\\U0001e94b\\U0001e950-\\U0001e959\\U0001ee00-\\U0001ee03\\U0001ee05-\\U0001ee1f\\U0001ee21-\\U0001ee22\\U0001ee24\\U0001ee27\\U0001ee29-\\U0001ee32\\U0001ee34-\\U0001ee37\\U0001ee39\\U0001ee3b\\U0001ee42\\U0001ee47\\U0001ee49\\U0001ee4b\\U0001ee4d-\\U0001ee4f\\U0001ee51-\\U0001ee52\\U0001ee54\\U0001ee57\\U0001ee59\\U0001ee5b\\U0001ee5d\\U0001ee5f\\U0001ee61-\\U0001ee62\\U0001ee64\\U0001ee67-\\U0001ee6a\\U0001ee6c-\\U0001ee72\\U0001ee74-\\U0001ee77\\U0001ee79-\\U0001ee7c\\U0001ee7e\\U0001ee80-\\U0001ee89\\U0001ee8b-\\U0001ee9b\\U0001eea1-\\U0001eea3\\U0001eea5-\\U0001eea9\\U0001eeab-\\U0001eebb\\U0001f130-\\U0001f149\\U0001f150-\\U0001f169\\U0001f170-\\U0001f189\\U0001fbf0-\\U0001fbf9\\U00020000-\\U0002a6df\\U0002a700-\\U0002b81e\\U0002b820-\\U0002cead\\U0002ceb0-\\U0002ebe0\\U0002ebf0-\\U0002ee5d\\U0002f800-\\U0002fa1d\\U00030000-\\U0003134a\\U00031350-\\U00033479\\U0003d000-\\U0003fc3f\\U000e0100-\\U000e01ef"
-)
+WORD_CLASS: Final = "\\u0030-\\u0039\\u0041-\\u005a\\u005f\\u0061-\\u007a\\u00aa\\u00b5\\u00ba\\u00c0-\\u00d6\\u00d8-\\u00f6\\u00f8-\\u02c1\\u02c6-\\u02d1\\u02e0-\\u02e4\\u02ec\\u02ee\\u0300-\\u0374\\u0376-\\u0377\\u037a-\\u037d\\u037f\\u0386\\u0388-\\u038a\\u038c\\u038e-\\u03a1\\u03a3-\\u03f5\\u03f7-\\u0481\\u0483-\\u052f\\u0531-\\u0556\\u0558-\\u0559\\u0560-\\u0588\\u058b-\\u058c\\u0591-\\u05bd\\u05bf\\u05c1-\\u05c2\\u05c4-\\u05c5\\u05c7-\\u05c9\\u05d0-\\u05ea\\u05ef-\\u05f2\\u0610-\\u061a\\u0620-\\u0669\\u066e-\\u06d3\\u06d5-\\u06dc\\u06df-\\u06e8\\u06ea-\\u06fc\\u06ff\\u0710-\\u074a\\u074d-\\u07b1\\u07c0-\\u07f5\\u07fa\\u07fd\\u0800-\\u082d\\u0840-\\u085b\\u0860-\\u086a\\u0870-\\u0887\\u0889-\\u088f\\u0897-\\u08e1\\u08e3-\\u0963\\u0966-\\u096f\\u0971-\\u0983\\u0985-\\u098c\\u098f-\\u0990\\u0993-\\u09a8\\u09aa-\\u09b0\\u09b2\\u09b6-\\u09b9\\u09bc-\\u09c4\\u09c7-\\u09c8\\u09cb-\\u09ce\\u09d7\\u09dc-\\u09dd\\u09df-\\u09e3\\u09e6-\\u09f1\\u09fc\\u09fe\\u0a01-\\u0a03\\u0a05-\\u0a0a\\u0a0f-\\u0a10\\u0a13-\\u0a28\\u0a2a-\\u0a30\\u0a32-\\u0a33\\u0a35-\\u0a36\\u0a38-\\u0a39\\u0a3c\\u0a3e-\\u0a42\\u0a47-\\u0a48\\u0a4b-\\u0a4d\\u0a51\\u0a59-\\u0a5c\\u0a5e\\u0a66-\\u0a75\\u0a81-\\u0a83\\u0a85-\\u0a8d\\u0a8f-\\u0a91\\u0a93-\\u0aa8\\u0aaa-\\u0ab0\\u0ab2-\\u0ab3\\u0ab5-\\u0ab9\\u0abc-\\u0ac5\\u0ac7-\\u0ac9\\u0acb-\\u0acd\\u0ad0\\u0ae0-\\u0ae3\\u0ae6-\\u0aef\\u0af9-\\u0aff\\u0b01-\\u0b03\\u0b05-\\u0b0c\\u0b0f-\\u0b10\\u0b13-\\u0b28\\u0b2a-\\u0b30\\u0b32-\\u0b33\\u0b35-\\u0b39\\u0b3c-\\u0b44\\u0b47-\\u0b48\\u0b4b-\\u0b4d\\u0b53-\\u0b57\\u0b5c-\\u0b5d\\u0b5f-\\u0b63\\u0b66-\\u0b6f\\u0b71\\u0b82-\\u0b83\\u0b85-\\u0b8a\\u0b8e-\\u0b90\\u0b92-\\u0b95\\u0b99-\\u0b9a\\u0b9c\\u0b9e-\\u0b9f\\u0ba3-\\u0ba4\\u0ba8-\\u0baa\\u0bae-\\u0bb9\\u0bbe-\\u0bc2\\u0bc6-\\u0bc8\\u0bca-\\u0bcd\\u0bd0\\u0bd7\\u0be6-\\u0bef\\u0c00-\\u0c0c\\u0c0e-\\u0c10\\u0c12-\\u0c28\\u0c2a-\\u0c39\\u0c3c-\\u0c44\\u0c46-\\u0c48\\u0c4a-\\u0c4d\\u0c55-\\u0c56\\u0c58-\\u0c5a\\u0c5c-\\u0c5d\\u0c60-\\u0c63\\u0c66-\\u0c6f\\u0c80-\\u0c83\\u0c85-\\u0c8c\\u0c8e-\\u0c90\\u0c92-\\u0ca8\\u0caa-\\u0cb3\\u0cb5-\\u0cb9\\u0cbc-\\u0cc4\\u0cc6-\\u0cc8\\u0cca-\\u0ccd\\u0cd5-\\u0cd6\\u0cdc-\\u0cde\\u0ce0-\\u0ce3\\u0ce6-\\u0cef\\u0cf1-\\u0cf3\\u0d00-\\u0d0c\\u0d0e-\\u0d10\\u0d12-\\u0d44\\u0d46-\\u0d48\\u0d4a-\\u0d4e\\u0d54-\\u0d57\\u0d5f-\\u0d63\\u0d66-\\u0d6f\\u0d7a-\\u0d7f\\u0d81-\\u0d83\\u0d85-\\u0d96\\u0d9a-\\u0db1\\u0db3-\\u0dbb\\u0dbd\\u0dc0-\\u0dc6\\u0dca\\u0dcf-\\u0dd4\\u0dd6\\u0dd8-\\u0ddf\\u0de6-\\u0def\\u0df2-\\u0df3\\u0e01-\\u0e3a\\u0e40-\\u0e4e\\u0e50-\\u0e59\\u0e81-\\u0e82\\u0e84\\u0e86-\\u0e8a\\u0e8c-\\u0ea3\\u0ea5\\u0ea7-\\u0ebd\\u0ec0-\\u0ec4\\u0ec6\\u0ec8-\\u0ece\\u0ed0-\\u0ed9\\u0edc-\\u0edf\\u0f00\\u0f18-\\u0f19\\u0f20-\\u0f29\\u0f35\\u0f37\\u0f39\\u0f3e-\\u0f47\\u0f49-\\u0f6c\\u0f71-\\u0f84\\u0f86-\\u0f97\\u0f99-\\u0fbc\\u0fc6\\u1000-\\u1049\\u1050-\\u109d\\u10a0-\\u10c5\\u10c7\\u10cd\\u10d0-\\u10fa\\u10fc-\\u1248\\u124a-\\u124d\\u1250-\\u1256\\u1258\\u125a-\\u125d\\u1260-\\u1288\\u128a-\\u128d\\u1290-\\u12b0\\u12b2-\\u12b5\\u12b8-\\u12be\\u12c0\\u12c2-\\u12c5\\u12c8-\\u12d6\\u12d8-\\u1310\\u1312-\\u1315\\u1318-\\u135a\\u135d-\\u135f\\u1380-\\u138f\\u13a0-\\u13f5\\u13f8-\\u13fd\\u1401-\\u166c\\u166f-\\u167f\\u1681-\\u169a\\u16a0-\\u16ea\\u16ee-\\u16f8\\u1700-\\u1715\\u171f-\\u1734\\u1740-\\u1753\\u1760-\\u176c\\u176e-\\u1770\\u1772-\\u1773\\u1780-\\u17d3\\u17d7\\u17dc-\\u17dd\\u17e0-\\u17e9\\u180b-\\u180d\\u180f-\\u1819\\u1820-\\u1878\\u1880-\\u18aa\\u18b0-\\u18f5\\u1900-\\u191e\\u1920-\\u192b\\u1930-\\u193b\\u1946-\\u196d\\u1970-\\u1974\\u1980-\\u19ab\\u19b0-\\u19c9\\u19d0-\\u19d9\\u1a00-\\u1a1b\\u1a20-\\u1a5e\\u1a60-\\u1a7c\\u1a7f-\\u1a89\\u1a90-\\u1a99\\u1aa7\\u1ab0-\\u1af0\\u1b00-\\u1b4c\\u1b50-\\u1b59\\u1b6b-\\u1b73\\u1b80-\\u1bf3\\u1c00-\\u1c37\\u1c40-\\u1c49\\u1c4d-\\u1c7d\\u1c80-\\u1c8a\\u1c90-\\u1cba\\u1cbd-\\u1cbf\\u1cd0-\\u1cd2\\u1cd4-\\u1cfa\\u1d00-\\u1f15\\u1f18-\\u1f1d\\u1f20-\\u1f45\\u1f48-\\u1f4d\\u1f50-\\u1f57\\u1f59\\u1f5b\\u1f5d\\u1f5f-\\u1f7d\\u1f80-\\u1fb4\\u1fb6-\\u1fbc\\u1fbe\\u1fc2-\\u1fc4\\u1fc6-\\u1fcc\\u1fd0-\\u1fd3\\u1fd6-\\u1fdb\\u1fe0-\\u1fec\\u1ff2-\\u1ff4\\u1ff6-\\u1ffc\\u200c-\\u200d\\u203f-\\u2040\\u2054\\u2071\\u207f\\u208f-\\u209f\\u20d0-\\u20f0\\u2102\\u2107\\u210a-\\u2113\\u2115\\u2119-\\u211d\\u2124\\u2126\\u2128\\u212a-\\u212d\\u212f-\\u2139\\u213c-\\u213f\\u2145-\\u2149\\u214e\\u2160-\\u2188\\u24b6-\\u24e9\\u2c00-\\u2ce4\\u2ceb-\\u2cf3\\u2d00-\\u2d25\\u2d27\\u2d2d\\u2d30-\\u2d67\\u2d6f\\u2d7f-\\u2d96\\u2da0-\\u2da6\\u2da8-\\u2dae\\u2db0-\\u2db6\\u2db8-\\u2dbe\\u2dc0-\\u2dc6\\u2dc8-\\u2dce\\u2dd0-\\u2dd6\\u2dd8-\\u2dde\\u2de0-\\u2dff\\u2e2f\\u3005-\\u3007\\u3021-\\u302f\\u3031-\\u3035\\u3038-\\u303c\\u3041-\\u3096\\u3099-\\u309a\\u309d-\\u309f\\u30a1-\\u30fa\\u30fc-\\u30ff\\u3105-\\u312f\\u3131-\\u318e\\u31a0-\\u31bf\\u31f0-\\u31ff\\u3400-\\u4dbf\\u4e00-\\ua48c\\ua4d0-\\ua4fd\\ua500-\\ua60c\\ua610-\\ua62b\\ua640-\\ua672\\ua674-\\ua67d\\ua67f-\\ua6f1\\ua717-\\ua71f\\ua722-\\ua788\\ua78b-\\ua7dd\\ua7e2\\ua7f1-\\ua827\\ua82c\\ua840-\\ua873\\ua880-\\ua8c5\\ua8d0-\\ua8d9\\ua8e0-\\ua8f7\\ua8fb\\ua8fd-\\ua92d\\ua930-\\ua953\\ua960-\\ua97c\\ua980-\\ua9c0\\ua9cf-\\ua9d9\\ua9e0-\\ua9fe\\uaa00-\\uaa36\\uaa40-\\uaa4d\\uaa50-\\uaa59\\uaa60-\\uaa76\\uaa7a-\\uaac2\\uaadb-\\uaadd\\uaae0-\\uaaef\\uaaf2-\\uaaf6\\uab01-\\uab06\\uab09-\\uab0e\\uab11-\\uab16\\uab20-\\uab26\\uab28-\\uab2e\\uab30-\\uab5a\\uab5c-\\uab69\\uab6c-\\uab6d\\uab70-\\uabea\\uabec-\\uabed\\uabf0-\\uabf9\\uac00-\\ud7a3\\ud7b0-\\ud7c6\\ud7cb-\\ud7fb\\uf900-\\ufa6d\\ufa70-\\ufad9\\ufb00-\\ufb06\\ufb13-\\ufb17\\ufb1d-\\ufb28\\ufb2a-\\ufb36\\ufb38-\\ufb3c\\ufb3e\\ufb40-\\ufb41\\ufb43-\\ufb44\\ufb46-\\ufbb1\\ufbd3-\\ufd3d\\ufd50-\\ufd8f\\ufd92-\\ufdc7\\ufdf0-\\ufdfb\\ufe00-\\ufe0f\\ufe20-\\ufe2f\\ufe33-\\ufe34\\ufe4d-\\ufe4f\\ufe70-\\ufe74\\ufe76-\\ufefc\\uff10-\\uff19\\uff21-\\uff3a\\uff3f\\uff41-\\uff5a\\uff66-\\uffbe\\uffc2-\\uffc7\\uffca-\\uffcf\\uffd2-\\uffd7\\uffda-\\uffdc\\U00010000-\\U0001000b\\U0001000d-\\U00010026\\U00010028-\\U0001003a\\U0001003c-\\U0001003d\\U0001003f-\\U0001004d\\U00010050-\\U0001005d\\U00010080-\\U000100fa\\U00010140-\\U00010174\\U000101fd\\U00010280-\\U0001029c\\U000102a0-\\U000102d0\\U000102e0\\U00010300-\\U0001031f\\U0001032d-\\U0001034a\\U00010350-\\U0001037a\\U00010380-\\U0001039d\\U000103a0-\\U000103c3\\U000103c8-\\U000103cf\\U000103d1-\\U000103d5\\U00010400-\\U0001049d\\U000104a0-\\U000104a9\\U000104b0-\\U000104d3\\U000104d8-\\U000104fb\\U00010500-\\U00010527\\U00010530-\\U00010563\\U00010570-\\U0001057a\\U0001057c-\\U0001058a\\U0001058c-\\U00010592\\U00010594-\\U00010595\\U00010597-\\U000105a1\\U000105a3-\\U000105b1\\U000105b3-\\U000105b9\\U000105bb-\\U000105bc\\U000105c0-\\U000105f3\\U00010600-\\U00010736\\U00010740-\\U00010755\\U00010760-\\U00010767\\U00010780-\\U00010785\\U00010787-\\U000107b0\\U000107b2-\\U000107bf\\U00010800-\\U00010805\\U00010808\\U0001080a-\\U00010835\\U00010837-\\U00010838\\U0001083c\\U0001083f-\\U00010855\\U00010860-\\U00010876\\U00010880-\\U0001089e\\U000108e0-\\U000108f2\\U000108f4-\\U000108f5\\U00010900-\\U00010915\\U00010920-\\U00010939\\U00010940-\\U00010959\\U00010980-\\U000109b7\\U000109be-\\U000109bf\\U00010a00-\\U00010a03\\U00010a05-\\U00010a06\\U00010a0c-\\U00010a13\\U00010a15-\\U00010a17\\U00010a19-\\U00010a35\\U00010a38-\\U00010a3a\\U00010a3f\\U00010a60-\\U00010a7c\\U00010a80-\\U00010a9c\\U00010ac0-\\U00010ac7\\U00010ac9-\\U00010ae6\\U00010b00-\\U00010b35\\U00010b40-\\U00010b55\\U00010b60-\\U00010b72\\U00010b80-\\U00010b91\\U00010c00-\\U00010c48\\U00010c80-\\U00010cb2\\U00010cc0-\\U00010cf2\\U00010d00-\\U00010d27\\U00010d30-\\U00010d39\\U00010d40-\\U00010d65\\U00010d69-\\U00010d6d\\U00010d6f-\\U00010d85\\U00010e80-\\U00010ea9\\U00010eab-\\U00010eac\\U00010eb0-\\U00010eb1\\U00010ec2-\\U00010ec7\\U00010ecb-\\U00010ecf\\U00010ed9-\\U00010eee\\U00010ef0-\\U00010f1c\\U00010f27\\U00010f30-\\U00010f50\\U00010f70-\\U00010f85\\U00010fb0-\\U00010fc4\\U00010fe0-\\U00010ff6\\U00011000-\\U00011046\\U00011066-\\U00011075\\U0001107f-\\U000110ba\\U000110c2\\U000110d0-\\U000110e8\\U000110f0-\\U000110f9\\U00011100-\\U00011134\\U00011136-\\U0001113f\\U00011144-\\U00011147\\U00011150-\\U00011173\\U00011176\\U00011180-\\U000111c4\\U000111c9-\\U000111cc\\U000111ce-\\U000111da\\U000111dc\\U00011200-\\U00011211\\U00011213-\\U00011237\\U0001123e-\\U00011241\\U00011280-\\U00011286\\U00011288\\U0001128a-\\U0001128d\\U0001128f-\\U0001129d\\U0001129f-\\U000112a8\\U000112b0-\\U000112ea\\U000112f0-\\U000112f9\\U00011300-\\U00011303\\U00011305-\\U0001130c\\U0001130f-\\U00011310\\U00011313-\\U00011328\\U0001132a-\\U00011330\\U00011332-\\U00011333\\U00011335-\\U00011339\\U0001133b-\\U00011344\\U00011347-\\U00011348\\U0001134b-\\U0001134d\\U00011350\\U00011357\\U0001135d-\\U00011363\\U00011366-\\U0001136c\\U00011370-\\U00011374\\U00011380-\\U00011389\\U0001138b\\U0001138e\\U00011390-\\U000113b5\\U000113b7-\\U000113c0\\U000113c2\\U000113c5\\U000113c7-\\U000113ca\\U000113cc-\\U000113d3\\U000113e1-\\U000113e2\\U00011400-\\U0001144a\\U00011450-\\U00011459\\U0001145e-\\U00011461\\U00011480-\\U000114c5\\U000114c7\\U000114d0-\\U000114d9\\U00011580-\\U000115b5\\U000115b8-\\U000115c0\\U000115d8-\\U000115dd\\U00011600-\\U00011640\\U00011644\\U00011650-\\U00011659\\U00011680-\\U000116b8\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011700-\\U0001171a\\U0001171d-\\U0001172b\\U00011730-\\U00011739\\U00011740-\\U00011746\\U00011800-\\U0001183a\\U000118a0-\\U000118e9\\U000118ff-\\U00011906\\U00011909\\U0001190c-\\U00011913\\U00011915-\\U00011916\\U00011918-\\U00011935\\U00011937-\\U00011938\\U0001193b-\\U00011943\\U00011950-\\U00011959\\U000119a0-\\U000119a7\\U000119aa-\\U000119d7\\U000119da-\\U000119e1\\U000119e3-\\U000119e4\\U00011a00-\\U00011a3e\\U00011a47\\U00011a50-\\U00011a99\\U00011a9d\\U00011ab0-\\U00011af8\\U00011b0a\\U00011b60-\\U00011b67\\U00011bc0-\\U00011be0\\U00011bf0-\\U00011bf9\\U00011c00-\\U00011c08\\U00011c0a-\\U00011c36\\U00011c38-\\U00011c40\\U00011c50-\\U00011c59\\U00011c72-\\U00011c8f\\U00011c92-\\U00011ca7\\U00011ca9-\\U00011cb6\\U00011d00-\\U00011d06\\U00011d08-\\U00011d09\\U00011d0b-\\U00011d36\\U00011d3a\\U00011d3c-\\U00011d3d\\U00011d3f-\\U00011d47\\U00011d50-\\U00011d59\\U00011d60-\\U00011d65\\U00011d67-\\U00011d68\\U00011d6a-\\U00011d8e\\U00011d90-\\U00011d91\\U00011d93-\\U00011d98\\U00011da0-\\U00011da9\\U00011db0-\\U00011ddb\\U00011de0-\\U00011de9\\U00011df0-\\U00011df1\\U00011ee0-\\U00011ef6\\U00011f00-\\U00011f10\\U00011f12-\\U00011f3a\\U00011f3e-\\U00011f42\\U00011f50-\\U00011f5a\\U00011fb0\\U00012000-\\U00012399\\U00012400-\\U0001246f\\U00012475-\\U00012543\\U00012550-\\U00012686\\U00012f90-\\U00012ff0\\U00013000-\\U0001342f\\U00013440-\\U00013455\\U00013460-\\U000143fa\\U00014400-\\U00014646\\U00016100-\\U00016139\\U00016800-\\U00016a38\\U00016a40-\\U00016a5e\\U00016a60-\\U00016a69\\U00016a70-\\U00016abe\\U00016ac0-\\U00016ac9\\U00016ad0-\\U00016aed\\U00016af0-\\U00016af4\\U00016b00-\\U00016b36\\U00016b40-\\U00016b43\\U00016b50-\\U00016b59\\U00016b63-\\U00016b77\\U00016b7d-\\U00016b8f\\U00016d40-\\U00016d6c\\U00016d70-\\U00016d79\\U00016e40-\\U00016e7f\\U00016ea0-\\U00016eb8\\U00016ebb-\\U00016ed3\\U00016f00-\\U00016f4a\\U00016f4f-\\U00016f87\\U00016f8f-\\U00016f9f\\U00016fe0-\\U00016fe1\\U00016fe3-\\U00016fe4\\U00016ff0-\\U00016ff6\\U00017000-\\U00018cda\\U00018cff-\\U00018d20\\U00018d80-\\U00018df2\\U00018e00-\\U00019191\\U000191a0-\\U000191d2\\U0001aff0-\\U0001aff3\\U0001aff5-\\U0001affb\\U0001affd-\\U0001affe\\U0001b000-\\U0001b128\\U0001b132\\U0001b150-\\U0001b152\\U0001b155\\U0001b164-\\U0001b168\\U0001b170-\\U0001b2fb\\U0001bc00-\\U0001bc6a\\U0001bc70-\\U0001bc7c\\U0001bc80-\\U0001bc88\\U0001bc90-\\U0001bc99\\U0001bc9d-\\U0001bc9e\\U0001ccf0-\\U0001ccf9\\U0001cf00-\\U0001cf2d\\U0001cf30-\\U0001cf46\\U0001d127-\\U0001d128\\U0001d165-\\U0001d169\\U0001d16d-\\U0001d172\\U0001d17b-\\U0001d182\\U0001d185-\\U0001d18b\\U0001d1aa-\\U0001d1ad\\U0001d242-\\U0001d244\\U0001d250-\\U0001d252\\U0001d25b-\\U0001d25c\\U0001d25f\\U0001d280-\\U0001d281\\U0001d400-\\U0001d454\\U0001d456-\\U0001d49c\\U0001d49e-\\U0001d49f\\U0001d4a2\\U0001d4a5-\\U0001d4a6\\U0001d4a9-\\U0001d4ac\\U0001d4ae-\\U0001d4b9\\U0001d4bb\\U0001d4bd-\\U0001d4c3\\U0001d4c5-\\U0001d505\\U0001d507-\\U0001d50a\\U0001d50d-\\U0001d514\\U0001d516-\\U0001d51c\\U0001d51e-\\U0001d539\\U0001d53b-\\U0001d53e\\U0001d540-\\U0001d544\\U0001d546\\U0001d54a-\\U0001d550\\U0001d552-\\U0001d6a6\\U0001d6a8-\\U0001d6c0\\U0001d6c2-\\U0001d6da\\U0001d6dc-\\U0001d6fa\\U0001d6fc-\\U0001d714\\U0001d716-\\U0001d734\\U0001d736-\\U0001d74e\\U0001d750-\\U0001d76e\\U0001d770-\\U0001d788\\U0001d78a-\\U0001d7a8\\U0001d7aa-\\U0001d7c2\\U0001d7c4-\\U0001d7cb\\U0001d7ce-\\U0001d7ff\\U0001da00-\\U0001da36\\U0001da3b-\\U0001da6c\\U0001da75\\U0001da84\\U0001da9b-\\U0001da9f\\U0001daa1-\\U0001daaf\\U0001df00-\\U0001df81\\U0001df90-\\U0001df96\\U0001dfcd-\\U0001e006\\U0001e008-\\U0001e018\\U0001e01b-\\U0001e021\\U0001e023-\\U0001e024\\U0001e026-\\U0001e02a\\U0001e030-\\U0001e06d\\U0001e08f\\U0001e100-\\U0001e12c\\U0001e130-\\U0001e13d\\U0001e140-\\U0001e149\\U0001e14e\\U0001e290-\\U0001e2ae\\U0001e2c0-\\U0001e2f9\\U0001e4d0-\\U0001e4f9\\U0001e5d0-\\U0001e5fa\\U0001e6c0-\\U0001e6de\\U0001e6e0-\\U0001e6f5\\U0001e6fe-\\U0001e6ff\\U0001e7e0-\\U0001e7e6\\U0001e7e8-\\U0001e7eb\\U0001e7ed-\\U0001e7ee\\U0001e7f0-\\U0001e7fe\\U0001e800-\\U0001e8c4\\U0001e8d0-\\U0001e8d6\\U0001e900-\\U0001e94b\\U0001e950-\\U0001e959\\U0001ee00-\\U0001ee03\\U0001ee05-\\U0001ee1f\\U0001ee21-\\U0001ee22\\U0001ee24\\U0001ee27\\U0001ee29-\\U0001ee32\\U0001ee34-\\U0001ee37\\U0001ee39\\U0001ee3b\\U0001ee42\\U0001ee47\\U0001ee49\\U0001ee4b\\U0001ee4d-\\U0001ee4f\\U0001ee51-\\U0001ee52\\U0001ee54\\U0001ee57\\U0001ee59\\U0001ee5b\\U0001ee5d\\U0001ee5f\\U0001ee61-\\U0001ee62\\U0001ee64\\U0001ee67-\\U0001ee6a\\U0001ee6c-\\U0001ee72\\U0001ee74-\\U0001ee77\\U0001ee79-\\U0001ee7c\\U0001ee7e\\U0001ee80-\\U0001ee89\\U0001ee8b-\\U0001ee9b\\U0001eea1-\\U0001eea3\\U0001eea5-\\U0001eea9\\U0001eeab-\\U0001eebb\\U0001f130-\\U0001f149\\U0001f150-\\U0001f169\\U0001f170-\\U0001f189\\U0001fbf0-\\U0001fbf9\\U00020000-\\U0002a6df\\U0002a700-\\U0002b81e\\U0002b820-\\U0002cead\\U0002ceb0-\\U0002ebe0\\U0002ebf0-\\U0002ee5d\\U0002f800-\\U0002fa1d\\U00030000-\\U0003134a\\U00031350-\\U00033479\\U0003d000-\\U0003fc3f\\U000e0100-\\U000e01ef"
 
 
 # A whole double-quoted string (kept as is) or a bare key after `{`/`,`. `\s`/`\w` are spelled with the `regex`
@@ -1135,7 +1247,13 @@ WORD_CLASS: Final = (
 @functools.lru_cache(maxsize=1)
 def _json_bare_key_pattern() -> re.Pattern[str]:
     return re.compile(
-        r'"(?:\\.|[^"\\])*"|(?<=[{,])([' + SPACE_CLASS + r"]*)([" + WORD_CLASS + r"]+)([" + SPACE_CLASS + r"]*):"
+        r'"(?:\\.|[^"\\])*"|(?<=[{,])(['
+        + SPACE_CLASS
+        + r"]*)(["
+        + WORD_CLASS
+        + r"]+)(["
+        + SPACE_CLASS
+        + r"]*):"
     )
 
 
@@ -1153,7 +1271,9 @@ def _json_quote_bare_keys(text: str) -> str:
 def _json_restore_delimited(text: str, found: Sequence[str]) -> str:
     """Turn the markers back into standard JSON string literals, in extraction order."""
     for index, body in enumerate(found):
-        text = text.replace(f"{_JSON_MARK_OPEN}{index}{_JSON_MARK_CLOSE}", json.dumps(body))
+        text = text.replace(
+            f"{_JSON_MARK_OPEN}{index}{_JSON_MARK_CLOSE}", json.dumps(body)
+        )
     return text
 
 
@@ -1170,7 +1290,9 @@ def parse_json(
     RecursionError) escape unchanged, as they do in the reference.
     """
     if string_delims and (_JSON_MARK_OPEN in text or _JSON_MARK_CLOSE in text):
-        raise ValueError("json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse safely.")
+        raise ValueError(
+            "json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse safely."
+        )
     found: list[str] = []
     rewritten = _json_extract_delimited(text, string_delims, found)
     if unquoted_keys:
@@ -1196,20 +1318,29 @@ def content_scope(captures: Mapping[str, Any], content: Any) -> dict[str, Any]:
     return {**captures, "content": content}
 
 
-def resolve_placeholder(scope: Mapping[str, Any], path: str, root: str, keys: tuple[str, ...]) -> Any:
+def resolve_placeholder(
+    scope: Mapping[str, Any], path: str, root: str, keys: tuple[str, ...]
+) -> Any:
     """Look up `{root.key1.key2}` (spelled `path`): KeyError for an unknown root, ValueError for a bad step.
 
     Only real dicts can be indexed into (a list or string is an error, not an index target), and the value
     is returned as is, so the result keeps its type and identity.
     """
     if root not in scope:
-        raise KeyError(f"transform placeholder '{{{path}}}' is not defined. Available: {sorted(scope)}")
+        raise KeyError(
+            f"transform placeholder '{{{path}}}' is not defined. Available: {sorted(scope)}"
+        )
     value = scope[root]
     for key in keys:
         if not isinstance(value, dict):
-            raise ValueError(f"transform placeholder '{{{path}}}' cannot index into {type(value).__name__} at '{key}'")
+            # ValueError, not TypeError: the reference raises ValueError.
+            raise ValueError(  # noqa: TRY004
+                f"transform placeholder '{{{path}}}' cannot index into {type(value).__name__} at '{key}'"
+            )
         if key not in value:
-            raise ValueError(f"transform placeholder '{{{path}}}' is missing key '{key}'. Available: {sorted(value)}")
+            raise ValueError(
+                f"transform placeholder '{{{path}}}' is missing key '{key}'. Available: {sorted(value)}"
+            )
         value = value[key]
     return value
 
@@ -1228,13 +1359,20 @@ class _OpenAIRecord:
         return tuple(getattr(self, name) for name in self.__slots__)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _OpenAIRecord) and type(other) is type(self) and self._values() == other._values()
+        return (
+            isinstance(other, _OpenAIRecord)
+            and type(other) is type(self)
+            and self._values() == other._values()
+        )
 
     def __hash__(self) -> int:
         return hash(self._values())
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={value!r}" for name, value in zip(self.__slots__, self._values(), strict=True))
+        fields = ", ".join(
+            f"{name}={value!r}"
+            for name, value in zip(self.__slots__, self._values(), strict=True)
+        )
         return f"{type(self).__name__}({fields})"
 
 
@@ -1254,7 +1392,8 @@ class OpenAIField(_OpenAIRecord):
       stream then announces a call (id, type, name) as soon as its region opens.
     """
 
-    __slots__ = (
+    # In the constructor's order, which repr() follows: not sorted.
+    __slots__ = (  # noqa: RUF023
         "name",
         "repeats",
         "join",
@@ -1297,9 +1436,15 @@ class OpenAIRoles(_OpenAIRecord):
         reasoning: OpenAIField | None = OpenAIField("reasoning_content"),  # noqa: B008
         tool_calls: OpenAIField | None = OpenAIField("tool_calls"),  # noqa: B008
     ) -> None:
-        names = [field.name for field in (content, reasoning, tool_calls) if field is not None]
+        names = [
+            field.name
+            for field in (content, reasoning, tool_calls)
+            if field is not None
+        ]
         if len(set(names)) != len(names):
-            raise ValueError(f"content, reasoning and tool calls must be different message fields, got {names}")
+            raise ValueError(
+                f"content, reasoning and tool calls must be different message fields, got {names}"
+            )
         self.content = content
         self.reasoning = reasoning
         self.tool_calls = tool_calls
@@ -1315,7 +1460,10 @@ def openai_call_items(value: Any) -> list[Any]:
     if isinstance(value, dict):
         return [value]
     if not isinstance(value, list):
-        raise ValueError(f"tool calls must be a list of calls, got {type(value).__name__}")
+        # ValueError, not TypeError: to_openai's documented error for a malformed message.
+        raise ValueError(  # noqa: TRY004
+            f"tool calls must be a list of calls, got {type(value).__name__}"
+        )
     items: list[Any] = []
     for item in value:
         items.extend(item if isinstance(item, list) else [item])
@@ -1342,19 +1490,29 @@ def openai_arguments(arguments: Any) -> str:
     return json.dumps(arguments, ensure_ascii=False)
 
 
-def openai_tool_call(call: Any, index: int, new_id: Callable[[], str]) -> dict[str, Any]:
+def openai_tool_call(
+    call: Any, index: int, new_id: Callable[[], str]
+) -> dict[str, Any]:
     """One parsed tool call (`{"type": "function", "function": {"name", "arguments"}}`, or a bare
     `{"name", "arguments"}`) as an API tool call. Its `id` is the one the model wrote, if the template
     captured one, else `new_id()`."""
     if not isinstance(call, dict):
-        raise ValueError(f"tool call {index} is {type(call).__name__}, not an object")
+        # ValueError, not TypeError: to_openai's documented error for a malformed message.
+        raise ValueError(f"tool call {index} is {type(call).__name__}, not an object")  # noqa: TRY004
     function = call.get("function", call)
     if not isinstance(function, dict):
-        raise ValueError(f"tool call {index}: 'function' is {type(function).__name__}, not an object")
+        # ValueError, not TypeError: to_openai's documented error for a malformed message.
+        raise ValueError(  # noqa: TRY004
+            f"tool call {index}: 'function' is {type(function).__name__}, not an object"
+        )
     name = function.get("name")
     if not isinstance(name, str) or not name:
-        raise ValueError(f"tool call {index} has no function name (keys: {sorted(map(str, function))})")
-    arguments = openai_arguments(function["arguments"]) if "arguments" in function else "{}"
+        raise ValueError(
+            f"tool call {index} has no function name (keys: {sorted(map(str, function))})"
+        )
+    arguments = (
+        openai_arguments(function["arguments"]) if "arguments" in function else "{}"
+    )
     captured = call.get("id")
     call_id = captured if isinstance(captured, str) and captured else new_id()
     return {
@@ -1376,12 +1534,18 @@ def openai_message(
     new_id = id_factory if id_factory is not None else random_call_id
     result: dict[str, Any] = {
         "role": "assistant",
-        "content": None if roles.content is None else openai_text(message.get(roles.content.name)),
-        "reasoning_content": None if roles.reasoning is None else openai_text(message.get(roles.reasoning.name)),
+        "content": None
+        if roles.content is None
+        else openai_text(message.get(roles.content.name)),
+        "reasoning_content": None
+        if roles.reasoning is None
+        else openai_text(message.get(roles.reasoning.name)),
     }
     if roles.tool_calls is not None:
         items = openai_call_items(message.get(roles.tool_calls.name))
-        calls = [openai_tool_call(call, index, new_id) for index, call in enumerate(items)]
+        calls = [
+            openai_tool_call(call, index, new_id) for index, call in enumerate(items)
+        ]
         if calls:
             result["tool_calls"] = calls
     return result
@@ -1397,7 +1561,9 @@ def call_id_factory(seed: int | None = None) -> Callable[[], str]:
     return lambda: f"call_{rng.getrandbits(96):024x}"
 
 
-FinishReason: TypeAlias = "Literal['stop', 'tool_calls', 'length']"  # a string, like OpenAIRegionText
+FinishReason: TypeAlias = (
+    "Literal['stop', 'tool_calls', 'length']"  # a string, like OpenAIRegionText
+)
 
 
 class _OpenAIFieldValue:
@@ -1429,7 +1595,9 @@ class _OpenAIFieldValue:
         if not self.present:
             return None
         value = self.value
-        if not self.field.has_default and (value is None or (isinstance(value, (list, dict, str)) and not value)):
+        if not self.field.has_default and (
+            value is None or (isinstance(value, (list, dict, str)) and not value)
+        ):
             return None
         return value
 
@@ -1439,13 +1607,17 @@ class _OpenAICallDeltas:
     the parser reports open-delimiter captures that name the call, its id, type and name when its region
     opens and its arguments when it closes."""
 
-    def __init__(self, field: OpenAIField, hold_replaceable: bool, new_id: Callable[[], str]) -> None:
+    def __init__(
+        self, field: OpenAIField, hold_replaceable: bool, new_id: Callable[[], str]
+    ) -> None:
         self.state = _OpenAIFieldValue(field)
         self.hold_replaceable = hold_replaceable
         self.new_id = new_id
         self.sent: list[Any] = []  # the parsed calls sent, in order
         self.in_sync = True
-        self.announced: tuple[int, str, str] | None = None  # (index, id, name) of a call sent before its close
+        self.announced: tuple[int, str, str] | None = (
+            None  # (index, id, name) of a call sent before its close
+        )
 
     def _certain(self) -> list[Any] | None:
         """The calls the final message is certain to start with; None: not known yet."""
@@ -1454,9 +1626,15 @@ class _OpenAICallDeltas:
             return None  # joining needs strings: the parser raises before there is a message
         if field.repeats:
             return openai_call_items(state.final())
-        if self.hold_replaceable or state.regions > 1 or (state.regions == 0 and state.present):
+        if (
+            self.hold_replaceable
+            or state.regions > 1
+            or (state.regions == 0 and state.present)
+        ):
             return None
-        return [] if state.regions == 0 or state.open else openai_call_items(state.final())
+        return (
+            [] if state.regions == 0 or state.open else openai_call_items(state.final())
+        )
 
     def _send_from(self, calls: list[Any], deltas: list[dict[str, Any]]) -> None:
         for index in range(len(self.sent), len(calls)):
@@ -1478,17 +1656,27 @@ class _OpenAICallDeltas:
                 deltas.append({"tool_calls": [{"index": index, **call}]})
             self.sent.append(calls[index])
 
-    def _announce(self, captures: Mapping[str, Any], deltas: list[dict[str, Any]]) -> None:
+    def _announce(
+        self, captures: Mapping[str, Any], deltas: list[dict[str, Any]]
+    ) -> None:
         """Send the call a region is opening, if its captures name it and every earlier call has been sent."""
         field = self.state.field
-        name = captures.get(field.name_capture) if field.name_capture is not None else None
+        name = (
+            captures.get(field.name_capture) if field.name_capture is not None else None
+        )
         if not isinstance(name, str) or not name or not self.in_sync:
             return
         if len(self.sent) != len(openai_call_items(self.state.final())):
             return  # earlier calls are not all sent yet: this one's index is not settled
         index = len(self.sent)
-        captured_id = captures.get(field.id_capture) if field.id_capture is not None else None
-        call_id = captured_id if isinstance(captured_id, str) and captured_id else self.new_id()
+        captured_id = (
+            captures.get(field.id_capture) if field.id_capture is not None else None
+        )
+        call_id = (
+            captured_id
+            if isinstance(captured_id, str) and captured_id
+            else self.new_id()
+        )
         self.announced = (index, call_id, name)
         header = {"name": name, "arguments": ""}
         deltas.append(
@@ -1519,9 +1707,12 @@ class _OpenAICallDeltas:
             # A value a later region may still replace with well-formed calls: finish() decides.
 
     def start(self, deltas: list[dict[str, Any]]) -> None:
-        self._sync(deltas)  # a repeating field's default calls are certain from the start
+        # a repeating field's default calls are certain from the start
+        self._sync(deltas)
 
-    def open(self, captures: Mapping[str, Any] | None, deltas: list[dict[str, Any]]) -> None:
+    def open(
+        self, captures: Mapping[str, Any] | None, deltas: list[dict[str, Any]]
+    ) -> None:
         self.state.open = True
         self.state.regions += 1
         self._sync(deltas)
@@ -1557,7 +1748,9 @@ class _OpenAITextDeltas:
         self.sent: list[str] = []
         self.in_sync = True  # what was sent is a prefix of everything certain so far
         self.streaming = False  # the open region's text is being sent as it arrives
-        self.region_started = False  # a "stripped" region has seen its first non-whitespace character
+        self.region_started = (
+            False  # a "stripped" region has seen its first non-whitespace character
+        )
         self.region_pending = ""  # trailing whitespace of the open region, held back
 
     def _sent_text(self) -> str:
@@ -1577,10 +1770,15 @@ class _OpenAITextDeltas:
             if state.present and not isinstance(state.value, str):
                 return None  # a non-text default: the parser raises when it joins
             base = state.value if state.present else None
-            if state.open:
-                return "" if base is None else base + field.join  # the region will close and be joined
+            if state.open:  # the region will close and be joined
+                return "" if base is None else base + field.join
             return base or ""
-        if field.repeats or self.hold_replaceable or state.regions > 1 or (state.regions == 0 and state.present):
+        if (
+            field.repeats
+            or self.hold_replaceable
+            or state.regions > 1
+            or (state.regions == 0 and state.present)
+        ):
             return None  # a list (sent as JSON at the end), or a value a region may still replace
         if state.regions == 0 or state.open:
             return ""
@@ -1592,7 +1790,9 @@ class _OpenAITextDeltas:
         if field.region_text is None:
             return False
         # A join field's every region; a replacing field's first one, unless replacement is held back.
-        return field.join is not None or not (field.repeats or self.hold_replaceable or self.state.regions > 1)
+        return field.join is not None or not (
+            field.repeats or self.hold_replaceable or self.state.regions > 1
+        )
 
     def _sync(self, deltas: list[dict[str, Any]]) -> None:
         """Send whatever more is certain now (after an open or a close)."""
@@ -1613,7 +1813,9 @@ class _OpenAITextDeltas:
         self.state.regions += 1
         self.region_started, self.region_pending = False, ""
         self._sync(deltas)
-        self.streaming = self.in_sync and self._certain() is not None and self._region_streams()
+        self.streaming = (
+            self.in_sync and self._certain() is not None and self._region_streams()
+        )
 
     def chunk(self, text: str, deltas: list[dict[str, Any]]) -> None:
         if not self.streaming:
@@ -1673,12 +1875,15 @@ class DeltaStream:
         self._calls = (
             None
             if roles.tool_calls is None
-            else _OpenAICallDeltas(roles.tool_calls, hold_replaceable, id_factory or random_call_id)
+            else _OpenAICallDeltas(
+                roles.tool_calls, hold_replaceable, id_factory or random_call_id
+            )
         )
         self._started = False
         self.finished = False
         self.finish_reason: FinishReason | None = None
-        self.diverged: list[str] = []  # keys whose deltas do not add up to the final message
+        # keys whose deltas do not add up to the final message
+        self.diverged: list[str] = []
 
     def feed(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if self.finished:
@@ -1698,8 +1903,14 @@ class DeltaStream:
     def _handle(self, event: Mapping[str, Any], deltas: list[dict[str, Any]]) -> None:
         name = event.get("field")
         kind = event.get("type")
-        target: _OpenAITextDeltas | _OpenAICallDeltas | None = self._texts.get(name) if isinstance(name, str) else None
-        if target is None and self._calls is not None and name == self._calls.state.field.name:
+        target: _OpenAITextDeltas | _OpenAICallDeltas | None = (
+            self._texts.get(name) if isinstance(name, str) else None
+        )
+        if (
+            target is None
+            and self._calls is not None
+            and name == self._calls.state.field.name
+        ):
             target = self._calls
         if target is None:
             return
@@ -1717,7 +1928,8 @@ class DeltaStream:
                 target.malformed()
             else:
                 target.state.open = target.streaming = False
-                target.in_sync = target.in_sync and not target.sent  # text already sent will not be in it
+                # text already sent will not be in it
+                target.in_sync = target.in_sync and not target.sent
 
     def finish(
         self, final_events: Iterable[Mapping[str, Any]] = (), *, truncated: bool = False
@@ -1733,7 +1945,9 @@ class DeltaStream:
                 self.diverged.append("tool_calls")
             calls_sent = bool(self._calls.sent)
         self.finished = True
-        self.finish_reason = "length" if truncated else "tool_calls" if calls_sent else "stop"
+        self.finish_reason = (
+            "length" if truncated else "tool_calls" if calls_sent else "stop"
+        )
         return deltas
 
 
@@ -1772,10 +1986,16 @@ class ChatCompletionChunks:
     ) -> None:
         self.stream = stream
         self.model = model
-        self.completion_id = completion_id if completion_id is not None else "chatcmpl-" + os.urandom(12).hex()
+        self.completion_id = (
+            completion_id
+            if completion_id is not None
+            else "chatcmpl-" + os.urandom(12).hex()
+        )
         self.created = created if created is not None else int(time.time())
 
-    def _chunk(self, delta: Mapping[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+    def _chunk(
+        self, delta: Mapping[str, Any], finish_reason: str | None = None
+    ) -> dict[str, Any]:
         return chat_completion_chunk(
             delta,
             completion_id=self.completion_id,
@@ -1790,7 +2010,10 @@ class ChatCompletionChunks:
     def finish(
         self, final_events: Iterable[Mapping[str, Any]] = (), *, truncated: bool = False
     ) -> list[dict[str, Any]]:
-        chunks = [self._chunk(delta) for delta in self.stream.finish(final_events, truncated=truncated)]
+        chunks = [
+            self._chunk(delta)
+            for delta in self.stream.finish(final_events, truncated=truncated)
+        ]
         chunks.append(self._chunk({}, self.stream.finish_reason))
         return chunks
 
@@ -1798,7 +2021,10 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
-_OUTSIDE_LITERAL_WATCHES: Final = {"<|assistant_end|>": (2, False), "<|inner_prefix|>": (0, False)}
+_OUTSIDE_LITERAL_WATCHES: Final = {
+    "<|assistant_end|>": (2, False),
+    "<|inner_prefix|>": (0, False),
+}
 
 
 _RE_OUTSIDE_LITERALS: re.Pattern[str]
@@ -1812,8 +2038,12 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
+    global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
+    global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE
+    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile(
+        "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
+    )
     _RE_TOOL_CALLS_OPEN = re.compile(
         '<\\|tools_prefix\\|>\\[[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\{[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"(?P<name>[^"]+)"[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*',
         re.DOTALL,
@@ -1827,7 +2057,8 @@ def _compile_patterns() -> None:
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
-        "<(?:\\|(?:i(?:n(?:n(?:e(?:r(?:_(?:s(?:u(?:f(?:f(?:i(?:x(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?\\Z", re.DOTALL
+        "<(?:\\|(?:i(?:n(?:n(?:e(?:r(?:_(?:s(?:u(?:f(?:f(?:i(?:x(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?\\Z",
+        re.DOTALL,
     )
     _RE_TOOL_CALLS_CLOSE = re.compile(
         "\\}[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\][\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|tools_suffix\\|>",
@@ -1837,7 +2068,9 @@ def _compile_patterns() -> None:
         "(?:\\Z|\\}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|\\](?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tools\\Z|<\\|tools_(?:\\Z|s\\Z|su\\Z|suf\\Z|suff\\Z|suffi\\Z|suffix\\Z|suffix\\|\\Z))))))",
         re.DOTALL,
     )
-    _RE_START_ANCHOR = re.compile("<\\|assistant_start\\|>|<\\|tools_suffix\\|>\\[.*\\](?=\\n?\\Z)", re.DOTALL)
+    _RE_START_ANCHOR = re.compile(
+        "<\\|assistant_start\\|>|<\\|tools_suffix\\|>\\[.*\\](?=\\n?\\Z)", re.DOTALL
+    )
 
 
 def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
@@ -1845,7 +2078,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = best_rank = 0
+    best_start = best_end = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
     # fields.reasoning_content.open, fields.content.close
@@ -1856,7 +2089,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if grows and not eos and end == n:
             hold = start  # a longer literal of the same delimiter may still complete
         else:
-            best, best_start, best_end, best_rank = rank, start, end, rank
+            best, best_start, best_end = rank, start, end
 
     # fields.tool_calls.open_pattern
     if buf.find("<|tools_prefix|>[", pos) < 0:
@@ -1868,7 +2101,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     elif eos:
         m = _RE_TOOL_CALLS_OPEN.search(buf, pos)
     else:
-        m, partial_at = partial_search(_RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos)
+        m, partial_at = partial_search(
+            _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
+        )
         if partial_at is not None:
             hold = min(hold, partial_at)
     if m is not None:
@@ -1876,16 +2111,13 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if not eos and regex_can_grow(_RE_TOOL_CALLS_OPEN, buf, m):
             hold = min(hold, start)
         else:
-            if (
-                best < 0
-                or start < best_start
-                or (start == best_start and (end > best_end or (end == best_end and 1 < best_rank)))
-            ):
-                best, best_start, best_end, best_rank, best_groups = 1, start, end, 1, m.groupdict()
+            if best < 0 or (start, -end, 1) < (best_start, -best_end, best):
+                best, best_start, best_end = 1, start, end
+                best_groups = m.groupdict()
 
     # text that may still become a literal delimiter
     if not eos:
-        m = _RE_OUTSIDE_PENDING.search(buf, n - 16 if n - 16 > pos else pos)
+        m = _RE_OUTSIDE_PENDING.search(buf, max(pos, n - 16))
         if m is not None and m.start() < hold:
             hold = m.start()
 
@@ -1905,7 +2137,7 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
 
     # text that may still become a literal delimiter
     if not eos:
-        m = _RE_IN_REASONING_CONTENT_PENDING.search(buf, n - 15 if n - 15 > pos else pos)
+        m = _RE_IN_REASONING_CONTENT_PENDING.search(buf, max(pos, n - 15))
         if m is not None and m.start() < hold:
             hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
@@ -1924,7 +2156,9 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     elif eos:
         m = _RE_TOOL_CALLS_CLOSE.search(buf, pos)
     else:
-        m, partial_at = partial_search(_RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos)
+        m, partial_at = partial_search(
+            _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos
+        )
         if partial_at is not None:
             hold = min(hold, partial_at)
     if m is not None:
@@ -1945,11 +2179,16 @@ def _handle_text(body: str, captures: dict[str, str]) -> Any:
 
 
 def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
-    content = parse_json(body, unquoted_keys=False, string_delims=(), allow_non_json=False, strip=True)
+    content = parse_json(
+        body, unquoted_keys=False, string_delims=(), allow_non_json=False, strip=True
+    )
     scope = content_scope(captures, content)
     return {
         "type": "function",
-        "function": {"name": resolve_placeholder(scope, "name", "name", ()), "arguments": content},
+        "function": {
+            "name": resolve_placeholder(scope, "name", "name", ()),
+            "arguments": content,
+        },
     }
 
 
@@ -1957,12 +2196,13 @@ def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
 # the parser: the engine with this template's scanners, handlers and tables plugged in
 
 _PATTERNS_READY = False
-_PATTERNS_LOCK: Final = _thread.allocate_lock()  # first use may come from many threads at once
+# First use may come from many threads at once: one compiles, the others wait for it.
+_PATTERNS_LOCK: Final = _thread.allocate_lock()
 
 
 def _prepare_patterns() -> None:
     global _PATTERNS_READY
-    with _PATTERNS_LOCK:  # one thread compiles; the others wait for it instead of compiling again
+    with _PATTERNS_LOCK:
         if not _PATTERNS_READY:
             _compile_patterns()
             _PATTERNS_READY = True
@@ -1976,25 +2216,13 @@ class ResponseParser(StreamingParser):
     _joins = (None, None, "")
     _repeats = (False, True, True)
     _required = ()
-    _defaults = {"role": "assistant"}
+    _defaults = DEFAULTS
     _implicit = 2
     _state_of_field = (1, 2, 0)
     _actions = (((True, 0), (True, 1), (False, 2)), ((False, 0),), ((False, 1),))
-    _scanners = (
-        _scan_outside,
-        _scan_in_reasoning_content,
-        _scan_in_tool_calls,
-    )
-    _plain = (
-        None,
-        None,
-        None,
-    )
-    _handlers = (
-        _handle_text,
-        _handle_tool_calls,
-        _handle_text,
-    )
+    _scanners = (_scan_outside, _scan_in_reasoning_content, _scan_in_tool_calls)
+    _plain = (None, None, None)
+    _handlers = (_handle_text, _handle_tool_calls, _handle_text)
     _history = 0
     _one_scan = True
 
@@ -2007,10 +2235,13 @@ class ResponseParser(StreamingParser):
         spans: bool = False,
         recover: bool = False,
     ) -> None:
-        """`captures`, `spans` and `recover` turn on extensions beyond the reference (see `StreamingParser`)."""
+        """`captures`, `spans` and `recover` turn on extensions beyond the reference
+        (see `StreamingParser`)."""
         if not _PATTERNS_READY:
             _prepare_patterns()
-        super().__init__(prefix, tools=tools, captures=captures, spans=spans, recover=recover)
+        super().__init__(
+            prefix, tools=tools, captures=captures, spans=spans, recover=recover
+        )
 
     def _after_anchor(self, prefix: str) -> str | None:
         last_end = None
@@ -2033,14 +2264,26 @@ class ResponseParser(StreamingParser):
         if len(body) >= BLOCK_CHUNKS:
             self._blocks.append("".join(body))
             self._body = []
-        return [{"type": "region_chunk", "field": self._chunk_name, "text": text, "dirty": self._chunk_dirty}]
+        return [
+            {
+                "type": "region_chunk",
+                "field": self._chunk_name,
+                "text": text,
+                "dirty": self._chunk_dirty,
+            }
+        ]
 
 
-@overload
-def parse_response(text: str, *, prefix: str | Sequence[str] | None, tools: Iterable[Any] | None = None) -> Message: ...
 @overload
 def parse_response(
-    text: list[str] | tuple[str, ...], *, prefix: str | Sequence[str] | None, tools: Iterable[Any] | None = None
+    text: str, *, prefix: str | Sequence[str] | None, tools: Iterable[Any] | None = None
+) -> Message: ...
+@overload
+def parse_response(
+    text: list[str] | tuple[str, ...],
+    *,
+    prefix: str | Sequence[str] | None,
+    tools: Iterable[Any] | None = None,
 ) -> list[Message]: ...
 def parse_response(
     text: str | list[str] | tuple[str, ...],
@@ -2063,7 +2306,10 @@ OPENAI_ROLES: Final = OpenAIRoles(
 
 
 def to_openai(
-    message: Message, *, roles: OpenAIRoles = OPENAI_ROLES, id_factory: Callable[[], str] | None = None
+    message: Message,
+    *,
+    roles: OpenAIRoles = OPENAI_ROLES,
+    id_factory: Callable[[], str] | None = None,
 ) -> dict[str, Any]:
     """`message` as an OpenAI chat-completion assistant message: `content`, `reasoning_content` and
     `tool_calls` with ids and JSON-string arguments. Ids the model wrote are kept; others come from
@@ -2073,13 +2319,13 @@ def to_openai(
 
 __all__ = [
     "OPENAI_ROLES",
+    "TEMPLATE",
     "ChatCompletionChunks",
     "DeltaStream",
     "Event",
     "Message",
     "ResponseParser",
     "StartAnchorWarning",
-    "TEMPLATE",
     "call_id_factory",
     "parse_response",
     "to_openai",

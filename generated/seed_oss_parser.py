@@ -13,20 +13,20 @@ from __future__ import annotations
 import _thread
 import copy
 import json
+import math
 import os
 import re
 import sys
 import time
 import types
 import warnings
-
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import FunctionType, MethodType
 
-TYPE_CHECKING = False  # typing is slow to import; type checkers read this block, the runtime skips it
-if TYPE_CHECKING:
-    from typing import Any, Final, Literal, TypeAlias, TypedDict, Union, cast, overload
-else:
+# typing is slow to import: the runtime defines the two names it calls, and only type
+# checkers read the import (last, so that linters, too, know `overload` for typing's).
+TYPE_CHECKING = False
+if not TYPE_CHECKING:
 
     def cast(_type: object, value: object) -> object:
         return value
@@ -34,38 +34,63 @@ else:
     def overload(function: object) -> object:
         return function
 
+else:
+    from typing import Any, Final, Literal, TypeAlias, TypedDict, cast, overload
+
 
 RTCOMPILE_VERSION: Final = "0.1.0"
-REQUIRES: Final[tuple[str, ...]] = ()  # third-party modules this module imports
-TEMPLATE_SHA256: Final = "ba8d59b03d9ef04ba64856d44c31a5014503fe737a583a203219ef97b5b4b8d9"
+# third-party modules this module imports
+REQUIRES: Final[tuple[str, ...]] = ()
+TEMPLATE_SHA256: Final = (
+    "ba8d59b03d9ef04ba64856d44c31a5014503fe737a583a203219ef97b5b4b8d9"
+)
 TEMPLATE: Final[dict[str, Any]] = {
     "defaults": {"role": "assistant"},
     "start_anchor": "<seed:bos>assistant\n",
     "fields": {
-        "reasoning_content": {"open": "<seed:think>", "close": "</seed:think>", "content": "text"},
+        "reasoning_content": {
+            "open": "<seed:think>",
+            "close": "</seed:think>",
+            "content": "text",
+        },
         "tool_calls": {
             "open_pattern": "<seed:tool_call>\\s*<function=(?P<name>[^>\\n]+)>",
             "close_pattern": "</function>\\s*</seed:tool_call>",
             "repeats": True,
             "content": "xml-inline",
-            "content_args": {"tag_pattern": "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?</parameter>"},
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            "content_args": {
+                "tag_pattern": "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?</parameter>"
+            },
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"},
+            },
         },
-        "content": {"close": ["<seed:eos>"], "content": "text", "repeats": True, "join": ""},
+        "content": {
+            "close": ["<seed:eos>"],
+            "content": "text",
+            "repeats": True,
+            "join": "",
+        },
     },
 }
+# The message before any region closed (each parser starts from a copy).
+DEFAULTS: Final[dict[str, Any]] = {"role": "assistant"}
 
 
 # ----------------------------------------------------------------------------
 # message and event types
 
 if TYPE_CHECKING:
-    from typing_extensions import NotRequired, Required
+    from typing_extensions import NotRequired, Required  # noqa: UP035
 
     FieldName = Literal["reasoning_content", "tool_calls", "content"]
-    Shape_tool_calls_function = TypedDict("Shape_tool_calls_function", {"name": Any, "arguments": dict[str, Any]})
+    Shape_tool_calls_function = TypedDict(
+        "Shape_tool_calls_function", {"name": Any, "arguments": dict[str, Any]}
+    )
     Shape_tool_calls = TypedDict(
-        "Shape_tool_calls", {"type": Literal["function"], "function": Shape_tool_calls_function}
+        "Shape_tool_calls",
+        {"type": Literal["function"], "function": Shape_tool_calls_function},
     )
     Message = TypedDict(
         "Message",
@@ -76,7 +101,7 @@ if TYPE_CHECKING:
             "content": NotRequired[str],
         },
     )
-    # "captures", "start", "end" and region_malformed appear only with the opt-in extensions.
+    # captures, start, end and region_malformed appear only with the opt-in extensions.
     RegionOpen = TypedDict(
         "RegionOpen",
         {
@@ -87,10 +112,22 @@ if TYPE_CHECKING:
         },
     )
     RegionChunk = TypedDict(
-        "RegionChunk", {"type": Literal["region_chunk"], "field": FieldName, "text": str, "dirty": bool}
+        "RegionChunk",
+        {
+            "type": Literal["region_chunk"],
+            "field": FieldName,
+            "text": str,
+            "dirty": bool,
+        },
     )
     RegionClose = TypedDict(
-        "RegionClose", {"type": Literal["region_close"], "field": FieldName, "value": Any, "end": NotRequired[int]}
+        "RegionClose",
+        {
+            "type": Literal["region_close"],
+            "field": FieldName,
+            "value": Any,
+            "end": NotRequired[int],
+        },
     )
     RegionMalformed = TypedDict(
         "RegionMalformed",
@@ -103,7 +140,7 @@ if TYPE_CHECKING:
             "end": NotRequired[int],
         },
     )
-    Event = Union[RegionOpen, RegionChunk, RegionClose, RegionMalformed]
+    Event = RegionOpen | RegionChunk | RegionClose | RegionMalformed
 else:
     FieldName = str
     Message = RegionOpen = RegionClose = RegionMalformed = Event = dict
@@ -166,7 +203,7 @@ def _as_integer(raw: str) -> int | None:
 def _as_number(raw: str) -> int | float | None:
     """A finite float, given back as an int when it is whole and the text had no '.'; None for nan/inf."""
     number = float(raw)
-    if number != number or number in (float("inf"), float("-inf")):
+    if not math.isfinite(number):
         return None
     return int(number) if number.is_integer() and "." not in raw else number
 
@@ -247,7 +284,10 @@ def _coerce_arguments(arguments: dict[Any, Any], properties: Mapping[Any, Any]) 
         if isinstance(argument, str):
             arguments[key] = coerce_value(argument, types)
         elif isinstance(argument, list) and "array" not in types:
-            arguments[key] = [coerce_value(item, types) if isinstance(item, str) else item for item in argument]
+            arguments[key] = [
+                coerce_value(item, types) if isinstance(item, str) else item
+                for item in argument
+            ]
 
 
 def coerce_tool_calls(value: Any, params: Mapping[str, Mapping[str, Any]]) -> Any:
@@ -279,7 +319,8 @@ def is_empty(value: object) -> bool:
 def join_value(name: str, previous: Any, value: Any, separator: str) -> str:
     """The new value of a `join` field after one more region closed with `value`."""
     if not isinstance(value, str):
-        raise ValueError(
+        # ValueError, not TypeError: the reference raises ValueError.
+        raise ValueError(  # noqa: TRY004
             f"Field '{name}': 'join' requires each match to parse to a string, got {type(value).__name__}."
         )
     return value if previous is None else previous + separator + value
@@ -315,7 +356,9 @@ TOOL_SCHEMA_BASIC_TYPES: Final[dict[object, str]] = {
 
 def _tool_enum_schema(values: list[Any]) -> dict[str, Any]:
     """``{"type": ..., "enum": values}``; the type lists each JSON type present once, in first-seen order."""
-    names = list(dict.fromkeys(TOOL_SCHEMA_SCALAR_TYPES[type(value)] for value in values))
+    names = list(
+        dict.fromkeys(TOOL_SCHEMA_SCALAR_TYPES[type(value)] for value in values)
+    )
     return {"type": names[0] if len(names) == 1 else names, "enum": values}
 
 
@@ -336,25 +379,26 @@ def _tool_media_type(hint: object) -> str | None:
 
 def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
     """Schema of a hint that is not a parameterised generic: an Enum, a basic type, Any, or an error."""
-    from enum import (
-        Enum,
-    )  # imported where used, like typing below: generated modules then import quickly
-    from typing import (
-        Any as any_hint,
-    )  # generated modules import typing's names for the type checker only
+    # Imported where used: generated modules then import quickly (they import typing's
+    # names for the type checker only).
+    from enum import Enum
+    from typing import Any as any_hint
 
     if isinstance(hint, type) and issubclass(hint, Enum):
         # The model has to write one of the member values, so those are the enum.
         values = [member.value for member in hint]
         if not values:
-            raise TypeHintParsingException(f"The Enum {hint.__name__} has no members, so no value could ever match it.")
+            raise TypeHintParsingException(
+                f"The Enum {hint.__name__} has no members, so no value could ever match it."
+            )
         if any(type(value) not in TOOL_SCHEMA_SCALAR_TYPES for value in values):
             raise TypeHintParsingException(
                 f"The Enum {hint.__name__} has member values that are not JSON scalars: {values}. "
                 "Member values must be int, float, str, bool or None."
             )
         return _tool_enum_schema(values)
-    basic = TOOL_SCHEMA_BASIC_TYPES.get(hint)  # a dict lookup, so an unhashable hint is a TypeError here too
+    # a dict lookup, so an unhashable hint is a TypeError here too
+    basic = TOOL_SCHEMA_BASIC_TYPES.get(hint)
     if basic is not None:
         return {"type": basic}
     if hint is any_hint:
@@ -383,7 +427,10 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
         schema: dict[str, Any]
         if len(members) == 1:
             schema = members[0]
-        elif all(member.keys() == {"type"} and isinstance(member["type"], str) for member in members):
+        elif all(
+            member.keys() == {"type"} and isinstance(member["type"], str)
+            for member in members
+        ):
             # Plain types collapse into a sorted list of names; anything carrying more (items, enum, ...)
             # would lose information that way and goes through anyOf below.
             names = sorted({member["type"] for member in members})
@@ -395,10 +442,16 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
         return schema
     if origin is Literal and args:
         if any(type(arg) not in TOOL_SCHEMA_SCALAR_TYPES for arg in args):
-            raise TypeHintParsingException("Only int, float, str, bool and None values can be listed in Literal.")
+            raise TypeHintParsingException(
+                "Only int, float, str, bool and None values can be listed in Literal."
+            )
         return _tool_enum_schema(list(args))
     if origin is list:
-        return {"type": "array", "items": _tool_type_schema(args[0])} if args else {"type": "array"}
+        return (
+            {"type": "array", "items": _tool_type_schema(args[0])}
+            if args
+            else {"type": "array"}
+        )
     if origin is tuple:
         if not args:
             return {"type": "array"}
@@ -423,10 +476,14 @@ def _tool_type_schema(hint: Any) -> dict[str, Any]:
         if len(args) == 2:
             schema["additionalProperties"] = _tool_type_schema(args[1])
         return schema
-    raise TypeHintParsingException(f"Couldn't parse the type hint {hint!r}; it is probably a custom class or object.")
+    raise TypeHintParsingException(
+        f"Couldn't parse the type hint {hint!r}; it is probably a custom class or object."
+    )
 
 
-def _tool_parameters_schema(func: Callable[..., Any], name: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def _tool_parameters_schema(
+    func: Callable[..., Any], name: str
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The ``parameters`` object of the schema, and the return value's schema (None if unusable)."""
     # Imported here: they are slow to import, and only tools given as Python functions need them.
     import inspect
@@ -437,7 +494,10 @@ def _tool_parameters_schema(func: Callable[..., Any], name: str) -> tuple[dict[s
     # A leading, unannotated self/cls is a method's receiver, never an argument the model writes.
     first = next(iter(parameters), None)
     receiver = None
-    if first in ("self", "cls") and parameters[first].annotation == inspect.Parameter.empty:
+    if (
+        first in ("self", "cls")
+        and parameters[first].annotation == inspect.Parameter.empty
+    ):
         receiver = first
     # `==` rather than `is` against Parameter.empty, as the reference does: a default with an unusual
     # __eq__ must be judged the same way by both.
@@ -446,7 +506,9 @@ def _tool_parameters_schema(func: Callable[..., Any], name: str) -> tuple[dict[s
         if param_name == receiver:
             continue
         if param.annotation == inspect.Parameter.empty:
-            raise TypeHintParsingException(f"Argument {param_name} is missing a type hint in function {name}")
+            raise TypeHintParsingException(
+                f"Argument {param_name} is missing a type hint in function {name}"
+            )
         if param.default == inspect.Parameter.empty:
             required.append(param_name)
     properties: dict[str, Any] = {}
@@ -494,7 +556,9 @@ def _tool_doc_section(doc: str, header: str) -> int | None:
 
 
 # The head of one entry in an "Args:" block: indentation, a name, an optional "(type)", a colon.
-_TOOL_ARG_HEAD: Final = re.compile(r"(?P<indent>[ \t]*)(?P<name>\w+)(?:[ \t]*\([^()]*\))?:")
+_TOOL_ARG_HEAD: Final = re.compile(
+    r"(?P<indent>[ \t]*)(?P<name>\w+)(?:[ \t]*\([^()]*\))?:"
+)
 
 
 def _tool_is_arg_boundary(line: str, indent: str) -> bool:
@@ -527,7 +591,9 @@ def _tool_parse_args_block(block: str) -> dict[str, str]:
             # Nothing after the colon: the description starts on the next line, whatever that line
             # looks like (even "other: ..." at the same indentation).
             pieces, index = lines[index + 1 : index + 2], index + 2
-        while index < len(lines) and not _tool_is_arg_boundary(lines[index], head.group("indent")):
+        while index < len(lines) and not _tool_is_arg_boundary(
+            lines[index], head.group("indent")
+        ):
             pieces.append(lines[index])
             index += 1
         descriptions[head.group("name")] = " ".join(piece.strip() for piece in pieces)
@@ -544,12 +610,16 @@ def _tool_parse_docstring(doc: str) -> tuple[str, dict[str, str], str | None]:
     args_start = _tool_doc_section(doc, "Args:")
     arguments: dict[str, str] = {}
     if args_start is not None:
-        block = doc[args_start : _tool_doc_cut(doc, args_start, ("Returns:", "Raises:"))].rstrip()
+        block = doc[
+            args_start : _tool_doc_cut(doc, args_start, ("Returns:", "Raises:"))
+        ].rstrip()
         arguments = _tool_parse_args_block(block)
     returns_start = _tool_doc_section(doc, "Returns:")
     returns = None
     if returns_start is not None:
-        returns = doc[returns_start : _tool_doc_cut(doc, returns_start, ("Raises:",))].strip()
+        returns = doc[
+            returns_start : _tool_doc_cut(doc, returns_start, ("Raises:",))
+        ].strip()
     return description, arguments, returns
 
 
@@ -565,7 +635,9 @@ def _tool_split_choices(description: str) -> tuple[str, list[Any] | None]:
     if marker is None or not body.endswith(")"):
         return description, None
     choices = json.loads(body[marker.end() : -1].lstrip())
-    return description[: marker.start()].strip(), [c.strip() if isinstance(c, str) else c for c in choices]
+    return description[: marker.start()].strip(), [
+        c.strip() if isinstance(c, str) else c for c in choices
+    ]
 
 
 def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
@@ -587,7 +659,9 @@ def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
     name = getattr(func, "__name__", "operation")
     doc = inspect.getdoc(func)
     if not doc:
-        raise DocstringParsingException(f"Cannot generate JSON schema for {name} because it has no docstring!")
+        raise DocstringParsingException(
+            f"Cannot generate JSON schema for {name} because it has no docstring!"
+        )
     description, arguments, returns_text = _tool_parse_docstring(doc.strip())
     parameters, returns = _tool_parameters_schema(func, name)
     if returns is not None and returns_text is not None:
@@ -625,7 +699,9 @@ def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             continue
         parameters = function.get("parameters")
-        properties = parameters.get("properties") if isinstance(parameters, dict) else None
+        properties = (
+            parameters.get("properties") if isinstance(parameters, dict) else None
+        )
         table[function["name"]] = properties if isinstance(properties, dict) else {}
     return table
 
@@ -634,7 +710,10 @@ def tool_parameters(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]]:
     """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions."""
     # isinstance checks are what inspect.isfunction/ismethod do, without importing inspect.
     schemas = [
-        function_to_tool_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool for tool in tools or []
+        function_to_tool_schema(tool)
+        if isinstance(tool, (FunctionType, MethodType))
+        else tool
+        for tool in tools or []
     ]
     return tool_parameter_table(schemas)
 
@@ -660,19 +739,25 @@ class StreamingParser:
 
     # -- what a backend plugs in (see the module docstring)
     _names: tuple[FieldName, ...]  # by field index
-    _dirty: tuple[bool, ...]  # by field: chunks of structured content are marked `dirty`
+    # by field: chunks of structured content are marked `dirty`
+    _dirty: tuple[bool, ...]
     _joins: tuple[str | None, ...]  # by field: the `join` separator, if any
     _repeats: tuple[bool, ...]  # by field
     _required: tuple[str, ...]  # fields the final message must contain
     _defaults: dict[str, Any]  # the message before any region closed
     _implicit: int  # the implicit field's index, or NO_FIELD
-    _state_of_field: tuple[int, ...]  # by field: the state inside it (0 for the implicit field)
-    _actions: tuple[tuple[tuple[bool, int], ...], ...]  # by state, by watch: (opens a region?, field)
+    # by field: the state inside it (0 for the implicit field)
+    _state_of_field: tuple[int, ...]
+    # by state, by watch: (opens a region?, field)
+    _actions: tuple[tuple[tuple[bool, int], ...], ...]
     _scanners: tuple[Scanner, ...]  # by state
-    _plain: tuple[PlainCheck | None, ...]  # by state; None: no fast path in that state
+    # by state; None: no fast path in that state
+    _plain: tuple[PlainCheck | None, ...]
     _handlers: tuple[Handler, ...]  # by field
-    _history: int | None  # committed characters a delimiter can still inspect; None: unbounded
-    _one_scan: bool  # a complete output may be parsed in one end-of-stream scan (see `parse_complete`)
+    # committed characters a delimiter can still inspect; None: unbounded
+    _history: int | None
+    # a complete output may be parsed in one end-of-stream scan (see `parse_complete`)
+    _one_scan: bool
 
     # -- the open region, as the fast path reads it (set by `_mark_opened`)
     _chunk_name: FieldName
@@ -712,7 +797,9 @@ class StreamingParser:
         # costs about its text in memory rather than a list entry per 1-6 character token.
         self._body: list[str] = []
         self._blocks: list[str] = []
-        self._opened = False  # whether the current region has opened (emitted region_open)
+        self._opened = (
+            False  # whether the current region has opened (emitted region_open)
+        )
         self._fast = False  # the fast path may take a chunk: a region is open and `_scan_always` is off
         self._finalized = False
         self.initial_events: list[Event] = []
@@ -724,7 +811,13 @@ class StreamingParser:
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
         plain = self._plain[self._state]
-        if plain is not None and text and self._fast and self._pos == len(self._buffer) and plain(text):
+        if (
+            plain is not None
+            and text
+            and self._fast
+            and self._pos == len(self._buffer)
+            and plain(text)
+        ):
             return self._feed_plain(text)
         return self._feed_scanning(text)
 
@@ -769,10 +862,14 @@ class StreamingParser:
         """Check the required fields, drop empty values and end the parser; the final message."""
         missing = [name for name in self._required if name not in self._output]
         if missing:
-            raise ValueError(f"Required response_template fields missing from parsed output: {missing}")
+            raise ValueError(
+                f"Required response_template fields missing from parsed output: {missing}"
+            )
         defaults = self._defaults
         # Typed Any: in a generated module the dict is that template's `Message` TypedDict.
-        message: Any = {k: v for k, v in self._output.items() if k in defaults or not is_empty(v)}
+        message: Any = {
+            k: v for k, v in self._output.items() if k in defaults or not is_empty(v)
+        }
         self._output = message
         self._finalized = self._scan_always = True
         self._fast = False
@@ -802,7 +899,8 @@ class StreamingParser:
         so all of it is region text (what scanning would conclude, without scanning). Plain checks
         exist only where `_history` is bounded."""
         history = cast("int", self._history)
-        self._buffer = (self._buffer + text)[-history:] if history else ""  # what _drop_committed would keep
+        # what _drop_committed would keep
+        self._buffer = (self._buffer + text)[-history:] if history else ""
         self._pos = len(self._buffer)
         self._body.append(text)
         if len(self._body) >= BLOCK_CHUNKS:
@@ -820,7 +918,9 @@ class StreamingParser:
     def _process(self, events: list[Event], eos: bool) -> None:
         """Commit every delimiter that can be committed, and the region text before it."""
         while True:
-            which, start, end, groups, hold = self._scanners[self._state](self._buffer, self._pos, eos)
+            which, start, end, groups, hold = self._scanners[self._state](
+                self._buffer, self._pos, eos
+            )
             if which >= 0:
                 if start > self._pos:
                     self._accumulate(events, self._buffer[self._pos : start])
@@ -832,7 +932,9 @@ class StreamingParser:
                     continue
                 had_content = self._opened
                 # Close-delimiter captures join (and override) the open-delimiter captures.
-                self._captures.update({k: v for k, v in groups.items() if v is not None})
+                self._captures.update(
+                    {k: v for k, v in groups.items() if v is not None}
+                )
                 self._close_current(events, end)
                 if not had_content and start == end:
                     break  # a zero-width close of an empty region would fire forever
@@ -884,7 +986,9 @@ class StreamingParser:
             }
         )
 
-    def _open(self, events: list[Event], field: int, groups: dict[str, str | None], start: int) -> None:
+    def _open(
+        self, events: list[Event], field: int, groups: dict[str, str | None], start: int
+    ) -> None:
         """Open `field`'s region at its open delimiter (which begins at buffer index `start`)."""
         self._state = self._state_of_field[field]
         self._field = field
@@ -926,7 +1030,9 @@ class StreamingParser:
         self._chunk_name = self._names[field]
         self._chunk_dirty = self._dirty[field]
 
-    def _emit_close(self, events: list[Event], field: int, value: Any, end: int) -> None:
+    def _emit_close(
+        self, events: list[Event], field: int, value: Any, end: int
+    ) -> None:
         closed: RegionClose = {
             "type": "region_close",
             "field": self._names[field],
@@ -936,7 +1042,9 @@ class StreamingParser:
             closed["end"] = self._offset + end
         events.append(closed)
 
-    def _close_recovering(self, events: list[Event], field: int, body: str, end: int) -> None:
+    def _close_recovering(
+        self, events: list[Event], field: int, body: str, end: int
+    ) -> None:
         """`recover`: a region that fails to parse (or to be stored) becomes a `region_malformed` event."""
         try:
             value = self._handlers[field](body, self._captures)
@@ -1014,7 +1122,7 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 NO_GROUPS: Final[dict[str, str | None]] = {}
 
 
-def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> bool:
+def regex_can_grow(pattern: re.Pattern[str], buf: str, m: re.Match[str]) -> bool:
     """Whether a complete regex match could still change when the stream goes on.
 
     A match that reaches the end of the buffer can always grow (or, if empty, only be real at the
@@ -1024,7 +1132,11 @@ def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> 
     if m.end() == len(buf):
         return True
     extended = pattern.match(buf + "\x00", m.start())
-    return extended is None or extended.span() != m.span() or extended.groupdict() != m.groupdict()
+    return (
+        extended is None
+        or extended.span() != m.span()
+        or extended.groupdict() != m.groupdict()
+    )
 
 
 def partial_search(
@@ -1091,7 +1203,9 @@ def parse_xml_inline(
         groups = match.groupdict()
         key = groups.get("key")
         if key is None:
-            raise ValueError(f"xml-inline: tag_pattern must have a named group 'key'. Pattern: {tag_pattern}")
+            raise ValueError(
+                f"xml-inline: tag_pattern must have a named group 'key'. Pattern: {tag_pattern}"
+            )
         value = _apply_value_parser(groups.get("value", ""), value_parser)
         if merge_duplicates and key in out:
             if key not in listed:
@@ -1108,20 +1222,29 @@ def content_scope(captures: Mapping[str, Any], content: Any) -> dict[str, Any]:
     return {**captures, "content": content}
 
 
-def resolve_placeholder(scope: Mapping[str, Any], path: str, root: str, keys: tuple[str, ...]) -> Any:
+def resolve_placeholder(
+    scope: Mapping[str, Any], path: str, root: str, keys: tuple[str, ...]
+) -> Any:
     """Look up `{root.key1.key2}` (spelled `path`): KeyError for an unknown root, ValueError for a bad step.
 
     Only real dicts can be indexed into (a list or string is an error, not an index target), and the value
     is returned as is, so the result keeps its type and identity.
     """
     if root not in scope:
-        raise KeyError(f"transform placeholder '{{{path}}}' is not defined. Available: {sorted(scope)}")
+        raise KeyError(
+            f"transform placeholder '{{{path}}}' is not defined. Available: {sorted(scope)}"
+        )
     value = scope[root]
     for key in keys:
         if not isinstance(value, dict):
-            raise ValueError(f"transform placeholder '{{{path}}}' cannot index into {type(value).__name__} at '{key}'")
+            # ValueError, not TypeError: the reference raises ValueError.
+            raise ValueError(  # noqa: TRY004
+                f"transform placeholder '{{{path}}}' cannot index into {type(value).__name__} at '{key}'"
+            )
         if key not in value:
-            raise ValueError(f"transform placeholder '{{{path}}}' is missing key '{key}'. Available: {sorted(value)}")
+            raise ValueError(
+                f"transform placeholder '{{{path}}}' is missing key '{key}'. Available: {sorted(value)}"
+            )
         value = value[key]
     return value
 
@@ -1140,13 +1263,20 @@ class _OpenAIRecord:
         return tuple(getattr(self, name) for name in self.__slots__)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _OpenAIRecord) and type(other) is type(self) and self._values() == other._values()
+        return (
+            isinstance(other, _OpenAIRecord)
+            and type(other) is type(self)
+            and self._values() == other._values()
+        )
 
     def __hash__(self) -> int:
         return hash(self._values())
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={value!r}" for name, value in zip(self.__slots__, self._values(), strict=True))
+        fields = ", ".join(
+            f"{name}={value!r}"
+            for name, value in zip(self.__slots__, self._values(), strict=True)
+        )
         return f"{type(self).__name__}({fields})"
 
 
@@ -1166,7 +1296,8 @@ class OpenAIField(_OpenAIRecord):
       stream then announces a call (id, type, name) as soon as its region opens.
     """
 
-    __slots__ = (
+    # In the constructor's order, which repr() follows: not sorted.
+    __slots__ = (  # noqa: RUF023
         "name",
         "repeats",
         "join",
@@ -1209,9 +1340,15 @@ class OpenAIRoles(_OpenAIRecord):
         reasoning: OpenAIField | None = OpenAIField("reasoning_content"),  # noqa: B008
         tool_calls: OpenAIField | None = OpenAIField("tool_calls"),  # noqa: B008
     ) -> None:
-        names = [field.name for field in (content, reasoning, tool_calls) if field is not None]
+        names = [
+            field.name
+            for field in (content, reasoning, tool_calls)
+            if field is not None
+        ]
         if len(set(names)) != len(names):
-            raise ValueError(f"content, reasoning and tool calls must be different message fields, got {names}")
+            raise ValueError(
+                f"content, reasoning and tool calls must be different message fields, got {names}"
+            )
         self.content = content
         self.reasoning = reasoning
         self.tool_calls = tool_calls
@@ -1227,7 +1364,10 @@ def openai_call_items(value: Any) -> list[Any]:
     if isinstance(value, dict):
         return [value]
     if not isinstance(value, list):
-        raise ValueError(f"tool calls must be a list of calls, got {type(value).__name__}")
+        # ValueError, not TypeError: to_openai's documented error for a malformed message.
+        raise ValueError(  # noqa: TRY004
+            f"tool calls must be a list of calls, got {type(value).__name__}"
+        )
     items: list[Any] = []
     for item in value:
         items.extend(item if isinstance(item, list) else [item])
@@ -1254,19 +1394,29 @@ def openai_arguments(arguments: Any) -> str:
     return json.dumps(arguments, ensure_ascii=False)
 
 
-def openai_tool_call(call: Any, index: int, new_id: Callable[[], str]) -> dict[str, Any]:
+def openai_tool_call(
+    call: Any, index: int, new_id: Callable[[], str]
+) -> dict[str, Any]:
     """One parsed tool call (`{"type": "function", "function": {"name", "arguments"}}`, or a bare
     `{"name", "arguments"}`) as an API tool call. Its `id` is the one the model wrote, if the template
     captured one, else `new_id()`."""
     if not isinstance(call, dict):
-        raise ValueError(f"tool call {index} is {type(call).__name__}, not an object")
+        # ValueError, not TypeError: to_openai's documented error for a malformed message.
+        raise ValueError(f"tool call {index} is {type(call).__name__}, not an object")  # noqa: TRY004
     function = call.get("function", call)
     if not isinstance(function, dict):
-        raise ValueError(f"tool call {index}: 'function' is {type(function).__name__}, not an object")
+        # ValueError, not TypeError: to_openai's documented error for a malformed message.
+        raise ValueError(  # noqa: TRY004
+            f"tool call {index}: 'function' is {type(function).__name__}, not an object"
+        )
     name = function.get("name")
     if not isinstance(name, str) or not name:
-        raise ValueError(f"tool call {index} has no function name (keys: {sorted(map(str, function))})")
-    arguments = openai_arguments(function["arguments"]) if "arguments" in function else "{}"
+        raise ValueError(
+            f"tool call {index} has no function name (keys: {sorted(map(str, function))})"
+        )
+    arguments = (
+        openai_arguments(function["arguments"]) if "arguments" in function else "{}"
+    )
     captured = call.get("id")
     call_id = captured if isinstance(captured, str) and captured else new_id()
     return {
@@ -1288,12 +1438,18 @@ def openai_message(
     new_id = id_factory if id_factory is not None else random_call_id
     result: dict[str, Any] = {
         "role": "assistant",
-        "content": None if roles.content is None else openai_text(message.get(roles.content.name)),
-        "reasoning_content": None if roles.reasoning is None else openai_text(message.get(roles.reasoning.name)),
+        "content": None
+        if roles.content is None
+        else openai_text(message.get(roles.content.name)),
+        "reasoning_content": None
+        if roles.reasoning is None
+        else openai_text(message.get(roles.reasoning.name)),
     }
     if roles.tool_calls is not None:
         items = openai_call_items(message.get(roles.tool_calls.name))
-        calls = [openai_tool_call(call, index, new_id) for index, call in enumerate(items)]
+        calls = [
+            openai_tool_call(call, index, new_id) for index, call in enumerate(items)
+        ]
         if calls:
             result["tool_calls"] = calls
     return result
@@ -1309,7 +1465,9 @@ def call_id_factory(seed: int | None = None) -> Callable[[], str]:
     return lambda: f"call_{rng.getrandbits(96):024x}"
 
 
-FinishReason: TypeAlias = "Literal['stop', 'tool_calls', 'length']"  # a string, like OpenAIRegionText
+FinishReason: TypeAlias = (
+    "Literal['stop', 'tool_calls', 'length']"  # a string, like OpenAIRegionText
+)
 
 
 class _OpenAIFieldValue:
@@ -1341,7 +1499,9 @@ class _OpenAIFieldValue:
         if not self.present:
             return None
         value = self.value
-        if not self.field.has_default and (value is None or (isinstance(value, (list, dict, str)) and not value)):
+        if not self.field.has_default and (
+            value is None or (isinstance(value, (list, dict, str)) and not value)
+        ):
             return None
         return value
 
@@ -1351,13 +1511,17 @@ class _OpenAICallDeltas:
     the parser reports open-delimiter captures that name the call, its id, type and name when its region
     opens and its arguments when it closes."""
 
-    def __init__(self, field: OpenAIField, hold_replaceable: bool, new_id: Callable[[], str]) -> None:
+    def __init__(
+        self, field: OpenAIField, hold_replaceable: bool, new_id: Callable[[], str]
+    ) -> None:
         self.state = _OpenAIFieldValue(field)
         self.hold_replaceable = hold_replaceable
         self.new_id = new_id
         self.sent: list[Any] = []  # the parsed calls sent, in order
         self.in_sync = True
-        self.announced: tuple[int, str, str] | None = None  # (index, id, name) of a call sent before its close
+        self.announced: tuple[int, str, str] | None = (
+            None  # (index, id, name) of a call sent before its close
+        )
 
     def _certain(self) -> list[Any] | None:
         """The calls the final message is certain to start with; None: not known yet."""
@@ -1366,9 +1530,15 @@ class _OpenAICallDeltas:
             return None  # joining needs strings: the parser raises before there is a message
         if field.repeats:
             return openai_call_items(state.final())
-        if self.hold_replaceable or state.regions > 1 or (state.regions == 0 and state.present):
+        if (
+            self.hold_replaceable
+            or state.regions > 1
+            or (state.regions == 0 and state.present)
+        ):
             return None
-        return [] if state.regions == 0 or state.open else openai_call_items(state.final())
+        return (
+            [] if state.regions == 0 or state.open else openai_call_items(state.final())
+        )
 
     def _send_from(self, calls: list[Any], deltas: list[dict[str, Any]]) -> None:
         for index in range(len(self.sent), len(calls)):
@@ -1390,17 +1560,27 @@ class _OpenAICallDeltas:
                 deltas.append({"tool_calls": [{"index": index, **call}]})
             self.sent.append(calls[index])
 
-    def _announce(self, captures: Mapping[str, Any], deltas: list[dict[str, Any]]) -> None:
+    def _announce(
+        self, captures: Mapping[str, Any], deltas: list[dict[str, Any]]
+    ) -> None:
         """Send the call a region is opening, if its captures name it and every earlier call has been sent."""
         field = self.state.field
-        name = captures.get(field.name_capture) if field.name_capture is not None else None
+        name = (
+            captures.get(field.name_capture) if field.name_capture is not None else None
+        )
         if not isinstance(name, str) or not name or not self.in_sync:
             return
         if len(self.sent) != len(openai_call_items(self.state.final())):
             return  # earlier calls are not all sent yet: this one's index is not settled
         index = len(self.sent)
-        captured_id = captures.get(field.id_capture) if field.id_capture is not None else None
-        call_id = captured_id if isinstance(captured_id, str) and captured_id else self.new_id()
+        captured_id = (
+            captures.get(field.id_capture) if field.id_capture is not None else None
+        )
+        call_id = (
+            captured_id
+            if isinstance(captured_id, str) and captured_id
+            else self.new_id()
+        )
         self.announced = (index, call_id, name)
         header = {"name": name, "arguments": ""}
         deltas.append(
@@ -1431,9 +1611,12 @@ class _OpenAICallDeltas:
             # A value a later region may still replace with well-formed calls: finish() decides.
 
     def start(self, deltas: list[dict[str, Any]]) -> None:
-        self._sync(deltas)  # a repeating field's default calls are certain from the start
+        # a repeating field's default calls are certain from the start
+        self._sync(deltas)
 
-    def open(self, captures: Mapping[str, Any] | None, deltas: list[dict[str, Any]]) -> None:
+    def open(
+        self, captures: Mapping[str, Any] | None, deltas: list[dict[str, Any]]
+    ) -> None:
         self.state.open = True
         self.state.regions += 1
         self._sync(deltas)
@@ -1469,7 +1652,9 @@ class _OpenAITextDeltas:
         self.sent: list[str] = []
         self.in_sync = True  # what was sent is a prefix of everything certain so far
         self.streaming = False  # the open region's text is being sent as it arrives
-        self.region_started = False  # a "stripped" region has seen its first non-whitespace character
+        self.region_started = (
+            False  # a "stripped" region has seen its first non-whitespace character
+        )
         self.region_pending = ""  # trailing whitespace of the open region, held back
 
     def _sent_text(self) -> str:
@@ -1489,10 +1674,15 @@ class _OpenAITextDeltas:
             if state.present and not isinstance(state.value, str):
                 return None  # a non-text default: the parser raises when it joins
             base = state.value if state.present else None
-            if state.open:
-                return "" if base is None else base + field.join  # the region will close and be joined
+            if state.open:  # the region will close and be joined
+                return "" if base is None else base + field.join
             return base or ""
-        if field.repeats or self.hold_replaceable or state.regions > 1 or (state.regions == 0 and state.present):
+        if (
+            field.repeats
+            or self.hold_replaceable
+            or state.regions > 1
+            or (state.regions == 0 and state.present)
+        ):
             return None  # a list (sent as JSON at the end), or a value a region may still replace
         if state.regions == 0 or state.open:
             return ""
@@ -1504,7 +1694,9 @@ class _OpenAITextDeltas:
         if field.region_text is None:
             return False
         # A join field's every region; a replacing field's first one, unless replacement is held back.
-        return field.join is not None or not (field.repeats or self.hold_replaceable or self.state.regions > 1)
+        return field.join is not None or not (
+            field.repeats or self.hold_replaceable or self.state.regions > 1
+        )
 
     def _sync(self, deltas: list[dict[str, Any]]) -> None:
         """Send whatever more is certain now (after an open or a close)."""
@@ -1525,7 +1717,9 @@ class _OpenAITextDeltas:
         self.state.regions += 1
         self.region_started, self.region_pending = False, ""
         self._sync(deltas)
-        self.streaming = self.in_sync and self._certain() is not None and self._region_streams()
+        self.streaming = (
+            self.in_sync and self._certain() is not None and self._region_streams()
+        )
 
     def chunk(self, text: str, deltas: list[dict[str, Any]]) -> None:
         if not self.streaming:
@@ -1585,12 +1779,15 @@ class DeltaStream:
         self._calls = (
             None
             if roles.tool_calls is None
-            else _OpenAICallDeltas(roles.tool_calls, hold_replaceable, id_factory or random_call_id)
+            else _OpenAICallDeltas(
+                roles.tool_calls, hold_replaceable, id_factory or random_call_id
+            )
         )
         self._started = False
         self.finished = False
         self.finish_reason: FinishReason | None = None
-        self.diverged: list[str] = []  # keys whose deltas do not add up to the final message
+        # keys whose deltas do not add up to the final message
+        self.diverged: list[str] = []
 
     def feed(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if self.finished:
@@ -1610,8 +1807,14 @@ class DeltaStream:
     def _handle(self, event: Mapping[str, Any], deltas: list[dict[str, Any]]) -> None:
         name = event.get("field")
         kind = event.get("type")
-        target: _OpenAITextDeltas | _OpenAICallDeltas | None = self._texts.get(name) if isinstance(name, str) else None
-        if target is None and self._calls is not None and name == self._calls.state.field.name:
+        target: _OpenAITextDeltas | _OpenAICallDeltas | None = (
+            self._texts.get(name) if isinstance(name, str) else None
+        )
+        if (
+            target is None
+            and self._calls is not None
+            and name == self._calls.state.field.name
+        ):
             target = self._calls
         if target is None:
             return
@@ -1629,7 +1832,8 @@ class DeltaStream:
                 target.malformed()
             else:
                 target.state.open = target.streaming = False
-                target.in_sync = target.in_sync and not target.sent  # text already sent will not be in it
+                # text already sent will not be in it
+                target.in_sync = target.in_sync and not target.sent
 
     def finish(
         self, final_events: Iterable[Mapping[str, Any]] = (), *, truncated: bool = False
@@ -1645,7 +1849,9 @@ class DeltaStream:
                 self.diverged.append("tool_calls")
             calls_sent = bool(self._calls.sent)
         self.finished = True
-        self.finish_reason = "length" if truncated else "tool_calls" if calls_sent else "stop"
+        self.finish_reason = (
+            "length" if truncated else "tool_calls" if calls_sent else "stop"
+        )
         return deltas
 
 
@@ -1684,10 +1890,16 @@ class ChatCompletionChunks:
     ) -> None:
         self.stream = stream
         self.model = model
-        self.completion_id = completion_id if completion_id is not None else "chatcmpl-" + os.urandom(12).hex()
+        self.completion_id = (
+            completion_id
+            if completion_id is not None
+            else "chatcmpl-" + os.urandom(12).hex()
+        )
         self.created = created if created is not None else int(time.time())
 
-    def _chunk(self, delta: Mapping[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+    def _chunk(
+        self, delta: Mapping[str, Any], finish_reason: str | None = None
+    ) -> dict[str, Any]:
         return chat_completion_chunk(
             delta,
             completion_id=self.completion_id,
@@ -1702,7 +1914,10 @@ class ChatCompletionChunks:
     def finish(
         self, final_events: Iterable[Mapping[str, Any]] = (), *, truncated: bool = False
     ) -> list[dict[str, Any]]:
-        chunks = [self._chunk(delta) for delta in self.stream.finish(final_events, truncated=truncated)]
+        chunks = [
+            self._chunk(delta)
+            for delta in self.stream.finish(final_events, truncated=truncated)
+        ]
         chunks.append(self._chunk({}, self.stream.finish_reason))
         return chunks
 
@@ -1725,8 +1940,12 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile("|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL)
+    global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
+    global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE
+    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    _RE_OUTSIDE_LITERALS = re.compile(
+        "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
+    )
     _RE_TOOL_CALLS_OPEN = re.compile(
         "<seed:tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<function=(?P<name>[^\\u000a>]+)>",
         re.DOTALL,
@@ -1736,10 +1955,12 @@ def _compile_patterns() -> None:
         re.DOTALL,
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:s(?:e(?:e(?:d(?::(?:(?:e(?:o(?:s)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?))?)?)?)?)?)?\\Z", re.DOTALL
+        "<(?:s(?:e(?:e(?:d(?::(?:(?:e(?:o(?:s)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?))?)?)?)?)?)?\\Z",
+        re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
-        "<(?:/(?:s(?:e(?:e(?:d(?::(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?)?)?)?)?)?)?\\Z", re.DOTALL
+        "<(?:/(?:s(?:e(?:e(?:d(?::(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?)?)?)?)?)?)?\\Z",
+        re.DOTALL,
     )
     _RE_TOOL_CALLS_CLOSE = re.compile(
         "</function>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*</seed:tool_call>",
@@ -1750,7 +1971,8 @@ def _compile_patterns() -> None:
         re.DOTALL,
     )
     _RE_TOOL_CALLS_TAGS = re.compile(
-        "<parameter=(?P<key>[^\\u000a>]+)>\\u000a?(?P<value>.*?)\\u000a?</parameter>", re.DOTALL
+        "<parameter=(?P<key>[^\\u000a>]+)>\\u000a?(?P<value>.*?)\\u000a?</parameter>",
+        re.DOTALL,
     )
     _RE_START_ANCHOR = re.compile("<seed:bos>assistant\\u000a", re.DOTALL)
 
@@ -1760,7 +1982,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     best = -1
-    best_start = best_end = best_rank = 0
+    best_start = best_end = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
     # fields.reasoning_content.open, fields.content.close
@@ -1771,7 +1993,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if grows and not eos and end == n:
             hold = start  # a longer literal of the same delimiter may still complete
         else:
-            best, best_start, best_end, best_rank = rank, start, end, rank
+            best, best_start, best_end = rank, start, end
 
     # fields.tool_calls.open_pattern
     if buf.find("<seed:tool_call>", pos) < 0:
@@ -1783,7 +2005,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     elif eos:
         m = _RE_TOOL_CALLS_OPEN.search(buf, pos)
     else:
-        m, partial_at = partial_search(_RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos)
+        m, partial_at = partial_search(
+            _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
+        )
         if partial_at is not None:
             hold = min(hold, partial_at)
     if m is not None:
@@ -1791,16 +2015,13 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
         if not eos and regex_can_grow(_RE_TOOL_CALLS_OPEN, buf, m):
             hold = min(hold, start)
         else:
-            if (
-                best < 0
-                or start < best_start
-                or (start == best_start and (end > best_end or (end == best_end and 1 < best_rank)))
-            ):
-                best, best_start, best_end, best_rank, best_groups = 1, start, end, 1, m.groupdict()
+            if best < 0 or (start, -end, 1) < (best_start, -best_end, best):
+                best, best_start, best_end = 1, start, end
+                best_groups = m.groupdict()
 
     # text that may still become a literal delimiter
     if not eos:
-        m = _RE_OUTSIDE_PENDING.search(buf, n - 11 if n - 11 > pos else pos)
+        m = _RE_OUTSIDE_PENDING.search(buf, max(pos, n - 11))
         if m is not None and m.start() < hold:
             hold = m.start()
 
@@ -1820,7 +2041,7 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
 
     # text that may still become a literal delimiter
     if not eos:
-        m = _RE_IN_REASONING_CONTENT_PENDING.search(buf, n - 12 if n - 12 > pos else pos)
+        m = _RE_IN_REASONING_CONTENT_PENDING.search(buf, max(pos, n - 12))
         if m is not None and m.start() < hold:
             hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
@@ -1839,7 +2060,9 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     elif eos:
         m = _RE_TOOL_CALLS_CLOSE.search(buf, pos)
     else:
-        m, partial_at = partial_search(_RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos)
+        m, partial_at = partial_search(
+            _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos
+        )
         if partial_at is not None:
             hold = min(hold, partial_at)
     if m is not None:
@@ -1870,7 +2093,10 @@ def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
     scope = content_scope(captures, content)
     return {
         "type": "function",
-        "function": {"name": resolve_placeholder(scope, "name", "name", ()), "arguments": content},
+        "function": {
+            "name": resolve_placeholder(scope, "name", "name", ()),
+            "arguments": content,
+        },
     }
 
 
@@ -1878,12 +2104,13 @@ def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
 # the parser: the engine with this template's scanners, handlers and tables plugged in
 
 _PATTERNS_READY = False
-_PATTERNS_LOCK: Final = _thread.allocate_lock()  # first use may come from many threads at once
+# First use may come from many threads at once: one compiles, the others wait for it.
+_PATTERNS_LOCK: Final = _thread.allocate_lock()
 
 
 def _prepare_patterns() -> None:
     global _PATTERNS_READY
-    with _PATTERNS_LOCK:  # one thread compiles; the others wait for it instead of compiling again
+    with _PATTERNS_LOCK:
         if not _PATTERNS_READY:
             _compile_patterns()
             _PATTERNS_READY = True
@@ -1897,25 +2124,13 @@ class ResponseParser(StreamingParser):
     _joins = (None, None, "")
     _repeats = (False, True, True)
     _required = ()
-    _defaults = {"role": "assistant"}
+    _defaults = DEFAULTS
     _implicit = 2
     _state_of_field = (1, 2, 0)
     _actions = (((True, 0), (True, 1), (False, 2)), ((False, 0),), ((False, 1),))
-    _scanners = (
-        _scan_outside,
-        _scan_in_reasoning_content,
-        _scan_in_tool_calls,
-    )
-    _plain = (
-        None,
-        None,
-        None,
-    )
-    _handlers = (
-        _handle_text,
-        _handle_tool_calls,
-        _handle_text,
-    )
+    _scanners = (_scan_outside, _scan_in_reasoning_content, _scan_in_tool_calls)
+    _plain = (None, None, None)
+    _handlers = (_handle_text, _handle_tool_calls, _handle_text)
     _history = 0
     _one_scan = True
 
@@ -1928,10 +2143,13 @@ class ResponseParser(StreamingParser):
         spans: bool = False,
         recover: bool = False,
     ) -> None:
-        """`captures`, `spans` and `recover` turn on extensions beyond the reference (see `StreamingParser`)."""
+        """`captures`, `spans` and `recover` turn on extensions beyond the reference
+        (see `StreamingParser`)."""
         if not _PATTERNS_READY:
             _prepare_patterns()
-        super().__init__(prefix, tools=tools, captures=captures, spans=spans, recover=recover)
+        super().__init__(
+            prefix, tools=tools, captures=captures, spans=spans, recover=recover
+        )
 
     def _after_anchor(self, prefix: str) -> str | None:
         last_end = None
@@ -1949,14 +2167,26 @@ class ResponseParser(StreamingParser):
         if len(body) >= BLOCK_CHUNKS:
             self._blocks.append("".join(body))
             self._body = []
-        return [{"type": "region_chunk", "field": self._chunk_name, "text": text, "dirty": self._chunk_dirty}]
+        return [
+            {
+                "type": "region_chunk",
+                "field": self._chunk_name,
+                "text": text,
+                "dirty": self._chunk_dirty,
+            }
+        ]
 
 
-@overload
-def parse_response(text: str, *, prefix: str | Sequence[str] | None, tools: Iterable[Any] | None = None) -> Message: ...
 @overload
 def parse_response(
-    text: list[str] | tuple[str, ...], *, prefix: str | Sequence[str] | None, tools: Iterable[Any] | None = None
+    text: str, *, prefix: str | Sequence[str] | None, tools: Iterable[Any] | None = None
+) -> Message: ...
+@overload
+def parse_response(
+    text: list[str] | tuple[str, ...],
+    *,
+    prefix: str | Sequence[str] | None,
+    tools: Iterable[Any] | None = None,
 ) -> list[Message]: ...
 def parse_response(
     text: str | list[str] | tuple[str, ...],
@@ -1979,7 +2209,10 @@ OPENAI_ROLES: Final = OpenAIRoles(
 
 
 def to_openai(
-    message: Message, *, roles: OpenAIRoles = OPENAI_ROLES, id_factory: Callable[[], str] | None = None
+    message: Message,
+    *,
+    roles: OpenAIRoles = OPENAI_ROLES,
+    id_factory: Callable[[], str] | None = None,
 ) -> dict[str, Any]:
     """`message` as an OpenAI chat-completion assistant message: `content`, `reasoning_content` and
     `tool_calls` with ids and JSON-string arguments. Ids the model wrote are kept; others come from
@@ -1989,13 +2222,13 @@ def to_openai(
 
 __all__ = [
     "OPENAI_ROLES",
+    "TEMPLATE",
     "ChatCompletionChunks",
     "DeltaStream",
     "Event",
     "Message",
     "ResponseParser",
     "StartAnchorWarning",
-    "TEMPLATE",
     "call_id_factory",
     "parse_response",
     "to_openai",

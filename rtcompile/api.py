@@ -106,7 +106,7 @@ def compile_module(source: TemplateSource, *, source_name: str | None = None) ->
     if source_name is None:
         source_name = document.file if document is not None and document.file else "<dict>"
     from rtcompile.backends.codegen.generate import (
-        generate_module,  # black and libcst are heavy; parsing users never need them
+        generate_module,  # libcst and jinja2 are heavy; parsing users never need them
     )
 
     try:

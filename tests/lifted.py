@@ -18,6 +18,7 @@ from typing import Any
 
 import rtcompile.runtime
 from rtcompile.backends.codegen.generate import FIXED_IMPORTS, _merge_imports
+from rtcompile.backends.codegen.layout import INDENT, import_lines
 from rtcompile.backends.codegen.lift import RUNTIME_DIR, lift
 
 # The header every generated module starts with (tests/test_lifted_runtime.py checks that the skeleton
@@ -27,16 +28,19 @@ PREAMBLE = """from __future__ import annotations
 
 {imports}
 
-TYPE_CHECKING = False  # typing is slow to import; type checkers read this block, the runtime skips it
-if TYPE_CHECKING:
-    from typing import {typing_names}
-else:
+# typing is slow to import: the runtime defines the two names it calls, and only type
+# checkers read the import (last, so that linters, too, know `overload` for typing's).
+TYPE_CHECKING = False
+if not TYPE_CHECKING:
 
     def cast(_type: object, value: object) -> object:
         return value
 
     def overload(function: object) -> object:
         return function
+
+else:
+{typing_import}
 """
 
 
@@ -59,7 +63,8 @@ def lifted_module(runtime_module: str) -> types.ModuleType:
     """A module holding the lifted copy of every definition of `rtcompile.runtime.<runtime_module>`."""
     lifted = lift((runtime_module, name) for name in top_level_names(runtime_module))
     imports, typing_names = _merge_imports([*FIXED_IMPORTS, *lifted.imports])
-    code = PREAMBLE.format(imports=imports, typing_names=typing_names) + "\n\n" + "\n\n\n".join(lifted.definitions)
+    typing_import = "\n".join(import_lines(INDENT, "typing", typing_names))
+    code = PREAMBLE.format(imports=imports, typing_import=typing_import) + "\n\n" + "\n\n\n".join(lifted.definitions)
     name = f"rtcompile_lifted_{runtime_module}"
     module = types.ModuleType(name)
     module.__file__ = f"<lifted {runtime_module}>"

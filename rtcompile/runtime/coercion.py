@@ -6,6 +6,7 @@ declared type that accepts the text wins, and text no type accepts is kept uncha
 """
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -45,7 +46,7 @@ def _as_integer(raw: str) -> int | None:
 def _as_number(raw: str) -> int | float | None:
     """A finite float, given back as an int when it is whole and the text had no '.'; None for nan/inf."""
     number = float(raw)
-    if number != number or number in (float("inf"), float("-inf")):
+    if not math.isfinite(number):
         return None
     return int(number) if number.is_integer() and "." not in raw else number
 

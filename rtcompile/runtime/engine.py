@@ -91,27 +91,25 @@ class StreamingParser:
 
     # -- what a backend plugs in (see the module docstring)
     _names: tuple[FieldName, ...]  # by field index
-    _dirty: tuple[
-        bool, ...
-    ]  # by field: chunks of structured content are marked `dirty`
+    # by field: chunks of structured content are marked `dirty`
+    _dirty: tuple[bool, ...]
     _joins: tuple[str | None, ...]  # by field: the `join` separator, if any
     _repeats: tuple[bool, ...]  # by field
     _required: tuple[str, ...]  # fields the final message must contain
     _defaults: dict[str, Any]  # the message before any region closed
     _implicit: int  # the implicit field's index, or NO_FIELD
-    _state_of_field: tuple[
-        int, ...
-    ]  # by field: the state inside it (0 for the implicit field)
-    _actions: tuple[
-        tuple[tuple[bool, int], ...], ...
-    ]  # by state, by watch: (opens a region?, field)
+    # by field: the state inside it (0 for the implicit field)
+    _state_of_field: tuple[int, ...]
+    # by state, by watch: (opens a region?, field)
+    _actions: tuple[tuple[tuple[bool, int], ...], ...]
     _scanners: tuple[Scanner, ...]  # by state
-    _plain: tuple[PlainCheck | None, ...]  # by state; None: no fast path in that state
+    # by state; None: no fast path in that state
+    _plain: tuple[PlainCheck | None, ...]
     _handlers: tuple[Handler, ...]  # by field
-    _history: (
-        int | None
-    )  # committed characters a delimiter can still inspect; None: unbounded
-    _one_scan: bool  # a complete output may be parsed in one end-of-stream scan (see `parse_complete`)
+    # committed characters a delimiter can still inspect; None: unbounded
+    _history: int | None
+    # a complete output may be parsed in one end-of-stream scan (see `parse_complete`)
+    _one_scan: bool
 
     # -- the open region, as the fast path reads it (set by `_mark_opened`)
     _chunk_name: FieldName
@@ -253,9 +251,8 @@ class StreamingParser:
         so all of it is region text (what scanning would conclude, without scanning). Plain checks
         exist only where `_history` is bounded."""
         history = cast("int", self._history)
-        self._buffer = (
-            (self._buffer + text)[-history:] if history else ""
-        )  # what _drop_committed would keep
+        # what _drop_committed would keep
+        self._buffer = (self._buffer + text)[-history:] if history else ""
         self._pos = len(self._buffer)
         self._body.append(text)
         if len(self._body) >= BLOCK_CHUNKS:

@@ -63,7 +63,8 @@ class OpenAIField(_OpenAIRecord):
       stream then announces a call (id, type, name) as soon as its region opens.
     """
 
-    __slots__ = (
+    # In the constructor's order, which repr() follows: not sorted.
+    __slots__ = (  # noqa: RUF023
         "name",
         "repeats",
         "join",
@@ -165,7 +166,8 @@ def openai_call_items(value: Any) -> list[Any]:
     if isinstance(value, dict):
         return [value]
     if not isinstance(value, list):
-        raise ValueError(
+        # ValueError, not TypeError: to_openai's documented error for a malformed message.
+        raise ValueError(  # noqa: TRY004
             f"tool calls must be a list of calls, got {type(value).__name__}"
         )
     items: list[Any] = []
@@ -181,10 +183,12 @@ def openai_tool_call(
     `{"name", "arguments"}`) as an API tool call. Its `id` is the one the model wrote, if the template
     captured one, else `new_id()`."""
     if not isinstance(call, dict):
-        raise ValueError(f"tool call {index} is {type(call).__name__}, not an object")
+        # ValueError, not TypeError: to_openai's documented error for a malformed message.
+        raise ValueError(f"tool call {index} is {type(call).__name__}, not an object")  # noqa: TRY004
     function = call.get("function", call)
     if not isinstance(function, dict):
-        raise ValueError(
+        # ValueError, not TypeError: to_openai's documented error for a malformed message.
+        raise ValueError(  # noqa: TRY004
             f"tool call {index}: 'function' is {type(function).__name__}, not an object"
         )
     name = function.get("name")

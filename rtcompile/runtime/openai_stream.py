@@ -114,10 +114,8 @@ class _OpenAITextDeltas:
             if state.present and not isinstance(state.value, str):
                 return None  # a non-text default: the parser raises when it joins
             base = state.value if state.present else None
-            if state.open:
-                return (
-                    "" if base is None else base + field.join
-                )  # the region will close and be joined
+            if state.open:  # the region will close and be joined
+                return "" if base is None else base + field.join
             return base or ""
         if (
             field.repeats
@@ -298,9 +296,8 @@ class _OpenAICallDeltas:
             # A value a later region may still replace with well-formed calls: finish() decides.
 
     def start(self, deltas: list[dict[str, Any]]) -> None:
-        self._sync(
-            deltas
-        )  # a repeating field's default calls are certain from the start
+        # a repeating field's default calls are certain from the start
+        self._sync(deltas)
 
     def open(
         self, captures: Mapping[str, Any] | None, deltas: list[dict[str, Any]]
@@ -365,9 +362,8 @@ class DeltaStream:
         self._started = False
         self.finished = False
         self.finish_reason: FinishReason | None = None
-        self.diverged: list[
-            str
-        ] = []  # keys whose deltas do not add up to the final message
+        # keys whose deltas do not add up to the final message
+        self.diverged: list[str] = []
 
     def feed(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if self.finished:
@@ -412,9 +408,8 @@ class DeltaStream:
                 target.malformed()
             else:
                 target.state.open = target.streaming = False
-                target.in_sync = (
-                    target.in_sync and not target.sent
-                )  # text already sent will not be in it
+                # text already sent will not be in it
+                target.in_sync = target.in_sync and not target.sent
 
     def finish(
         self, final_events: Iterable[Mapping[str, Any]] = (), *, truncated: bool = False

@@ -54,7 +54,8 @@ def batch_prefixes(count: int, prefix: str | Sequence[str] | None) -> list[Any]:
 def join_value(name: str, previous: Any, value: Any, separator: str) -> str:
     """The new value of a `join` field after one more region closed with `value`."""
     if not isinstance(value, str):
-        raise ValueError(
+        # ValueError, not TypeError: the reference raises ValueError.
+        raise ValueError(  # noqa: TRY004
             f"Field '{name}': 'join' requires each match to parse to a string, got {type(value).__name__}."
         )
     return value if previous is None else previous + separator + value

@@ -64,7 +64,7 @@ def _failure_table(literal: str) -> list[int]:
     return table
 
 
-def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> bool:
+def regex_can_grow(pattern: re.Pattern[str], buf: str, m: re.Match[str]) -> bool:
     """Whether a complete regex match could still change when the stream goes on.
 
     A match that reaches the end of the buffer can always grow (or, if empty, only be real at the

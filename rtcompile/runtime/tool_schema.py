@@ -84,12 +84,10 @@ def _tool_enum_schema(values: list[Any]) -> dict[str, Any]:
 
 def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
     """Schema of a hint that is not a parameterised generic: an Enum, a basic type, Any, or an error."""
-    from enum import (
-        Enum,
-    )  # imported where used, like typing below: generated modules then import quickly
-    from typing import (
-        Any as any_hint,
-    )  # generated modules import typing's names for the type checker only
+    # Imported where used: generated modules then import quickly (they import typing's
+    # names for the type checker only).
+    from enum import Enum
+    from typing import Any as any_hint
 
     if isinstance(hint, type) and issubclass(hint, Enum):
         # The model has to write one of the member values, so those are the enum.
@@ -104,9 +102,8 @@ def _tool_bare_class_schema(hint: Any) -> dict[str, Any]:
                 "Member values must be int, float, str, bool or None."
             )
         return _tool_enum_schema(values)
-    basic = TOOL_SCHEMA_BASIC_TYPES.get(
-        hint
-    )  # a dict lookup, so an unhashable hint is a TypeError here too
+    # a dict lookup, so an unhashable hint is a TypeError here too
+    basic = TOOL_SCHEMA_BASIC_TYPES.get(hint)
     if basic is not None:
         return {"type": basic}
     if hint is any_hint:

@@ -24,7 +24,8 @@ def resolve_placeholder(
     value = scope[root]
     for key in keys:
         if not isinstance(value, dict):
-            raise ValueError(
+            # ValueError, not TypeError: the reference raises ValueError.
+            raise ValueError(  # noqa: TRY004
                 f"transform placeholder '{{{path}}}' cannot index into {type(value).__name__} at '{key}'"
             )
         if key not in value:
@@ -38,7 +39,8 @@ def resolve_placeholder(
 def require_each_list(field_name: str, value: Any) -> list[Any]:
     """`transform_each` maps over a parsed list; anything else (even a tuple or dict) is a ValueError."""
     if not isinstance(value, list):
-        raise ValueError(
+        # ValueError, not TypeError: the reference raises ValueError.
+        raise ValueError(  # noqa: TRY004
             f"Field '{field_name}': transform_each requires the parsed content to be a list, "
             f"got {type(value).__name__}."
         )
@@ -54,7 +56,8 @@ def each_item_scope(
     transforms earlier elements (and may fail on them) before it looks at later ones.
     """
     if not isinstance(item, dict):
-        raise ValueError(
+        # ValueError, not TypeError: the reference raises ValueError.
+        raise ValueError(  # noqa: TRY004
             f"Field '{field_name}': transform_each requires each list element to be a dict, got {type(item).__name__}."
         )
     return {**captures, **item}

@@ -9,6 +9,7 @@ the fast path inline. Anything else goes to `StreamingParser._feed_scanning`.
 
 from __future__ import annotations
 
+from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, width
 from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.scanners import state_hint
 from rtcompile.backends.codegen.writer import CodeWriter, literal
@@ -28,17 +29,20 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         out.line('"""Add model text; returns the events it completes."""')
         # With nothing kept (history 0) the buffer is empty exactly when nothing is held back.
         pending = "self._buffer" if plan.history == 0 else "self._pos != len(self._buffer)"
-        guard = f"not self._fast or not text or {pending}"
+        guards = [f"not self._fast or not text or {pending}"]
         busy = _busy_tests(parts, plan)
         if len(busy) == 1:
             (test,) = busy
             if test != "False":
-                guard += f" or {test}"
+                guards.append(test)
         else:
             _assign_busy(out, busy)
-            guard += " or busy"
-        with out.block(f"if {guard}:"):
-            out.line("return self._feed_scanning(text)")
+            guards.append("busy")
+        # One test if it fits on a line; else the delimiter test gets an `if` of its own.
+        one = f"{INDENT * 2}if {' or '.join(guards)}:"
+        for guard in [" or ".join(guards)] if width(one) <= LINE_LENGTH else guards:
+            with out.block(f"if {guard}:"):
+                out.line("return self._feed_scanning(text)")
         out.comment("A region is open, nothing is held back and no delimiter can start in `text`: it is region text.")
         if plan.history == 0:
             pass  # literal delimiters never look back: the buffer stays empty

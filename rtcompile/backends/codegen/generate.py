@@ -5,8 +5,9 @@ What is specialised per template (each in its own file here):
 * `handlers`: one handler per field, the content parser's arguments baked in, the transform unrolled;
 * `types`: the message and event TypedDicts.
 The streaming engine itself (`rtcompile.runtime.engine`) and the runtime helpers a template needs
-are lifted verbatim (`lift`); the fixed arrangement is the Jinja skeleton in `skeleton/`. The result
-is black-formatted, section by section.
+are lifted verbatim (`lift`); the fixed arrangement is the Jinja skeleton in `skeleton/`. Each
+statement is written in its final layout (`layout`: what ruff's formatter would make of it), so
+no formatter runs, and the output is the same wherever rtcompile is installed.
 
 Safety: every value that comes from the template enters the module through `writer.literal()`;
 identifiers come from `writer.Names`, never raw from template text.
@@ -14,21 +15,19 @@ identifiers come from `writer.Names`, never raw from template text.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import black
 import jinja2
 
 from rtcompile.backends.codegen.fast_path import specialised_feed
 from rtcompile.backends.codegen.handlers import handlers
+from rtcompile.backends.codegen.layout import INDENT, import_lines, lay_out
 from rtcompile.backends.codegen.lift import lift
 from rtcompile.backends.codegen.openai import openai_section
 from rtcompile.backends.codegen.parts import REGEX_IMPORT, ModuleParts, RegexFallback
-from rtcompile.backends.codegen.preformat import format_with_big_literals_aside
 from rtcompile.backends.codegen.scanners import plain_check, scanner
 from rtcompile.backends.codegen.types import message_types
 from rtcompile.backends.codegen.writer import CodeWriter, literal, needs_builder
@@ -37,10 +36,6 @@ from rtcompile.ir import Template
 from rtcompile.plan import ParserPlan, plan_parser
 from rtcompile.version import VERSION
 
-BLACK_MODE = black.Mode(target_versions={black.mode.TargetVersion.PY310}, line_length=120)
-# The skeleton's section dividers. Sections are formatted one by one (and cached), because black
-# on a whole module costs over a second and most sections are the same for every template.
-SECTION_DIVIDER = "# " + "-" * 76
 SKELETON = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).parent / "skeleton"),
     keep_trailing_newline=True,
@@ -54,9 +49,9 @@ FIXED_IMPORTS = [
 ]
 # Typing names generated modules use in annotations (never evaluated) and for the type checker.
 # `typing` is slow to import, so modules import it only under TYPE_CHECKING (see the skeleton).
-TYPING_NAMES = ["Any", "Final", "Literal", "TypedDict", "Union", "cast", "overload"]
+TYPING_NAMES = ["Any", "Final", "Literal", "TypedDict", "cast", "overload"]
 # Names the skeleton defines at module level; generated names must not take them.
-SKELETON_NAMES = ["ResponseParser", "parse_response", "TEMPLATE", "TEMPLATE_SHA256", "RTCOMPILE_VERSION", "REQUIRES"]
+SKELETON_NAMES = ["ResponseParser", "parse_response", "TEMPLATE", "DEFAULTS", "TEMPLATE_SHA256", "RTCOMPILE_VERSION", "REQUIRES"]
 
 
 @dataclass(frozen=True)
@@ -68,12 +63,12 @@ class GeneratedModule:
 
 
 def generate(template: Template, *, source_name: str) -> str:
-    """The complete, black-formatted module for `template`."""
+    """The complete module for `template`."""
     return generate_module(template, source_name=source_name).code
 
 
 def generate_module(template: Template, *, source_name: str) -> GeneratedModule:
-    """The complete, black-formatted module for `template`, with what it needs beyond the stdlib."""
+    """The complete module for `template`, with what it needs beyond the stdlib."""
     plan = plan_parser(template)
     parts = ModuleParts()
     parts.names.reserve(SKELETON_NAMES)
@@ -107,24 +102,25 @@ def generate_module(template: Template, *, source_name: str) -> GeneratedModule:
         source_name=_escaped(source_name),
         source_name_in_docstring=_escaped(source_name).replace("\\", "\\\\"),
         sha256=sha256,
-        sha256_literal=literal(sha256),
+        sha256_statement="\n".join(lay_out(f"TEMPLATE_SHA256: Final = {literal(sha256)}")),
         imports=imports,
-        typing_names=typing_names,
-        template_literal=literal(dict(template.source)),
+        typing_import="\n".join(import_lines(INDENT, "typing", typing_names)),
+        defaults_statement="\n".join(lay_out(f"DEFAULTS: Final[dict[str, Any]] = {literal(dict(template.defaults))}")),
+        template_statement="\n".join(lay_out(f"TEMPLATE: Final[dict[str, Any]] = {literal(dict(template.source))}")),
         data_helpers="\n\n\n".join(early.definitions),
-        types=types,
-        helpers="\n\n\n".join(_formatted(d) for d in lifted.definitions),
-        scanners="\n\n\n".join([*parts.constants, parts.patterns_code(), *parts.scanners]),
-        handlers="\n\n\n".join(parts.functions),
+        types=_section_body(types),
+        helpers=_section_body("\n\n\n".join(lifted.definitions)),
+        scanners=_section_body("\n\n\n".join([*parts.constants, parts.patterns_code(), *parts.scanners])),
+        handlers=_section_body("\n\n\n".join(parts.functions)),
         tables=_tables(plan, scanners, plain, field_handlers),
         anchor=anchor,
         feed=feed or "",
-        openai=openai,
+        openai=_section_body(openai),
         requires=", ".join(parts.requires),
         requires_literal=literal(parts.requires),
         fallbacks=[_escaped(f"{format_path(f.where)}: {f.construct}").replace("\\", "\\\\") for f in parts.fallbacks],
     )
-    return GeneratedModule(_format_sections(code), tuple(parts.fallbacks))
+    return GeneratedModule(code, tuple(parts.fallbacks))
 
 
 def _tables(plan: ParserPlan, scanners: list[str], plain: list[str | None], handlers: list[str]) -> str:
@@ -137,29 +133,44 @@ def _tables(plan: ParserPlan, scanners: list[str], plain: list[str | None], hand
     out.line(f"_joins = {literal(tuple(f.join for f in fields))}")
     out.line(f"_repeats = {literal(tuple(f.repeats for f in fields))}")
     out.line(f"_required = {literal(plan.required)}")
-    out.line(f"_defaults = {literal(dict(template.defaults))}")
+    out.line("_defaults = DEFAULTS")
     out.line(f"_implicit = {plan.implicit}")
     out.line(f"_state_of_field = {literal(plan.state_of_field)}")
     out.line(f"_actions = {literal(plan.actions)}")
-    out.line(f"_scanners = ({', '.join(scanners)},)")
-    out.line(f"_plain = ({', '.join(p or 'None' for p in plain)},)")
-    out.line(f"_handlers = ({', '.join(handlers)},)")
+    out.line(f"_scanners = {_tuple(scanners)}")
+    out.line(f"_plain = {_tuple([p or 'None' for p in plain])}")
+    out.line(f"_handlers = {_tuple(handlers)}")
     out.line(f"_history = {plan.history}")
     out.line(f"_one_scan = {plan.one_scan}")
     return out.code()
 
 
-def _merge_imports(lines: list[str]) -> tuple[str, str]:
-    """The module's runtime imports, and the typing names to import for the type checker only."""
+def _section_body(code: str) -> str:
+    """A section's code, as it follows the section's heading comment and one blank line: a definition
+    gets a second blank line (a comment right above a definition belongs to it)."""
+    first = next(line for line in code.split("\n") if line and not line.startswith("#"))
+    return f"\n{code}" if first.startswith(("def ", "class ", "@")) else code
+
+
+def _tuple(names: list[str]) -> str:
+    """A tuple of names, as Python source."""
+    return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
+
+
+def _merge_imports(lines: list[str]) -> tuple[str, list[str]]:
+    """The module's runtime imports, sorted and grouped as isort does (the standard library, then
+    `regex`), and the typing names to import for the type checker only."""
     plain = sorted({line for line in lines if line.startswith("import ")})
     from_imports: dict[str, set[str]] = {"typing": set(TYPING_NAMES)}
     for line in lines:
         if line.startswith("from "):
             module, names = line[5:].split(" import ", 1)
             from_imports.setdefault(module, set()).update(n.strip() for n in names.split(","))
-    typing_names = ", ".join(sorted(from_imports.pop("typing")))
-    froms = [f"from {m} import {', '.join(sorted(n))}" for m, n in sorted(from_imports.items())]
-    return "\n".join(plain + [""] + froms if plain and froms else plain + froms), typing_names
+    typing_names = sorted(from_imports.pop("typing"))
+    third_party = [line for line in plain if line.startswith(REGEX_IMPORT)]
+    stdlib = [line for line in plain if line not in third_party]
+    stdlib += [line for m, names in sorted(from_imports.items()) for line in import_lines("", m, sorted(names))]
+    return "\n\n".join("\n".join(group) for group in (stdlib, third_party) if group), typing_names
 
 
 def template_hash(template: Template) -> str:
@@ -207,19 +218,6 @@ class _Text:
     """Literal JSON punctuation queued between the values still to encode."""
 
     text: str
-
-
-@functools.lru_cache(maxsize=1024)
-def _formatted(code: str) -> str:
-    return black.format_str(code, mode=BLACK_MODE)
-
-
-def _format_sections(code: str) -> str:
-    """black, section by section (each section is a run of top-level statements); big data literals are
-    laid out without black (`preformat`), which would spend most of a big template's compile time on them."""
-    pieces = code.split(f"\n{SECTION_DIVIDER}")
-    sections = [pieces[0]] + [SECTION_DIVIDER + piece for piece in pieces[1:]]
-    return "\n\n".join(format_with_big_literals_aside(section, _formatted) for section in sections)
 
 
 def _escaped(text: str) -> str:

@@ -40,20 +40,24 @@ def handlers(parts: ModuleParts, fields: tuple[Field, ...]) -> list[str]:
             continue
         shared = bodies.count(body) > 1
         names[body] = parts.names.new("_handle", f.content if shared else f.name)
-        indented = "\n".join(f"    {line}" if line else "" for line in body.splitlines())
-        parts.functions.append(f"def {names[body]}(body: str, captures: dict[str, str]) -> Any:\n{indented}")
+        parts.functions.append(f"def {names[body]}(body: str, captures: dict[str, str]) -> Any:\n{body}")
     return [names[body] for body in bodies]
 
 
 def _handler_body(parts: ModuleParts, f: Field) -> str:
     where: JsonPath = ("fields", f.name, "content_args")
     parse = _parser_call(parts, f.parser, "body", where, f.name)
-    out = CodeWriter()
+    out = CodeWriter(depth=1)  # the body of the handler's def
     if f.transform is None:
         out.line(f"return {parse}")
         return out.code()
     unrolled = _nesting(f.transform) <= MAX_LITERAL_NESTING
     if not f.transform_each:
+        if unrolled and not any(isinstance(node, TPlaceholder) for node, _ in _subtrees(f.transform)):
+            out.comment("the transform reads nothing: the body is parsed for the errors it may raise")
+            out.line(parse)
+            out.line(f"return {_apply_transform(parts, f, unrolled)}")
+            return out.code()
         out.line(f"content = {parse}")
         if not unrolled or _uses_scope(f.transform):
             parts.need("transform", "content_scope")
@@ -115,9 +119,10 @@ def _parser_call(parts: ModuleParts, parser: ContentParser, arg: str, where: Jso
             return f"parse_python_call_list({arg})"
         case FailingParser():
             name = parts.names.new("_fail", hint)
-            parts.functions.append(
-                f"def {name}(text: Any) -> Any:\n    raise {parser.error}({literal(parser.message)})"
-            )
+            out = CodeWriter()
+            with out.block(f"def {name}(text: Any) -> Any:"):
+                out.line(f"raise {parser.error}({literal(parser.message)})")
+            parts.functions.append(out.code())
             return f"{name}({arg})"
         case _:
             unreachable(parser)
@@ -128,7 +133,10 @@ def _nested_parser(parts: ModuleParts, parser: ContentParser | None, where: Json
         return "None"
     name = parts.names.new("_parse_value", hint)
     body = _parser_call(parts, parser, "raw", where, hint)
-    parts.functions.append(f"def {name}(raw: Any) -> Any:\n    return {body}")
+    out = CodeWriter()
+    with out.block(f"def {name}(raw: Any) -> Any:"):
+        out.line(f"return {body}")
+    parts.functions.append(out.code())
     return name
 
 

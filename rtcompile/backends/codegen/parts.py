@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, lay_out, width
 from rtcompile.backends.codegen.writer import Names, literal
 from rtcompile.frontend.errors import JsonPath
 from rtcompile.regex.translate import UnsupportedRegex, literal_text, translate, translate_complete
@@ -17,6 +18,18 @@ ALWAYS_LIFTED = [
     ("engine", "StreamingParser"),
     ("engine", "parse_texts"),
 ]
+
+
+def _global_statements(names: list[str]) -> list[str]:
+    """`global` statements for `names`, as many names to a line as fit (a formatter would break one
+    long `global` with backslashes)."""
+    lines: list[str] = []
+    for name in names:
+        if lines and width(f"{lines[-1]}, {name}") <= LINE_LENGTH:
+            lines[-1] += f", {name}"
+        else:
+            lines.append(f"{INDENT}global {name}")
+    return lines
 
 
 @dataclass(frozen=True)
@@ -53,7 +66,7 @@ class ModuleParts:
 
     def constant(self, hint: str, code: str) -> str:
         name = self.names.new("_", hint, constant=True)
-        self.constants.append(f"{name}: Final = {code}")
+        self.constants.append("\n".join(lay_out(f"{name}: Final = {code}")))
         return name
 
     def pattern(self, hint: str, source: str, flags: str = "re.DOTALL", *, source_code: str | None = None) -> str:
@@ -70,10 +83,10 @@ class ModuleParts:
         patterns slow to compile, and doing it at import would make every import pay for it."""
         if not self.patterns:
             return "def _compile_patterns() -> None:\n    pass"
-        names = ", ".join(name for name, _ in self.patterns)
         lines = [f"{name}: {'Any' if name in self.regex_patterns else 're.Pattern[str]'}" for name, _ in self.patterns]
-        lines += ["", "", "def _compile_patterns() -> None:", f"    global {names}"]
-        lines += [f"    {name} = {code}" for name, code in self.patterns]
+        lines += ["", "", "def _compile_patterns() -> None:"]
+        lines += _global_statements([name for name, _ in self.patterns])
+        lines += [line for name, code in self.patterns for line in lay_out(f"{INDENT}{name} = {code}")]
         return "\n".join(lines)
 
     def stdlib_regex(

@@ -94,7 +94,7 @@ def _several_watches(out: CodeWriter, parts: ModuleParts, state: ParserState, te
         out.line("return -1, 0, 0, NO_GROUPS, hold  # nothing to watch: all text belongs to the region")
         return
     out.line("best = -1")
-    out.line("best_start = best_end = best_rank = 0")
+    out.line("best_start = best_end = 0")
     out.line("best_groups: dict[str, str | None] = NO_GROUPS")
     combined = not _literals_nest(state)
     if combined and any(w.delimiter.is_literal for w in state.watches):
@@ -142,12 +142,10 @@ def _take(out: CodeWriter, rank: int | None, groups: str) -> None:
     if rank is None:
         out.line(f"return 0, start, end, {groups}, n")
         return
-    better = (
-        "best < 0 or start < best_start or (start == best_start and "
-        f"(end > best_end or (end == best_end and {rank} < best_rank)))"
-    )
-    with out.block(f"if {better}:"):
-        out.line(f"best, best_start, best_end, best_rank, best_groups = {rank}, start, end, {rank}, {groups}")
+    # Earlier, then longer, then ranked before: compared as (start, -end, rank).
+    with out.block(f"if best < 0 or (start, -end, {rank}) < (best_start, -best_end, best):"):
+        out.line(f"best, best_start, best_end = {rank}, start, end")
+        out.line(f"best_groups = {groups}")
 
 
 def _literal_search(
@@ -195,7 +193,7 @@ def _literal_search(
             if single:
                 out.line("return rank, start, end, NO_GROUPS, n")
             else:
-                out.line("best, best_start, best_end, best_rank = rank, start, end, rank")
+                out.line("best, best_start, best_end = rank, start, end")
 
 
 def _literals_nest(state: ParserState) -> bool:
@@ -229,7 +227,8 @@ def _literal_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: 
     else:
         names = parts.constant(f"{watch_hint(watch, template)} literals", literal(tuple(by_length)))
         out.line("start = end = -1")
-        with out.block(f"for lit in {names}:  # longest first: at one position the longest literal wins"):
+        out.comment("longest first: at one position the longest literal wins")
+        with out.block(f"for lit in {names}:"):
             out.line("at = buf.find(lit, pos)")
             with out.block("if at >= 0 and (start < 0 or at < start):"):
                 out.line("start, end = at, at + len(lit)")
@@ -268,7 +267,7 @@ def _hold_pending(out: CodeWriter, parts: ModuleParts, literals: list[str], hint
         return
     pattern = parts.pattern(f"{hint} pending", _proper_prefix_trie(pending) + r"\Z")
     with out.block("if not eos:"):
-        out.line(f"m = {pattern}.search(buf, n - {reach} if n - {reach} > pos else pos)")
+        out.line(f"m = {pattern}.search(buf, max(pos, n - {reach}))")
         with out.block("if m is not None and m.start() < hold:"):
             out.line("hold = m.start()")
 
@@ -343,7 +342,10 @@ def _regex_module_watch(out: CodeWriter, pattern: str, rank: int | None) -> None
     """A delimiter matched with the `regex` module (no exact stdlib translation): exactly as the
     interpreter and the reference search it, partial matches included."""
     out.comment("no exact stdlib translation: matched with the regex module, as the reference does")
-    out.line(f"m = {pattern}.search(buf, pos) if eos else {pattern}.search(buf, pos, partial=True)")
+    with out.block("if eos:"):
+        out.line(f"m = {pattern}.search(buf, pos)")
+    with out.block("else:"):
+        out.line(f"m = {pattern}.search(buf, pos, partial=True)")
     with out.block("if m is not None:"):
         out.line("start, end = m.span()")
         with out.block(f"if not eos and (m.partial or regex_can_grow({pattern}, buf, m)):"):

@@ -7,6 +7,7 @@ says.
 
 from __future__ import annotations
 
+from rtcompile.backends.codegen.layout import INDENT, lay_out
 from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.writer import literal
 from rtcompile.ir import FailingParser, Field, TDict, Template, TList, TLiteral, TPlaceholder, Transform, unreachable
@@ -23,6 +24,19 @@ _CONTENT_TYPES = {
 }
 
 
+# The event types, the same in every module.
+EVENT_TYPES = [
+    'RegionOpen = TypedDict("RegionOpen", {"type": Literal["region_open"], "field": FieldName,'
+    ' "captures": NotRequired[dict[str, str]], "start": NotRequired[int]})',
+    'RegionChunk = TypedDict("RegionChunk", {"type": Literal["region_chunk"], "field": FieldName,'
+    ' "text": str, "dirty": bool})',
+    'RegionClose = TypedDict("RegionClose", {"type": Literal["region_close"], "field": FieldName,'
+    ' "value": Any, "end": NotRequired[int]})',
+    'RegionMalformed = TypedDict("RegionMalformed", {"type": Literal["region_malformed"],'
+    ' "field": FieldName, "error": str, "message": str, "text": str, "end": NotRequired[int]})',
+]
+
+
 def message_types(parts: ModuleParts, template: Template) -> str:
     field_types = {f.name: _value_type(parts, f) for f in template.fields}
     entries = []
@@ -33,45 +47,24 @@ def message_types(parts: ModuleParts, template: Template) -> str:
         f"{literal(name)}: NotRequired[{kind}]" for name, kind in field_types.items() if name not in template.defaults
     ]
     names = ", ".join(literal(f.name) for f in template.fields)
-    shapes = "\n    ".join(parts.shapes)
+    declarations = [
+        f"FieldName = Literal[{names}]",
+        *parts.shapes,
+        f'Message = TypedDict("Message", {{{", ".join(entries)}}})',
+        "# captures, start, end and region_malformed appear only with the opt-in extensions.",
+        *EVENT_TYPES,
+    ]
+    laid_out = "\n".join(line for d in declarations for line in lay_out(INDENT + d))
+    # typing has NotRequired and Required from 3.11 on; generated modules support 3.10.
+    extensions = "NotRequired, Required" if template.defaults else "NotRequired"
     return f"""if TYPE_CHECKING:
-    from typing_extensions import NotRequired, Required
+    from typing_extensions import {extensions}  # noqa: UP035
 
-    FieldName = Literal[{names}]
-    {shapes}
-    Message = TypedDict("Message", {{{", ".join(entries)}}})
-    # "captures", "start", "end" and region_malformed appear only with the opt-in extensions.
-    RegionOpen = TypedDict(
-        "RegionOpen",
-        {{
-            "type": Literal["region_open"],
-            "field": FieldName,
-            "captures": NotRequired[dict[str, str]],
-            "start": NotRequired[int],
-        }},
-    )
-    RegionChunk = TypedDict(
-        "RegionChunk", {{"type": Literal["region_chunk"], "field": FieldName, "text": str, "dirty": bool}}
-    )
-    RegionClose = TypedDict(
-        "RegionClose", {{"type": Literal["region_close"], "field": FieldName, "value": Any, "end": NotRequired[int]}}
-    )
-    RegionMalformed = TypedDict(
-        "RegionMalformed",
-        {{
-            "type": Literal["region_malformed"],
-            "field": FieldName,
-            "error": str,
-            "message": str,
-            "text": str,
-            "end": NotRequired[int],
-        }},
-    )
-    Event = Union[RegionOpen, RegionChunk, RegionClose, RegionMalformed]
+{laid_out}
+    Event = RegionOpen | RegionChunk | RegionClose | RegionMalformed
 else:
     FieldName = str
-    Message = RegionOpen = RegionClose = RegionMalformed = Event = dict
-"""
+    Message = RegionOpen = RegionClose = RegionMalformed = Event = dict"""
 
 
 def _value_type(parts: ModuleParts, f: Field) -> str:

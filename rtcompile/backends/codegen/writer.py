@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
+from rtcompile.backends.codegen.layout import lay_out, string_literal
 from rtcompile.frontend.errors import TemplateError
 from rtcompile.frontend.nesting import levels
 from rtcompile.transform_program import data_program
@@ -30,14 +31,16 @@ def literal(value: object, *, _nesting: int = 0) -> str:
 
     A container nested `MAX_LITERAL_NESTING` brackets deep is written as `build_value(<program>)`
     instead (a flat program: see `rtcompile.runtime.transform_data`), so that no literal nests deeper,
-    however deep the value: CPython's parser refuses 200 nested brackets, and black recurses per level.
+    however deep the value: CPython's parser refuses 200 nested brackets.
     """
-    if value is None or isinstance(value, (bool, int, str)):
+    if isinstance(value, str):
+        return string_literal(value)
+    if value is None or isinstance(value, (bool, int)):
         return repr(value)
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
-            return f"float({repr(str(value))})"
-        return repr(value)
+            return f"float({string_literal(str(value))})"
+        return repr(value).replace("e+", "e")  # 1e+16 as ruff writes it: 1e16
     if isinstance(value, (list, tuple, dict)) and _nesting >= MAX_LITERAL_NESTING:
         return f"build_value({literal(data_program(value))})"
     deeper = _nesting + 1
@@ -98,7 +101,14 @@ class CodeWriter:
         self._depth = depth
 
     def line(self, text: str = "") -> None:
-        self._lines.append(f"{INDENT * self._depth}{text}" if text else "")
+        """One statement (or a line of a block the caller lays out itself, when `text` holds newlines);
+        a statement too long for one line is split as the formatter would split it (see `layout`)."""
+        if not text:
+            self._lines.append("")
+        elif "\n" in text:
+            self._lines.append(f"{INDENT * self._depth}{text}")
+        else:
+            self._lines.extend(lay_out(f"{INDENT * self._depth}{text}"))
 
     def comment(self, text: str) -> None:
         """A comment line; `text` must already be safe for one line (callers quote template text)."""

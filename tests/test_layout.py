@@ -1,0 +1,188 @@
+"""Generated modules are laid out exactly as `ruff format` lays them out with its default settings,
+and pass `ruff check` with its default rules, though no formatter runs when they are generated.
+
+ruff is the pinned one of the test extra, run in a subprocess with `--isolated` (no configuration
+file is read: its defaults, 88 columns). The layout rules themselves (`rtcompile.backends.codegen.layout`)
+are checked on random statements of every shape the generator writes; whole modules, on the bundled
+templates and on random templates.
+"""
+
+from __future__ import annotations
+
+import difflib
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rtcompile
+from rtcompile.backends.codegen.layout import LINE_LENGTH, import_lines, lay_out, string_literal, width
+from rtcompile.backends.codegen.writer import literal
+from tests.strategies import templates
+
+ROOT = Path(__file__).resolve().parents[1]
+RUFF = [sys.executable, "-m", "ruff"]
+
+
+def ruff_format(code: str) -> str:
+    done = subprocess.run(
+        [*RUFF, "format", "--isolated", "--stdin-filename", "module.py", "-"],
+        input=code,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def ruff_check(code: str) -> str:
+    """ruff's default rules' findings on `code` ("" if there are none)."""
+    done = subprocess.run(
+        [*RUFF, "check", "--isolated", "--output-format", "concise", "--stdin-filename", "module.py", "-"],
+        input=code,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=False,
+    )
+    return "" if done.returncode == 0 else done.stdout + done.stderr
+
+
+def assert_formatted(code: str) -> None:
+    formatted = ruff_format(code)
+    if formatted != code:
+        diff = "\n".join(difflib.unified_diff(code.splitlines(), formatted.splitlines(), "ours", "ruff", lineterm=""))
+        raise AssertionError(f"ruff lays this out differently:\n{diff[:6000]}")
+
+
+def test_the_bundled_modules_pass_ruff_with_its_default_settings() -> None:
+    paths = sorted(str(p) for p in (ROOT / "generated").glob("*_parser.py"))
+    assert len(paths) == 52
+    formatted = subprocess.run([*RUFF, "format", "--isolated", "--check", *paths], capture_output=True, text=True)
+    assert formatted.returncode == 0, formatted.stdout + formatted.stderr
+    checked = subprocess.run([*RUFF, "check", "--isolated", *paths], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_compiling_imports_no_formatter() -> None:
+    code = (
+        "import sys, rtcompile\n"
+        "rtcompile.compile_template('qwen3')\n"
+        "print(sorted(m for m in ('black', 'ruff', 'yapf', 'autopep8') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+# -- statements of the shapes the generator writes -------------------------------------------------
+
+# Text for string values: quotes of both kinds, backslashes, control and separator characters, and
+# characters two columns wide (CJK, full-width forms, the DeepSeek delimiters' ▁ and ｜) or none
+# (combining marks), so that quoting and column counting are both exercised.
+_CHARACTERS = st.sampled_from(list("ab <>|_/{}[](),:=#'\"\\\n\t\x1b\u2028 ｜▁思考工具調用é\u0301😀") + ["xyz", "tool_call"])
+_TEXT = st.lists(_CHARACTERS, max_size=14).map("".join)
+_SCALARS = st.one_of(
+    _TEXT,
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.booleans(),
+    st.none(),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=6),
+        st.lists(inner, max_size=4).map(tuple),
+        st.dictionaries(_TEXT, inner, max_size=5),
+    ),
+    max_leaves=40,
+)
+_NAMES = st.sampled_from(["x", "_OUTSIDE_LITERAL_WATCHES", "content", "TEMPLATE", "_RE_IN_TOOL_CALLS_PENDING"])
+
+
+@st.composite
+def statements(draw: st.DrawFn) -> str:
+    """One statement, on one line, as the generator writes it before layout."""
+    value = literal(draw(_VALUES))
+    other = literal(draw(_VALUES))
+    name = draw(_NAMES)
+    shape = draw(st.integers(0, 6))
+    if shape == 0:
+        return f"{name} = {value}"
+    if shape == 1:
+        return f"{name}: Final = {value}"
+    if shape == 2:
+        return f"return {value}"
+    if shape == 3:
+        return f"{name} = parse_json(body, unquoted_keys={value}, strip={other})"
+    if shape == 4:
+        return f"{name} = re.compile({value}, re.DOTALL)"
+    if shape == 5:
+        return f'out.append({{"type": "function", "function": {value}, "id": {other}}})'
+    return f"return build_value({value})"
+
+
+def _module_of(statements_at_depths: list[tuple[int, str]]) -> str:
+    """The statements laid out, each in a function of its own at its depth (so that each is valid)."""
+    blocks = []
+    for number, (depth, statement) in enumerate(statements_at_depths):
+        lines = [f"def f{number}():"] + [f"{'    ' * d}if x:" for d in range(1, depth)]
+        lines += lay_out("    " * depth + statement)
+        blocks.append("\n".join(lines))
+    return "\n\n\n".join(blocks) + "\n"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(1, 4), statements()), min_size=1, max_size=25))
+def test_statements_are_laid_out_as_ruff_lays_them_out(batch: list[tuple[int, str]]) -> None:
+    assert_formatted(_module_of(batch))
+
+
+def test_big_and_deep_values_are_laid_out_as_ruff_lays_them_out() -> None:
+    big = {f"key {i}": [f"<t{i}>", i, {"nested": (i, None, f"</t{i}>")}] for i in range(3000)}
+    deep: Any = "leaf"
+    for level in range(15):
+        deep = {f"level {level}": [deep, level]}
+    assert_formatted(_module_of([(1, f"x = {literal(big)}"), (2, f"return {literal(deep)}")]))
+
+
+@given(_TEXT)
+def test_string_literals_are_in_ruffs_quotes_and_mean_the_text(text: str) -> None:
+    source = string_literal(text)
+    assert eval(source) == text  # noqa: S307 - a literal we just built
+    assert ruff_format(f"x = {source}\n") == f"x = {source}\n" or width(f"x = {source}") > LINE_LENGTH
+
+
+def test_imports_too_long_for_a_line_get_parentheses() -> None:
+    names = ["Any", "Final", "Literal", "NoReturn", "TypeAlias", "TypedDict", "cast", "overload", "Iterable"]
+    code = "\n".join(["if x:", *import_lines("    ", "typing", names)]) + "\n"
+    assert_formatted(code)
+    assert import_lines("", "re", ["Match"]) == ["from re import Match"]
+
+
+def test_a_long_string_value_goes_in_parentheses_when_that_makes_it_fit() -> None:
+    fits = "x" * 70
+    assert lay_out(f'TEMPLATE_SHA256: Final = "{fits}"') == ["TEMPLATE_SHA256: Final = (", f'    "{fits}"', ")"]
+    too_long = "x" * 100
+    assert lay_out(f'X: Final = "{too_long}"') == [f'X: Final = "{too_long}"']
+
+
+# -- whole modules ---------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(templates(compilable=True))
+def test_modules_of_random_templates_pass_ruff_with_its_default_settings(template: dict[str, Any]) -> None:
+    try:
+        code = rtcompile.compile_template(template)
+    except rtcompile.TemplateError:
+        return  # refused with a message (the differential suites check when that may happen)
+    assert_formatted(code)
+    assert ruff_check(code) == ""
