@@ -85,7 +85,7 @@ def test_compiling_imports_no_formatter() -> None:
 # Text for string values: quotes of both kinds, backslashes, control and separator characters, and
 # characters two columns wide (CJK, full-width forms, the DeepSeek delimiters' ▁ and ｜) or none
 # (combining marks), so that quoting and column counting are both exercised.
-_CHARACTERS = st.sampled_from(list("ab <>|_/{}[](),:=#'\"\\\n\t\x1b\u2028 ｜▁思考工具調用é\u0301😀") + ["xyz", "tool_call"])
+_CHARACTERS = st.sampled_from([*"ab <>|_/{}[](),:=#'\"\\\n\t\x1b\u2028 ｜▁思考工具調用é\u0301😀", "xyz", "tool_call"])
 _TEXT = st.lists(_CHARACTERS, max_size=14).map("".join)
 _SCALARS = st.one_of(
     _TEXT,

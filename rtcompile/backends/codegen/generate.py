@@ -51,7 +51,10 @@ FIXED_IMPORTS = [
 # `typing` is slow to import, so modules import it only under TYPE_CHECKING (see the skeleton).
 TYPING_NAMES = ["Any", "Final", "Literal", "TypedDict", "cast", "overload"]
 # Names the skeleton defines at module level; generated names must not take them.
-SKELETON_NAMES = ["ResponseParser", "parse_response", "TEMPLATE", "DEFAULTS", "TEMPLATE_SHA256", "RTCOMPILE_VERSION", "REQUIRES"]
+SKELETON_NAMES = [
+    *("ResponseParser", "parse_response", "TEMPLATE", "DEFAULTS", "TEMPLATE_SHA256"),
+    *("RTCOMPILE_VERSION", "REQUIRES"),
+]
 
 
 @dataclass(frozen=True)
