@@ -79,10 +79,12 @@ REGEX_FALLBACK_NOTE = ": the module imports the regex module for this pattern"
 @dataclass(frozen=True)
 class CompiledModule:
     """A generated module's source, and one warning per pattern it matches with the `regex` module
-    (no exact standard-library translation is known for it); no warnings: the module is stdlib only."""
+    (no exact standard-library translation is known for it); no warnings: the module is stdlib only.
+    `template_warnings` are the template's own (what `load_template` warns about), located."""
 
     code: str
     regex_fallbacks: tuple[Diagnostic, ...]
+    template_warnings: tuple[Diagnostic, ...] = ()
 
     @property
     def requires(self) -> tuple[str, ...]:
@@ -125,7 +127,8 @@ def compile_module(source: TemplateSource, *, source_name: str | None = None) ->
         )
         for fallback in generated.fallbacks
     )
-    return CompiledModule(generated.code, notes)
+    found = tuple(_locate_diagnostic(d, document) for d in template_warnings(template))
+    return CompiledModule(generated.code, notes, found)
 
 
 def parse_response(

@@ -481,3 +481,28 @@ def test_stdlib_only_turns_the_regex_fallback_into_exit_2_and_writes_nothing(tmp
 def test_stdlib_only_accepts_templates_that_need_nothing_else(tmp_path: Path) -> None:
     result = run(str(SMOLLM3), "-o", str(tmp_path / "s_parser.py"), "--stdlib-only")
     assert (result.returncode, errors_in(result.stderr)) == (0, [])
+
+
+POLYNOMIAL: dict[str, object] = {
+    "start_anchor": "<a>",
+    "fields": {
+        "tool_calls": {"open_pattern": "<tool_call>\\s*\\s*\\s*\\{", "close": "}</tool_call>", "content": "json"},
+        "content": {},
+    },
+}
+
+
+def test_compile_and_lint_warn_about_polynomial_backtracking(tmp_path: Path) -> None:
+    path = lint_template(tmp_path, POLYNOMIAL)
+    message = (
+        "fields.tool_calls.open_pattern: pattern can backtrack polynomially (3 overlapping unbounded repeats in a "
+        "row, like \\s*\\s*\\s*): a long near-miss costs time growing like n^3 on every scan"
+    )
+    compiled = run(str(path), "-o", str(tmp_path / "t_parser.py"))
+    assert compiled.returncode == 0 and errors_in(compiled.stderr) == [f"rtcompile: warning: {path}:6:25: {message}"]
+    linted = run("lint", str(path), "--cases", "5")
+    assert (
+        linted.returncode == 0
+        and f"{path}:6:25: {message.replace(': pattern', ': warning: pattern', 1)}" in linted.stdout
+    )
+    assert run("lint", str(path), "--cases", "5", "--strict").returncode == 1

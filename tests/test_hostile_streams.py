@@ -101,3 +101,60 @@ def test_feed_or_finalize_after_finalize_is_a_runtime_error(model: str) -> None:
             parser.feed("more")
         with pytest.raises(RuntimeError, match="already finalized"):
             parser.finalize()
+
+
+class CountingPattern:
+    """Stands in for one of a module's compiled patterns, counting the characters offered to it (from the
+    search position to the end): a module that rescans what it holds on every feed offers the square."""
+
+    def __init__(self, pattern: Any, counter: list[int]) -> None:
+        self.pattern, self.counter = pattern, counter
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.pattern, name)
+        if name not in ("search", "match", "fullmatch", "finditer", "findall"):
+            return method
+
+        def counted(text: str, pos: int = 0, *rest: Any) -> Any:
+            self.counter[0] += len(text) - pos
+            return method(text, pos, *rest)
+
+        return counted
+
+
+def characters_offered(module: Any, chunks: list[str]) -> tuple[int, Any]:
+    """Characters the module's patterns were offered while parsing `chunks`, and the observation."""
+    counter = [0]
+    module.ResponseParser("").feed("x")  # compiles the patterns (on first use)
+    saved = {name: value for name, value in vars(module).items() if name.startswith("_RE_")}
+    for name, value in saved.items():
+        setattr(module, name, CountingPattern(value, counter))
+    try:
+        observed = observe(lambda p, t: module.ResponseParser(p, tools=t), "", chunks)
+    finally:
+        for name, value in saved.items():
+            setattr(module, name, value)
+    return counter[0], observed
+
+
+def run_without_spaces(n: int) -> str:
+    unit = "aGVsbG8vd29ybGQ+PT0=https://example.com/a?b=c&d=e;function(x){return x*2}"  # base64, URL, code
+    return (unit * (n // len(unit) + 1))[:n]
+
+
+@pytest.mark.parametrize("split", ["chars", "halves"])
+def test_mistral_v11_on_a_run_without_spaces_agrees_and_stays_linear(split: str) -> None:
+    """The tool-call open `[^\\s\\[\\]]+\\[ARGS\\]` used to cost the square of such a run on every feed."""
+    template = template_of("mistral_v11")
+    module = compiled_module(template)
+
+    def chunked(text: str) -> list[str]:
+        return list(text) if split == "chars" else [text[: len(text) // 2], text[len(text) // 2 :]]
+
+    offered = {}
+    for n in (500, 2000):
+        chunks = chunked(run_without_spaces(n))
+        offered[n], ours = characters_offered(module, chunks)
+        assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks))
+        assert identical(ours, observe(interpreter_engine(template), "", chunks))
+    assert 0 < offered[2000] <= 2 * 4 * offered[500], offered  # four times the text: linear work is about 4x

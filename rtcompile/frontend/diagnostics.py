@@ -16,6 +16,7 @@ from rtcompile.frontend.errors import Diagnostic
 from rtcompile.ir import Field, TDict, Template, TList, TPlaceholder, Transform
 from rtcompile.regex.analysis import nested_unbounded_repeat, portability_concerns
 from rtcompile.regex.ast import ParsedRegex
+from rtcompile.regex.backtracking import polynomial_backtracking
 from rtcompile.regex.parser import parse_regex
 
 Path = tuple[str | int, ...]
@@ -189,6 +190,15 @@ def _regex_warnings(pattern: str, path: Path) -> Iterator[Diagnostic]:
         yield warn(
             "nested unbounded quantifiers (like (a+)+) can backtrack catastrophically: a long near-miss can take "
             "time exponential in its length on every scan",
+            path,
+        )
+        return  # the polynomial cost of repeats in a row is the lesser worry
+    polynomial = polynomial_backtracking(parsed.root)
+    if polynomial is not None:
+        degree = polynomial.degree
+        yield warn(
+            f"pattern can backtrack polynomially ({degree} overlapping unbounded repeats in a row, like "
+            f"{polynomial.example()}): a long near-miss costs time growing like n^{degree} on every scan",
             path,
         )
 

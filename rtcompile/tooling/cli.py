@@ -344,9 +344,12 @@ def _checked(job: Job) -> Job:
 
 
 def compile_job(job: Job, *, stdlib_only: bool = False) -> str:
-    """The module's code; one warning line per pattern that makes it import `regex` (an error with
+    """The module's code; one warning line per template warning (what `rtcompile lint` reports as
+    warnings: backtracking patterns...), and per pattern that makes it import `regex` (an error with
     `stdlib_only`)."""
     compiled = compile_module(job.source, source_name=source_name(job))
+    for warning in compiled.template_warnings:
+        print(printable(f"rtcompile: warning: {warning}"), file=sys.stderr)
     for note in compiled.regex_fallbacks:
         if stdlib_only:
             message = note.message.removesuffix(REGEX_FALLBACK_NOTE) + ", and --stdlib-only forbids the regex module"

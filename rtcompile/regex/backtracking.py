@@ -1,0 +1,293 @@
+r"""Polynomial backtracking: unbounded repeats in a row that can share the same text.
+
+``<tool_call>\s*\s*\s*\{`` on ``<tool_call>`` and a long run of spaces with no ``{``: a backtracking
+engine tries every way of cutting the run between the three repeats (and every end for the last one)
+before it gives up, about n^3 / 6 attempts for n spaces. Each pair of repeats that can consume the
+same characters, with nothing between them that must consume a character neither of them accepts,
+adds one free cut, hence one factor n: k such repeats in a row cost time growing like n^k on a near
+miss. (Nested unbounded repeats, ``(a+)+``, are exponential and reported by
+`rtcompile.regex.analysis.nested_unbounded_repeat`; this analysis leaves such patterns to it.)
+
+The analysis errs on the side of reporting: a repeat's characters are every character its body can
+consume, zero-width items and constructs it does not model (backreferences, fuzzy matching,
+``\K``...) never separate two repeats, and a repeat whose body is several characters long
+(``(?:ab)*``) counts whenever both bodies can match text made of the characters they share. It does
+not report what cannot backtrack: a single repeat, repeats of disjoint characters (``\s*\w+``),
+repeats separated by something that must consume a character outside their common set (``\s*,\s*``),
+possessive repeats and atomic groups (searched on their own), and repeats at the end of the pattern
+with nothing after them that can fail (the first, greedy try matches).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Iterator
+from typing import Final
+
+from rtcompile.regex.ast import (
+    Alternation,
+    Assertion,
+    Atomic,
+    BranchReset,
+    Chars,
+    Concat,
+    Conditional,
+    Group,
+    Lookaround,
+    Node,
+    Repeat,
+    walk,
+)
+from rtcompile.regex.charsets import ALL, TABLES, Ranges, complement, normalise
+
+# A bounded repeat of a part holding unbounded repeats is read as this many copies at most (the degree
+# reported for `(?:\s*x?){50}` stops growing there: it is already far past anything acceptable).
+MAX_UNROLLED_COPIES: Final = 6
+# Alternatives holding unbounded repeats multiply the ways through the pattern; past this many the
+# remaining ones are not examined.
+MAX_PATHS: Final = 4096
+
+
+@dataclasses.dataclass(frozen=True)
+class PolynomialBacktracking:
+    """`degree` unbounded repeats in a row (`repeats`, in pattern order) that can share one run of text:
+    a near miss of length n costs time growing like n ** degree."""
+
+    degree: int
+    repeats: tuple[Repeat, ...]
+
+    def example(self) -> str:
+        r"""The repeats as a reader would write them (``\s*\s*\s*``)."""
+        return "".join(describe_repeat(repeat) for repeat in self.repeats)
+
+
+def polynomial_backtracking(root: Node) -> PolynomialBacktracking | None:
+    """The longest run of overlapping unbounded repeats in `root` (two at least), or None."""
+    best: PolynomialBacktracking | None = None
+    for sequence in _searched_sequences(root):
+        for path in itertools.islice(_paths(sequence), MAX_PATHS):
+            found = _longest_chain(path)
+            if found is not None and (best is None or found.degree > best.degree):
+                best = found
+    return best
+
+
+# ---------------------------------------------------------------------------------------------------
+# Sequences: the pattern itself, and every part that a backtracking engine matches on its own
+# ---------------------------------------------------------------------------------------------------
+
+
+def _searched_sequences(root: Node) -> Iterator[Node]:
+    """`root`, then the bodies of lookarounds and atomic groups: the engine matches each to the end
+    (backtracking inside it) before going on, and never re-enters it afterwards."""
+    yield root
+    for node in walk(root):
+        if isinstance(node, (Lookaround, Atomic)):
+            yield node.body
+        elif isinstance(node, Conditional) and isinstance(node.condition, Lookaround):
+            yield node.condition.body
+
+
+def _is_chain_member(node: Node) -> bool:
+    return isinstance(node, Repeat) and node.max is None and not node.possessive
+
+
+def _holds_member(node: Node) -> bool:
+    """Whether `node` has an unbounded repeat the enclosing sequence can backtrack into."""
+    if _is_chain_member(node):
+        return True
+    if isinstance(node, (Lookaround, Atomic)):
+        return False  # searched on its own, and opaque to the sequence around it
+    if isinstance(node, Repeat):
+        return not node.possessive and _holds_member(node.body)
+    if isinstance(node, (Group, Concat, Alternation, BranchReset)):
+        return any(_holds_member(child) for child in _parts(node))
+    if isinstance(node, Conditional):
+        return _holds_member(node.yes) or _holds_member(node.no)
+    return False
+
+
+def _parts(node: Group | Concat | Alternation | BranchReset) -> tuple[Node, ...]:
+    if isinstance(node, Group):
+        return (node.body,)
+    if isinstance(node, Concat):
+        return node.items
+    return node.branches
+
+
+Path = tuple[Node, ...]
+
+
+def _paths(node: Node) -> Iterator[Path]:
+    """The flat sequences of items `node` can match, choosing one branch of every alternative that holds
+    an unbounded repeat (other items stay whole: they only ever sit between repeats)."""
+    if not _holds_member(node) or _is_chain_member(node):
+        yield (node,)
+    elif isinstance(node, Group):
+        yield from _paths(node.body)
+    elif isinstance(node, Concat):
+        yield from _concatenated([_paths(item) for item in node.items])
+    elif isinstance(node, (Alternation, BranchReset)):
+        for branch in node.branches:
+            yield from _paths(branch)
+    elif isinstance(node, Conditional):
+        yield from _paths(node.yes)
+        yield from _paths(node.no)
+    else:
+        assert isinstance(node, Repeat)  # bounded, or unbounded with a member inside (exponential)
+        copies = min(node.max if node.max is not None else MAX_UNROLLED_COPIES, MAX_UNROLLED_COPIES)
+        required = min(node.min, copies)
+        for count in range(required, copies + 1):
+            yield from _concatenated([_paths(node.body) for _ in range(count)])
+
+
+def _concatenated(choices: list[Iterator[Path]]) -> Iterator[Path]:
+    if not choices:
+        yield ()
+        return
+    first, rest = choices[0], choices[1:]
+    # `rest` is consumed once per path of `first`: materialise it (bounded by MAX_PATHS).
+    tails = list(itertools.islice(_concatenated(rest), MAX_PATHS))
+    for head in first:
+        for tail in tails:
+            yield head + tail
+
+
+# ---------------------------------------------------------------------------------------------------
+# Chains on one path
+# ---------------------------------------------------------------------------------------------------
+
+
+def _longest_chain(path: Path) -> PolynomialBacktracking | None:
+    """The longest chain of repeats in `path` where each next one overlaps the previous with only
+    items between them that can match text of their common characters, followed by something that
+    can fail (otherwise the first try succeeds)."""
+    members = [i for i, item in enumerate(path) if _is_chain_member(item)]
+    chars = {i: consumed_chars(path[i]) for i in members}
+    # longest[i]: the longest chain ending at member i, as member indices.
+    longest: dict[int, tuple[int, ...]] = {}
+    for j in members:
+        best: tuple[int, ...] = (j,)
+        for i in members:
+            if i >= j:
+                break
+            if len(longest[i]) + 1 <= len(best) or not _share_runs(path[i], path[j], chars[i], chars[j]):
+                continue
+            if all(can_match_within(path[m], intersect(chars[i], chars[j])) for m in range(i + 1, j)):
+                best = (*longest[i], j)
+        longest[j] = best
+    chains = [chain for last, chain in longest.items() if len(chain) >= 2 and _can_fail(path[last + 1 :])]
+    if not chains:
+        return None
+    chain = max(chains, key=len)
+    repeats = tuple(path[i] for i in chain)
+    return PolynomialBacktracking(len(chain), tuple(r for r in repeats if isinstance(r, Repeat)))
+
+
+def _share_runs(first: Node, second: Node, first_chars: Ranges, second_chars: Ranges) -> bool:
+    """Whether both repeats' bodies can match text made of characters they have in common (``(?:ab)*``
+    and ``a*`` cannot: the first never consumes a run of ``a``)."""
+    shared = intersect(first_chars, second_chars)
+    return (
+        bool(shared)
+        and isinstance(first, Repeat)
+        and isinstance(second, Repeat)
+        and can_match_within(first.body, shared)
+        and can_match_within(second.body, shared)
+    )
+
+
+def _can_fail(rest: Path) -> bool:
+    """Whether what follows the repeats may fail to match (then the engine backtracks into them)."""
+    return not all(_always_matches(item) for item in rest)
+
+
+def _always_matches(node: Node) -> bool:
+    """Whether `node` matches the empty string wherever it is tried (no assertion to fail)."""
+    if isinstance(node, Repeat):
+        return node.min == 0 or _always_matches(node.body)
+    if isinstance(node, (Group, Atomic)):
+        return _always_matches(node.body)
+    if isinstance(node, Concat):
+        return all(_always_matches(item) for item in node.items)
+    if isinstance(node, (Alternation, BranchReset)):
+        return any(_always_matches(branch) for branch in node.branches)
+    return False
+
+
+# ---------------------------------------------------------------------------------------------------
+# Character sets
+# ---------------------------------------------------------------------------------------------------
+
+
+def consumed_chars(node: Node) -> Ranges:
+    """Every character `node` may consume (everything, when it holds a construct not modelled here)."""
+    found: list[tuple[int, int]] = []
+    for inner in walk(node):
+        if isinstance(inner, Chars):
+            found.extend(inner.ranges)
+        elif not isinstance(inner, (Group, Concat, Alternation, BranchReset, Repeat, Atomic, Assertion, Lookaround)):
+            return ALL  # backreferences, fuzzy matching, conditionals, \X, recursion...
+    return normalise(found)
+
+
+def intersect(left: Ranges, right: Ranges) -> Ranges:
+    return complement(normalise(complement(left) + complement(right)))
+
+
+def can_match_within(node: Node, allowed: Ranges) -> bool:
+    """Whether `node` can match some text made only of characters in `allowed` (the empty text too):
+    then it does not stop two repeats around it from cutting a run of those characters anywhere."""
+    if isinstance(node, Chars):
+        return bool(intersect(node.ranges, allowed))
+    if isinstance(node, Repeat):
+        return node.min == 0 or can_match_within(node.body, allowed)
+    if isinstance(node, (Group, Atomic)):
+        return can_match_within(node.body, allowed)
+    if isinstance(node, Concat):
+        return all(can_match_within(item, allowed) for item in node.items)
+    if isinstance(node, (Alternation, BranchReset)):
+        return any(can_match_within(branch, allowed) for branch in node.branches)
+    return True  # zero-width assertions and lookarounds, and constructs not modelled here
+
+
+# ---------------------------------------------------------------------------------------------------
+# Naming the repeats in a message
+# ---------------------------------------------------------------------------------------------------
+
+_CLASS_NAMES: Final = {TABLES["s"]: r"\s", TABLES["w"]: r"\w", TABLES["d"]: r"\d", ALL: "."}
+_CLASS_NAMES_NEGATED: Final = {complement(ranges): name.upper() for ranges, name in list(_CLASS_NAMES.items())[:3]}
+
+
+def describe_repeat(repeat: Repeat) -> str:
+    body = repeat.body
+    while isinstance(body, Group) or (isinstance(body, Concat) and len(body.items) == 1):
+        body = body.body if isinstance(body, Group) else body.items[0]
+    text = _describe_chars(body) if isinstance(body, Chars) else "(...)"
+    quantifier = {0: "*", 1: "+"}.get(repeat.min, f"{{{repeat.min},}}")
+    return text + quantifier + ("?" if repeat.lazy else "")
+
+
+def _describe_chars(chars: Chars) -> str:
+    named = _CLASS_NAMES.get(chars.ranges) or _CLASS_NAMES_NEGATED.get(chars.ranges)
+    if named is not None:
+        return named
+    if chars.kind == "literal" and chars.literal is not None:
+        return _escaped(chars.literal)
+    if chars.kind == "negated_literal" and chars.literal is not None:
+        return f"[^{_escaped(chars.literal)}]"
+    if len(chars.ranges) <= 4:
+        spelled = (
+            _escaped(lo) + ("" if lo == hi else ("" if hi == lo + 1 else "-") + _escaped(hi)) for lo, hi in chars.ranges
+        )
+        return "[" + "".join(spelled) + "]"
+    return "[...]"
+
+
+def _escaped(cp: int) -> str:
+    if chr(cp) in "\\^$.|?*+()[]{}-":
+        return "\\" + chr(cp)
+    if chr(cp).isprintable() and not chr(cp).isspace():
+        return chr(cp)
+    return {0x09: r"\t", 0x0A: r"\n", 0x0D: r"\r", 0x20: " "}.get(cp, f"\\x{{{cp:x}}}")
