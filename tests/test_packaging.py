@@ -179,6 +179,11 @@ def test_installed_metadata(installed: Installed) -> None:
         assert f"Classifier: Programming Language :: Python :: {version}" in metadata
     assert "Classifier: Operating System :: OS Independent" in metadata
     assert "Home-page" not in metadata and "Project-URL" not in metadata  # none are known yet
+    # No formatter among them (black was one, pinned: it kept rtcompile from being installed next to a
+    # project pinning another black); the exact `regex` is the Unicode tables' version.
+    requires = sorted(line.split(": ", 1)[1] for line in metadata.splitlines() if line.startswith("Requires-Dist: "))
+    runtime = [r for r in requires if "extra ==" not in r]
+    assert runtime == ["jinja2>=3.1", "libcst>=1.4", "regex==2026.11.19"]
 
 
 @pytest.mark.slow
