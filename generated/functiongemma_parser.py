@@ -145,7 +145,9 @@ else:
 # ----------------------------------------------------------------------------
 # runtime helpers (lifted from rtcompile.runtime), the streaming engine among them
 
-BLOCK_CHUNKS: Final = 256  # region chunks joined into one string at a time
+# Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
+# little beyond its text mid-stream, even with a thousand parsers open at once.
+BLOCK_CHUNKS: Final = 32
 
 
 Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
@@ -793,9 +795,8 @@ class StreamingParser:
         # costs about its text in memory rather than a list entry per 1-6 character token.
         self._body: list[str] = []
         self._blocks: list[str] = []
-        self._opened = (
-            False  # whether the current region has opened (emitted region_open)
-        )
+        # whether the current region has opened (emitted region_open)
+        self._opened = False
         self._fast = False  # the fast path may take a chunk: a region is open and `_scan_always` is off
         self._finalized = False
         self.initial_events: list[Event] = []
@@ -816,6 +817,17 @@ class StreamingParser:
         ):
             return self._feed_plain(text)
         return self._feed_scanning(text)
+
+    def _seal_body(self) -> None:
+        """Join the region's recent chunks into a block. A block no longer than the new one is merged
+        into it, so block lengths fall from first to last: a region of n characters is a handful
+        of strings (about log n), and each character is copied about log n times."""
+        block = "".join(self._body)
+        self._body = []
+        blocks = self._blocks
+        while blocks and len(blocks[-1]) <= len(block):
+            block = blocks.pop() + block
+        blocks.append(block)
 
     def _feed_scanning(self, text: str) -> list[Event]:
         """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
@@ -900,8 +912,7 @@ class StreamingParser:
         self._pos = len(self._buffer)
         self._body.append(text)
         if len(self._body) >= BLOCK_CHUNKS:
-            self._blocks.append("".join(self._body))
-            self._body = []
+            self._seal_body()
         return [
             {
                 "type": "region_chunk",
@@ -971,8 +982,7 @@ class StreamingParser:
             self._mark_opened(field)
         self._body.append(text)
         if len(self._body) >= BLOCK_CHUNKS:
-            self._blocks.append("".join(self._body))
-            self._body = []
+            self._seal_body()
         events.append(
             {
                 "type": "region_chunk",
@@ -1613,9 +1623,8 @@ class _OpenAICallDeltas:
         self.new_id = new_id
         self.sent: list[Any] = []  # the parsed calls sent, in order
         self.in_sync = True
-        self.announced: tuple[int, str, str] | None = (
-            None  # (index, id, name) of a call sent before its close
-        )
+        # (index, id, name) of a call sent before its close
+        self.announced: tuple[int, str, str] | None = None
 
     def _certain(self) -> list[Any] | None:
         """The calls the final message is certain to start with; None: not known yet."""
@@ -1746,9 +1755,8 @@ class _OpenAITextDeltas:
         self.sent: list[str] = []
         self.in_sync = True  # what was sent is a prefix of everything certain so far
         self.streaming = False  # the open region's text is being sent as it arrives
-        self.region_started = (
-            False  # a "stripped" region has seen its first non-whitespace character
-        )
+        # a "stripped" region has seen its first non-whitespace character
+        self.region_started = False
         self.region_pending = ""  # trailing whitespace of the open region, held back
 
     def _sent_text(self) -> str:
@@ -2221,8 +2229,7 @@ class ResponseParser(StreamingParser):
         body = self._body
         body.append(text)
         if len(body) >= BLOCK_CHUNKS:
-            self._blocks.append("".join(body))
-            self._body = []
+            self._seal_body()
         return [
             {
                 "type": "region_chunk",

@@ -58,7 +58,9 @@ Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
 
 NO_FIELD: Final = -1  # `_implicit` of a template without an implicit field
 NO_GROUPS: Final[dict[str, str | None]] = {}
-BLOCK_CHUNKS: Final = 256  # region chunks joined into one string at a time
+# Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
+# little beyond its text mid-stream, even with a thousand parsers open at once.
+BLOCK_CHUNKS: Final = 32
 
 
 class StartAnchorWarning(UserWarning):
@@ -149,9 +151,8 @@ class StreamingParser:
         # costs about its text in memory rather than a list entry per 1-6 character token.
         self._body: list[str] = []
         self._blocks: list[str] = []
-        self._opened = (
-            False  # whether the current region has opened (emitted region_open)
-        )
+        # whether the current region has opened (emitted region_open)
+        self._opened = False
         self._fast = False  # the fast path may take a chunk: a region is open and `_scan_always` is off
         self._finalized = False
         self.initial_events: list[Event] = []
@@ -172,6 +173,17 @@ class StreamingParser:
         ):
             return self._feed_plain(text)
         return self._feed_scanning(text)
+
+    def _seal_body(self) -> None:
+        """Join the region's recent chunks into a block. A block no longer than the new one is merged
+        into it, so block lengths fall from first to last: a region of n characters is a handful
+        of strings (about log n), and each character is copied about log n times."""
+        block = "".join(self._body)
+        self._body = []
+        blocks = self._blocks
+        while blocks and len(blocks[-1]) <= len(block):
+            block = blocks.pop() + block
+        blocks.append(block)
 
     def _feed_scanning(self, text: str) -> list[Event]:
         """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
@@ -256,8 +268,7 @@ class StreamingParser:
         self._pos = len(self._buffer)
         self._body.append(text)
         if len(self._body) >= BLOCK_CHUNKS:
-            self._blocks.append("".join(self._body))
-            self._body = []
+            self._seal_body()
         return [
             {
                 "type": "region_chunk",
@@ -327,8 +338,7 @@ class StreamingParser:
             self._mark_opened(field)
         self._body.append(text)
         if len(self._body) >= BLOCK_CHUNKS:
-            self._blocks.append("".join(self._body))
-            self._body = []
+            self._seal_body()
         events.append(
             {
                 "type": "region_chunk",

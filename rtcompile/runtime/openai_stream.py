@@ -92,9 +92,8 @@ class _OpenAITextDeltas:
         self.sent: list[str] = []
         self.in_sync = True  # what was sent is a prefix of everything certain so far
         self.streaming = False  # the open region's text is being sent as it arrives
-        self.region_started = (
-            False  # a "stripped" region has seen its first non-whitespace character
-        )
+        # a "stripped" region has seen its first non-whitespace character
+        self.region_started = False
         self.region_pending = ""  # trailing whitespace of the open region, held back
 
     def _sent_text(self) -> str:
@@ -204,9 +203,8 @@ class _OpenAICallDeltas:
         self.new_id = new_id
         self.sent: list[Any] = []  # the parsed calls sent, in order
         self.in_sync = True
-        self.announced: tuple[int, str, str] | None = (
-            None  # (index, id, name) of a call sent before its close
-        )
+        # (index, id, name) of a call sent before its close
+        self.announced: tuple[int, str, str] | None = None
 
     def _certain(self) -> list[Any] | None:
         """The calls the final message is certain to start with; None: not known yet."""

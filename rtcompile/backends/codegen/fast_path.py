@@ -55,8 +55,7 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         out.line("body = self._body")
         out.line("body.append(text)")
         with out.block("if len(body) >= BLOCK_CHUNKS:"):
-            out.line('self._blocks.append("".join(body))')
-            out.line("self._body = []")
+            out.line("self._seal_body()")
         out.line(f"return [{CHUNK_EVENT}]")
     parts.need("engine", "BLOCK_CHUNKS")
     return out.code()
