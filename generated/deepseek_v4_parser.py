@@ -41,6 +41,8 @@ else:
 RTCOMPILE_VERSION: Final = "0.1.0"
 # third-party modules this module imports
 REQUIRES: Final[tuple[str, ...]] = ()
+# whether `tools` takes Python functions
+FUNCTION_TOOLS: Final = True
 TEMPLATE_SHA256: Final = (
     "e675bf6ed7168de60a296ab27b73fd5adffa2b0b2a22e5b9754105ce8b3f6605"
 )
@@ -331,6 +333,451 @@ def join_value(name: str, previous: Any, value: Any, separator: str) -> str:
             f"Field '{name}': 'join' requires each match to parse to a string, got {type(value).__name__}."
         )
     return value if previous is None else previous + separator + value
+
+
+# Turns a tool given as a Python function into its JSON schema (`tool_schema.function_to_tool_schema`,
+# or, in a module compiled without that code, `refuse_function_tool`).
+# (A string: generated modules import `typing` for the type checker only.)
+FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
+
+
+def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """Map each tool's name to its parameter `properties` ({} when absent or malformed).
+
+    Tools are schema dicts, either wrapped as `{"type": "function", "function": {...}}` or bare; entries
+    without a string `name` (or that are not dicts at all) are ignored, and a later tool replaces an earlier
+    one of the same name. Python functions must already have been converted to schemas by the caller.
+    """
+    table: dict[str, dict[str, Any]] = {}
+    for tool in tools:
+        function = tool.get("function", tool) if isinstance(tool, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            continue
+        parameters = function.get("parameters")
+        properties = (
+            parameters.get("properties") if isinstance(parameters, dict) else None
+        )
+        table[function["name"]] = properties if isinstance(properties, dict) else {}
+    return table
+
+
+def tool_parameters(
+    tools: Iterable[Any] | None, function_schema: FunctionSchema
+) -> dict[str, dict[str, Any]]:
+    """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions
+    (converted by `function_schema`)."""
+    # isinstance checks are what inspect.isfunction/ismethod do, without importing inspect.
+    schemas = [
+        function_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool
+        for tool in tools or []
+    ]
+    return tool_parameter_table(schemas)
+
+
+class StreamingParser:
+    """Parses one generation as it streams: `feed()` text, then `finalize()`.
+
+    `initial_events` holds the events of the prompt's pre-written part of the message (the text
+    after the last start anchor in `prefix`). Subclasses supply the class attributes declared below.
+
+    Extensions beyond the reference, each off by default (with all off, every event and message is
+    exactly the reference's):
+
+    * `captures`: `region_open` events of fields opened by a delimiter carry `"captures"`, the open
+      delimiter's named groups (a tool name is known before its arguments arrive);
+    * `spans`: `region_open` carries `"start"`, `region_close` carries `"end"`: offsets into the
+      generation (the text fed after `prefix`) where the region's delimiter begins and where the
+      region ends; a region the prompt opened starts at a negative offset;
+    * `recover`: a region whose content fails to parse does not raise; it yields a
+      `region_malformed` event (`field`, `error` (the exception type's name), `message`, `text`),
+      is left out of the message, and parsing goes on. `malformed` lists those events.
+    """
+
+    # -- what a backend plugs in (see the module docstring)
+    _names: tuple[FieldName, ...]  # by field index
+    # by field: chunks of structured content are marked `dirty`
+    _dirty: tuple[bool, ...]
+    _joins: tuple[str | None, ...]  # by field: the `join` separator, if any
+    _repeats: tuple[bool, ...]  # by field
+    _required: tuple[str, ...]  # fields the final message must contain
+    _defaults: dict[str, Any]  # the message before any region closed
+    _implicit: int  # the implicit field's index, or NO_FIELD
+    # by field: the state inside it (0 for the implicit field)
+    _state_of_field: tuple[int, ...]
+    # by state, by watch: (opens a region?, field)
+    _actions: tuple[tuple[tuple[bool, int], ...], ...]
+    _scanners: tuple[Scanner, ...]  # by state
+    # by state; None: no fast path in that state
+    _plain: tuple[PlainCheck | None, ...]
+    _handlers: tuple[Handler, ...]  # by field
+    # committed characters a delimiter can still inspect; None: unbounded
+    _history: int | None
+    # a complete output may be parsed in one end-of-stream scan (see `parse_complete`)
+    _one_scan: bool
+
+    # -- the open region, as the fast path reads it (set by `_mark_opened`)
+    _chunk_name: FieldName
+    _chunk_dirty: bool
+
+    def _after_anchor(self, prefix: str) -> str | None:
+        """The prompt after the last match of the start anchor; None if it never matches."""
+        raise NotImplementedError
+
+    def _function_schema(self, function: Callable[..., Any]) -> dict[str, Any]:
+        """The JSON schema of a tool given as a Python function (transformers' `get_json_schema`)."""
+        raise NotImplementedError
+
+    def __init__(
+        self,
+        prefix: str | None,
+        *,
+        tools: Iterable[Any] | None,
+        captures: bool = False,
+        spans: bool = False,
+        recover: bool = False,
+    ) -> None:
+        if prefix is None:
+            raise ValueError(PREFIX_REQUIRED)
+        self._tool_params = tool_parameters(tools, self._function_schema)
+        self._with_captures = captures
+        self._with_spans = spans
+        self._recover = recover
+        self.malformed: list[RegionMalformed] = []
+        # Set when every chunk must be scanned: after finalize (feed then raises), and with spans
+        # (the fast path does not count the text it lets through).
+        self._scan_always = spans
+        self._offset = 0  # the generation offset of the buffer's first character
+        self._buffer = ""
+        self._pos = 0  # scan position: text before it is committed
+        self._output: dict[str, Any] = copy.deepcopy(self._defaults)
+        self._state = 0
+        self._field = self._implicit  # the current region's field, or NO_FIELD
+        self._captures: dict[str, str] = {}
+        # The current region's text: recent chunks, plus blocks of joined chunks, so that a long region
+        # costs about its text in memory rather than a list entry per 1-6 character token.
+        self._body: list[str] = []
+        self._blocks: list[str] = []
+        # whether the current region has opened (emitted region_open)
+        self._opened = False
+        self._fast = False  # the fast path may take a chunk: a region is open and `_scan_always` is off
+        self._finalized = False
+        self.initial_events: list[Event] = []
+        if prefix:
+            self._consume_prefix(prefix)
+
+    # -- the public protocol
+
+    def feed(self, text: str) -> list[Event]:
+        """Add model text; returns the events it completes."""
+        plain = self._plain[self._state]
+        if (
+            plain is not None
+            and text
+            and self._fast
+            and self._pos == len(self._buffer)
+            and plain(text)
+        ):
+            return self._feed_plain(text)
+        return self._feed_scanning(text)
+
+    def _seal_body(self) -> None:
+        """Join the region's recent chunks into a block. A block no longer than the new one is merged
+        into it, so block lengths fall from first to last: a region of n characters is a handful
+        of strings (about log n), and each character is copied about log n times."""
+        block = "".join(self._body)
+        self._body = []
+        blocks = self._blocks
+        while blocks and len(blocks[-1]) <= len(block):
+            block = blocks.pop() + block
+        blocks.append(block)
+
+    def _feed_scanning(self, text: str) -> list[Event]:
+        """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
+        if self._finalized:
+            raise RuntimeError("ResponseParser already finalized")
+        if text:
+            self._buffer += text
+        events: list[Event] = []
+        self._process(events, False)
+        self._drop_committed()
+        return events
+
+    def finalize(self) -> tuple[Message, list[Event]]:
+        """End of generation: flush what is held back, close the open region, return the message."""
+        if self._finalized:
+            raise RuntimeError("ResponseParser already finalized")
+        events: list[Event] = []
+        self._process(events, True)
+        return self._message(), events
+
+    def parse_complete(self, text: str) -> Message:
+        """The message of `feed(text)` then `finalize()`, for an output known to be complete.
+
+        Streaming holds back text a delimiter may still claim and takes it up again once more text (or
+        the end) is there; every such decision is taken up again at the end, where nothing can grow.
+        So with all the text in hand, one scan that treats the buffer's end as the stream's end commits
+        the same regions with the same bodies: the same message, or the same exception. Only the
+        events (how the region text is cut into chunks) would differ, and they are not returned.
+        """
+        if not self._one_scan:  # the plan says where this does not hold (`rtcompile.plan.one_scan_is_exact`)
+            self.feed(text)
+            return self.finalize()[0]
+        if self._finalized:
+            raise RuntimeError("ResponseParser already finalized")
+        self._buffer += text
+        self._process([], True)
+        return self._message()
+
+    def _message(self) -> Message:
+        """Check the required fields, drop empty values and end the parser; the final message."""
+        missing = [name for name in self._required if name not in self._output]
+        if missing:
+            raise ValueError(
+                f"Required response_template fields missing from parsed output: {missing}"
+            )
+        defaults = self._defaults
+        # Typed Any: in a generated module the dict is that template's `Message` TypedDict.
+        message: Any = {
+            k: v for k, v in self._output.items() if k in defaults or not is_empty(v)
+        }
+        self._output = message
+        self._finalized = self._scan_always = True
+        self._fast = False
+        return cast("Message", message)
+
+    # -- scanning
+
+    def _consume_prefix(self, prefix: str) -> None:
+        """Run the part of the prompt after the last start anchor through the parser."""
+        truncated = self._after_anchor(prefix)
+        if truncated is None:
+            warnings.warn(
+                "the start anchor does not occur in `prefix`, so all of the prompt is parsed as part of the "
+                "message (pass the prompt the model continued, or prefix='' if there is none)",
+                StartAnchorWarning,
+                stacklevel=_caller_stacklevel(),
+            )
+            truncated = prefix
+        if truncated:
+            self._buffer = truncated
+            self._offset = -len(truncated)
+            self._process(self.initial_events, False)
+            self._drop_committed()
+
+    def _feed_plain(self, text: str) -> list[Event]:
+        """The fast path: a region is open, nothing is held back and no delimiter can start in `text`,
+        so all of it is region text (what scanning would conclude, without scanning). Plain checks
+        exist only where `_history` is bounded."""
+        history = cast("int", self._history)
+        # what _drop_committed would keep
+        self._buffer = (self._buffer + text)[-history:] if history else ""
+        self._pos = len(self._buffer)
+        self._body.append(text)
+        if len(self._body) >= BLOCK_CHUNKS:
+            self._seal_body()
+        return [
+            {
+                "type": "region_chunk",
+                "field": self._chunk_name,
+                "text": text,
+                "dirty": self._chunk_dirty,
+            }
+        ]
+
+    def _process(self, events: list[Event], eos: bool) -> None:
+        """Commit every delimiter that can be committed, and the region text before it."""
+        while True:
+            which, start, end, groups, hold = self._scanners[self._state](
+                self._buffer, self._pos, eos
+            )
+            if which >= 0:
+                if start > self._pos:
+                    self._accumulate(events, self._buffer[self._pos : start])
+                self._pos = end
+                opens, field = self._actions[self._state][which]
+                if opens:
+                    self._close_current(events, start)
+                    self._open(events, field, groups, start)
+                    continue
+                had_content = self._opened
+                # Close-delimiter captures join (and override) the open-delimiter captures.
+                self._captures.update(
+                    {k: v for k, v in groups.items() if v is not None}
+                )
+                self._close_current(events, end)
+                if not had_content and start == end:
+                    break  # a zero-width close of an empty region would fire forever
+                continue
+            if eos:
+                if self._pos < len(self._buffer):
+                    self._accumulate(events, self._buffer[self._pos :])
+                    self._pos = len(self._buffer)
+                self._close_current(events, self._pos)
+                break
+            if hold > self._pos:
+                self._accumulate(events, self._buffer[self._pos : hold])
+                self._pos = hold
+            break
+
+    def _drop_committed(self) -> None:
+        """Forget committed text no delimiter can look at any more (what keeps streaming linear)."""
+        history = self._history
+        if history is None:
+            return
+        cut = self._pos - history
+        if cut > 0:
+            self._buffer = self._buffer[cut:]
+            self._pos -= cut
+            self._offset += cut
+
+    # -- regions
+
+    def _accumulate(self, events: list[Event], text: str) -> None:
+        field = self._field
+        if not text or field < 0:
+            return  # no implicit field: text outside explicit regions is dropped
+        if not self._opened:
+            opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
+            if self._with_spans:
+                opened["start"] = self._offset + self._pos
+            events.append(opened)
+            self._mark_opened(field)
+        self._body.append(text)
+        if len(self._body) >= BLOCK_CHUNKS:
+            self._seal_body()
+        events.append(
+            {
+                "type": "region_chunk",
+                "field": self._names[field],
+                "text": text,
+                "dirty": self._dirty[field],
+            }
+        )
+
+    def _open(
+        self, events: list[Event], field: int, groups: dict[str, str | None], start: int
+    ) -> None:
+        """Open `field`'s region at its open delimiter (which begins at buffer index `start`)."""
+        self._state = self._state_of_field[field]
+        self._field = field
+        self._captures = {k: v for k, v in groups.items() if v is not None}
+        self._body = []
+        self._blocks = []
+        self._mark_opened(field)
+        opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
+        if self._with_captures:
+            opened["captures"] = dict(self._captures)
+        if self._with_spans:
+            opened["start"] = self._offset + start
+        events.append(opened)
+
+    def _close_current(self, events: list[Event], end: int) -> None:
+        """Close the current region, which ends at buffer index `end` (a region that never opened closes
+        silently), and go back to state 0."""
+        field = self._field
+        if field >= 0 and self._opened:
+            body = "".join(self._blocks) + "".join(self._body)
+            if self._recover:
+                self._close_recovering(events, field, body, end)
+            else:
+                value = self._handlers[field](body, self._captures)
+                if self._tool_params:
+                    value = coerce_tool_calls(value, self._tool_params)
+                self._store(field, value)
+                self._emit_close(events, field, value, end)
+        self._state = 0
+        self._field = self._implicit
+        self._captures = {}
+        self._body = []
+        self._blocks = []
+        self._opened = self._fast = False
+
+    def _mark_opened(self, field: int) -> None:
+        self._opened = True
+        self._fast = not self._scan_always
+        self._chunk_name = self._names[field]
+        self._chunk_dirty = self._dirty[field]
+
+    def _emit_close(
+        self, events: list[Event], field: int, value: Any, end: int
+    ) -> None:
+        closed: RegionClose = {
+            "type": "region_close",
+            "field": self._names[field],
+            "value": value,
+        }
+        if self._with_spans:
+            closed["end"] = self._offset + end
+        events.append(closed)
+
+    def _close_recovering(
+        self, events: list[Event], field: int, body: str, end: int
+    ) -> None:
+        """`recover`: a region that fails to parse (or to be stored) becomes a `region_malformed` event."""
+        try:
+            value = self._handlers[field](body, self._captures)
+            if self._tool_params:
+                value = coerce_tool_calls(value, self._tool_params)
+            self._store(field, value)
+        except Exception as error:  # noqa: BLE001 - whatever the content parser raised is reported, not raised
+            malformed: RegionMalformed = {
+                "type": "region_malformed",
+                "field": self._names[field],
+                "error": type(error).__name__,
+                "message": str(error),
+                "text": body,
+            }
+            if self._with_spans:
+                malformed["end"] = self._offset + end
+            self.malformed.append(malformed)
+            events.append(malformed)
+            return
+        self._emit_close(events, field, value, end)
+
+    def _store(self, field: int, value: Any) -> None:
+        name = self._names[field]
+        join = self._joins[field]
+        if join is not None:
+            self._output[name] = join_value(name, self._output.get(name), value, join)
+        elif self._repeats[field]:
+            self._output.setdefault(name, []).append(value)
+        else:
+            self._output[name] = value
+
+
+def _parse_one(parser: StreamingParser, text: str) -> Message:
+    return parser.parse_complete(text)
+
+
+def batch_prefixes(count: int, prefix: str | Sequence[str] | None) -> list[Any]:
+    """One prefix per text of a batch: a single prefix is broadcast; an empty list means "" for all."""
+    if prefix is None or isinstance(prefix, str):
+        return [prefix] * count
+    if not prefix:
+        return [""] * count
+    prefixes = list(prefix)
+    if len(prefixes) != count:
+        raise ValueError(
+            f"Got {count} response(s) but {len(prefixes)} prefix(es); `prefix` must be a single "
+            "sequence (broadcast to every response), or one prefix per response."
+        )
+    return prefixes
+
+
+def parse_texts(
+    new_parser: Callable[[str | None], StreamingParser],
+    text: str | Sequence[str],
+    prefix: str | Sequence[str] | None,
+) -> Message | list[Message]:
+    """`parse_response` for one complete output, or a batch: a parser per text, fed once, finalized.
+
+    For a batch `prefix` is one prompt broadcast to every text, or one per text (as transformers takes it).
+    """
+    if isinstance(text, str):
+        return _parse_one(new_parser(batch_prefixes(1, prefix)[0]), text)
+    texts = list(text)
+    prefixes = batch_prefixes(len(texts), prefix)
+    return [_parse_one(new_parser(p), t) for t, p in zip(texts, prefixes, strict=True)]
 
 
 class DocstringParsingException(Exception):
@@ -693,440 +1140,6 @@ def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
-    """Map each tool's name to its parameter `properties` ({} when absent or malformed).
-
-    Tools are schema dicts, either wrapped as `{"type": "function", "function": {...}}` or bare; entries
-    without a string `name` (or that are not dicts at all) are ignored, and a later tool replaces an earlier
-    one of the same name. Python functions must already have been converted to schemas by the caller.
-    """
-    table: dict[str, dict[str, Any]] = {}
-    for tool in tools:
-        function = tool.get("function", tool) if isinstance(tool, dict) else None
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            continue
-        parameters = function.get("parameters")
-        properties = (
-            parameters.get("properties") if isinstance(parameters, dict) else None
-        )
-        table[function["name"]] = properties if isinstance(properties, dict) else {}
-    return table
-
-
-def tool_parameters(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]]:
-    """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions."""
-    # isinstance checks are what inspect.isfunction/ismethod do, without importing inspect.
-    schemas = [
-        function_to_tool_schema(tool)
-        if isinstance(tool, (FunctionType, MethodType))
-        else tool
-        for tool in tools or []
-    ]
-    return tool_parameter_table(schemas)
-
-
-class StreamingParser:
-    """Parses one generation as it streams: `feed()` text, then `finalize()`.
-
-    `initial_events` holds the events of the prompt's pre-written part of the message (the text
-    after the last start anchor in `prefix`). Subclasses supply the class attributes declared below.
-
-    Extensions beyond the reference, each off by default (with all off, every event and message is
-    exactly the reference's):
-
-    * `captures`: `region_open` events of fields opened by a delimiter carry `"captures"`, the open
-      delimiter's named groups (a tool name is known before its arguments arrive);
-    * `spans`: `region_open` carries `"start"`, `region_close` carries `"end"`: offsets into the
-      generation (the text fed after `prefix`) where the region's delimiter begins and where the
-      region ends; a region the prompt opened starts at a negative offset;
-    * `recover`: a region whose content fails to parse does not raise; it yields a
-      `region_malformed` event (`field`, `error` (the exception type's name), `message`, `text`),
-      is left out of the message, and parsing goes on. `malformed` lists those events.
-    """
-
-    # -- what a backend plugs in (see the module docstring)
-    _names: tuple[FieldName, ...]  # by field index
-    # by field: chunks of structured content are marked `dirty`
-    _dirty: tuple[bool, ...]
-    _joins: tuple[str | None, ...]  # by field: the `join` separator, if any
-    _repeats: tuple[bool, ...]  # by field
-    _required: tuple[str, ...]  # fields the final message must contain
-    _defaults: dict[str, Any]  # the message before any region closed
-    _implicit: int  # the implicit field's index, or NO_FIELD
-    # by field: the state inside it (0 for the implicit field)
-    _state_of_field: tuple[int, ...]
-    # by state, by watch: (opens a region?, field)
-    _actions: tuple[tuple[tuple[bool, int], ...], ...]
-    _scanners: tuple[Scanner, ...]  # by state
-    # by state; None: no fast path in that state
-    _plain: tuple[PlainCheck | None, ...]
-    _handlers: tuple[Handler, ...]  # by field
-    # committed characters a delimiter can still inspect; None: unbounded
-    _history: int | None
-    # a complete output may be parsed in one end-of-stream scan (see `parse_complete`)
-    _one_scan: bool
-
-    # -- the open region, as the fast path reads it (set by `_mark_opened`)
-    _chunk_name: FieldName
-    _chunk_dirty: bool
-
-    def _after_anchor(self, prefix: str) -> str | None:
-        """The prompt after the last match of the start anchor; None if it never matches."""
-        raise NotImplementedError
-
-    def __init__(
-        self,
-        prefix: str | None,
-        *,
-        tools: Iterable[Any] | None,
-        captures: bool = False,
-        spans: bool = False,
-        recover: bool = False,
-    ) -> None:
-        if prefix is None:
-            raise ValueError(PREFIX_REQUIRED)
-        self._tool_params = tool_parameters(tools)
-        self._with_captures = captures
-        self._with_spans = spans
-        self._recover = recover
-        self.malformed: list[RegionMalformed] = []
-        # Set when every chunk must be scanned: after finalize (feed then raises), and with spans
-        # (the fast path does not count the text it lets through).
-        self._scan_always = spans
-        self._offset = 0  # the generation offset of the buffer's first character
-        self._buffer = ""
-        self._pos = 0  # scan position: text before it is committed
-        self._output: dict[str, Any] = copy.deepcopy(self._defaults)
-        self._state = 0
-        self._field = self._implicit  # the current region's field, or NO_FIELD
-        self._captures: dict[str, str] = {}
-        # The current region's text: recent chunks, plus blocks of joined chunks, so that a long region
-        # costs about its text in memory rather than a list entry per 1-6 character token.
-        self._body: list[str] = []
-        self._blocks: list[str] = []
-        # whether the current region has opened (emitted region_open)
-        self._opened = False
-        self._fast = False  # the fast path may take a chunk: a region is open and `_scan_always` is off
-        self._finalized = False
-        self.initial_events: list[Event] = []
-        if prefix:
-            self._consume_prefix(prefix)
-
-    # -- the public protocol
-
-    def feed(self, text: str) -> list[Event]:
-        """Add model text; returns the events it completes."""
-        plain = self._plain[self._state]
-        if (
-            plain is not None
-            and text
-            and self._fast
-            and self._pos == len(self._buffer)
-            and plain(text)
-        ):
-            return self._feed_plain(text)
-        return self._feed_scanning(text)
-
-    def _seal_body(self) -> None:
-        """Join the region's recent chunks into a block. A block no longer than the new one is merged
-        into it, so block lengths fall from first to last: a region of n characters is a handful
-        of strings (about log n), and each character is copied about log n times."""
-        block = "".join(self._body)
-        self._body = []
-        blocks = self._blocks
-        while blocks and len(blocks[-1]) <= len(block):
-            block = blocks.pop() + block
-        blocks.append(block)
-
-    def _feed_scanning(self, text: str) -> list[Event]:
-        """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
-        if self._finalized:
-            raise RuntimeError("ResponseParser already finalized")
-        if text:
-            self._buffer += text
-        events: list[Event] = []
-        self._process(events, False)
-        self._drop_committed()
-        return events
-
-    def finalize(self) -> tuple[Message, list[Event]]:
-        """End of generation: flush what is held back, close the open region, return the message."""
-        if self._finalized:
-            raise RuntimeError("ResponseParser already finalized")
-        events: list[Event] = []
-        self._process(events, True)
-        return self._message(), events
-
-    def parse_complete(self, text: str) -> Message:
-        """The message of `feed(text)` then `finalize()`, for an output known to be complete.
-
-        Streaming holds back text a delimiter may still claim and takes it up again once more text (or
-        the end) is there; every such decision is taken up again at the end, where nothing can grow.
-        So with all the text in hand, one scan that treats the buffer's end as the stream's end commits
-        the same regions with the same bodies: the same message, or the same exception. Only the
-        events (how the region text is cut into chunks) would differ, and they are not returned.
-        """
-        if not self._one_scan:  # the plan says where this does not hold (`rtcompile.plan.one_scan_is_exact`)
-            self.feed(text)
-            return self.finalize()[0]
-        if self._finalized:
-            raise RuntimeError("ResponseParser already finalized")
-        self._buffer += text
-        self._process([], True)
-        return self._message()
-
-    def _message(self) -> Message:
-        """Check the required fields, drop empty values and end the parser; the final message."""
-        missing = [name for name in self._required if name not in self._output]
-        if missing:
-            raise ValueError(
-                f"Required response_template fields missing from parsed output: {missing}"
-            )
-        defaults = self._defaults
-        # Typed Any: in a generated module the dict is that template's `Message` TypedDict.
-        message: Any = {
-            k: v for k, v in self._output.items() if k in defaults or not is_empty(v)
-        }
-        self._output = message
-        self._finalized = self._scan_always = True
-        self._fast = False
-        return cast("Message", message)
-
-    # -- scanning
-
-    def _consume_prefix(self, prefix: str) -> None:
-        """Run the part of the prompt after the last start anchor through the parser."""
-        truncated = self._after_anchor(prefix)
-        if truncated is None:
-            warnings.warn(
-                "the start anchor does not occur in `prefix`, so all of the prompt is parsed as part of the "
-                "message (pass the prompt the model continued, or prefix='' if there is none)",
-                StartAnchorWarning,
-                stacklevel=_caller_stacklevel(),
-            )
-            truncated = prefix
-        if truncated:
-            self._buffer = truncated
-            self._offset = -len(truncated)
-            self._process(self.initial_events, False)
-            self._drop_committed()
-
-    def _feed_plain(self, text: str) -> list[Event]:
-        """The fast path: a region is open, nothing is held back and no delimiter can start in `text`,
-        so all of it is region text (what scanning would conclude, without scanning). Plain checks
-        exist only where `_history` is bounded."""
-        history = cast("int", self._history)
-        # what _drop_committed would keep
-        self._buffer = (self._buffer + text)[-history:] if history else ""
-        self._pos = len(self._buffer)
-        self._body.append(text)
-        if len(self._body) >= BLOCK_CHUNKS:
-            self._seal_body()
-        return [
-            {
-                "type": "region_chunk",
-                "field": self._chunk_name,
-                "text": text,
-                "dirty": self._chunk_dirty,
-            }
-        ]
-
-    def _process(self, events: list[Event], eos: bool) -> None:
-        """Commit every delimiter that can be committed, and the region text before it."""
-        while True:
-            which, start, end, groups, hold = self._scanners[self._state](
-                self._buffer, self._pos, eos
-            )
-            if which >= 0:
-                if start > self._pos:
-                    self._accumulate(events, self._buffer[self._pos : start])
-                self._pos = end
-                opens, field = self._actions[self._state][which]
-                if opens:
-                    self._close_current(events, start)
-                    self._open(events, field, groups, start)
-                    continue
-                had_content = self._opened
-                # Close-delimiter captures join (and override) the open-delimiter captures.
-                self._captures.update(
-                    {k: v for k, v in groups.items() if v is not None}
-                )
-                self._close_current(events, end)
-                if not had_content and start == end:
-                    break  # a zero-width close of an empty region would fire forever
-                continue
-            if eos:
-                if self._pos < len(self._buffer):
-                    self._accumulate(events, self._buffer[self._pos :])
-                    self._pos = len(self._buffer)
-                self._close_current(events, self._pos)
-                break
-            if hold > self._pos:
-                self._accumulate(events, self._buffer[self._pos : hold])
-                self._pos = hold
-            break
-
-    def _drop_committed(self) -> None:
-        """Forget committed text no delimiter can look at any more (what keeps streaming linear)."""
-        history = self._history
-        if history is None:
-            return
-        cut = self._pos - history
-        if cut > 0:
-            self._buffer = self._buffer[cut:]
-            self._pos -= cut
-            self._offset += cut
-
-    # -- regions
-
-    def _accumulate(self, events: list[Event], text: str) -> None:
-        field = self._field
-        if not text or field < 0:
-            return  # no implicit field: text outside explicit regions is dropped
-        if not self._opened:
-            opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
-            if self._with_spans:
-                opened["start"] = self._offset + self._pos
-            events.append(opened)
-            self._mark_opened(field)
-        self._body.append(text)
-        if len(self._body) >= BLOCK_CHUNKS:
-            self._seal_body()
-        events.append(
-            {
-                "type": "region_chunk",
-                "field": self._names[field],
-                "text": text,
-                "dirty": self._dirty[field],
-            }
-        )
-
-    def _open(
-        self, events: list[Event], field: int, groups: dict[str, str | None], start: int
-    ) -> None:
-        """Open `field`'s region at its open delimiter (which begins at buffer index `start`)."""
-        self._state = self._state_of_field[field]
-        self._field = field
-        self._captures = {k: v for k, v in groups.items() if v is not None}
-        self._body = []
-        self._blocks = []
-        self._mark_opened(field)
-        opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
-        if self._with_captures:
-            opened["captures"] = dict(self._captures)
-        if self._with_spans:
-            opened["start"] = self._offset + start
-        events.append(opened)
-
-    def _close_current(self, events: list[Event], end: int) -> None:
-        """Close the current region, which ends at buffer index `end` (a region that never opened closes
-        silently), and go back to state 0."""
-        field = self._field
-        if field >= 0 and self._opened:
-            body = "".join(self._blocks) + "".join(self._body)
-            if self._recover:
-                self._close_recovering(events, field, body, end)
-            else:
-                value = self._handlers[field](body, self._captures)
-                if self._tool_params:
-                    value = coerce_tool_calls(value, self._tool_params)
-                self._store(field, value)
-                self._emit_close(events, field, value, end)
-        self._state = 0
-        self._field = self._implicit
-        self._captures = {}
-        self._body = []
-        self._blocks = []
-        self._opened = self._fast = False
-
-    def _mark_opened(self, field: int) -> None:
-        self._opened = True
-        self._fast = not self._scan_always
-        self._chunk_name = self._names[field]
-        self._chunk_dirty = self._dirty[field]
-
-    def _emit_close(
-        self, events: list[Event], field: int, value: Any, end: int
-    ) -> None:
-        closed: RegionClose = {
-            "type": "region_close",
-            "field": self._names[field],
-            "value": value,
-        }
-        if self._with_spans:
-            closed["end"] = self._offset + end
-        events.append(closed)
-
-    def _close_recovering(
-        self, events: list[Event], field: int, body: str, end: int
-    ) -> None:
-        """`recover`: a region that fails to parse (or to be stored) becomes a `region_malformed` event."""
-        try:
-            value = self._handlers[field](body, self._captures)
-            if self._tool_params:
-                value = coerce_tool_calls(value, self._tool_params)
-            self._store(field, value)
-        except Exception as error:  # noqa: BLE001 - whatever the content parser raised is reported, not raised
-            malformed: RegionMalformed = {
-                "type": "region_malformed",
-                "field": self._names[field],
-                "error": type(error).__name__,
-                "message": str(error),
-                "text": body,
-            }
-            if self._with_spans:
-                malformed["end"] = self._offset + end
-            self.malformed.append(malformed)
-            events.append(malformed)
-            return
-        self._emit_close(events, field, value, end)
-
-    def _store(self, field: int, value: Any) -> None:
-        name = self._names[field]
-        join = self._joins[field]
-        if join is not None:
-            self._output[name] = join_value(name, self._output.get(name), value, join)
-        elif self._repeats[field]:
-            self._output.setdefault(name, []).append(value)
-        else:
-            self._output[name] = value
-
-
-def _parse_one(parser: StreamingParser, text: str) -> Message:
-    return parser.parse_complete(text)
-
-
-def batch_prefixes(count: int, prefix: str | Sequence[str] | None) -> list[Any]:
-    """One prefix per text of a batch: a single prefix is broadcast; an empty list means "" for all."""
-    if prefix is None or isinstance(prefix, str):
-        return [prefix] * count
-    if not prefix:
-        return [""] * count
-    prefixes = list(prefix)
-    if len(prefixes) != count:
-        raise ValueError(
-            f"Got {count} response(s) but {len(prefixes)} prefix(es); `prefix` must be a single "
-            "sequence (broadcast to every response), or one prefix per response."
-        )
-    return prefixes
-
-
-def parse_texts(
-    new_parser: Callable[[str | None], StreamingParser],
-    text: str | Sequence[str],
-    prefix: str | Sequence[str] | None,
-) -> Message | list[Message]:
-    """`parse_response` for one complete output, or a batch: a parser per text, fed once, finalized.
-
-    For a batch `prefix` is one prompt broadcast to every text, or one per text (as transformers takes it).
-    """
-    if isinstance(text, str):
-        return _parse_one(new_parser(batch_prefixes(1, prefix)[0]), text)
-    texts = list(text)
-    prefixes = batch_prefixes(len(texts), prefix)
-    return [_parse_one(new_parser(p), t) for t, p in zip(texts, prefixes, strict=True)]
-
-
 # A scanner's answer: (which, start, end, groups, hold). `which` indexes the state's watch list (-1:
 # nothing committable), `start`/`end` span the match, `groups` are its named captures, and `hold` is
 # where text that a pending delimiter may still claim begins (`len(buffer)` when nothing is pending).
@@ -1185,7 +1198,7 @@ def partial_search(
 # --- scalar parsers ---------------------------------------------------------------------------------------------
 
 
-def parse_text(text: str, strip: bool) -> str:
+def parse_text(text: str, strip: bool = True) -> str:
     """Return the body, optionally without surrounding whitespace (str.strip's Unicode notion of whitespace)."""
     return text.strip() if strip else text
 
@@ -1202,8 +1215,8 @@ def parse_xml_inline(
     text: str,
     tag_re: re.Pattern[str],
     tag_pattern: str,
-    value_parser: Callable[[str], Any] | None,
-    merge_duplicates: bool,
+    value_parser: Callable[[str], Any] | None = None,
+    merge_duplicates: bool = False,
 ) -> dict[str, Any]:
     """Collect `key` -> `value` from every match of `tag_re` (compiled with DOTALL by the caller).
 
@@ -2098,7 +2111,7 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
 
 
 def _handle_text(body: str, captures: dict[str, str]) -> Any:
-    return parse_text(body, strip=True)
+    return parse_text(body)
 
 
 def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
@@ -2106,8 +2119,6 @@ def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
         body,
         tag_re=_RE_TOOL_CALLS_TAGS,
         tag_pattern='<｜DSML｜parameter\\s+name="(?P<key>[^"]+)"(?:\\s+string="(?:true|false)")?\\s*>(?P<value>.*?)</｜DSML｜parameter>',
-        value_parser=None,
-        merge_duplicates=False,
     )
     scope = content_scope(captures, content)
     return {
@@ -2175,6 +2186,9 @@ class ResponseParser(StreamingParser):
         for m in _RE_START_ANCHOR.finditer(prefix):
             last_end = m.end()
         return None if last_end is None else prefix[last_end:]
+
+    def _function_schema(self, function: Callable[..., Any]) -> dict[str, Any]:
+        return function_to_tool_schema(function)
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""

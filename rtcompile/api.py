@@ -92,17 +92,22 @@ class CompiledModule:
         return ("regex",) if self.regex_fallbacks else ()
 
 
-def compile_template(source: TemplateSource, *, source_name: str | None = None) -> str:
+def compile_template(source: TemplateSource, *, source_name: str | None = None, function_tools: bool = True) -> str:
     """Compile a response template into the source of a standalone Python module.
 
     `source_name` is what the module's header says it was generated from (default: the file
     path as given, or "<dict>"). Raises `TemplateError` for invalid templates. A pattern with no
     exact standard-library translation makes the module import `regex` (see `compile_module`).
+    `function_tools=False` (the CLI's `--no-function-tools`) leaves out the code that turns Python
+    functions into tool schemas: the module's `tools` then takes JSON schemas only, and a function
+    there raises TypeError (the module's `FUNCTION_TOOLS` is False).
     """
-    return compile_module(source, source_name=source_name).code
+    return compile_module(source, source_name=source_name, function_tools=function_tools).code
 
 
-def compile_module(source: TemplateSource, *, source_name: str | None = None) -> CompiledModule:
+def compile_module(
+    source: TemplateSource, *, source_name: str | None = None, function_tools: bool = True
+) -> CompiledModule:
     """`compile_template`, also telling which patterns need the `regex` module, as located warnings."""
     template, document = (source, None) if isinstance(source, Template) else _load(source)
     if source_name is None:
@@ -112,7 +117,7 @@ def compile_module(source: TemplateSource, *, source_name: str | None = None) ->
     )
 
     try:
-        generated = generate_module(template, source_name=source_name)
+        generated = generate_module(template, source_name=source_name, function_tools=function_tools)
     except TemplateError as error:
         raise locate(error, document) from None
     notes = tuple(

@@ -152,6 +152,11 @@ def json_case(draw: st.DrawFn) -> JsonCase:
     return draw(mutated(text, MUTATION_JUNK)), delims
 
 
+def our_json(text: str, unquoted: bool, delims: tuple[tuple[str, str], ...], lenient: bool, strip: bool) -> Any:
+    """`parse_json` with `content_args` as the loader normalises them (the interpreter's call)."""
+    return ours.parse_json(text, dialect=ours.json_dialect(unquoted, delims), allow_non_json=lenient, strip=strip)
+
+
 @settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(json_case(), st.booleans(), st.booleans(), st.booleans())
 def test_json_matches_reference(case: JsonCase, unquoted: bool, lenient: bool, strip: bool) -> None:
@@ -159,7 +164,7 @@ def test_json_matches_reference(case: JsonCase, unquoted: bool, lenient: bool, s
     args = {"unquoted_keys": unquoted, "string_delims": [list(d) for d in delims], "allow_non_json": lenient}
     args["strip"] = strip
     assert_same(
-        lambda: ours.parse_json(text, unquoted, tuple(delims), lenient, strip),
+        lambda: our_json(text, unquoted, tuple(delims), lenient, strip),
         lambda: ref._json(text, args),
     )
 
@@ -198,29 +203,55 @@ RAW_KEY_TEXT = st.lists(st.sampled_from([*'{,:"\\aé', *SPACES, "\u0301", "\u00b
 @given(RAW_KEY_TEXT)
 def test_json_unquoted_keys_on_raw_text(text: str) -> None:
     # No grammar at all: exercises the bare-key rewrite's character classes and lookbehind directly.
-    assert_same(lambda: ours.parse_json(text, True, (), False, True), lambda: ref._json(text, {"unquoted_keys": True}))
+    assert_same(lambda: our_json(text, True, (), False, True), lambda: ref._json(text, {"unquoted_keys": True}))
 
 
 def test_json_examples() -> None:
-    assert ours.parse_json('{name: "foo", "n:x": 1}', True, (), False, True) == {"name": "foo", "n:x": 1}
+    assert our_json('{name: "foo", "n:x": 1}', True, (), False, True) == {"name": "foo", "n:x": 1}
     # `regex`'s \w (used by the reference) has combining marks but not U+00B2, unlike stdlib `re`'s.
-    assert ours.parse_json("{e\u0301: 2}", True, (), False, True) == {"e\u0301": 2}
+    assert our_json("{e\u0301: 2}", True, (), False, True) == {"e\u0301": 2}
     with pytest.raises(ValueError, match="could not parse region as JSON"):  # nothing was rewritten
-        ours.parse_json("{x\u00b2: 1}", True, (), False, True)
-    assert ours.parse_json('{"a": <<he said "hi">>}', False, (("<<", ">>"),), False, True) == {"a": 'he said "hi"'}
-    assert ours.parse_json("  plain text ", False, (), True, True) == "plain text"
-    assert ours.parse_json("  plain text ", False, (), True, False) == "  plain text "
+        our_json("{x\u00b2: 1}", True, (), False, True)
+    assert our_json('{"a": <<he said "hi">>}', False, (("<<", ">>"),), False, True) == {"a": 'he said "hi"'}
+    assert our_json("  plain text ", False, (), True, True) == "plain text"
+    assert our_json("  plain text ", False, (), True, False) == "  plain text "
     with pytest.raises(ValueError, match="reserved sentinel"):
-        ours.parse_json("\x01", False, (("<", ">"),), True, True)
+        our_json("\x01", False, (("<", ">"),), True, True)
     with pytest.raises(ValueError, match="after dialect transforms"):
-        ours.parse_json("{a: }", True, (), False, True)
+        our_json("{a: }", True, (), False, True)
+
+
+@FAST
+@given(st.lists(st.sampled_from([*SPACES, *WORDS, *'{}[]":,=1']), max_size=10).map("".join))
+def test_defaults_are_the_references_content_args_defaults(text: str) -> None:
+    """Generated handlers pass only the arguments that differ from the defaults: they must be the reference's."""
+    assert_same(lambda: ours.parse_text(text), lambda: ref._text(text, {}))
+    assert_same(lambda: ours.parse_int(text), lambda: ref._int(text, {}))
+    assert_same(lambda: ours.parse_float(text), lambda: ref._float(text, {}))
+    assert_same(lambda: ours.parse_bool(text), lambda: ref._bool(text, {}))
+    assert_same(lambda: ours.parse_json(text), lambda: ref._json(text, {}))
+    assert_same(lambda: ours.parse_kv_lines(text), lambda: ref._kv_lines(text, {}))
+    tag = re.compile(r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", re.DOTALL)
+    xml_args = {"tag_pattern": tag.pattern}
+    assert_same(lambda: ours.parse_xml_inline(text, tag, tag.pattern), lambda: ref._xml_inline(text, xml_args))
+
+
+def test_json_dialect_is_only_the_rewrites_asked_for() -> None:
+    assert ours.json_dialect(False, ()) is None
+    assert ours.json_dialect(True, ()) is ours.json_quote_bare_keys
+    rewrite = ours.json_dialect(True, (("<<", ">>"),))
+    assert rewrite is not None
+    assert rewrite('{a: <<x: "y">>}') == ours.json_delimited_strings(
+        '{a: <<x: "y">>}', (("<<", ">>"),), ours.json_quote_bare_keys
+    )
+    assert rewrite('{a: <<x: "y">>}') == '{"a": "x: \\"y\\""}'
 
 
 def test_json_errors_that_bypass_allow_non_json() -> None:
     # The int-digit limit is a plain ValueError, not a JSONDecodeError, so the text fallback does not apply.
     digits = "1" * 5000
     got = assert_same(
-        lambda: ours.parse_json(digits, False, (), True, True), lambda: ref._json(digits, {"allow_non_json": True})
+        lambda: our_json(digits, False, (), True, True), lambda: ref._json(digits, {"allow_non_json": True})
     )
     assert got[0] == "error" and got[1] == "ValueError"
 
@@ -231,7 +262,7 @@ def test_json_of_none_fails_like_reference(delims: tuple[tuple[str, str], ...], 
     # differs only where the reference's `regex` call and our `re` call word it differently.
     none: Any = None
     args = {"string_delims": [list(d) for d in delims], "unquoted_keys": unquoted}
-    got = outcome(lambda: ours.parse_json(none, unquoted, delims, False, True))
+    got = outcome(lambda: our_json(none, unquoted, delims, False, True))
     assert got[:2] == outcome(lambda: ref._json(none, args))[:2] == ("error", "TypeError")
 
 
@@ -308,8 +339,8 @@ def nested_parsers() -> list[tuple[dict[str, Any] | None, Callable[[str], Any] |
         ({"name": "int"}, lambda s: ours.parse_int(s, True)),
         ({"name": "int", "args": {"strip": False}}, lambda s: ours.parse_int(s, False)),
         ({"name": "bool"}, lambda s: ours.parse_bool(s, True)),
-        ({"name": "json", "args": {"allow_non_json": True}}, lambda s: ours.parse_json(s, False, (), True, True)),
-        ({"name": "json"}, lambda s: ours.parse_json(s, False, (), False, True)),
+        ({"name": "json", "args": {"allow_non_json": True}}, lambda s: our_json(s, False, (), True, True)),
+        ({"name": "json"}, lambda s: our_json(s, False, (), False, True)),
         ({"name": "kv-lines", "args": {"kv_sep": "="}}, lambda s: ours.parse_kv_lines(s, "\n", "=", True, None)),
     ]
 
@@ -544,7 +575,7 @@ def test_transform_each_matches_reference(body: str, placeholder: str) -> None:
     field.transform = {"function": {"name": placeholder}}
 
     def mine() -> list[Any]:
-        items = require_each_list("calls", ours.parse_json(body, False, (), False, True))
+        items = require_each_list("calls", our_json(body, False, (), False, True))
         out = []
         for item in items:
             scope = each_item_scope("calls", captures, item)

@@ -40,6 +40,7 @@ from rtcompile.plan import ParserPlan, ParserState, plan_parser
 from rtcompile.runtime import content as parsers
 from rtcompile.runtime.engine import NO_GROUPS, Handler, PlainCheck, Scanner, ScanResult, StreamingParser
 from rtcompile.runtime.scanning import regex_can_grow
+from rtcompile.runtime.tool_schema import function_to_tool_schema
 from rtcompile.runtime.transform import content_scope, each_item_scope, require_each_list
 from rtcompile.runtime.transform_data import build_value
 from rtcompile.runtime.types import Event, Message
@@ -73,8 +74,9 @@ def _content_function(parser: ContentParser) -> Callable[[Any], Any]:
         }[parser.kind]
         return lambda text: scalar(text, parser.strip)
     if isinstance(parser, JsonParser):
+        dialect = parsers.json_dialect(parser.unquoted_keys, parser.string_delims)
         return lambda text: parsers.parse_json(
-            text, parser.unquoted_keys, parser.string_delims, parser.allow_non_json, parser.strip
+            text, dialect=dialect, allow_non_json=parser.allow_non_json, strip=parser.strip
         )
     if isinstance(parser, XmlInlineParser):
         tag_re = regex.compile(parser.tag_pattern, regex.DOTALL)
@@ -252,3 +254,6 @@ class ResponseParser(StreamingParser):
 
     def _after_anchor(self, prefix: str) -> str | None:
         return after_last_anchor(self._anchor, prefix)
+
+    def _function_schema(self, function: Callable[..., Any]) -> dict[str, Any]:
+        return function_to_tool_schema(function)

@@ -5,6 +5,11 @@ standard library only and take their `content_args` already unpacked and validat
 reproduces transformers' `content_parsers` exactly, including which exception type escapes for bad input
 (often the one Python raises naturally, e.g. `AttributeError` when a non-participating xml-inline group hands
 `None` to a nested parser), because generated parsers must fail the same way the reference does.
+
+Arguments default to the reference's `content_args` defaults, so that a generated handler passes only what
+its template changes. Optional steps that need big tables (the `unquoted_keys` rewrite and its Unicode word
+class) are separate functions, passed in by the caller, so that a module holds them only when its template
+uses them.
 """
 
 import functools
@@ -19,22 +24,22 @@ from rtcompile.runtime.unicode_classes import SPACE_CLASS, WORD_CLASS
 # --- scalar parsers ---------------------------------------------------------------------------------------------
 
 
-def parse_text(text: str, strip: bool) -> str:
+def parse_text(text: str, strip: bool = True) -> str:
     """Return the body, optionally without surrounding whitespace (str.strip's Unicode notion of whitespace)."""
     return text.strip() if strip else text
 
 
-def parse_int(text: str, strip: bool) -> int:
+def parse_int(text: str, strip: bool = True) -> int:
     """Convert with `int()`, so Python's lenient syntax (underscores, non-ASCII digits, signs) is accepted."""
     return int(parse_text(text, strip))
 
 
-def parse_float(text: str, strip: bool) -> float:
+def parse_float(text: str, strip: bool = True) -> float:
     """Convert with `float()`, which also accepts 'nan', 'inf' and underscores, like the reference."""
     return float(parse_text(text, strip))
 
 
-def parse_bool(text: str, strip: bool) -> bool:
+def parse_bool(text: str, strip: bool = True) -> bool:
     """Only 'true' and '1' (any case) are true; every other text is false rather than an error."""
     return parse_text(text, strip).lower() in ("true", "1")
 
@@ -113,8 +118,9 @@ def _json_replace_delimited(
     return "".join(pieces)
 
 
-def _json_quote_bare_keys(text: str) -> str:
-    """Wrap bare identifier keys in double quotes, leaving the inside of quoted strings untouched."""
+def json_quote_bare_keys(text: str) -> str:
+    """The `unquoted_keys` rewrite: wrap bare identifier keys in double quotes, leaving the inside of quoted
+    strings untouched."""
 
     def quote(match: re.Match[str]) -> str:
         if match.group(2) is None:
@@ -133,27 +139,52 @@ def _json_restore_delimited(text: str, found: Sequence[str]) -> str:
     return text
 
 
-def parse_json(
+def json_delimited_strings(
     text: str,
-    unquoted_keys: bool,
     string_delims: Sequence[tuple[str, str]],
-    allow_non_json: bool,
-    strip: bool,
-) -> Any:
-    """Parse JSON after the optional dialect rewrites; on failure fall back to the text or raise ValueError.
-
-    Only `json.JSONDecodeError` triggers the fallback: other errors (e.g. the int-digits limit ValueError or a
-    RecursionError) escape unchanged, as they do in the reference.
-    """
-    if string_delims and (_JSON_MARK_OPEN in text or _JSON_MARK_CLOSE in text):
+    quote_keys: Callable[[str], str] | None,
+) -> str:
+    """The `string_delims` rewrite (non-empty pairs): custom-delimited strings become JSON strings, with
+    `quote_keys` (the `unquoted_keys` rewrite, if wanted) applied in between, outside those strings."""
+    if _JSON_MARK_OPEN in text or _JSON_MARK_CLOSE in text:
         raise ValueError(
             "json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse safely."
         )
     found: list[str] = []
     rewritten = _json_extract_delimited(text, string_delims, found)
-    if unquoted_keys:
-        rewritten = _json_quote_bare_keys(rewritten)
-    rewritten = _json_restore_delimited(rewritten, found)
+    if quote_keys is not None:
+        rewritten = quote_keys(rewritten)
+    return _json_restore_delimited(rewritten, found)
+
+
+def json_dialect(
+    unquoted_keys: bool, string_delims: Sequence[tuple[str, str]]
+) -> Callable[[str], str] | None:
+    """The rewrite `parse_json` applies first for these `content_args` (None: the text as it is).
+
+    Generated modules spell this out per field instead (so that they hold only the rewrites their
+    template uses); the interpreter calls it.
+    """
+    quote_keys = json_quote_bare_keys if unquoted_keys else None
+    if not string_delims:
+        return quote_keys
+    return lambda text: json_delimited_strings(text, string_delims, quote_keys)
+
+
+def parse_json(
+    text: str,
+    *,
+    dialect: Callable[[str], str] | None = None,
+    allow_non_json: bool = False,
+    strip: bool = True,
+) -> Any:
+    """Parse JSON after the `dialect` rewrite (see `json_dialect`); on failure fall back to the text or raise
+    ValueError.
+
+    Only `json.JSONDecodeError` triggers the fallback: other errors (e.g. the int-digits limit ValueError or a
+    RecursionError) escape unchanged, as they do in the reference.
+    """
+    rewritten = text if dialect is None else dialect(text)
     try:
         return json.loads(rewritten)
     except json.JSONDecodeError as error:
@@ -181,8 +212,8 @@ def parse_xml_inline(
     text: str,
     tag_re: re.Pattern[str],
     tag_pattern: str,
-    value_parser: Callable[[str], Any] | None,
-    merge_duplicates: bool,
+    value_parser: Callable[[str], Any] | None = None,
+    merge_duplicates: bool = False,
 ) -> dict[str, Any]:
     """Collect `key` -> `value` from every match of `tag_re` (compiled with DOTALL by the caller).
 
@@ -213,10 +244,10 @@ def parse_xml_inline(
 
 def parse_kv_lines(
     text: str,
-    line_sep: str | None,
-    kv_sep: str,
-    strip: bool,
-    value_parser: Callable[[str], Any] | None,
+    line_sep: str | None = "\n",
+    kv_sep: str = ":",
+    strip: bool = True,
+    value_parser: Callable[[str], Any] | None = None,
 ) -> dict[str, Any]:
     """Parse `key<kv_sep>value` lines; lines that are empty or lack the separator are skipped.
 

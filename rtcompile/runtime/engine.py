@@ -10,7 +10,8 @@ is plugged in by a backend:
 * per parser state, optionally, a *plain check*: true for a chunk in which no watched delimiter can
   start, so the chunk is region text without scanning (the fast path);
 * per field, a *handler*: the closed region's body and captures -> the field's value;
-* the tables below (field names, join/repeat rules, defaults, ...), and `_after_anchor`.
+* the tables below (field names, join/repeat rules, defaults, ...), `_after_anchor`, and
+  `_function_schema` (Python-function tools to JSON schemas, or a refusal: see `protocol`).
 
 The interpreter (`rtcompile.backends.interpreter`) plugs in scanners built on the `regex` module; a
 generated module plugs in scanners and handlers specialised for its template, and gets this file
@@ -121,6 +122,10 @@ class StreamingParser:
         """The prompt after the last match of the start anchor; None if it never matches."""
         raise NotImplementedError
 
+    def _function_schema(self, function: Callable[..., Any]) -> dict[str, Any]:
+        """The JSON schema of a tool given as a Python function (transformers' `get_json_schema`)."""
+        raise NotImplementedError
+
     def __init__(
         self,
         prefix: str | None,
@@ -132,7 +137,7 @@ class StreamingParser:
     ) -> None:
         if prefix is None:
             raise ValueError(PREFIX_REQUIRED)
-        self._tool_params = tool_parameters(tools)
+        self._tool_params = tool_parameters(tools, self._function_schema)
         self._with_captures = captures
         self._with_spans = spans
         self._recover = recover

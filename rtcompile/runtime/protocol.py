@@ -4,12 +4,16 @@ The scanning loop itself is written twice on purpose (generically in the interpr
 per state in generated code); what does not depend on the template lives here once.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import FunctionType, MethodType
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 from rtcompile.runtime.coercion import tool_parameter_table
-from rtcompile.runtime.tool_schema import function_to_tool_schema
+
+# Turns a tool given as a Python function into its JSON schema (`tool_schema.function_to_tool_schema`,
+# or, in a module compiled without that code, `refuse_function_tool`).
+# (A string: generated modules import `typing` for the type checker only.)
+FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
 
 PREFIX_REQUIRED: Final = (
     "`ResponseParser`/`parse_response` requires `prefix` (the chat prompt sent to the model before generation), "
@@ -24,16 +28,28 @@ def is_empty(value: object) -> bool:
     return value is None or (isinstance(value, (list, dict, str)) and not value)
 
 
-def tool_parameters(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]]:
-    """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions."""
+def tool_parameters(
+    tools: Iterable[Any] | None, function_schema: FunctionSchema
+) -> dict[str, dict[str, Any]]:
+    """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions
+    (converted by `function_schema`)."""
     # isinstance checks are what inspect.isfunction/ismethod do, without importing inspect.
     schemas = [
-        function_to_tool_schema(tool)
-        if isinstance(tool, (FunctionType, MethodType))
-        else tool
+        function_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool
         for tool in tools or []
     ]
     return tool_parameter_table(schemas)
+
+
+def refuse_function_tool(function: Callable[..., Any]) -> dict[str, Any]:
+    """The `function_schema` of a module compiled with `--no-function-tools` (`function_tools=False`),
+    which leaves out the code that turns Python functions into JSON schemas."""
+    raise TypeError(
+        f"tools: {getattr(function, '__name__', function)!r} is a Python function, but this parser was "
+        "compiled with --no-function-tools, without the code that turns functions into JSON schemas; "
+        "pass the tool's JSON schema (a dict, e.g. from transformers.utils.get_json_schema), or recompile "
+        "the parser without --no-function-tools"
+    )
 
 
 def batch_prefixes(count: int, prefix: str | Sequence[str] | None) -> list[Any]:

@@ -8,8 +8,9 @@ implementation of that conversion. It reproduces the reference's output dict exa
 order, which matters once a schema is rendered into a prompt) and raises exceptions with the same
 class names in the same situations, because users' ``except`` clauses are written against those.
 
-This module is lifted into generated modules: it holds only top-level functions, constants and the
-two exception classes, is fully typed, and imports nothing outside the standard library.
+This module is lifted into generated modules (all but those compiled with ``--no-function-tools``, which
+refuse function tools instead: see ``protocol.refuse_function_tool``): it holds only top-level functions,
+constants and the two exception classes, is fully typed, and imports nothing outside the standard library.
 """
 
 import json

@@ -1,6 +1,6 @@
 """The `rtcompile` command line.
 
-    rtcompile IN... -o OUT [--check | --diff] [--stdlib-only]   compile (also `rtcompile compile ...`)
+    rtcompile IN... -o OUT [--check | --diff] [--stdlib-only] [--no-function-tools]   (or `compile IN...`)
     rtcompile verify TEMPLATE [--module PARSER.py] [--cases N] [--seed S]
     rtcompile lint TEMPLATE [--chat-template FILE.jinja] [--strict]
     rtcompile list [--names]
@@ -118,6 +118,13 @@ def build_parser() -> CommandLine:
         "--stdlib-only",
         action="store_true",
         help="fail (exit 2) instead of warning when a pattern needs the regex module",
+    )
+    compile_.add_argument(
+        "--no-function-tools",
+        dest="function_tools",
+        action="store_false",
+        help="leave out the code that turns Python functions into tool schemas (~340 lines): the module's "
+        "`tools` then takes JSON schemas only, a function raises TypeError (give this to --check too)",
     )
     compile_.set_defaults(run=run_compile)
     commands["compile"] = compile_
@@ -240,9 +247,11 @@ def run_help(command_line: CommandLine, topic: str | None) -> int:
 def run_compile(args: argparse.Namespace) -> int:
     try:
         jobs = plan(args.inputs, args.output)
-        results = [(job, compile_job(job, stdlib_only=args.stdlib_only)) for job in jobs]
+        results = [
+            (job, compile_job(job, stdlib_only=args.stdlib_only, function_tools=args.function_tools)) for job in jobs
+        ]
         if args.check or args.diff:
-            return report_changes(results, show_diff=args.diff)
+            return report_changes(results, show_diff=args.diff, function_tools=args.function_tools)
         write(results)
     except (TemplateError, UsageError, OutputError) as error:
         report_error("rtcompile", error)
@@ -343,11 +352,11 @@ def _checked(job: Job) -> Job:
     return job
 
 
-def compile_job(job: Job, *, stdlib_only: bool = False) -> str:
+def compile_job(job: Job, *, stdlib_only: bool = False, function_tools: bool = True) -> str:
     """The module's code; one warning line per template warning (what `rtcompile lint` reports as
     warnings: backtracking patterns...), and per pattern that makes it import `regex` (an error with
     `stdlib_only`)."""
-    compiled = compile_module(job.source, source_name=source_name(job))
+    compiled = compile_module(job.source, source_name=source_name(job), function_tools=function_tools)
     for warning in compiled.template_warnings:
         print(printable(f"rtcompile: warning: {warning}"), file=sys.stderr)
     for note in compiled.regex_fallbacks:
@@ -380,8 +389,11 @@ def write(results: Sequence[tuple[Job, str]]) -> None:
             write_stdout(code)
 
 
-def report_changes(results: Sequence[tuple[Job, str]], *, show_diff: bool) -> int:
-    """For --check and --diff: list (or show) outputs that differ from what would be generated."""
+def report_changes(results: Sequence[tuple[Job, str]], *, show_diff: bool, function_tools: bool = True) -> int:
+    """For --check and --diff: list (or show) outputs that differ from what would be generated.
+
+    A module compiled with the other `--no-function-tools` setting is stale too (its code differs);
+    the message says so, since the fix is then the option, not a recompile."""
     stale = []
     for job, code in results:
         if job.output is None:
@@ -405,10 +417,25 @@ def report_changes(results: Sequence[tuple[Job, str]], *, show_diff: bool) -> in
             )
         else:
             state = "missing" if current is None else "stale"
-            print(printable(f"{job.output}: {state} (regenerate from {origin})"), file=sys.stderr)
+            hint = _function_tools_hint(current, function_tools)
+            print(printable(f"{job.output}: {state} (regenerate from {origin}{hint})"), file=sys.stderr)
     if show_diff:
         return EXIT_OK
     return EXIT_FAILED if stale else EXIT_OK
+
+
+# How a module records whether it was compiled with --no-function-tools (see the skeleton).
+_FUNCTION_TOOLS_LINE = re.compile(r"^FUNCTION_TOOLS: Final = (True|False)\b", re.MULTILINE)
+
+
+def _function_tools_hint(current: str | None, function_tools: bool) -> str:
+    """For a stale module whose recorded function-tools setting is not this run's: which option it had."""
+    recorded = _FUNCTION_TOOLS_LINE.search(current or "")
+    if recorded is None or (recorded.group(1) == "True") == function_tools:
+        return ""
+    if function_tools:
+        return "; it was compiled with --no-function-tools: give --check that option too"
+    return "; it was compiled without --no-function-tools"
 
 
 def _read_existing(path: Path) -> str | None:

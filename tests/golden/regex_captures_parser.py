@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import _thread
 import copy
-import functools
 import json
 import math
 import os
@@ -42,6 +41,8 @@ else:
 RTCOMPILE_VERSION: Final = "0.1.0"
 # third-party modules this module imports
 REQUIRES: Final[tuple[str, ...]] = ()
+# whether `tools` takes Python functions
+FUNCTION_TOOLS: Final = True
 TEMPLATE_SHA256: Final = (
     "e98b36da18ff65f44fddd5da2d08ae3b1b7099a121fe6f11bfab3a9d2f26c675"
 )
@@ -311,6 +312,451 @@ def join_value(name: str, previous: Any, value: Any, separator: str) -> str:
             f"Field '{name}': 'join' requires each match to parse to a string, got {type(value).__name__}."
         )
     return value if previous is None else previous + separator + value
+
+
+# Turns a tool given as a Python function into its JSON schema (`tool_schema.function_to_tool_schema`,
+# or, in a module compiled without that code, `refuse_function_tool`).
+# (A string: generated modules import `typing` for the type checker only.)
+FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
+
+
+def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """Map each tool's name to its parameter `properties` ({} when absent or malformed).
+
+    Tools are schema dicts, either wrapped as `{"type": "function", "function": {...}}` or bare; entries
+    without a string `name` (or that are not dicts at all) are ignored, and a later tool replaces an earlier
+    one of the same name. Python functions must already have been converted to schemas by the caller.
+    """
+    table: dict[str, dict[str, Any]] = {}
+    for tool in tools:
+        function = tool.get("function", tool) if isinstance(tool, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            continue
+        parameters = function.get("parameters")
+        properties = (
+            parameters.get("properties") if isinstance(parameters, dict) else None
+        )
+        table[function["name"]] = properties if isinstance(properties, dict) else {}
+    return table
+
+
+def tool_parameters(
+    tools: Iterable[Any] | None, function_schema: FunctionSchema
+) -> dict[str, dict[str, Any]]:
+    """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions
+    (converted by `function_schema`)."""
+    # isinstance checks are what inspect.isfunction/ismethod do, without importing inspect.
+    schemas = [
+        function_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool
+        for tool in tools or []
+    ]
+    return tool_parameter_table(schemas)
+
+
+class StreamingParser:
+    """Parses one generation as it streams: `feed()` text, then `finalize()`.
+
+    `initial_events` holds the events of the prompt's pre-written part of the message (the text
+    after the last start anchor in `prefix`). Subclasses supply the class attributes declared below.
+
+    Extensions beyond the reference, each off by default (with all off, every event and message is
+    exactly the reference's):
+
+    * `captures`: `region_open` events of fields opened by a delimiter carry `"captures"`, the open
+      delimiter's named groups (a tool name is known before its arguments arrive);
+    * `spans`: `region_open` carries `"start"`, `region_close` carries `"end"`: offsets into the
+      generation (the text fed after `prefix`) where the region's delimiter begins and where the
+      region ends; a region the prompt opened starts at a negative offset;
+    * `recover`: a region whose content fails to parse does not raise; it yields a
+      `region_malformed` event (`field`, `error` (the exception type's name), `message`, `text`),
+      is left out of the message, and parsing goes on. `malformed` lists those events.
+    """
+
+    # -- what a backend plugs in (see the module docstring)
+    _names: tuple[FieldName, ...]  # by field index
+    # by field: chunks of structured content are marked `dirty`
+    _dirty: tuple[bool, ...]
+    _joins: tuple[str | None, ...]  # by field: the `join` separator, if any
+    _repeats: tuple[bool, ...]  # by field
+    _required: tuple[str, ...]  # fields the final message must contain
+    _defaults: dict[str, Any]  # the message before any region closed
+    _implicit: int  # the implicit field's index, or NO_FIELD
+    # by field: the state inside it (0 for the implicit field)
+    _state_of_field: tuple[int, ...]
+    # by state, by watch: (opens a region?, field)
+    _actions: tuple[tuple[tuple[bool, int], ...], ...]
+    _scanners: tuple[Scanner, ...]  # by state
+    # by state; None: no fast path in that state
+    _plain: tuple[PlainCheck | None, ...]
+    _handlers: tuple[Handler, ...]  # by field
+    # committed characters a delimiter can still inspect; None: unbounded
+    _history: int | None
+    # a complete output may be parsed in one end-of-stream scan (see `parse_complete`)
+    _one_scan: bool
+
+    # -- the open region, as the fast path reads it (set by `_mark_opened`)
+    _chunk_name: FieldName
+    _chunk_dirty: bool
+
+    def _after_anchor(self, prefix: str) -> str | None:
+        """The prompt after the last match of the start anchor; None if it never matches."""
+        raise NotImplementedError
+
+    def _function_schema(self, function: Callable[..., Any]) -> dict[str, Any]:
+        """The JSON schema of a tool given as a Python function (transformers' `get_json_schema`)."""
+        raise NotImplementedError
+
+    def __init__(
+        self,
+        prefix: str | None,
+        *,
+        tools: Iterable[Any] | None,
+        captures: bool = False,
+        spans: bool = False,
+        recover: bool = False,
+    ) -> None:
+        if prefix is None:
+            raise ValueError(PREFIX_REQUIRED)
+        self._tool_params = tool_parameters(tools, self._function_schema)
+        self._with_captures = captures
+        self._with_spans = spans
+        self._recover = recover
+        self.malformed: list[RegionMalformed] = []
+        # Set when every chunk must be scanned: after finalize (feed then raises), and with spans
+        # (the fast path does not count the text it lets through).
+        self._scan_always = spans
+        self._offset = 0  # the generation offset of the buffer's first character
+        self._buffer = ""
+        self._pos = 0  # scan position: text before it is committed
+        self._output: dict[str, Any] = copy.deepcopy(self._defaults)
+        self._state = 0
+        self._field = self._implicit  # the current region's field, or NO_FIELD
+        self._captures: dict[str, str] = {}
+        # The current region's text: recent chunks, plus blocks of joined chunks, so that a long region
+        # costs about its text in memory rather than a list entry per 1-6 character token.
+        self._body: list[str] = []
+        self._blocks: list[str] = []
+        # whether the current region has opened (emitted region_open)
+        self._opened = False
+        self._fast = False  # the fast path may take a chunk: a region is open and `_scan_always` is off
+        self._finalized = False
+        self.initial_events: list[Event] = []
+        if prefix:
+            self._consume_prefix(prefix)
+
+    # -- the public protocol
+
+    def feed(self, text: str) -> list[Event]:
+        """Add model text; returns the events it completes."""
+        plain = self._plain[self._state]
+        if (
+            plain is not None
+            and text
+            and self._fast
+            and self._pos == len(self._buffer)
+            and plain(text)
+        ):
+            return self._feed_plain(text)
+        return self._feed_scanning(text)
+
+    def _seal_body(self) -> None:
+        """Join the region's recent chunks into a block. A block no longer than the new one is merged
+        into it, so block lengths fall from first to last: a region of n characters is a handful
+        of strings (about log n), and each character is copied about log n times."""
+        block = "".join(self._body)
+        self._body = []
+        blocks = self._blocks
+        while blocks and len(blocks[-1]) <= len(block):
+            block = blocks.pop() + block
+        blocks.append(block)
+
+    def _feed_scanning(self, text: str) -> list[Event]:
+        """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
+        if self._finalized:
+            raise RuntimeError("ResponseParser already finalized")
+        if text:
+            self._buffer += text
+        events: list[Event] = []
+        self._process(events, False)
+        self._drop_committed()
+        return events
+
+    def finalize(self) -> tuple[Message, list[Event]]:
+        """End of generation: flush what is held back, close the open region, return the message."""
+        if self._finalized:
+            raise RuntimeError("ResponseParser already finalized")
+        events: list[Event] = []
+        self._process(events, True)
+        return self._message(), events
+
+    def parse_complete(self, text: str) -> Message:
+        """The message of `feed(text)` then `finalize()`, for an output known to be complete.
+
+        Streaming holds back text a delimiter may still claim and takes it up again once more text (or
+        the end) is there; every such decision is taken up again at the end, where nothing can grow.
+        So with all the text in hand, one scan that treats the buffer's end as the stream's end commits
+        the same regions with the same bodies: the same message, or the same exception. Only the
+        events (how the region text is cut into chunks) would differ, and they are not returned.
+        """
+        if not self._one_scan:  # the plan says where this does not hold (`rtcompile.plan.one_scan_is_exact`)
+            self.feed(text)
+            return self.finalize()[0]
+        if self._finalized:
+            raise RuntimeError("ResponseParser already finalized")
+        self._buffer += text
+        self._process([], True)
+        return self._message()
+
+    def _message(self) -> Message:
+        """Check the required fields, drop empty values and end the parser; the final message."""
+        missing = [name for name in self._required if name not in self._output]
+        if missing:
+            raise ValueError(
+                f"Required response_template fields missing from parsed output: {missing}"
+            )
+        defaults = self._defaults
+        # Typed Any: in a generated module the dict is that template's `Message` TypedDict.
+        message: Any = {
+            k: v for k, v in self._output.items() if k in defaults or not is_empty(v)
+        }
+        self._output = message
+        self._finalized = self._scan_always = True
+        self._fast = False
+        return cast("Message", message)
+
+    # -- scanning
+
+    def _consume_prefix(self, prefix: str) -> None:
+        """Run the part of the prompt after the last start anchor through the parser."""
+        truncated = self._after_anchor(prefix)
+        if truncated is None:
+            warnings.warn(
+                "the start anchor does not occur in `prefix`, so all of the prompt is parsed as part of the "
+                "message (pass the prompt the model continued, or prefix='' if there is none)",
+                StartAnchorWarning,
+                stacklevel=_caller_stacklevel(),
+            )
+            truncated = prefix
+        if truncated:
+            self._buffer = truncated
+            self._offset = -len(truncated)
+            self._process(self.initial_events, False)
+            self._drop_committed()
+
+    def _feed_plain(self, text: str) -> list[Event]:
+        """The fast path: a region is open, nothing is held back and no delimiter can start in `text`,
+        so all of it is region text (what scanning would conclude, without scanning). Plain checks
+        exist only where `_history` is bounded."""
+        history = cast("int", self._history)
+        # what _drop_committed would keep
+        self._buffer = (self._buffer + text)[-history:] if history else ""
+        self._pos = len(self._buffer)
+        self._body.append(text)
+        if len(self._body) >= BLOCK_CHUNKS:
+            self._seal_body()
+        return [
+            {
+                "type": "region_chunk",
+                "field": self._chunk_name,
+                "text": text,
+                "dirty": self._chunk_dirty,
+            }
+        ]
+
+    def _process(self, events: list[Event], eos: bool) -> None:
+        """Commit every delimiter that can be committed, and the region text before it."""
+        while True:
+            which, start, end, groups, hold = self._scanners[self._state](
+                self._buffer, self._pos, eos
+            )
+            if which >= 0:
+                if start > self._pos:
+                    self._accumulate(events, self._buffer[self._pos : start])
+                self._pos = end
+                opens, field = self._actions[self._state][which]
+                if opens:
+                    self._close_current(events, start)
+                    self._open(events, field, groups, start)
+                    continue
+                had_content = self._opened
+                # Close-delimiter captures join (and override) the open-delimiter captures.
+                self._captures.update(
+                    {k: v for k, v in groups.items() if v is not None}
+                )
+                self._close_current(events, end)
+                if not had_content and start == end:
+                    break  # a zero-width close of an empty region would fire forever
+                continue
+            if eos:
+                if self._pos < len(self._buffer):
+                    self._accumulate(events, self._buffer[self._pos :])
+                    self._pos = len(self._buffer)
+                self._close_current(events, self._pos)
+                break
+            if hold > self._pos:
+                self._accumulate(events, self._buffer[self._pos : hold])
+                self._pos = hold
+            break
+
+    def _drop_committed(self) -> None:
+        """Forget committed text no delimiter can look at any more (what keeps streaming linear)."""
+        history = self._history
+        if history is None:
+            return
+        cut = self._pos - history
+        if cut > 0:
+            self._buffer = self._buffer[cut:]
+            self._pos -= cut
+            self._offset += cut
+
+    # -- regions
+
+    def _accumulate(self, events: list[Event], text: str) -> None:
+        field = self._field
+        if not text or field < 0:
+            return  # no implicit field: text outside explicit regions is dropped
+        if not self._opened:
+            opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
+            if self._with_spans:
+                opened["start"] = self._offset + self._pos
+            events.append(opened)
+            self._mark_opened(field)
+        self._body.append(text)
+        if len(self._body) >= BLOCK_CHUNKS:
+            self._seal_body()
+        events.append(
+            {
+                "type": "region_chunk",
+                "field": self._names[field],
+                "text": text,
+                "dirty": self._dirty[field],
+            }
+        )
+
+    def _open(
+        self, events: list[Event], field: int, groups: dict[str, str | None], start: int
+    ) -> None:
+        """Open `field`'s region at its open delimiter (which begins at buffer index `start`)."""
+        self._state = self._state_of_field[field]
+        self._field = field
+        self._captures = {k: v for k, v in groups.items() if v is not None}
+        self._body = []
+        self._blocks = []
+        self._mark_opened(field)
+        opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
+        if self._with_captures:
+            opened["captures"] = dict(self._captures)
+        if self._with_spans:
+            opened["start"] = self._offset + start
+        events.append(opened)
+
+    def _close_current(self, events: list[Event], end: int) -> None:
+        """Close the current region, which ends at buffer index `end` (a region that never opened closes
+        silently), and go back to state 0."""
+        field = self._field
+        if field >= 0 and self._opened:
+            body = "".join(self._blocks) + "".join(self._body)
+            if self._recover:
+                self._close_recovering(events, field, body, end)
+            else:
+                value = self._handlers[field](body, self._captures)
+                if self._tool_params:
+                    value = coerce_tool_calls(value, self._tool_params)
+                self._store(field, value)
+                self._emit_close(events, field, value, end)
+        self._state = 0
+        self._field = self._implicit
+        self._captures = {}
+        self._body = []
+        self._blocks = []
+        self._opened = self._fast = False
+
+    def _mark_opened(self, field: int) -> None:
+        self._opened = True
+        self._fast = not self._scan_always
+        self._chunk_name = self._names[field]
+        self._chunk_dirty = self._dirty[field]
+
+    def _emit_close(
+        self, events: list[Event], field: int, value: Any, end: int
+    ) -> None:
+        closed: RegionClose = {
+            "type": "region_close",
+            "field": self._names[field],
+            "value": value,
+        }
+        if self._with_spans:
+            closed["end"] = self._offset + end
+        events.append(closed)
+
+    def _close_recovering(
+        self, events: list[Event], field: int, body: str, end: int
+    ) -> None:
+        """`recover`: a region that fails to parse (or to be stored) becomes a `region_malformed` event."""
+        try:
+            value = self._handlers[field](body, self._captures)
+            if self._tool_params:
+                value = coerce_tool_calls(value, self._tool_params)
+            self._store(field, value)
+        except Exception as error:  # noqa: BLE001 - whatever the content parser raised is reported, not raised
+            malformed: RegionMalformed = {
+                "type": "region_malformed",
+                "field": self._names[field],
+                "error": type(error).__name__,
+                "message": str(error),
+                "text": body,
+            }
+            if self._with_spans:
+                malformed["end"] = self._offset + end
+            self.malformed.append(malformed)
+            events.append(malformed)
+            return
+        self._emit_close(events, field, value, end)
+
+    def _store(self, field: int, value: Any) -> None:
+        name = self._names[field]
+        join = self._joins[field]
+        if join is not None:
+            self._output[name] = join_value(name, self._output.get(name), value, join)
+        elif self._repeats[field]:
+            self._output.setdefault(name, []).append(value)
+        else:
+            self._output[name] = value
+
+
+def _parse_one(parser: StreamingParser, text: str) -> Message:
+    return parser.parse_complete(text)
+
+
+def batch_prefixes(count: int, prefix: str | Sequence[str] | None) -> list[Any]:
+    """One prefix per text of a batch: a single prefix is broadcast; an empty list means "" for all."""
+    if prefix is None or isinstance(prefix, str):
+        return [prefix] * count
+    if not prefix:
+        return [""] * count
+    prefixes = list(prefix)
+    if len(prefixes) != count:
+        raise ValueError(
+            f"Got {count} response(s) but {len(prefixes)} prefix(es); `prefix` must be a single "
+            "sequence (broadcast to every response), or one prefix per response."
+        )
+    return prefixes
+
+
+def parse_texts(
+    new_parser: Callable[[str | None], StreamingParser],
+    text: str | Sequence[str],
+    prefix: str | Sequence[str] | None,
+) -> Message | list[Message]:
+    """`parse_response` for one complete output, or a batch: a parser per text, fed once, finalized.
+
+    For a batch `prefix` is one prompt broadcast to every text, or one per text (as transformers takes it).
+    """
+    if isinstance(text, str):
+        return _parse_one(new_parser(batch_prefixes(1, prefix)[0]), text)
+    texts = list(text)
+    prefixes = batch_prefixes(len(texts), prefix)
+    return [_parse_one(new_parser(p), t) for t, p in zip(texts, prefixes, strict=True)]
 
 
 class DocstringParsingException(Exception):
@@ -673,440 +1119,6 @@ def function_to_tool_schema(func: Callable[..., Any]) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
-    """Map each tool's name to its parameter `properties` ({} when absent or malformed).
-
-    Tools are schema dicts, either wrapped as `{"type": "function", "function": {...}}` or bare; entries
-    without a string `name` (or that are not dicts at all) are ignored, and a later tool replaces an earlier
-    one of the same name. Python functions must already have been converted to schemas by the caller.
-    """
-    table: dict[str, dict[str, Any]] = {}
-    for tool in tools:
-        function = tool.get("function", tool) if isinstance(tool, dict) else None
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            continue
-        parameters = function.get("parameters")
-        properties = (
-            parameters.get("properties") if isinstance(parameters, dict) else None
-        )
-        table[function["name"]] = properties if isinstance(properties, dict) else {}
-    return table
-
-
-def tool_parameters(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]]:
-    """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions."""
-    # isinstance checks are what inspect.isfunction/ismethod do, without importing inspect.
-    schemas = [
-        function_to_tool_schema(tool)
-        if isinstance(tool, (FunctionType, MethodType))
-        else tool
-        for tool in tools or []
-    ]
-    return tool_parameter_table(schemas)
-
-
-class StreamingParser:
-    """Parses one generation as it streams: `feed()` text, then `finalize()`.
-
-    `initial_events` holds the events of the prompt's pre-written part of the message (the text
-    after the last start anchor in `prefix`). Subclasses supply the class attributes declared below.
-
-    Extensions beyond the reference, each off by default (with all off, every event and message is
-    exactly the reference's):
-
-    * `captures`: `region_open` events of fields opened by a delimiter carry `"captures"`, the open
-      delimiter's named groups (a tool name is known before its arguments arrive);
-    * `spans`: `region_open` carries `"start"`, `region_close` carries `"end"`: offsets into the
-      generation (the text fed after `prefix`) where the region's delimiter begins and where the
-      region ends; a region the prompt opened starts at a negative offset;
-    * `recover`: a region whose content fails to parse does not raise; it yields a
-      `region_malformed` event (`field`, `error` (the exception type's name), `message`, `text`),
-      is left out of the message, and parsing goes on. `malformed` lists those events.
-    """
-
-    # -- what a backend plugs in (see the module docstring)
-    _names: tuple[FieldName, ...]  # by field index
-    # by field: chunks of structured content are marked `dirty`
-    _dirty: tuple[bool, ...]
-    _joins: tuple[str | None, ...]  # by field: the `join` separator, if any
-    _repeats: tuple[bool, ...]  # by field
-    _required: tuple[str, ...]  # fields the final message must contain
-    _defaults: dict[str, Any]  # the message before any region closed
-    _implicit: int  # the implicit field's index, or NO_FIELD
-    # by field: the state inside it (0 for the implicit field)
-    _state_of_field: tuple[int, ...]
-    # by state, by watch: (opens a region?, field)
-    _actions: tuple[tuple[tuple[bool, int], ...], ...]
-    _scanners: tuple[Scanner, ...]  # by state
-    # by state; None: no fast path in that state
-    _plain: tuple[PlainCheck | None, ...]
-    _handlers: tuple[Handler, ...]  # by field
-    # committed characters a delimiter can still inspect; None: unbounded
-    _history: int | None
-    # a complete output may be parsed in one end-of-stream scan (see `parse_complete`)
-    _one_scan: bool
-
-    # -- the open region, as the fast path reads it (set by `_mark_opened`)
-    _chunk_name: FieldName
-    _chunk_dirty: bool
-
-    def _after_anchor(self, prefix: str) -> str | None:
-        """The prompt after the last match of the start anchor; None if it never matches."""
-        raise NotImplementedError
-
-    def __init__(
-        self,
-        prefix: str | None,
-        *,
-        tools: Iterable[Any] | None,
-        captures: bool = False,
-        spans: bool = False,
-        recover: bool = False,
-    ) -> None:
-        if prefix is None:
-            raise ValueError(PREFIX_REQUIRED)
-        self._tool_params = tool_parameters(tools)
-        self._with_captures = captures
-        self._with_spans = spans
-        self._recover = recover
-        self.malformed: list[RegionMalformed] = []
-        # Set when every chunk must be scanned: after finalize (feed then raises), and with spans
-        # (the fast path does not count the text it lets through).
-        self._scan_always = spans
-        self._offset = 0  # the generation offset of the buffer's first character
-        self._buffer = ""
-        self._pos = 0  # scan position: text before it is committed
-        self._output: dict[str, Any] = copy.deepcopy(self._defaults)
-        self._state = 0
-        self._field = self._implicit  # the current region's field, or NO_FIELD
-        self._captures: dict[str, str] = {}
-        # The current region's text: recent chunks, plus blocks of joined chunks, so that a long region
-        # costs about its text in memory rather than a list entry per 1-6 character token.
-        self._body: list[str] = []
-        self._blocks: list[str] = []
-        # whether the current region has opened (emitted region_open)
-        self._opened = False
-        self._fast = False  # the fast path may take a chunk: a region is open and `_scan_always` is off
-        self._finalized = False
-        self.initial_events: list[Event] = []
-        if prefix:
-            self._consume_prefix(prefix)
-
-    # -- the public protocol
-
-    def feed(self, text: str) -> list[Event]:
-        """Add model text; returns the events it completes."""
-        plain = self._plain[self._state]
-        if (
-            plain is not None
-            and text
-            and self._fast
-            and self._pos == len(self._buffer)
-            and plain(text)
-        ):
-            return self._feed_plain(text)
-        return self._feed_scanning(text)
-
-    def _seal_body(self) -> None:
-        """Join the region's recent chunks into a block. A block no longer than the new one is merged
-        into it, so block lengths fall from first to last: a region of n characters is a handful
-        of strings (about log n), and each character is copied about log n times."""
-        block = "".join(self._body)
-        self._body = []
-        blocks = self._blocks
-        while blocks and len(blocks[-1]) <= len(block):
-            block = blocks.pop() + block
-        blocks.append(block)
-
-    def _feed_scanning(self, text: str) -> list[Event]:
-        """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
-        if self._finalized:
-            raise RuntimeError("ResponseParser already finalized")
-        if text:
-            self._buffer += text
-        events: list[Event] = []
-        self._process(events, False)
-        self._drop_committed()
-        return events
-
-    def finalize(self) -> tuple[Message, list[Event]]:
-        """End of generation: flush what is held back, close the open region, return the message."""
-        if self._finalized:
-            raise RuntimeError("ResponseParser already finalized")
-        events: list[Event] = []
-        self._process(events, True)
-        return self._message(), events
-
-    def parse_complete(self, text: str) -> Message:
-        """The message of `feed(text)` then `finalize()`, for an output known to be complete.
-
-        Streaming holds back text a delimiter may still claim and takes it up again once more text (or
-        the end) is there; every such decision is taken up again at the end, where nothing can grow.
-        So with all the text in hand, one scan that treats the buffer's end as the stream's end commits
-        the same regions with the same bodies: the same message, or the same exception. Only the
-        events (how the region text is cut into chunks) would differ, and they are not returned.
-        """
-        if not self._one_scan:  # the plan says where this does not hold (`rtcompile.plan.one_scan_is_exact`)
-            self.feed(text)
-            return self.finalize()[0]
-        if self._finalized:
-            raise RuntimeError("ResponseParser already finalized")
-        self._buffer += text
-        self._process([], True)
-        return self._message()
-
-    def _message(self) -> Message:
-        """Check the required fields, drop empty values and end the parser; the final message."""
-        missing = [name for name in self._required if name not in self._output]
-        if missing:
-            raise ValueError(
-                f"Required response_template fields missing from parsed output: {missing}"
-            )
-        defaults = self._defaults
-        # Typed Any: in a generated module the dict is that template's `Message` TypedDict.
-        message: Any = {
-            k: v for k, v in self._output.items() if k in defaults or not is_empty(v)
-        }
-        self._output = message
-        self._finalized = self._scan_always = True
-        self._fast = False
-        return cast("Message", message)
-
-    # -- scanning
-
-    def _consume_prefix(self, prefix: str) -> None:
-        """Run the part of the prompt after the last start anchor through the parser."""
-        truncated = self._after_anchor(prefix)
-        if truncated is None:
-            warnings.warn(
-                "the start anchor does not occur in `prefix`, so all of the prompt is parsed as part of the "
-                "message (pass the prompt the model continued, or prefix='' if there is none)",
-                StartAnchorWarning,
-                stacklevel=_caller_stacklevel(),
-            )
-            truncated = prefix
-        if truncated:
-            self._buffer = truncated
-            self._offset = -len(truncated)
-            self._process(self.initial_events, False)
-            self._drop_committed()
-
-    def _feed_plain(self, text: str) -> list[Event]:
-        """The fast path: a region is open, nothing is held back and no delimiter can start in `text`,
-        so all of it is region text (what scanning would conclude, without scanning). Plain checks
-        exist only where `_history` is bounded."""
-        history = cast("int", self._history)
-        # what _drop_committed would keep
-        self._buffer = (self._buffer + text)[-history:] if history else ""
-        self._pos = len(self._buffer)
-        self._body.append(text)
-        if len(self._body) >= BLOCK_CHUNKS:
-            self._seal_body()
-        return [
-            {
-                "type": "region_chunk",
-                "field": self._chunk_name,
-                "text": text,
-                "dirty": self._chunk_dirty,
-            }
-        ]
-
-    def _process(self, events: list[Event], eos: bool) -> None:
-        """Commit every delimiter that can be committed, and the region text before it."""
-        while True:
-            which, start, end, groups, hold = self._scanners[self._state](
-                self._buffer, self._pos, eos
-            )
-            if which >= 0:
-                if start > self._pos:
-                    self._accumulate(events, self._buffer[self._pos : start])
-                self._pos = end
-                opens, field = self._actions[self._state][which]
-                if opens:
-                    self._close_current(events, start)
-                    self._open(events, field, groups, start)
-                    continue
-                had_content = self._opened
-                # Close-delimiter captures join (and override) the open-delimiter captures.
-                self._captures.update(
-                    {k: v for k, v in groups.items() if v is not None}
-                )
-                self._close_current(events, end)
-                if not had_content and start == end:
-                    break  # a zero-width close of an empty region would fire forever
-                continue
-            if eos:
-                if self._pos < len(self._buffer):
-                    self._accumulate(events, self._buffer[self._pos :])
-                    self._pos = len(self._buffer)
-                self._close_current(events, self._pos)
-                break
-            if hold > self._pos:
-                self._accumulate(events, self._buffer[self._pos : hold])
-                self._pos = hold
-            break
-
-    def _drop_committed(self) -> None:
-        """Forget committed text no delimiter can look at any more (what keeps streaming linear)."""
-        history = self._history
-        if history is None:
-            return
-        cut = self._pos - history
-        if cut > 0:
-            self._buffer = self._buffer[cut:]
-            self._pos -= cut
-            self._offset += cut
-
-    # -- regions
-
-    def _accumulate(self, events: list[Event], text: str) -> None:
-        field = self._field
-        if not text or field < 0:
-            return  # no implicit field: text outside explicit regions is dropped
-        if not self._opened:
-            opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
-            if self._with_spans:
-                opened["start"] = self._offset + self._pos
-            events.append(opened)
-            self._mark_opened(field)
-        self._body.append(text)
-        if len(self._body) >= BLOCK_CHUNKS:
-            self._seal_body()
-        events.append(
-            {
-                "type": "region_chunk",
-                "field": self._names[field],
-                "text": text,
-                "dirty": self._dirty[field],
-            }
-        )
-
-    def _open(
-        self, events: list[Event], field: int, groups: dict[str, str | None], start: int
-    ) -> None:
-        """Open `field`'s region at its open delimiter (which begins at buffer index `start`)."""
-        self._state = self._state_of_field[field]
-        self._field = field
-        self._captures = {k: v for k, v in groups.items() if v is not None}
-        self._body = []
-        self._blocks = []
-        self._mark_opened(field)
-        opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
-        if self._with_captures:
-            opened["captures"] = dict(self._captures)
-        if self._with_spans:
-            opened["start"] = self._offset + start
-        events.append(opened)
-
-    def _close_current(self, events: list[Event], end: int) -> None:
-        """Close the current region, which ends at buffer index `end` (a region that never opened closes
-        silently), and go back to state 0."""
-        field = self._field
-        if field >= 0 and self._opened:
-            body = "".join(self._blocks) + "".join(self._body)
-            if self._recover:
-                self._close_recovering(events, field, body, end)
-            else:
-                value = self._handlers[field](body, self._captures)
-                if self._tool_params:
-                    value = coerce_tool_calls(value, self._tool_params)
-                self._store(field, value)
-                self._emit_close(events, field, value, end)
-        self._state = 0
-        self._field = self._implicit
-        self._captures = {}
-        self._body = []
-        self._blocks = []
-        self._opened = self._fast = False
-
-    def _mark_opened(self, field: int) -> None:
-        self._opened = True
-        self._fast = not self._scan_always
-        self._chunk_name = self._names[field]
-        self._chunk_dirty = self._dirty[field]
-
-    def _emit_close(
-        self, events: list[Event], field: int, value: Any, end: int
-    ) -> None:
-        closed: RegionClose = {
-            "type": "region_close",
-            "field": self._names[field],
-            "value": value,
-        }
-        if self._with_spans:
-            closed["end"] = self._offset + end
-        events.append(closed)
-
-    def _close_recovering(
-        self, events: list[Event], field: int, body: str, end: int
-    ) -> None:
-        """`recover`: a region that fails to parse (or to be stored) becomes a `region_malformed` event."""
-        try:
-            value = self._handlers[field](body, self._captures)
-            if self._tool_params:
-                value = coerce_tool_calls(value, self._tool_params)
-            self._store(field, value)
-        except Exception as error:  # noqa: BLE001 - whatever the content parser raised is reported, not raised
-            malformed: RegionMalformed = {
-                "type": "region_malformed",
-                "field": self._names[field],
-                "error": type(error).__name__,
-                "message": str(error),
-                "text": body,
-            }
-            if self._with_spans:
-                malformed["end"] = self._offset + end
-            self.malformed.append(malformed)
-            events.append(malformed)
-            return
-        self._emit_close(events, field, value, end)
-
-    def _store(self, field: int, value: Any) -> None:
-        name = self._names[field]
-        join = self._joins[field]
-        if join is not None:
-            self._output[name] = join_value(name, self._output.get(name), value, join)
-        elif self._repeats[field]:
-            self._output.setdefault(name, []).append(value)
-        else:
-            self._output[name] = value
-
-
-def _parse_one(parser: StreamingParser, text: str) -> Message:
-    return parser.parse_complete(text)
-
-
-def batch_prefixes(count: int, prefix: str | Sequence[str] | None) -> list[Any]:
-    """One prefix per text of a batch: a single prefix is broadcast; an empty list means "" for all."""
-    if prefix is None or isinstance(prefix, str):
-        return [prefix] * count
-    if not prefix:
-        return [""] * count
-    prefixes = list(prefix)
-    if len(prefixes) != count:
-        raise ValueError(
-            f"Got {count} response(s) but {len(prefixes)} prefix(es); `prefix` must be a single "
-            "sequence (broadcast to every response), or one prefix per response."
-        )
-    return prefixes
-
-
-def parse_texts(
-    new_parser: Callable[[str | None], StreamingParser],
-    text: str | Sequence[str],
-    prefix: str | Sequence[str] | None,
-) -> Message | list[Message]:
-    """`parse_response` for one complete output, or a batch: a parser per text, fed once, finalized.
-
-    For a batch `prefix` is one prompt broadcast to every text, or one per text (as transformers takes it).
-    """
-    if isinstance(text, str):
-        return _parse_one(new_parser(batch_prefixes(1, prefix)[0]), text)
-    texts = list(text)
-    prefixes = batch_prefixes(len(texts), prefix)
-    return [_parse_one(new_parser(p), t) for t, p in zip(texts, prefixes, strict=True)]
-
-
 # A scanner's answer: (which, start, end, groups, hold). `which` indexes the state's watch list (-1:
 # nothing committable), `start`/`end` span the match, `groups` are its named captures, and `hold` is
 # where text that a pending delimiter may still claim begins (`len(buffer)` when nothing is pending).
@@ -1162,139 +1174,28 @@ def partial_search(
     return None, None if live is None else live.start()
 
 
-_JSON_MARK_CLOSE: Final = "\x02"
-
-
-# --- json -------------------------------------------------------------------------------------------------------
-
-# Markers that stand in for pre-extracted custom-delimited strings. They are control characters a model should
-# never emit, and input containing them is refused so a real one cannot be confused with a marker.
-_JSON_MARK_OPEN: Final = "\x01"
-
-
-def _json_replace_delimited(
-    text: str, opener: str, closer: str, found: list[str]
-) -> str:
-    """The substitution `opener(.*?)closer` -> marker, with `str.find`: the same matches (each opener, then
-    the first closer after it), in linear time. (`re` tries the lazy body at every character, and a group
-    around it hides the literal that follows from its shortcut: quadratic-looking costs on long bodies.)"""
-    pieces: list[str] = []
-    pos = 0
-    while True:
-        start = text.find(opener, pos)
-        end = -1 if start < 0 else text.find(closer, start + len(opener))
-        if end < 0:
-            break  # no closer after this opener, so none after any later one either
-        found.append(text[start + len(opener) : end])
-        pieces += [
-            text[pos:start],
-            f"{_JSON_MARK_OPEN}{len(found) - 1}{_JSON_MARK_CLOSE}",
-        ]
-        pos = end + len(closer)
-    pieces.append(text[pos:])
-    return "".join(pieces)
-
-
-def _json_extract_delimited(
-    text: str, string_delims: Sequence[tuple[str, str]], found: list[str]
-) -> str:
-    """Replace every custom-delimited string by a numbered marker, appending its body to `found`.
-
-    Pairs are applied one after another to the already-rewritten text (so a later pair can see earlier
-    markers), each as a non-greedy, DOTALL, leftmost match, exactly like a regex substitution would.
-    """
-
-    def to_marker(match: re.Match[str]) -> str:
-        found.append(match.group(1))
-        return f"{_JSON_MARK_OPEN}{len(found) - 1}{_JSON_MARK_CLOSE}"
-
-    for opener, closer in string_delims:
-        if opener and closer and isinstance(text, str):
-            text = _json_replace_delimited(text, opener, closer, found)
-        else:  # an empty delimiter matches everywhere (and a non-string fails): as the regex engine does
-            text = re.sub(
-                re.escape(opener) + "(.*?)" + re.escape(closer),
-                to_marker,
-                text,
-                flags=re.DOTALL,
-            )
-    return text
-
-
-# The code points `regex` matches with \s.
-SPACE_CLASS: Final = "\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000"
-
-
-# The code points `regex` matches with \w.
-WORD_CLASS: Final = "\\u0030-\\u0039\\u0041-\\u005a\\u005f\\u0061-\\u007a\\u00aa\\u00b5\\u00ba\\u00c0-\\u00d6\\u00d8-\\u00f6\\u00f8-\\u02c1\\u02c6-\\u02d1\\u02e0-\\u02e4\\u02ec\\u02ee\\u0300-\\u0374\\u0376-\\u0377\\u037a-\\u037d\\u037f\\u0386\\u0388-\\u038a\\u038c\\u038e-\\u03a1\\u03a3-\\u03f5\\u03f7-\\u0481\\u0483-\\u052f\\u0531-\\u0556\\u0558-\\u0559\\u0560-\\u0588\\u058b-\\u058c\\u0591-\\u05bd\\u05bf\\u05c1-\\u05c2\\u05c4-\\u05c5\\u05c7-\\u05c9\\u05d0-\\u05ea\\u05ef-\\u05f2\\u0610-\\u061a\\u0620-\\u0669\\u066e-\\u06d3\\u06d5-\\u06dc\\u06df-\\u06e8\\u06ea-\\u06fc\\u06ff\\u0710-\\u074a\\u074d-\\u07b1\\u07c0-\\u07f5\\u07fa\\u07fd\\u0800-\\u082d\\u0840-\\u085b\\u0860-\\u086a\\u0870-\\u0887\\u0889-\\u088f\\u0897-\\u08e1\\u08e3-\\u0963\\u0966-\\u096f\\u0971-\\u0983\\u0985-\\u098c\\u098f-\\u0990\\u0993-\\u09a8\\u09aa-\\u09b0\\u09b2\\u09b6-\\u09b9\\u09bc-\\u09c4\\u09c7-\\u09c8\\u09cb-\\u09ce\\u09d7\\u09dc-\\u09dd\\u09df-\\u09e3\\u09e6-\\u09f1\\u09fc\\u09fe\\u0a01-\\u0a03\\u0a05-\\u0a0a\\u0a0f-\\u0a10\\u0a13-\\u0a28\\u0a2a-\\u0a30\\u0a32-\\u0a33\\u0a35-\\u0a36\\u0a38-\\u0a39\\u0a3c\\u0a3e-\\u0a42\\u0a47-\\u0a48\\u0a4b-\\u0a4d\\u0a51\\u0a59-\\u0a5c\\u0a5e\\u0a66-\\u0a75\\u0a81-\\u0a83\\u0a85-\\u0a8d\\u0a8f-\\u0a91\\u0a93-\\u0aa8\\u0aaa-\\u0ab0\\u0ab2-\\u0ab3\\u0ab5-\\u0ab9\\u0abc-\\u0ac5\\u0ac7-\\u0ac9\\u0acb-\\u0acd\\u0ad0\\u0ae0-\\u0ae3\\u0ae6-\\u0aef\\u0af9-\\u0aff\\u0b01-\\u0b03\\u0b05-\\u0b0c\\u0b0f-\\u0b10\\u0b13-\\u0b28\\u0b2a-\\u0b30\\u0b32-\\u0b33\\u0b35-\\u0b39\\u0b3c-\\u0b44\\u0b47-\\u0b48\\u0b4b-\\u0b4d\\u0b53-\\u0b57\\u0b5c-\\u0b5d\\u0b5f-\\u0b63\\u0b66-\\u0b6f\\u0b71\\u0b82-\\u0b83\\u0b85-\\u0b8a\\u0b8e-\\u0b90\\u0b92-\\u0b95\\u0b99-\\u0b9a\\u0b9c\\u0b9e-\\u0b9f\\u0ba3-\\u0ba4\\u0ba8-\\u0baa\\u0bae-\\u0bb9\\u0bbe-\\u0bc2\\u0bc6-\\u0bc8\\u0bca-\\u0bcd\\u0bd0\\u0bd7\\u0be6-\\u0bef\\u0c00-\\u0c0c\\u0c0e-\\u0c10\\u0c12-\\u0c28\\u0c2a-\\u0c39\\u0c3c-\\u0c44\\u0c46-\\u0c48\\u0c4a-\\u0c4d\\u0c55-\\u0c56\\u0c58-\\u0c5a\\u0c5c-\\u0c5d\\u0c60-\\u0c63\\u0c66-\\u0c6f\\u0c80-\\u0c83\\u0c85-\\u0c8c\\u0c8e-\\u0c90\\u0c92-\\u0ca8\\u0caa-\\u0cb3\\u0cb5-\\u0cb9\\u0cbc-\\u0cc4\\u0cc6-\\u0cc8\\u0cca-\\u0ccd\\u0cd5-\\u0cd6\\u0cdc-\\u0cde\\u0ce0-\\u0ce3\\u0ce6-\\u0cef\\u0cf1-\\u0cf3\\u0d00-\\u0d0c\\u0d0e-\\u0d10\\u0d12-\\u0d44\\u0d46-\\u0d48\\u0d4a-\\u0d4e\\u0d54-\\u0d57\\u0d5f-\\u0d63\\u0d66-\\u0d6f\\u0d7a-\\u0d7f\\u0d81-\\u0d83\\u0d85-\\u0d96\\u0d9a-\\u0db1\\u0db3-\\u0dbb\\u0dbd\\u0dc0-\\u0dc6\\u0dca\\u0dcf-\\u0dd4\\u0dd6\\u0dd8-\\u0ddf\\u0de6-\\u0def\\u0df2-\\u0df3\\u0e01-\\u0e3a\\u0e40-\\u0e4e\\u0e50-\\u0e59\\u0e81-\\u0e82\\u0e84\\u0e86-\\u0e8a\\u0e8c-\\u0ea3\\u0ea5\\u0ea7-\\u0ebd\\u0ec0-\\u0ec4\\u0ec6\\u0ec8-\\u0ece\\u0ed0-\\u0ed9\\u0edc-\\u0edf\\u0f00\\u0f18-\\u0f19\\u0f20-\\u0f29\\u0f35\\u0f37\\u0f39\\u0f3e-\\u0f47\\u0f49-\\u0f6c\\u0f71-\\u0f84\\u0f86-\\u0f97\\u0f99-\\u0fbc\\u0fc6\\u1000-\\u1049\\u1050-\\u109d\\u10a0-\\u10c5\\u10c7\\u10cd\\u10d0-\\u10fa\\u10fc-\\u1248\\u124a-\\u124d\\u1250-\\u1256\\u1258\\u125a-\\u125d\\u1260-\\u1288\\u128a-\\u128d\\u1290-\\u12b0\\u12b2-\\u12b5\\u12b8-\\u12be\\u12c0\\u12c2-\\u12c5\\u12c8-\\u12d6\\u12d8-\\u1310\\u1312-\\u1315\\u1318-\\u135a\\u135d-\\u135f\\u1380-\\u138f\\u13a0-\\u13f5\\u13f8-\\u13fd\\u1401-\\u166c\\u166f-\\u167f\\u1681-\\u169a\\u16a0-\\u16ea\\u16ee-\\u16f8\\u1700-\\u1715\\u171f-\\u1734\\u1740-\\u1753\\u1760-\\u176c\\u176e-\\u1770\\u1772-\\u1773\\u1780-\\u17d3\\u17d7\\u17dc-\\u17dd\\u17e0-\\u17e9\\u180b-\\u180d\\u180f-\\u1819\\u1820-\\u1878\\u1880-\\u18aa\\u18b0-\\u18f5\\u1900-\\u191e\\u1920-\\u192b\\u1930-\\u193b\\u1946-\\u196d\\u1970-\\u1974\\u1980-\\u19ab\\u19b0-\\u19c9\\u19d0-\\u19d9\\u1a00-\\u1a1b\\u1a20-\\u1a5e\\u1a60-\\u1a7c\\u1a7f-\\u1a89\\u1a90-\\u1a99\\u1aa7\\u1ab0-\\u1af0\\u1b00-\\u1b4c\\u1b50-\\u1b59\\u1b6b-\\u1b73\\u1b80-\\u1bf3\\u1c00-\\u1c37\\u1c40-\\u1c49\\u1c4d-\\u1c7d\\u1c80-\\u1c8a\\u1c90-\\u1cba\\u1cbd-\\u1cbf\\u1cd0-\\u1cd2\\u1cd4-\\u1cfa\\u1d00-\\u1f15\\u1f18-\\u1f1d\\u1f20-\\u1f45\\u1f48-\\u1f4d\\u1f50-\\u1f57\\u1f59\\u1f5b\\u1f5d\\u1f5f-\\u1f7d\\u1f80-\\u1fb4\\u1fb6-\\u1fbc\\u1fbe\\u1fc2-\\u1fc4\\u1fc6-\\u1fcc\\u1fd0-\\u1fd3\\u1fd6-\\u1fdb\\u1fe0-\\u1fec\\u1ff2-\\u1ff4\\u1ff6-\\u1ffc\\u200c-\\u200d\\u203f-\\u2040\\u2054\\u2071\\u207f\\u208f-\\u209f\\u20d0-\\u20f0\\u2102\\u2107\\u210a-\\u2113\\u2115\\u2119-\\u211d\\u2124\\u2126\\u2128\\u212a-\\u212d\\u212f-\\u2139\\u213c-\\u213f\\u2145-\\u2149\\u214e\\u2160-\\u2188\\u24b6-\\u24e9\\u2c00-\\u2ce4\\u2ceb-\\u2cf3\\u2d00-\\u2d25\\u2d27\\u2d2d\\u2d30-\\u2d67\\u2d6f\\u2d7f-\\u2d96\\u2da0-\\u2da6\\u2da8-\\u2dae\\u2db0-\\u2db6\\u2db8-\\u2dbe\\u2dc0-\\u2dc6\\u2dc8-\\u2dce\\u2dd0-\\u2dd6\\u2dd8-\\u2dde\\u2de0-\\u2dff\\u2e2f\\u3005-\\u3007\\u3021-\\u302f\\u3031-\\u3035\\u3038-\\u303c\\u3041-\\u3096\\u3099-\\u309a\\u309d-\\u309f\\u30a1-\\u30fa\\u30fc-\\u30ff\\u3105-\\u312f\\u3131-\\u318e\\u31a0-\\u31bf\\u31f0-\\u31ff\\u3400-\\u4dbf\\u4e00-\\ua48c\\ua4d0-\\ua4fd\\ua500-\\ua60c\\ua610-\\ua62b\\ua640-\\ua672\\ua674-\\ua67d\\ua67f-\\ua6f1\\ua717-\\ua71f\\ua722-\\ua788\\ua78b-\\ua7dd\\ua7e2\\ua7f1-\\ua827\\ua82c\\ua840-\\ua873\\ua880-\\ua8c5\\ua8d0-\\ua8d9\\ua8e0-\\ua8f7\\ua8fb\\ua8fd-\\ua92d\\ua930-\\ua953\\ua960-\\ua97c\\ua980-\\ua9c0\\ua9cf-\\ua9d9\\ua9e0-\\ua9fe\\uaa00-\\uaa36\\uaa40-\\uaa4d\\uaa50-\\uaa59\\uaa60-\\uaa76\\uaa7a-\\uaac2\\uaadb-\\uaadd\\uaae0-\\uaaef\\uaaf2-\\uaaf6\\uab01-\\uab06\\uab09-\\uab0e\\uab11-\\uab16\\uab20-\\uab26\\uab28-\\uab2e\\uab30-\\uab5a\\uab5c-\\uab69\\uab6c-\\uab6d\\uab70-\\uabea\\uabec-\\uabed\\uabf0-\\uabf9\\uac00-\\ud7a3\\ud7b0-\\ud7c6\\ud7cb-\\ud7fb\\uf900-\\ufa6d\\ufa70-\\ufad9\\ufb00-\\ufb06\\ufb13-\\ufb17\\ufb1d-\\ufb28\\ufb2a-\\ufb36\\ufb38-\\ufb3c\\ufb3e\\ufb40-\\ufb41\\ufb43-\\ufb44\\ufb46-\\ufbb1\\ufbd3-\\ufd3d\\ufd50-\\ufd8f\\ufd92-\\ufdc7\\ufdf0-\\ufdfb\\ufe00-\\ufe0f\\ufe20-\\ufe2f\\ufe33-\\ufe34\\ufe4d-\\ufe4f\\ufe70-\\ufe74\\ufe76-\\ufefc\\uff10-\\uff19\\uff21-\\uff3a\\uff3f\\uff41-\\uff5a\\uff66-\\uffbe\\uffc2-\\uffc7\\uffca-\\uffcf\\uffd2-\\uffd7\\uffda-\\uffdc\\U00010000-\\U0001000b\\U0001000d-\\U00010026\\U00010028-\\U0001003a\\U0001003c-\\U0001003d\\U0001003f-\\U0001004d\\U00010050-\\U0001005d\\U00010080-\\U000100fa\\U00010140-\\U00010174\\U000101fd\\U00010280-\\U0001029c\\U000102a0-\\U000102d0\\U000102e0\\U00010300-\\U0001031f\\U0001032d-\\U0001034a\\U00010350-\\U0001037a\\U00010380-\\U0001039d\\U000103a0-\\U000103c3\\U000103c8-\\U000103cf\\U000103d1-\\U000103d5\\U00010400-\\U0001049d\\U000104a0-\\U000104a9\\U000104b0-\\U000104d3\\U000104d8-\\U000104fb\\U00010500-\\U00010527\\U00010530-\\U00010563\\U00010570-\\U0001057a\\U0001057c-\\U0001058a\\U0001058c-\\U00010592\\U00010594-\\U00010595\\U00010597-\\U000105a1\\U000105a3-\\U000105b1\\U000105b3-\\U000105b9\\U000105bb-\\U000105bc\\U000105c0-\\U000105f3\\U00010600-\\U00010736\\U00010740-\\U00010755\\U00010760-\\U00010767\\U00010780-\\U00010785\\U00010787-\\U000107b0\\U000107b2-\\U000107bf\\U00010800-\\U00010805\\U00010808\\U0001080a-\\U00010835\\U00010837-\\U00010838\\U0001083c\\U0001083f-\\U00010855\\U00010860-\\U00010876\\U00010880-\\U0001089e\\U000108e0-\\U000108f2\\U000108f4-\\U000108f5\\U00010900-\\U00010915\\U00010920-\\U00010939\\U00010940-\\U00010959\\U00010980-\\U000109b7\\U000109be-\\U000109bf\\U00010a00-\\U00010a03\\U00010a05-\\U00010a06\\U00010a0c-\\U00010a13\\U00010a15-\\U00010a17\\U00010a19-\\U00010a35\\U00010a38-\\U00010a3a\\U00010a3f\\U00010a60-\\U00010a7c\\U00010a80-\\U00010a9c\\U00010ac0-\\U00010ac7\\U00010ac9-\\U00010ae6\\U00010b00-\\U00010b35\\U00010b40-\\U00010b55\\U00010b60-\\U00010b72\\U00010b80-\\U00010b91\\U00010c00-\\U00010c48\\U00010c80-\\U00010cb2\\U00010cc0-\\U00010cf2\\U00010d00-\\U00010d27\\U00010d30-\\U00010d39\\U00010d40-\\U00010d65\\U00010d69-\\U00010d6d\\U00010d6f-\\U00010d85\\U00010e80-\\U00010ea9\\U00010eab-\\U00010eac\\U00010eb0-\\U00010eb1\\U00010ec2-\\U00010ec7\\U00010ecb-\\U00010ecf\\U00010ed9-\\U00010eee\\U00010ef0-\\U00010f1c\\U00010f27\\U00010f30-\\U00010f50\\U00010f70-\\U00010f85\\U00010fb0-\\U00010fc4\\U00010fe0-\\U00010ff6\\U00011000-\\U00011046\\U00011066-\\U00011075\\U0001107f-\\U000110ba\\U000110c2\\U000110d0-\\U000110e8\\U000110f0-\\U000110f9\\U00011100-\\U00011134\\U00011136-\\U0001113f\\U00011144-\\U00011147\\U00011150-\\U00011173\\U00011176\\U00011180-\\U000111c4\\U000111c9-\\U000111cc\\U000111ce-\\U000111da\\U000111dc\\U00011200-\\U00011211\\U00011213-\\U00011237\\U0001123e-\\U00011241\\U00011280-\\U00011286\\U00011288\\U0001128a-\\U0001128d\\U0001128f-\\U0001129d\\U0001129f-\\U000112a8\\U000112b0-\\U000112ea\\U000112f0-\\U000112f9\\U00011300-\\U00011303\\U00011305-\\U0001130c\\U0001130f-\\U00011310\\U00011313-\\U00011328\\U0001132a-\\U00011330\\U00011332-\\U00011333\\U00011335-\\U00011339\\U0001133b-\\U00011344\\U00011347-\\U00011348\\U0001134b-\\U0001134d\\U00011350\\U00011357\\U0001135d-\\U00011363\\U00011366-\\U0001136c\\U00011370-\\U00011374\\U00011380-\\U00011389\\U0001138b\\U0001138e\\U00011390-\\U000113b5\\U000113b7-\\U000113c0\\U000113c2\\U000113c5\\U000113c7-\\U000113ca\\U000113cc-\\U000113d3\\U000113e1-\\U000113e2\\U00011400-\\U0001144a\\U00011450-\\U00011459\\U0001145e-\\U00011461\\U00011480-\\U000114c5\\U000114c7\\U000114d0-\\U000114d9\\U00011580-\\U000115b5\\U000115b8-\\U000115c0\\U000115d8-\\U000115dd\\U00011600-\\U00011640\\U00011644\\U00011650-\\U00011659\\U00011680-\\U000116b8\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011700-\\U0001171a\\U0001171d-\\U0001172b\\U00011730-\\U00011739\\U00011740-\\U00011746\\U00011800-\\U0001183a\\U000118a0-\\U000118e9\\U000118ff-\\U00011906\\U00011909\\U0001190c-\\U00011913\\U00011915-\\U00011916\\U00011918-\\U00011935\\U00011937-\\U00011938\\U0001193b-\\U00011943\\U00011950-\\U00011959\\U000119a0-\\U000119a7\\U000119aa-\\U000119d7\\U000119da-\\U000119e1\\U000119e3-\\U000119e4\\U00011a00-\\U00011a3e\\U00011a47\\U00011a50-\\U00011a99\\U00011a9d\\U00011ab0-\\U00011af8\\U00011b0a\\U00011b60-\\U00011b67\\U00011bc0-\\U00011be0\\U00011bf0-\\U00011bf9\\U00011c00-\\U00011c08\\U00011c0a-\\U00011c36\\U00011c38-\\U00011c40\\U00011c50-\\U00011c59\\U00011c72-\\U00011c8f\\U00011c92-\\U00011ca7\\U00011ca9-\\U00011cb6\\U00011d00-\\U00011d06\\U00011d08-\\U00011d09\\U00011d0b-\\U00011d36\\U00011d3a\\U00011d3c-\\U00011d3d\\U00011d3f-\\U00011d47\\U00011d50-\\U00011d59\\U00011d60-\\U00011d65\\U00011d67-\\U00011d68\\U00011d6a-\\U00011d8e\\U00011d90-\\U00011d91\\U00011d93-\\U00011d98\\U00011da0-\\U00011da9\\U00011db0-\\U00011ddb\\U00011de0-\\U00011de9\\U00011df0-\\U00011df1\\U00011ee0-\\U00011ef6\\U00011f00-\\U00011f10\\U00011f12-\\U00011f3a\\U00011f3e-\\U00011f42\\U00011f50-\\U00011f5a\\U00011fb0\\U00012000-\\U00012399\\U00012400-\\U0001246f\\U00012475-\\U00012543\\U00012550-\\U00012686\\U00012f90-\\U00012ff0\\U00013000-\\U0001342f\\U00013440-\\U00013455\\U00013460-\\U000143fa\\U00014400-\\U00014646\\U00016100-\\U00016139\\U00016800-\\U00016a38\\U00016a40-\\U00016a5e\\U00016a60-\\U00016a69\\U00016a70-\\U00016abe\\U00016ac0-\\U00016ac9\\U00016ad0-\\U00016aed\\U00016af0-\\U00016af4\\U00016b00-\\U00016b36\\U00016b40-\\U00016b43\\U00016b50-\\U00016b59\\U00016b63-\\U00016b77\\U00016b7d-\\U00016b8f\\U00016d40-\\U00016d6c\\U00016d70-\\U00016d79\\U00016e40-\\U00016e7f\\U00016ea0-\\U00016eb8\\U00016ebb-\\U00016ed3\\U00016f00-\\U00016f4a\\U00016f4f-\\U00016f87\\U00016f8f-\\U00016f9f\\U00016fe0-\\U00016fe1\\U00016fe3-\\U00016fe4\\U00016ff0-\\U00016ff6\\U00017000-\\U00018cda\\U00018cff-\\U00018d20\\U00018d80-\\U00018df2\\U00018e00-\\U00019191\\U000191a0-\\U000191d2\\U0001aff0-\\U0001aff3\\U0001aff5-\\U0001affb\\U0001affd-\\U0001affe\\U0001b000-\\U0001b128\\U0001b132\\U0001b150-\\U0001b152\\U0001b155\\U0001b164-\\U0001b168\\U0001b170-\\U0001b2fb\\U0001bc00-\\U0001bc6a\\U0001bc70-\\U0001bc7c\\U0001bc80-\\U0001bc88\\U0001bc90-\\U0001bc99\\U0001bc9d-\\U0001bc9e\\U0001ccf0-\\U0001ccf9\\U0001cf00-\\U0001cf2d\\U0001cf30-\\U0001cf46\\U0001d127-\\U0001d128\\U0001d165-\\U0001d169\\U0001d16d-\\U0001d172\\U0001d17b-\\U0001d182\\U0001d185-\\U0001d18b\\U0001d1aa-\\U0001d1ad\\U0001d242-\\U0001d244\\U0001d250-\\U0001d252\\U0001d25b-\\U0001d25c\\U0001d25f\\U0001d280-\\U0001d281\\U0001d400-\\U0001d454\\U0001d456-\\U0001d49c\\U0001d49e-\\U0001d49f\\U0001d4a2\\U0001d4a5-\\U0001d4a6\\U0001d4a9-\\U0001d4ac\\U0001d4ae-\\U0001d4b9\\U0001d4bb\\U0001d4bd-\\U0001d4c3\\U0001d4c5-\\U0001d505\\U0001d507-\\U0001d50a\\U0001d50d-\\U0001d514\\U0001d516-\\U0001d51c\\U0001d51e-\\U0001d539\\U0001d53b-\\U0001d53e\\U0001d540-\\U0001d544\\U0001d546\\U0001d54a-\\U0001d550\\U0001d552-\\U0001d6a6\\U0001d6a8-\\U0001d6c0\\U0001d6c2-\\U0001d6da\\U0001d6dc-\\U0001d6fa\\U0001d6fc-\\U0001d714\\U0001d716-\\U0001d734\\U0001d736-\\U0001d74e\\U0001d750-\\U0001d76e\\U0001d770-\\U0001d788\\U0001d78a-\\U0001d7a8\\U0001d7aa-\\U0001d7c2\\U0001d7c4-\\U0001d7cb\\U0001d7ce-\\U0001d7ff\\U0001da00-\\U0001da36\\U0001da3b-\\U0001da6c\\U0001da75\\U0001da84\\U0001da9b-\\U0001da9f\\U0001daa1-\\U0001daaf\\U0001df00-\\U0001df81\\U0001df90-\\U0001df96\\U0001dfcd-\\U0001e006\\U0001e008-\\U0001e018\\U0001e01b-\\U0001e021\\U0001e023-\\U0001e024\\U0001e026-\\U0001e02a\\U0001e030-\\U0001e06d\\U0001e08f\\U0001e100-\\U0001e12c\\U0001e130-\\U0001e13d\\U0001e140-\\U0001e149\\U0001e14e\\U0001e290-\\U0001e2ae\\U0001e2c0-\\U0001e2f9\\U0001e4d0-\\U0001e4f9\\U0001e5d0-\\U0001e5fa\\U0001e6c0-\\U0001e6de\\U0001e6e0-\\U0001e6f5\\U0001e6fe-\\U0001e6ff\\U0001e7e0-\\U0001e7e6\\U0001e7e8-\\U0001e7eb\\U0001e7ed-\\U0001e7ee\\U0001e7f0-\\U0001e7fe\\U0001e800-\\U0001e8c4\\U0001e8d0-\\U0001e8d6\\U0001e900-\\U0001e94b\\U0001e950-\\U0001e959\\U0001ee00-\\U0001ee03\\U0001ee05-\\U0001ee1f\\U0001ee21-\\U0001ee22\\U0001ee24\\U0001ee27\\U0001ee29-\\U0001ee32\\U0001ee34-\\U0001ee37\\U0001ee39\\U0001ee3b\\U0001ee42\\U0001ee47\\U0001ee49\\U0001ee4b\\U0001ee4d-\\U0001ee4f\\U0001ee51-\\U0001ee52\\U0001ee54\\U0001ee57\\U0001ee59\\U0001ee5b\\U0001ee5d\\U0001ee5f\\U0001ee61-\\U0001ee62\\U0001ee64\\U0001ee67-\\U0001ee6a\\U0001ee6c-\\U0001ee72\\U0001ee74-\\U0001ee77\\U0001ee79-\\U0001ee7c\\U0001ee7e\\U0001ee80-\\U0001ee89\\U0001ee8b-\\U0001ee9b\\U0001eea1-\\U0001eea3\\U0001eea5-\\U0001eea9\\U0001eeab-\\U0001eebb\\U0001f130-\\U0001f149\\U0001f150-\\U0001f169\\U0001f170-\\U0001f189\\U0001fbf0-\\U0001fbf9\\U00020000-\\U0002a6df\\U0002a700-\\U0002b81e\\U0002b820-\\U0002cead\\U0002ceb0-\\U0002ebe0\\U0002ebf0-\\U0002ee5d\\U0002f800-\\U0002fa1d\\U00030000-\\U0003134a\\U00031350-\\U00033479\\U0003d000-\\U0003fc3f\\U000e0100-\\U000e01ef"
-
-
-# A whole double-quoted string (kept as is) or a bare key after `{`/`,`. `\s`/`\w` are spelled with the `regex`
-# module's Unicode tables because that is the engine the reference rewrites keys with.
-# Compiled on first use: the Unicode classes make it slow to compile, and most templates never need it
-# (this keeps generated modules quick to import).
-@functools.lru_cache(maxsize=1)
-def _json_bare_key_pattern() -> re.Pattern[str]:
-    return re.compile(
-        r'"(?:\\.|[^"\\])*"|(?<=[{,])(['
-        + SPACE_CLASS
-        + r"]*)(["
-        + WORD_CLASS
-        + r"]+)(["
-        + SPACE_CLASS
-        + r"]*):"
-    )
-
-
-def _json_quote_bare_keys(text: str) -> str:
-    """Wrap bare identifier keys in double quotes, leaving the inside of quoted strings untouched."""
-
-    def quote(match: re.Match[str]) -> str:
-        if match.group(2) is None:
-            return match.group(0)
-        return f'{match.group(1)}"{match.group(2)}"{match.group(3)}:'
-
-    return _json_bare_key_pattern().sub(quote, text)
-
-
-def _json_restore_delimited(text: str, found: Sequence[str]) -> str:
-    """Turn the markers back into standard JSON string literals, in extraction order."""
-    for index, body in enumerate(found):
-        text = text.replace(
-            f"{_JSON_MARK_OPEN}{index}{_JSON_MARK_CLOSE}", json.dumps(body)
-        )
-    return text
-
-
 # --- scalar parsers ---------------------------------------------------------------------------------------------
 
 
-def parse_text(text: str, strip: bool) -> str:
+def parse_text(text: str, strip: bool = True) -> str:
     """Return the body, optionally without surrounding whitespace (str.strip's Unicode notion of whitespace)."""
     return text.strip() if strip else text
 
 
 def parse_json(
     text: str,
-    unquoted_keys: bool,
-    string_delims: Sequence[tuple[str, str]],
-    allow_non_json: bool,
-    strip: bool,
+    *,
+    dialect: Callable[[str], str] | None = None,
+    allow_non_json: bool = False,
+    strip: bool = True,
 ) -> Any:
-    """Parse JSON after the optional dialect rewrites; on failure fall back to the text or raise ValueError.
+    """Parse JSON after the `dialect` rewrite (see `json_dialect`); on failure fall back to the text or raise
+    ValueError.
 
     Only `json.JSONDecodeError` triggers the fallback: other errors (e.g. the int-digits limit ValueError or a
     RecursionError) escape unchanged, as they do in the reference.
     """
-    if string_delims and (_JSON_MARK_OPEN in text or _JSON_MARK_CLOSE in text):
-        raise ValueError(
-            "json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse safely."
-        )
-    found: list[str] = []
-    rewritten = _json_extract_delimited(text, string_delims, found)
-    if unquoted_keys:
-        rewritten = _json_quote_bare_keys(rewritten)
-    rewritten = _json_restore_delimited(rewritten, found)
+    rewritten = text if dialect is None else dialect(text)
     try:
         return json.loads(rewritten)
     except json.JSONDecodeError as error:
@@ -2088,9 +1989,7 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
 
 
 def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
-    content = parse_json(
-        body, unquoted_keys=False, string_delims=(), allow_non_json=False, strip=True
-    )
+    content = parse_json(body)
     scope = content_scope(captures, content)
     return {
         "type": "function",
@@ -2102,7 +2001,7 @@ def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
 
 
 def _handle_content(body: str, captures: dict[str, str]) -> Any:
-    return parse_text(body, strip=True)
+    return parse_text(body)
 
 
 # ----------------------------------------------------------------------------
@@ -2161,6 +2060,9 @@ class ResponseParser(StreamingParser):
         for m in _RE_START_ANCHOR.finditer(prefix):
             last_end = m.end()
         return None if last_end is None else prefix[last_end:]
+
+    def _function_schema(self, function: Callable[..., Any]) -> dict[str, Any]:
+        return function_to_tool_schema(function)
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""

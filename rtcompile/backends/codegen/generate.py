@@ -50,10 +50,14 @@ FIXED_IMPORTS = [
 # Typing names generated modules use in annotations (never evaluated) and for the type checker.
 # `typing` is slow to import, so modules import it only under TYPE_CHECKING (see the skeleton).
 TYPING_NAMES = ["Any", "Final", "Literal", "TypedDict", "cast", "overload"]
+# What turns a Python-function tool into its JSON schema, as (runtime module, name): the reference's
+# conversion, or (compiled with --no-function-tools) a TypeError saying how to get it back.
+FUNCTION_SCHEMA = ("tool_schema", "function_to_tool_schema")
+NO_FUNCTION_SCHEMA = ("protocol", "refuse_function_tool")
 # Names the skeleton defines at module level; generated names must not take them.
 SKELETON_NAMES = [
     *("ResponseParser", "parse_response", "TEMPLATE", "DEFAULTS", "TEMPLATE_SHA256"),
-    *("RTCOMPILE_VERSION", "REQUIRES"),
+    *("RTCOMPILE_VERSION", "REQUIRES", "FUNCTION_TOOLS"),
 ]
 
 
@@ -65,16 +69,22 @@ class GeneratedModule:
     fallbacks: tuple[RegexFallback, ...]
 
 
-def generate(template: Template, *, source_name: str) -> str:
+def generate(template: Template, *, source_name: str, function_tools: bool = True) -> str:
     """The complete module for `template`."""
-    return generate_module(template, source_name=source_name).code
+    return generate_module(template, source_name=source_name, function_tools=function_tools).code
 
 
-def generate_module(template: Template, *, source_name: str) -> GeneratedModule:
-    """The complete module for `template`, with what it needs beyond the stdlib."""
+def generate_module(template: Template, *, source_name: str, function_tools: bool = True) -> GeneratedModule:
+    """The complete module for `template`, with what it needs beyond the stdlib.
+
+    Without `function_tools` the module leaves out the code that turns Python functions into tool
+    schemas (about 340 lines): its `tools` then takes JSON schemas only (see `refuse_function_tool`).
+    """
     plan = plan_parser(template)
     parts = ModuleParts()
     parts.names.reserve(SKELETON_NAMES)
+    function_schema = FUNCTION_SCHEMA if function_tools else NO_FUNCTION_SCHEMA
+    parts.need(*function_schema)
     parts.need("engine", "ScanResult")
     parts.need("engine", "NO_GROUPS")
     scanners = []
@@ -121,6 +131,9 @@ def generate_module(template: Template, *, source_name: str) -> GeneratedModule:
         openai=_section_body(openai),
         requires=", ".join(parts.requires),
         requires_literal=literal(parts.requires),
+        function_tools=function_tools,
+        function_tools_literal=literal(function_tools),
+        function_schema=function_schema[1],
         fallbacks=[_escaped(f"{format_path(f.where)}: {f.construct}").replace("\\", "\\\\") for f in parts.fallbacks],
     )
     return GeneratedModule(code, tuple(parts.fallbacks))

@@ -6,7 +6,9 @@ A handler is `(body, captures) -> value` (`rtcompile.runtime.engine.Handler`).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.writer import MAX_LITERAL_NESTING, CodeWriter, literal
@@ -27,6 +29,7 @@ from rtcompile.ir import (
     XmlInlineParser,
     unreachable,
 )
+from rtcompile.runtime import content
 from rtcompile.transform_program import transform_program
 
 
@@ -90,53 +93,103 @@ def _parser_call(parts: ModuleParts, parser: ContentParser, arg: str, where: Jso
     """An expression that parses the string `arg` with `parser`."""
     match parser:
         case ScalarParser(kind=kind, strip=strip):
-            parts.need("content", f"parse_{kind}")
-            return f"parse_{kind}({arg}, strip={strip!r})"
+            return _call(parts, f"parse_{kind}", arg, strip=strip)
         case JsonParser():
-            parts.need("content", "parse_json")
-            return (
-                f"parse_json({arg}, unquoted_keys={parser.unquoted_keys!r}, "
-                f"string_delims={literal(tuple(parser.string_delims))}, "
-                f"allow_non_json={parser.allow_non_json!r}, strip={parser.strip!r})"
+            return _call(
+                parts,
+                "parse_json",
+                arg,
+                dialect=_json_dialect(parts, parser, hint),
+                allow_non_json=parser.allow_non_json,
+                strip=parser.strip,
             )
         case XmlInlineParser():
-            parts.need("content", "parse_xml_inline")
             tag_re, _ = parts.stdlib_regex(parser.tag_pattern, f"{hint} tags", (*where, "tag_pattern"), streamed=False)
             nested = _nested_parser(parts, parser.value_parser, (*where, "value_parser", "args"), hint)
-            return (
-                f"parse_xml_inline({arg}, tag_re={tag_re}, tag_pattern={literal(parser.tag_pattern)}, "
-                f"value_parser={nested}, merge_duplicates={parser.merge_duplicates!r})"
+            return _call(
+                parts,
+                "parse_xml_inline",
+                arg,
+                tag_re=Code(tag_re),
+                tag_pattern=parser.tag_pattern,
+                value_parser=nested,
+                merge_duplicates=parser.merge_duplicates,
             )
         case KvLinesParser():
-            parts.need("content", "parse_kv_lines")
             nested = _nested_parser(parts, parser.value_parser, (*where, "value_parser", "args"), hint)
-            return (
-                f"parse_kv_lines({arg}, line_sep={literal(parser.line_sep)}, kv_sep={literal(parser.kv_sep)}, "
-                f"strip={parser.strip!r}, value_parser={nested})"
+            return _call(
+                parts,
+                "parse_kv_lines",
+                arg,
+                line_sep=parser.line_sep,
+                kv_sep=parser.kv_sep,
+                strip=parser.strip,
+                value_parser=nested,
             )
         case PythonCallListParser():
-            parts.need("content", "parse_python_call_list")
-            return f"parse_python_call_list({arg})"
+            return _call(parts, "parse_python_call_list", arg)
         case FailingParser():
-            name = parts.names.new("_fail", hint)
-            out = CodeWriter()
-            with out.block(f"def {name}(text: Any) -> Any:"):
-                out.line(f"raise {parser.error}({literal(parser.message)})")
-            parts.functions.append(out.code())
+            raising = f"raise {parser.error}({literal(parser.message)})"
+            name = _function(parts, "_fail", hint, "(text: Any) -> Any:", raising)
             return f"{name}({arg})"
         case _:
             unreachable(parser)
 
 
-def _nested_parser(parts: ModuleParts, parser: ContentParser | None, where: JsonPath, hint: str) -> str:
+@dataclass(frozen=True)
+class Code:
+    """An argument that is an expression of the generated module (a name), not a value to write as a literal."""
+
+    text: str
+
+
+def _call(parts: ModuleParts, function: str, arg: str, **arguments: object) -> str:
+    """`function(arg, name=value, ...)`, lifting `function` from `rtcompile.runtime.content`: only the
+    arguments that differ from its defaults (the reference's `content_args` defaults) are written."""
+    parts.need("content", function)
+    parameters = inspect.signature(getattr(content, function)).parameters
+    written = [
+        f"{name}={value.text if isinstance(value, Code) else literal(value)}"
+        for name, value in arguments.items()
+        if isinstance(value, Code) or value != parameters[name].default
+    ]
+    return f"{function}({', '.join([arg, *written])})"
+
+
+def _json_dialect(parts: ModuleParts, parser: JsonParser, hint: str) -> Code | None:
+    """The rewrite a json field applies before decoding (`rtcompile.runtime.content.json_dialect`, spelled
+    out for this field): only the rewrite functions a template's fields use are lifted."""
+    quote_keys = None
+    if parser.unquoted_keys:
+        parts.need("content", "json_quote_bare_keys")
+        quote_keys = "json_quote_bare_keys"
+    if not parser.string_delims:
+        return None if quote_keys is None else Code(quote_keys)
+    parts.need("content", "json_delimited_strings")
+    delims = literal(tuple(parser.string_delims))
+    body = f"return json_delimited_strings(text, {delims}, {quote_keys or 'None'})"
+    return Code(_function(parts, "_json_dialect", hint, "(text: str) -> str:", body))
+
+
+def _nested_parser(parts: ModuleParts, parser: ContentParser | None, where: JsonPath, hint: str) -> Code | None:
     if parser is None:
-        return "None"
-    name = parts.names.new("_parse_value", hint)
+        return None
     body = _parser_call(parts, parser, "raw", where, hint)
-    out = CodeWriter()
-    with out.block(f"def {name}(raw: Any) -> Any:"):
-        out.line(f"return {body}")
-    parts.functions.append(out.code())
+    return Code(_function(parts, "_parse_value", hint, "(raw: Any) -> Any:", f"return {body}"))
+
+
+def _function(parts: ModuleParts, role: str, hint: str, signature: str, statement: str) -> str:
+    """The name of a module-level function `def <name><signature>` whose body is `statement`: one per
+    distinct code, so that fields parsing alike share it (and their handlers, then the same code, are
+    emitted once)."""
+    key = (role, signature, statement)
+    name = parts.shared_functions.get(key)
+    if name is None:
+        name = parts.shared_functions[key] = parts.names.new(role, hint)
+        out = CodeWriter()
+        with out.block(f"def {name}{signature}"):
+            out.line(statement)
+        parts.functions.append(out.code())
     return name
 
 

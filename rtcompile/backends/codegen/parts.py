@@ -53,6 +53,8 @@ class ModuleParts:
     patterns: list[tuple[str, str]] = field(default_factory=list)  # (name, re.compile(...) source)
     scanners: list[str] = field(default_factory=list)  # scanner and fast-path functions
     functions: list[str] = field(default_factory=list)  # handlers and what they call
+    # (role, signature, body) -> name
+    shared_functions: dict[tuple[str, str, str], str] = field(default_factory=dict)
     shapes: list[str] = field(default_factory=list)  # TypedDicts of transform results
     fallbacks: list[RegexFallback] = field(default_factory=list)  # patterns matched with `regex`
     regex_patterns: set[str] = field(default_factory=set)  # their names (compiled by `regex`)

@@ -24,6 +24,7 @@ from rtcompile.transform_program import data_program
 INDENT = "    "
 # Brackets a literal may nest before deeper values are built by a program instead (see `literal`).
 MAX_LITERAL_NESTING = 16
+MAX_HINT = 32  # characters of a template's name a generated identifier takes up at most
 
 
 def literal(value: object, *, _nesting: int = 0) -> str:
@@ -82,7 +83,11 @@ class Names:
     def new(self, role: str, hint: str = "", *, constant: bool = False) -> str:
         """A fresh name: role `_scan` and hint `in tool_calls` give `_scan_in_tool_calls`; a `constant`
         is upper case (`_RE` and `tool_calls open` give `_RE_TOOL_CALLS_OPEN`)."""
+        # A long hint is cut (at a word boundary when there is one): names stay readable and lines short.
         hint_word = word(hint)
+        if len(hint_word) > MAX_HINT:
+            cut = hint_word[:MAX_HINT]
+            hint_word = cut.rsplit("_", 1)[0] if "_" in cut else cut
         base = role if not hint_word else f"{role}{hint_word}" if role.endswith("_") else f"{role}_{hint_word}"
         if constant:
             base = base.upper()
