@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import transformers.utils.chat_parsing as reference
+from transformers.utils.chat_parsing.response_templates import load_response_template
 
 import rtcompile
 from rtcompile.tooling.observe import agrees_with_reference, identical
-from tests.compiled import compiled_module
-from tests.differential import interpreter_engine, observe, reference_engine
+from tests.compiled import compiled_engine, compiled_module
+from tests.differential import interpreter_engine, observe, one_shot, reference_engine, two_way_splits
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -115,9 +117,9 @@ class CountingPattern:
         if name not in ("search", "match", "fullmatch", "finditer", "findall"):
             return method
 
-        def counted(text: str, pos: int = 0, *rest: Any) -> Any:
+        def counted(text: str, pos: int = 0, *rest: Any, **options: Any) -> Any:  # `regex`: partial=True
             self.counter[0] += len(text) - pos
-            return method(text, pos, *rest)
+            return method(text, pos, *rest, **options)
 
         return counted
 
@@ -158,3 +160,86 @@ def test_mistral_v11_on_a_run_without_spaces_agrees_and_stays_linear(split: str)
         assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks))
         assert identical(ours, observe(interpreter_engine(template), "", chunks))
     assert 0 < offered[2000] <= 2 * 4 * offered[500], offered  # four times the text: linear work is about 4x
+
+
+# Delimiters whose unbounded repeats can share one run of whitespace (the polynomial-backtracking warning),
+# each with the whitespace of the run that nearly opens it: `<tool_call>`, the run, then `x`.
+POLYNOMIAL_DELIMITERS = [
+    pytest.param("<tool_call>\\s*\\s*\\s*\\{", " ", id="three-repeats-on-spaces"),
+    pytest.param("<tool_call>\\s*\\n*\\s*\\[", "\n", id="s-n-s-on-newlines"),  # all three share newlines
+    pytest.param("<tool_call>\\s*\\n*\\s*\\[", " ", id="s-n-s-on-spaces"),  # only the two \s* share spaces
+]
+
+
+def polynomial_template(open_pattern: str) -> dict[str, Any]:
+    return {
+        "start_anchor": "<|im_start|>assistant\n",
+        "fields": {
+            "tool_calls": {"open_pattern": open_pattern, "close": "</tool_call>", "content": "json", "repeats": True},
+            "content": {},
+        },
+    }
+
+
+def near_miss(fill: str, n: int) -> str:
+    return "<tool_call>" + fill * n + "x"
+
+
+def reference_characters_offered(template: dict[str, Any], chunks: list[str]) -> tuple[int, Any]:
+    """Characters transformers' delimiter patterns were offered while parsing `chunks`, and the observation."""
+    counter = [0]
+    spec = load_response_template(template)
+    for field in spec.fields.values():
+        for name in ("open_re", "close_re"):
+            if getattr(field, name) is not None:
+                setattr(field, name, CountingPattern(getattr(field, name), counter))
+    observed = observe(lambda p, t: reference.ResponseParser(spec, prefix=p, tools=t), "", chunks)
+    return counter[0], observed
+
+
+@pytest.mark.parametrize(("open_pattern", "fill"), POLYNOMIAL_DELIMITERS)
+def test_polynomial_delimiter_on_a_long_whitespace_run_agrees_with_transformers(open_pattern: str, fill: str) -> None:
+    """A run that never completes the delimiter, and the same run completing it: one shot
+    (`parse_response`, and one feed), one character at a time, and split in two at every position."""
+    template = polynomial_template(open_pattern)
+    module = compiled_module(template)
+    closer = "{" if open_pattern.endswith("{") else "["
+    texts = [near_miss(fill, 40), "<tool_call>" + fill * 40 + closer + '"name": "f"}</tool_call>tail']
+    for text in texts:
+        ours = one_shot(lambda t, _template, **kw: module.parse_response(t, **kw), text, template, "")
+        assert agrees_with_reference(ours, one_shot(reference.parse_response, text, template, ""))
+        assert ours == one_shot(rtcompile.parse_response, text, template, "")
+        for chunks in [[text], list(text), *two_way_splits(text)]:
+            observed = observe(compiled_engine(template), "", chunks)
+            assert agrees_with_reference(observed, observe(reference_engine(template), "", chunks)), chunks
+            assert identical(observed, observe(interpreter_engine(template), "", chunks)), chunks
+
+
+@pytest.mark.parametrize("split", ["one-shot", "chars", "halves"])
+@pytest.mark.parametrize(("open_pattern", "fill"), POLYNOMIAL_DELIMITERS)
+def test_polynomial_delimiter_near_miss_offers_text_growing_like_the_reference(
+    open_pattern: str, fill: str, split: str
+) -> None:
+    """Characters offered to the delimiter patterns, compiled module against transformers, on runs of 50
+    and 200: the module may rescan no more than the reference does (linear in one shot and in halves,
+    quadratic one character at a time, for both).
+
+    What this does not count: the backtracking inside one search. On `\\s*\\s*\\s*\\{` stdlib `re`
+    tries about n^3 / 6 ways to cut a run of n spaces for each failed search, where `regex` (the
+    reference's engine) needs about n^2 steps; that is measured with timers, outside the tests.
+    """
+    template = polynomial_template(open_pattern)
+    module = compiled_module(template)
+
+    def chunked(text: str) -> list[str]:
+        if split == "one-shot":
+            return [text]
+        return list(text) if split == "chars" else [text[: len(text) // 2], text[len(text) // 2 :]]
+
+    ours, theirs = {}, {}
+    for n in (50, 200):
+        chunks = chunked(near_miss(fill, n))
+        ours[n], observed = characters_offered(module, chunks)
+        theirs[n], reference_observed = reference_characters_offered(template, chunks)
+        assert agrees_with_reference(observed, reference_observed)
+    assert 0 < ours[200] * theirs[50] <= 1.25 * theirs[200] * ours[50], (ours, theirs)

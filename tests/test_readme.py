@@ -24,6 +24,7 @@ from openai.types.chat import ChatCompletionChunk, ChatCompletionMessage
 
 import rtcompile
 from examples.fake_completions_server import FakeCompletionsServer
+from tests.test_cli import errors_in, run
 from tests.test_openai_stream import sdk_message
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -196,3 +197,28 @@ def test_start_anchor_warning() -> None:
         warnings.simplefilter("error", rtcompile.StartAnchorWarning)  # what the README says it does
         with pytest.raises(rtcompile.StartAnchorWarning):
             rtcompile.parse_response("Hello!", "qwen3", prefix="garbage")
+
+
+#: The templates behind the warning lines of "Regexes that backtrack catastrophically", by file name.
+BACKTRACKING_TEMPLATES = {
+    "nested.json": "<(a+)+>",
+    "tool_call.json": "<tool_call>\\s*\\s*\\s*\\{",
+}
+
+
+def test_backtracking_warnings_are_what_the_compiler_prints(tmp_path: Path) -> None:
+    shown = re.findall(r"```\n(rtcompile: warning: .*?)\n```", sections()["Regexes that backtrack catastrophically"])
+    printed = []
+    for name, open_pattern in BACKTRACKING_TEMPLATES.items():
+        template = {
+            "start_anchor": "<|im_start|>assistant\n",
+            "fields": {
+                "tool_calls": {"open_pattern": open_pattern, "close": "}</tool_call>", "content": "json"},
+                "content": {},
+            },
+        }
+        (tmp_path / name).write_text(json.dumps(template, indent=2) + "\n", encoding="utf-8")
+        result = run(name, "-o", name.replace(".json", "_parser.py"), cwd=tmp_path)
+        assert result.returncode == 0 and (tmp_path / name.replace(".json", "_parser.py")).exists()
+        printed += errors_in(result.stderr)
+    assert shown == printed
