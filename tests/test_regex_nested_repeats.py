@@ -22,6 +22,9 @@ sre_constants = re._constants  # type: ignore[attr-defined]
 GENERATED = Path(__file__).resolve().parent.parent / "generated"
 
 REWRITTEN = ["(?:(?:S+)+)+", "(?:S+)+", "(S+)+", "(?:S*)*", "(?:S+)*", "(S+)*", "(?:S*)+", "(?:S+?)+", "(?:S+?)+?"]
+# Adjacent runs, merged where one class holds the other (S is `a` or `[ab]`, so both ways are tried),
+# and some that must not be merged (both with a minimum, or the held run first with a minimum).
+ADJACENT = ["S*a*", "a*S*", "S+a*", "a*S+", "S*S*S*", "S+S+", "a+S*", "S*?a*?", "S*a*?"]
 LEFT_TO_REGEX = ["(S*)*", "(S*)+", "(?:S+)+?", "(S+?)+?", "(?:S+|b)+", "(?:S+b?)*"]
 CONTEXTS = [("", ""), ("<", ">"), ("(", ")"), ("b", "a"), ("(?P<x>b?)", "(?P<y>a*)"), ("", "a"), ("a", "")]
 CLASSES = ["a", "[ab]"]
@@ -37,7 +40,7 @@ def _texts() -> list[str]:
     return ["".join(t) for n in range(7) for t in itertools.product("ab<>", repeat=n)]
 
 
-@pytest.mark.parametrize("pattern", _cases(REWRITTEN))
+@pytest.mark.parametrize("pattern", _cases(REWRITTEN + ADJACENT))
 def test_rewritten_nested_repeats_match_regex_fully_and_partially(pattern: str) -> None:
     try:
         expected = regex.compile(pattern, regex.DOTALL)
@@ -58,6 +61,13 @@ def test_rewritten_nested_repeats_match_regex_fully_and_partially(pattern: str) 
         assert [(m.span(), m.groups(), m.groupdict()) for m in full.finditer(text)] == theirs, text
         for pos in range(len(text) + 1):
             assert_same_partial(our_partial(result, text, pos), regex_partial(expected, text, pos), len(text))
+
+
+def test_adjacent_runs_that_share_text_become_one_run() -> None:
+    assert translate(r"<t>\s*\s*\s*\{").full.count("]*") == 1
+    assert translate("x[ab]*a*y").full == "x[ab]*y"
+    assert translate("xa*[ab]+y").full == "x[ab]+y"
+    assert translate("xa+[ab]*y").full == "xa+[ab]*y"  # the held run has a minimum: both stay
 
 
 @pytest.mark.parametrize("pattern", [f.replace("S", "a") for f in LEFT_TO_REGEX])

@@ -9,6 +9,10 @@ be asymptotically slower than the reference, so:
   rewrite was checked against `regex` on exhaustive small texts; ``S`` is one character or class):
   ``(?:S+)+ -> S+``, ``(S+)+ -> (S+)``, ``(?:S*)* -> S*``, ``(?:S+)* -> S*``, ``(S+)* -> (S+)?``,
   ``(?:S*)+ -> S*``, ``(?:S+?)+ -> S+``, ``(?:S+?)+? -> S+?``;
+* adjacent unbounded repeats of classes where one class holds the other (``\s*\s*``, ``\s+\n*``,
+  ``a*[ab]+``), both greedy or both lazy, become the one that holds: the same strings, and, since the
+  rest of the pattern sees only where the run ends, the same match (`re` would try every way of
+  sharing the run between them: polynomial in its length, where `regex` is not);
 * any other unbounded repeat whose iterations can split the same text in several ways (its body is,
   apart from parts that may match nothing, an unbounded repeat or an alternation holding one) is
   refused (`UnsupportedRegex`), so the module matches it with `regex` itself.
@@ -20,6 +24,7 @@ import dataclasses
 
 from rtcompile.regex.ast import (
     Alternation,
+    Chars,
     Concat,
     Group,
     Node,
@@ -29,6 +34,7 @@ from rtcompile.regex.ast import (
     unwrap,
     width,
 )
+from rtcompile.regex.charsets import Ranges, normalise
 from rtcompile.regex.errors import UnsupportedRegex
 from rtcompile.regex.optimiser import is_single_character
 
@@ -45,12 +51,52 @@ def _rewrite(node: Node) -> Node:
         node = dataclasses.replace(node, body=_rewrite(node.body))
         return _collapse(node) or node
     if isinstance(node, Concat):
-        return Concat(tuple(_rewrite(item) for item in node.items))
+        return Concat(_merge_adjacent_runs([_rewrite(item) for item in node.items]))
     if isinstance(node, Alternation):
         return Alternation(tuple(_rewrite(branch) for branch in node.branches))
     if isinstance(node, Group):
         return dataclasses.replace(node, body=_rewrite(node.body))
     return node
+
+
+def _merge_adjacent_runs(items: list[Node]) -> tuple[Node, ...]:
+    """`items` with each pair of adjacent class runs merged where one run's class holds the other's:
+    ``A{m,} B*`` is ``A{m,}`` when B is within A, ``A* B{m,}`` is ``B{m,}`` when A is within B."""
+    merged: list[Node] = []
+    for item in items:
+        previous = merged[-1] if merged else None
+        if isinstance(previous, Repeat) and isinstance(item, Repeat) and _mergeable(previous, item):
+            first, second = _class_of(previous), _class_of(item)
+            if item.min == 0 and _within(second, first):
+                continue  # the second run adds nothing the first could not take
+            if previous.min == 0 and _within(first, second):
+                merged[-1] = item
+                continue
+        merged.append(item)
+    return tuple(merged)
+
+
+def _mergeable(first: Repeat, second: Repeat) -> bool:
+    return (
+        first.max is None
+        and second.max is None
+        and first.lazy == second.lazy
+        and not first.possessive
+        and not second.possessive
+        and isinstance(first.body, Chars)
+        and isinstance(second.body, Chars)
+        and first.body.untranslatable is None
+        and second.body.untranslatable is None
+    )
+
+
+def _class_of(repeat: Repeat) -> Ranges:
+    assert isinstance(repeat.body, Chars)
+    return repeat.body.ranges
+
+
+def _within(inner: Ranges, outer: Ranges) -> bool:
+    return normalise(inner + outer) == normalise(outer)
 
 
 def _single_repeat(node: Node) -> tuple[Repeat, Group | None] | None:
