@@ -59,10 +59,12 @@ def merged_groupdict(
     groups = match.groupdict()
     for name, copies in duplicates:
         value, end = None, -1
-        for copy in copies:
-            if match.end(copy) > end and match.group(copy) is not None:
-                value, end = match.group(copy), match.end(copy)
-            if copy != name:
-                del groups[copy]
+        for (
+            occurrence
+        ) in copies:  # not `copy`: modules that lift this import the module `copy`
+            if match.end(occurrence) > end and match.group(occurrence) is not None:
+                value, end = match.group(occurrence), match.end(occurrence)
+            if occurrence != name:
+                del groups[occurrence]
         groups[name] = value
     return groups
