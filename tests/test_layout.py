@@ -112,7 +112,7 @@ def statements(draw: st.DrawFn) -> str:
     value = literal(draw(_VALUES))
     other = literal(draw(_VALUES))
     name = draw(_NAMES)
-    shape = draw(st.integers(0, 6))
+    shape = draw(st.integers(0, 8))
     if shape == 0:
         return f"{name} = {value}"
     if shape == 1:
@@ -125,6 +125,10 @@ def statements(draw: st.DrawFn) -> str:
         return f"{name} = re.compile({value}, re.DOTALL)"
     if shape == 5:
         return f'out.append({{"type": "function", "function": {value}, "id": {other}}})'
+    if shape == 6:
+        return f"{name} = find(buf, {value}, pos) if n - pos < LONG_SCAN else scan(buf, {other}, pos)"
+    if shape == 7:
+        return f"return {value} if eos else {other}"
     return f"return build_value({value})"
 
 

@@ -32,7 +32,7 @@ INDENT = "    "
 # What the splitter needs to see in a line of Python: string literals (skipped whole, whatever
 # brackets or commas they contain), brackets, commas and the start of a comment. Single-line strings
 # only: the generator never writes a triple-quoted string inside a statement it lays out.
-_TOKENS = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[()\[\]{},#]| = """)
+_TOKENS = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[()\[\]{},#]| = | if | else """)
 _OPENING = {"(": ")", "[": "]", "{": "}"}
 # The word or closing bracket just before an opening parenthesis: a name or a closing bracket there
 # makes it a call, a keyword (`return (x,)`) or an operator a tuple.
@@ -75,11 +75,24 @@ def lay_out(line: str) -> list[str]:
         return [line]  # a comment, or brackets that do not pair up: nothing the generator writes
     indent = line[: len(line) - len(line.lstrip(" "))]
     is_def = line.lstrip().startswith(("def ", "async def "))
+    conditional = structure.conditional_value()
+    if conditional is not None:
+        return _conditional_lines(line, indent, *conditional)
     value = structure.unsplittable_value()
     if value is not None and width(indent + INDENT + line[value:]) <= LINE_LENGTH:
         # `target = <one long atom>`: the value goes in parentheses, on a line of its own
         return [f"{line[:value]}(", indent + INDENT + line[value:], f"{indent})"]
     return structure.lay(len(indent), len(line), structure.root.pairs, indent, "", is_def=is_def)
+
+
+def _conditional_lines(line: str, indent: str, value: int, if_at: int, else_at: int) -> list[str]:
+    """`target = A if C else B` (or `return ...`) in parentheses: on one line inside them if it fits
+    there, else A, `if C` and `else B` on a line each."""
+    inner = indent + INDENT
+    if width(inner + line[value:]) <= LINE_LENGTH:
+        return [f"{line[:value]}(", inner + line[value:], f"{indent})"]
+    parts = [line[value:if_at], line[if_at + 1 : else_at], line[else_at + 1 :]]
+    return [f"{line[:value]}(", *(line for part in parts for line in lay_out(inner + part)), f"{indent})"]
 
 
 def import_lines(indent: str, module: str, names: list[str]) -> list[str]:
@@ -98,6 +111,7 @@ class _Pair:
     closing: int = -1  # index of the closing bracket
     commas: list[int] = field(default_factory=list)  # indexes of its own commas (not nested ones)
     assignments: list[int] = field(default_factory=list)  # indexes of its own ` = ` (the root's only)
+    conditions: list[tuple[int, str]] = field(default_factory=list)  # its own ` if ` / ` else `
     pairs: list[_Pair] = field(default_factory=list)  # pairs directly inside, in order
 
 
@@ -124,9 +138,26 @@ class _Structure:
                 stack[-1].commas.append(at)
             elif text == " = ":
                 stack[-1].assignments.append(at)
+            elif text in (" if ", " else "):
+                stack[-1].conditions.append((at, text))
             elif text == "#":
                 return None
         return cls(line, root) if len(stack) == 1 else None
+
+    def conditional_value(self) -> tuple[int, int, int] | None:
+        """Where the value of an assignment or `return` starts, and its ` if ` and ` else `, when the
+        value is one conditional expression (written with nothing but names, calls and literals)."""
+        root = self.root
+        if len(root.assignments) == 1:
+            start = root.assignments[0] + 3
+        elif self.line.lstrip().startswith("return "):
+            start = self.line.index("return ") + len("return ")
+        else:
+            return None
+        words = [(at, text) for at, text in root.conditions if at >= start]
+        if [text for _, text in words] != [" if ", " else "]:
+            return None
+        return start, words[0][0], words[1][0]
 
     def unsplittable_value(self) -> int | None:
         """Where the value of an assignment starts, if no bracket of it can be split (a string, a
