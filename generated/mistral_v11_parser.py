@@ -1938,13 +1938,15 @@ _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
+_RE_OUTSIDE_RUN_BREAK: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
-    global _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    global _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_RUN_BREAK
+    global _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -1968,6 +1970,10 @@ def _compile_patterns() -> None:
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "(?:<(?:/(?:s)?)?|\\[(?:T(?:O(?:O(?:L(?:_(?:C(?:A(?:L(?:L(?:S)?)?)?)?)?)?)?)?)?)?)\\Z",
         re.DOTALL,
+    )
+    _RE_OUTSIDE_RUN_BREAK = re.compile(
+        "[\\u0009-\\u000d <\\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]",
+        0,
     )
     _RE_START_ANCHOR = re.compile("\\[/TOOL_RESULTS\\]|\\[/INST\\]", re.DOTALL)
 
@@ -2116,6 +2122,7 @@ class ResponseParser(StreamingParser):
     _handlers = (_handle_text, _handle_tool_calls, _handle_text)
     _history = 0
     _one_scan = True
+    _run_pending = False  # see `feed`
 
     def __init__(
         self,
@@ -2145,6 +2152,17 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
+        if self._pos < len(self._buffer) and self._fast and self._state == 0:
+            # held back: a run that may still begin fields.tool_calls.open_pattern
+            breaks = _RE_OUTSIDE_RUN_BREAK
+            lengthens = breaks.search(text) is None
+            if lengthens and not self._run_pending:
+                lengthens = breaks.search(self._buffer, self._pos) is None
+            if lengthens:
+                self._run_pending = True
+                self._buffer += text
+                return []
+        self._run_pending = False
         state = self._state
         if state == 0:
             busy = True

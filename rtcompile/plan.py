@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from rtcompile.frontend.errors import JsonPath
 from rtcompile.ir import Delimiter, Field, Template
-from rtcompile.regex.first_chars import delimiter_first_chars
+from rtcompile.regex.analysis import pending_run_class
+from rtcompile.regex.charsets import Ranges, normalise
+from rtcompile.regex.first_chars import delimiter_first_chars, modelled_tree
 from rtcompile.regex.translate import UnsupportedRegex, translate
 
 
@@ -35,6 +37,8 @@ class ParserState:
     field: int | None  # the explicit field this state is inside; None for state 0
     watches: tuple[Watch, ...]  # in tie-break order: of two equal matches the earlier watch wins
     delimiter_starts: frozenset[int] | None  # code points a watched delimiter can start with; None: no fast path
+    # Characters a held-back run may take without scanning (see `pending_run`); None: no such run.
+    pending_run: Ranges | None = None
 
     def describe(self, template: Template) -> str:
         if self.field is None:
@@ -75,7 +79,13 @@ def plan_parser(template: Template) -> ParserPlan:
         inside = [Watch(i, False, f.close, _where(f, "close"))] if f.close is not None else []
         watch_lists.append((i, inside))
     states = tuple(
-        ParserState(index, field, _tie_break_order(watches, template), _delimiter_starts(watches, history))
+        ParserState(
+            index,
+            field,
+            _tie_break_order(watches, template),
+            _delimiter_starts(watches, history),
+            pending_run(watches),
+        )
         for index, (field, watches) in enumerate(watch_lists)
     )
     return ParserPlan(
@@ -104,6 +114,48 @@ def _delimiter_starts(watches: list[Watch], history: int | None) -> frozenset[in
             return None
         starts |= first
     return frozenset(starts)
+
+
+def pending_run(watches: list[Watch]) -> Ranges | None:
+    r"""The characters text held back in this state may take without being scanned, when that text is
+    a run of them: one watched pattern starts with such a run (`pending_run_class`: a run can only
+    grow into a match, never hold one), and no other watch can start with them.
+
+    mistral's `[^\s\[\]]+\[ARGS\]` is the case in point: every word outside a region is held back as
+    a possible tool name, and each token that only lengthens the word changes nothing."""
+    runs = [(w, run) for w in watches if not w.delimiter.is_literal and (run := _run_of(w.delimiter)) is not None]
+    if len(runs) != 1:
+        return None
+    owner, run = runs[0]
+    others = [w for w in watches if w is not owner]
+    starts: set[int] = set()
+    for watch in others:
+        first = delimiter_first_chars(watch.delimiter)
+        if first is None:
+            return None
+        starts |= first
+    remaining = normalise(r for r in _minus(run, starts))
+    return remaining or None
+
+
+def _run_of(delimiter: Delimiter) -> Ranges | None:
+    parsed = modelled_tree(delimiter.pattern)
+    return None if parsed is None else pending_run_class(parsed.root)
+
+
+def _minus(ranges: Ranges, points: set[int]) -> list[tuple[int, int]]:
+    """`ranges` without `points`."""
+    out = []
+    for lo, hi in ranges:
+        cuts = sorted(p for p in points if lo <= p <= hi)
+        start = lo
+        for cut in cuts:
+            if start < cut:
+                out.append((start, cut - 1))
+            start = cut + 1
+        if start <= hi:
+            out.append((start, hi))
+    return out
 
 
 def _where(f: Field, kind: str) -> JsonPath:

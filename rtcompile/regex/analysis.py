@@ -27,6 +27,7 @@ from rtcompile.regex.ast import (
     walk,
     width,
 )
+from rtcompile.regex.charsets import Ranges
 
 # Assertions that look at the character before the current position.
 _LOOKS_BACK_ONE = frozenset(("boundary", "non_boundary", "line_start", "word_start", "word_end"))
@@ -130,3 +131,47 @@ def _top_level_sequence(node: Node) -> list[Node]:
     if isinstance(node, Group):
         return _top_level_sequence(node.body)
     return [node]
+
+
+def pending_run_class(root: Node) -> Ranges | None:
+    """The class C of the run a pattern starts with, when text made only of C characters can never
+    hold a match and can always still grow into one; None for any other pattern.
+
+    The shape: optional items, then a greedy unbounded run of C (at least once), then an item that
+    must consume a character outside C. Every match then contains a character outside C, and every
+    string of C characters is the start of one (the optional items skipped). No lookarounds or
+    anchors anywhere: they would make the run's fate depend on the text around it. A streaming
+    parser holding back such a run can take more C characters without scanning: nothing changes.
+    """
+    nodes = list(walk(root))
+    if any(isinstance(n, (Assertion, Lookaround, Opaque, Backreference, Fuzzy, Conditional)) for n in nodes):
+        return None
+    items = _top_level_sequence(root)
+    for index, item in enumerate(items):
+        if isinstance(item, Repeat) and isinstance(item.body, Chars) and item.max is None and item.min >= 1:
+            if item.lazy or item.possessive or item.body.untranslatable is not None:
+                return None
+            run = item.body.ranges
+            rest = items[index + 1 :]
+            if not rest or width(rest[0])[0] == 0 or not _starts_outside(rest[0], run):
+                return None
+            return run
+        if width(item)[0] != 0:
+            return None  # a required item before the run: the run does not start the pattern
+    return None
+
+
+def _starts_outside(node: Node, run: Ranges) -> bool:
+    """Whether every character `node` can start with lies outside `run` (so the run cannot run on
+    into it)."""
+    if isinstance(node, Chars):
+        return not any(lo <= hi2 and lo2 <= hi for lo, hi in node.ranges for lo2, hi2 in run)
+    if isinstance(node, Group):
+        return _starts_outside(node.body, run)
+    if isinstance(node, Concat):
+        return bool(node.items) and width(node.items[0])[0] > 0 and _starts_outside(node.items[0], run)
+    if isinstance(node, Alternation):
+        return all(width(b)[0] > 0 and _starts_outside(b, run) for b in node.branches)
+    if isinstance(node, Repeat):
+        return node.min > 0 and _starts_outside(node.body, run)
+    return False

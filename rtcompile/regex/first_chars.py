@@ -51,7 +51,7 @@ def delimiter_first_chars(delimiter: Delimiter) -> frozenset[int] | None:
     """Code points a match (or partial match) of `delimiter` can start with; None if unbounded."""
     if delimiter.literals is not None:
         return frozenset(ord(lit[0]) for lit in delimiter.literals)
-    parsed = _modelled(delimiter.pattern)
+    parsed = modelled_tree(delimiter.pattern)
     if parsed is None:
         return None
     try:
@@ -61,7 +61,7 @@ def delimiter_first_chars(delimiter: Delimiter) -> frozenset[int] | None:
     return None if nullable else frozenset(chars)
 
 
-def _modelled(pattern: str) -> ParsedRegex | None:
+def modelled_tree(pattern: str) -> ParsedRegex | None:
     """The tree, if the analyses can rely on it: the flags it reflects, and no opaque construct (``\\K``,
     for one, moves the start of the match it reports)."""
     try:
@@ -139,7 +139,7 @@ def starts_at_buffer_start(delimiter: Delimiter) -> bool:
     """
     if delimiter.literals is not None:
         return False
-    parsed = _modelled(delimiter.pattern)
+    parsed = modelled_tree(delimiter.pattern)
     return parsed is not None and _begins_with_string_start(parsed.root)
 
 

@@ -13,8 +13,11 @@ from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, width
 from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.scanners import state_hint
 from rtcompile.backends.codegen.writer import CodeWriter, literal
-from rtcompile.plan import ParserPlan
+from rtcompile.frontend.errors import format_path
+from rtcompile.plan import ParserPlan, ParserState, pending_run
+from rtcompile.regex.charsets import complement
 from rtcompile.regex.first_chars import char_class
+from rtcompile.regex.stdlib import emit_ranges
 
 CHUNK_EVENT = '{"type": "region_chunk", "field": self._chunk_name, "text": text, "dirty": self._chunk_dirty}'
 MAX_IN_TESTS = 3  # more start characters than this are tested with one character-class search
@@ -22,11 +25,14 @@ MAX_IN_TESTS = 3  # more start characters than this are tested with one characte
 
 def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
     """The `feed` method for the module's ResponseParser, or None to keep the engine's generic one."""
-    if plan.history is None or all(state.delimiter_starts is None for state in plan.states):
+    runs = [state for state in plan.states if state.pending_run is not None]
+    if not runs and (plan.history is None or all(state.delimiter_starts is None for state in plan.states)):
         return None  # no state has a fast path
     out = CodeWriter(depth=1)
     with out.block("def feed(self, text: str) -> list[Event]:"):
         out.line('"""Add model text; returns the events it completes."""')
+        if runs:
+            _extend_pending_run(out, parts, plan, runs)
         # With nothing kept (history 0) the buffer is empty exactly when nothing is held back.
         pending = "self._buffer" if plan.history == 0 else "self._pos != len(self._buffer)"
         guards = [f"not self._fast or not text or {pending}"]
@@ -59,6 +65,30 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         out.line(f"return [{CHUNK_EVENT}]")
     parts.need("engine", "BLOCK_CHUNKS")
     return out.code()
+
+
+def _extend_pending_run(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, states: list[ParserState]) -> None:
+    """Text that only lengthens a held-back run (see `rtcompile.plan.pending_run`) commits nothing:
+    it joins the buffer, and `feed` returns no events, as scanning would conclude.
+
+    `_run_pending` says the held-back text is known to be such a run (checked once, then kept true
+    by this path); every other path clears it."""
+    for state in states:
+        assert state.pending_run is not None
+        hint = state_hint(state, plan.template)
+        breaks = parts.pattern(f"{hint} run break", emit_ranges(complement(state.pending_run)), flags="0")
+        owner = next(w for w in state.watches if not w.delimiter.is_literal and pending_run([w]))
+        with out.block(f"if self._pos < len(self._buffer) and self._fast and self._state == {state.index}:"):
+            out.comment(f"held back: a run that may still begin {format_path(owner.where)}")
+            out.line(f"breaks = {breaks}")
+            out.line("lengthens = breaks.search(text) is None")
+            with out.block("if lengthens and not self._run_pending:"):
+                out.line("lengthens = breaks.search(self._buffer, self._pos) is None")
+            with out.block("if lengthens:"):
+                out.line("self._run_pending = True")
+                out.line("self._buffer += text")
+                out.line("return []")
+    out.line("self._run_pending = False")
 
 
 def _busy_tests(parts: ModuleParts, plan: ParserPlan) -> dict[str, list[int]]:

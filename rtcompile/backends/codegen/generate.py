@@ -158,6 +158,8 @@ def _tables(plan: ParserPlan, scanners: list[str], plain: list[str | None], hand
     out.line(f"_handlers = {_tuple(handlers)}")
     out.line(f"_history = {plan.history}")
     out.line(f"_one_scan = {plan.one_scan}")
+    if any(state.pending_run is not None for state in plan.states):
+        out.line("_run_pending = False  # see `feed`")
     return out.code()
 
 

@@ -1,0 +1,96 @@
+"""Held-back runs: where a pattern starts with a run that can only grow into a match (mistral's
+`[^\\s\\[\\]]+\\[ARGS\\]`), a compiled module takes text that only lengthens the held-back run without
+scanning (`rtcompile.plan.pending_run`). Events and messages must be exactly the reference's for any
+chunking, in particular chunks inside words, words cut anywhere, and runs that turn into the delimiter.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rtcompile
+from rtcompile.plan import plan_parser
+from rtcompile.tooling.observe import agrees_with_reference, identical
+from tests.compiled import compiled_engine, compiled_module
+from tests.differential import interpreter_engine, observe, reference_engine
+from tests.strategies import chunkings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# A template of the same shape without the bundled ones' other delimiters: a lower-case word before
+# "(" opens a call, ")" closes it.
+CALLS = {
+    "start_anchor": "<|assistant|>",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": "(?:<call>)?(?P<name>[a-z]+)\\(",
+            "close": ")",
+            "repeats": True,
+            "transform": {"name": "{name}", "arguments": "{content}"},
+        },
+        "content": {"close": "<|end|>"},
+    },
+}
+
+
+def template_of(model: str) -> dict[str, Any]:
+    source = json.loads((ROOT / "templates" / f"{model}.json").read_text(encoding="utf-8"))
+    return dict(source["response_template"])
+
+
+TEMPLATES = {"mistral_v11": template_of("mistral_v11"), "magistral": template_of("magistral"), "calls": CALLS}
+PIECES = {
+    "mistral_v11": ["get", "_weather", "x", " ", "\n", "[", "]", "[ARGS]", "[TOOL_CALLS]", "</s>", "<", '{"a": 1}'],
+    "magistral": ["get", "x", " ", "[THINK]", "[/THINK]", "[ARGS]", "[TOOL_CALLS]", "</s>", "<", '{"a": 1}', "]"],
+    "calls": ["get", "abc", "x", " ", "(", ")", "<call>", "<", "<|end|>", "Z", "1"],
+}
+
+
+def test_the_plan_finds_the_runs_of_these_templates_and_no_others() -> None:
+    found = []
+    for path in sorted((ROOT / "templates").glob("*.json")):
+        plan = plan_parser(rtcompile.load_template(str(path)))
+        found += [path.stem for state in plan.states if state.pending_run is not None]
+    assert found == ["magistral", "mistral_v11"]
+    assert plan_parser(rtcompile.load_template(CALLS)).states[0].pending_run == ((97, 122),)
+
+
+@pytest.mark.parametrize("model", sorted(TEMPLATES))
+def test_the_module_takes_the_shortcut(model: str) -> None:
+    module = compiled_module(TEMPLATES[model])
+    assert module.__file__ is not None
+    assert "_run_pending = True" in Path(module.__file__).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("model", sorted(TEMPLATES))
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_streams_through_held_back_runs_match_the_reference(model: str, data: st.DataObject) -> None:
+    template = TEMPLATES[model]
+    text = "".join(data.draw(st.lists(st.sampled_from(PIECES[model]), max_size=30)))
+    chunks = data.draw(chunkings(text))
+    ours = observe(compiled_engine(template), "", chunks)
+    assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks))
+    assert identical(ours, observe(interpreter_engine(template), "", chunks))
+
+
+@pytest.mark.parametrize("model", sorted(TEMPLATES))
+def test_words_fed_one_character_at_a_time_match_the_reference(model: str) -> None:
+    template = TEMPLATES[model]
+    opener = "[TOOL_CALLS]" if model != "calls" else "<call>"
+    middle = "[ARGS]" if model != "calls" else "("
+    for text in [
+        "a long sentence of words fed in tokens",
+        f"see {opener}get_weather{middle}" + ('{"city": "Paris"}' if model != "calls" else "x)"),
+        "word" * 300 + " end",
+        "x" * 50 + "[" + "y" * 50,
+    ]:
+        chunks = list(text)
+        ours = observe(compiled_engine(template), "", chunks)
+        assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks)), text
