@@ -12,6 +12,10 @@ nested to any depth):
   the closing bracket;
 * if not, each comma-separated member gets a line of its own, with a trailing comma added, and each
   member is laid out by the same rule; a lone member without a comma is laid out by the rule as is;
+* an assignment (or `return`) of one conditional expression goes in parentheses: on one line inside
+  them if it fits, else the value, `if ...` and `else ...` on a line each;
+* an assignment of a value with no bracket to split (a string, a name, `f()`) goes in parentheses
+  on a line of its own when that makes it fit;
 * a line that cannot be split (a long string, empty brackets) stays as it is.
 
 String literals get ruff's preferred quotes (`string_literal`), widths count East Asian wide
@@ -30,8 +34,9 @@ LINE_LENGTH = 88
 INDENT = "    "
 
 # What the splitter needs to see in a line of Python: string literals (skipped whole, whatever
-# brackets or commas they contain), brackets, commas and the start of a comment. Single-line strings
-# only: the generator never writes a triple-quoted string inside a statement it lays out.
+# brackets, commas or words they contain), brackets, commas, the start of a comment, an assignment's
+# ` = ` and a conditional's ` if ` / ` else `. Single-line strings only: the generator never writes a
+# triple-quoted string inside a statement it lays out.
 _TOKENS = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[()\[\]{},#]| = | if | else """)
 _OPENING = {"(": ")", "[": "]", "{": "}"}
 # The word or closing bracket just before an opening parenthesis: a name or a closing bracket there
@@ -92,7 +97,7 @@ def _conditional_lines(line: str, indent: str, value: int, if_at: int, else_at: 
     if width(inner + line[value:]) <= LINE_LENGTH:
         return [f"{line[:value]}(", inner + line[value:], f"{indent})"]
     parts = [line[value:if_at], line[if_at + 1 : else_at], line[else_at + 1 :]]
-    return [f"{line[:value]}(", *(line for part in parts for line in lay_out(inner + part)), f"{indent})"]
+    return [f"{line[:value]}(", *(piece for part in parts for piece in lay_out(inner + part)), f"{indent})"]
 
 
 def import_lines(indent: str, module: str, names: list[str]) -> list[str]:
@@ -243,7 +248,9 @@ class _Structure:
 
     def _is_display(self, pair: _Pair) -> bool:
         """Whether `pair` brackets a list, tuple, set or dict display (not a call, subscript or def)."""
-        before = _WORD_BEFORE.search(self.line, 0, pair.opening)
+        # A window before the bracket is enough (a longer word is still a name), and keeps this constant
+        # time on a long line: the pattern would otherwise be tried from every position before it.
+        before = _WORD_BEFORE.search(self.line, max(0, pair.opening - 64), pair.opening)
         assert before is not None  # the pattern matches the empty string too
         return before.group(1) in ("", *keyword.kwlist) and not before.group(2)
 
