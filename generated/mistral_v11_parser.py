@@ -478,6 +478,18 @@ class StreamingParser:
             block = blocks.pop() + block
         blocks.append(block)
 
+    def _commit_run(self, text: str, cut: int) -> list[Event]:
+        """`feed(text)` where scanning is known to find no delimiter and to hold back exactly
+        `text[cut:]`: the text before it is committed as region text. (A generated `feed` knows this
+        for text that ends a held-back run: see `rtcompile.plan.pending_run`.)"""
+        events: list[Event] = []
+        self._buffer += text
+        hold = len(self._buffer) - len(text) + cut
+        self._accumulate(events, self._buffer[self._pos : hold])
+        self._pos = hold
+        self._drop_committed()
+        return events
+
     def _feed_scanning(self, text: str) -> list[Event]:
         """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
         if self._finalized:
@@ -1939,6 +1951,8 @@ _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_OUTSIDE_RUN_BREAK: re.Pattern[str]
+_RE_OUTSIDE_RUN_FOREIGN: re.Pattern[str]
+_RE_OUTSIDE_LAST_INERT: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
@@ -1946,7 +1960,7 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
     global _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_RUN_BREAK
-    global _RE_START_ANCHOR
+    global _RE_OUTSIDE_RUN_FOREIGN, _RE_OUTSIDE_LAST_INERT, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -1974,6 +1988,11 @@ def _compile_patterns() -> None:
     _RE_OUTSIDE_RUN_BREAK = re.compile(
         "[\\u0009-\\u000d <\\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]",
         0,
+    )
+    _RE_OUTSIDE_RUN_FOREIGN = re.compile("[<\\[\\]]", 0)
+    _RE_OUTSIDE_LAST_INERT = re.compile(
+        ".*[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]",
+        re.DOTALL,
     )
     _RE_START_ANCHOR = re.compile("\\[/TOOL_RESULTS\\]|\\[/INST\\]", re.DOTALL)
 
@@ -2152,16 +2171,19 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        if self._pos < len(self._buffer) and self._fast and self._state == 0:
+        if self._fast and self._state == 0:
             # held back: a run that may still begin fields.tool_calls.open_pattern
-            breaks = _RE_OUTSIDE_RUN_BREAK
-            lengthens = breaks.search(text) is None
-            if lengthens and not self._run_pending:
-                lengthens = breaks.search(self._buffer, self._pos) is None
-            if lengthens:
+            foreign, breaks = _RE_OUTSIDE_RUN_FOREIGN, _RE_OUTSIDE_RUN_BREAK
+            shortcut = foreign.search(text) is None
+            if shortcut and not self._run_pending:
+                shortcut = breaks.search(self._buffer, self._pos) is None
+            if shortcut:
                 self._run_pending = True
-                self._buffer += text
-                return []
+                last = _RE_OUTSIDE_LAST_INERT.match(text)
+                if last is None:
+                    self._buffer += text
+                    return []
+                return self._commit_run(text, last.end())
         self._run_pending = False
         state = self._state
         if state == 0:

@@ -491,6 +491,18 @@ class StreamingParser:
             block = blocks.pop() + block
         blocks.append(block)
 
+    def _commit_run(self, text: str, cut: int) -> list[Event]:
+        """`feed(text)` where scanning is known to find no delimiter and to hold back exactly
+        `text[cut:]`: the text before it is committed as region text. (A generated `feed` knows this
+        for text that ends a held-back run: see `rtcompile.plan.pending_run`.)"""
+        events: list[Event] = []
+        self._buffer += text
+        hold = len(self._buffer) - len(text) + cut
+        self._accumulate(events, self._buffer[self._pos : hold])
+        self._pos = hold
+        self._drop_committed()
+        return events
+
     def _feed_scanning(self, text: str) -> list[Event]:
         """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
         if self._finalized:

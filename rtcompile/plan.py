@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from rtcompile.frontend.errors import JsonPath
 from rtcompile.ir import Delimiter, Field, Template
 from rtcompile.regex.analysis import pending_run_class
-from rtcompile.regex.charsets import Ranges, normalise
+from rtcompile.regex.ast import Chars, walk
+from rtcompile.regex.charsets import Ranges, complement, normalise
 from rtcompile.regex.first_chars import delimiter_first_chars, modelled_tree
 from rtcompile.regex.translate import UnsupportedRegex, translate
 
@@ -37,8 +38,8 @@ class ParserState:
     field: int | None  # the explicit field this state is inside; None for state 0
     watches: tuple[Watch, ...]  # in tie-break order: of two equal matches the earlier watch wins
     delimiter_starts: frozenset[int] | None  # code points a watched delimiter can start with; None: no fast path
-    # Characters a held-back run may take without scanning (see `pending_run`); None: no such run.
-    pending_run: Ranges | None = None
+    # What held-back text may take without scanning (see `pending_run`); None: no such run.
+    pending_run: PendingRun | None = None
 
     def describe(self, template: Template) -> str:
         if self.field is None:
@@ -116,26 +117,54 @@ def _delimiter_starts(watches: list[Watch], history: int | None) -> frozenset[in
     return frozenset(starts)
 
 
-def pending_run(watches: list[Watch]) -> Ranges | None:
-    r"""The characters text held back in this state may take without being scanned, when that text is
-    a run of them: one watched pattern starts with such a run (`pending_run_class`: a run can only
-    grow into a match, never hold one), and no other watch can start with them.
+@dataclass(frozen=True)
+class PendingRun:
+    """What a state's held-back text may take without a scan (see `pending_run`)."""
 
-    mistral's `[^\s\[\]]+\[ARGS\]` is the case in point: every word outside a region is held back as
-    a possible tool name, and each token that only lengthens the word changes nothing."""
+    run: Ranges  # characters that lengthen the held-back run
+    inert: Ranges  # characters no watched delimiter contains: the run ends at them, all else commits
+    owner: Watch  # the delimiter the run may begin
+
+
+def pending_run(watches: list[Watch]) -> PendingRun | None:
+    r"""How text held back in this state as a run can be taken without scanning, when one watched
+    pattern starts with a run that can only grow into a match, never hold one (`pending_run_class`).
+
+    mistral's `[^\s\[\]]+\[ARGS\]` is the case in point: every word outside a region is held back as a
+    possible tool name. Text made only of the run's characters (less those another watch can start
+    with) and of characters no watch contains (`inert`, whitespace there) cannot hold a match, and a
+    partial match can only start after its last inert character: scanning would commit the text up
+    to there and hold back the rest, which the generated `feed` does directly."""
     runs = [(w, run) for w in watches if not w.delimiter.is_literal and (run := _run_of(w.delimiter)) is not None]
     if len(runs) != 1:
         return None
     owner, run = runs[0]
-    others = [w for w in watches if w is not owner]
     starts: set[int] = set()
-    for watch in others:
-        first = delimiter_first_chars(watch.delimiter)
-        if first is None:
+    used: list[tuple[int, int]] = []
+    for watch in watches:
+        if watch is not owner:
+            first = delimiter_first_chars(watch.delimiter)
+            if first is None:
+                return None
+            starts |= first
+        chars = _characters_of(watch.delimiter)
+        if chars is None:
             return None
-        starts |= first
+        used += chars
     remaining = normalise(r for r in _minus(run, starts))
-    return remaining or None
+    if not remaining:
+        return None
+    return PendingRun(remaining, complement(normalise(used)), owner)
+
+
+def _characters_of(delimiter: Delimiter) -> Ranges | None:
+    """Every character a match of `delimiter` can contain; None where the tree cannot say."""
+    if delimiter.literals is not None:
+        return normalise((ord(c), ord(c)) for lit in delimiter.literals for c in lit)
+    parsed = modelled_tree(delimiter.pattern)
+    if parsed is None:
+        return None
+    return normalise(r for node in walk(parsed.root) if isinstance(node, Chars) for r in node.ranges)
 
 
 def _run_of(delimiter: Delimiter) -> Ranges | None:

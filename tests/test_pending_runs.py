@@ -58,7 +58,9 @@ def test_the_plan_finds_the_runs_of_these_templates_and_no_others() -> None:
         plan = plan_parser(rtcompile.load_template(str(path)))
         found += [path.stem for state in plan.states if state.pending_run is not None]
     assert found == ["magistral", "mistral_v11"]
-    assert plan_parser(rtcompile.load_template(CALLS)).states[0].pending_run == ((97, 122),)
+    run = plan_parser(rtcompile.load_template(CALLS)).states[0].pending_run
+    assert run is not None and run.run == ((97, 122),)
+    assert all(not (lo <= cp <= hi) for lo, hi in run.inert for cp in map(ord, "<call>(|end"))
 
 
 @pytest.mark.parametrize("model", sorted(TEMPLATES))

@@ -14,8 +14,8 @@ from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.scanners import state_hint
 from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.frontend.errors import format_path
-from rtcompile.plan import ParserPlan, ParserState, pending_run
-from rtcompile.regex.charsets import complement
+from rtcompile.plan import ParserPlan, ParserState
+from rtcompile.regex.charsets import complement, normalise
 from rtcompile.regex.first_chars import char_class
 from rtcompile.regex.stdlib import emit_ranges
 
@@ -68,26 +68,34 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
 
 
 def _extend_pending_run(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, states: list[ParserState]) -> None:
-    """Text that only lengthens a held-back run (see `rtcompile.plan.pending_run`) commits nothing:
-    it joins the buffer, and `feed` returns no events, as scanning would conclude.
+    """Text held back as a run, and text made of run characters and inert ones (see
+    `rtcompile.plan.pending_run`): scanning would find no delimiter, commit up to the last inert
+    character and hold back the rest, which is what happens here without the scan.
 
     `_run_pending` says the held-back text is known to be such a run (checked once, then kept true
     by this path); every other path clears it."""
     for state in states:
-        assert state.pending_run is not None
+        run = state.pending_run
+        assert run is not None
         hint = state_hint(state, plan.template)
-        breaks = parts.pattern(f"{hint} run break", emit_ranges(complement(state.pending_run)), flags="0")
-        owner = next(w for w in state.watches if not w.delimiter.is_literal and pending_run([w]))
-        with out.block(f"if self._pos < len(self._buffer) and self._fast and self._state == {state.index}:"):
-            out.comment(f"held back: a run that may still begin {format_path(owner.where)}")
-            out.line(f"breaks = {breaks}")
-            out.line("lengthens = breaks.search(text) is None")
-            with out.block("if lengthens and not self._run_pending:"):
-                out.line("lengthens = breaks.search(self._buffer, self._pos) is None")
-            with out.block("if lengthens:"):
+        breaks = parts.pattern(f"{hint} run break", emit_ranges(complement(run.run)), flags="0")
+        foreign = parts.pattern(
+            f"{hint} run foreign", emit_ranges(complement(normalise(run.run + run.inert))), flags="0"
+        )
+        last_inert = parts.pattern(f"{hint} last inert", f".*{emit_ranges(run.inert)}", flags="re.DOTALL")
+        with out.block(f"if self._fast and self._state == {state.index}:"):
+            out.comment(f"held back: a run that may still begin {format_path(run.owner.where)}")
+            out.line(f"foreign, breaks = {foreign}, {breaks}")
+            out.line("shortcut = foreign.search(text) is None")
+            with out.block("if shortcut and not self._run_pending:"):
+                out.line("shortcut = breaks.search(self._buffer, self._pos) is None")
+            with out.block("if shortcut:"):
                 out.line("self._run_pending = True")
-                out.line("self._buffer += text")
-                out.line("return []")
+                out.line(f"last = {last_inert}.match(text)")
+                with out.block("if last is None:"):
+                    out.line("self._buffer += text")
+                    out.line("return []")
+                out.line("return self._commit_run(text, last.end())")
     out.line("self._run_pending = False")
 
 
