@@ -1912,12 +1912,13 @@ _RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
+_RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_LITERALS
-    global _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    global _RE_IN_TOOL_CALLS_PENDING, _RE_DELIMITER_STARTS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -1932,6 +1933,7 @@ def _compile_patterns() -> None:
         "<(?:(?:/(?:s)?|\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:_(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
         re.DOTALL,
     )
+    _RE_DELIMITER_STARTS = re.compile("<(?:[/\\|]|\\Z)|f(?:[u]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile("assistant<\\|role_sep\\|>\\u000a", re.DOTALL)
 
 
@@ -2066,7 +2068,9 @@ class ResponseParser(StreamingParser):
             busy = "<" in text or "f" in text
         else:
             busy = "<" in text
-        if not self._fast or not text or self._buffer or busy:
+        if not self._fast or not text or self._buffer:
+            return self._feed_scanning(text)
+        if busy and _RE_DELIMITER_STARTS.search(text) is not None:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         body = self._body

@@ -1941,12 +1941,14 @@ _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
+_RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
-    global _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    global _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING
+    global _RE_DELIMITER_STARTS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -1965,6 +1967,7 @@ def _compile_patterns() -> None:
         "<(?:\\|(?:e(?:n(?:d(?:_(?:o(?:f(?:_(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?\\Z",
         re.DOTALL,
     )
+    _RE_DELIMITER_STARTS = re.compile("<(?:[/rt\\|]|\\Z)|H(?:[e]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile(
         "<\\|start_of_role\\|>assistant<\\|end_of_role\\|>", re.DOTALL
     )
@@ -2122,7 +2125,9 @@ class ResponseParser(StreamingParser):
             busy = "<" in text or "H" in text
         else:
             busy = "<" in text
-        if not self._fast or not text or self._buffer or busy:
+        if not self._fast or not text or self._buffer:
+            return self._feed_scanning(text)
+        if busy and _RE_DELIMITER_STARTS.search(text) is not None:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         body = self._body

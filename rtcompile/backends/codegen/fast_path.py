@@ -9,6 +9,8 @@ the fast path inline. Anything else goes to `StreamingParser._feed_scanning`.
 
 from __future__ import annotations
 
+import re
+
 from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, width
 from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.scanners import state_hint
@@ -16,7 +18,7 @@ from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.frontend.errors import format_path
 from rtcompile.plan import ParserPlan, ParserState
 from rtcompile.regex.charsets import complement, normalise
-from rtcompile.regex.first_chars import char_class
+from rtcompile.regex.first_chars import char_class, delimiter_first_chars
 from rtcompile.regex.stdlib import emit_ranges
 
 CHUNK_EVENT = '{"type": "region_chunk", "field": self._chunk_name, "text": text, "dirty": self._chunk_dirty}'
@@ -44,9 +46,16 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         else:
             _assign_busy(out, busy)
             guards.append("busy")
+        starts = _delimiter_start_pattern(parts, plan) if len(guards) > 1 else None
+        if starts is not None:
+            # The test on first characters gets a second look: is one followed by a second character
+            # a delimiter can have, or does it end the text?
+            first = f"({guards[-1]})" if " or " in guards[-1] else guards[-1]
+            guards[-1] = f"{first} and {starts}.search(text) is not None"
         # One test if it fits on a line; else the delimiter test gets an `if` of its own.
         one = f"{INDENT * 2}if {' or '.join(guards)}:"
-        for guard in [" or ".join(guards)] if width(one) <= LINE_LENGTH else guards:
+        fits = width(one) <= LINE_LENGTH and starts is None
+        for guard in [" or ".join(guards)] if fits else guards:
             with out.block(f"if {guard}:"):
                 out.line("return self._feed_scanning(text)")
         out.comment("A region is open, nothing is held back and no delimiter can start in `text`: it is region text.")
@@ -135,3 +144,33 @@ def _may_start_delimiter(parts: ModuleParts, chars: frozenset[int], plan: Parser
     hint = f"{state_hint(plan.states[state], plan.template)} starts"
     pattern = parts.pattern(hint, char_class(chars), flags="0")
     return f"{pattern}.search(text) is not None"
+
+
+def _delimiter_start_pattern(parts: ModuleParts, plan: ParserPlan) -> str | None:
+    """A pattern finding where a delimiter of any state may start, looking at two characters where
+    every delimiter with that first character is a literal of two or more: "<" followed by one of
+    "/", "t", "|", or "<" ending the text (the rest may follow). Code full of "<" (`a < b`, `<div>`)
+    then stays on the fast path in a template whose delimiters begin "<|" or "</". The union over
+    all states is exact (a start of another state's delimiter only sends text to be scanned);
+    None where no state's first characters can be narrowed, or some state has no fast path."""
+    if any(state.delimiter_starts is None for state in plan.states):
+        return None
+    seconds: dict[str, set[str] | None] = {}  # None: any character may follow
+    for state in plan.states:
+        for watch in state.watches:
+            literals = watch.delimiter.literals
+            first_chars = delimiter_first_chars(watch.delimiter) or frozenset()
+            for first in map(chr, sorted(first_chars)):
+                if literals is None or any(len(lit) < 2 for lit in literals if lit[0] == first):
+                    seconds[first] = None
+                    continue
+                known = seconds.setdefault(first, set())
+                if known is not None:
+                    known.update(lit[1] for lit in literals if lit[0] == first)
+    if all(nexts is None for nexts in seconds.values()):
+        return None
+    alternatives = [
+        re.escape(first) if nexts is None else f"{re.escape(first)}(?:[{''.join(map(re.escape, sorted(nexts)))}]|\\Z)"
+        for first, nexts in sorted(seconds.items())
+    ]
+    return parts.pattern("delimiter starts", "|".join(alternatives))

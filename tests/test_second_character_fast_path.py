@@ -1,0 +1,68 @@
+"""The fast path's second look at a delimiter's first character (`_delimiter_start_pattern` in
+rtcompile.backends.codegen.fast_path): a "<" followed by a character no delimiter has second stays
+region text without a scan, a "<" ending a chunk is held back. Events and messages must be exactly
+the reference's for any chunking, in particular chunks that end at a first character, at a first
+and second character, and near misses like "<t" and "</" that are not delimiters.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rtcompile.tooling.observe import agrees_with_reference, identical
+from tests.compiled import compiled_engine, compiled_module
+from tests.differential import interpreter_engine, observe, reference_engine
+from tests.strategies import chunkings
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ["qwen3", "smollm3", "lfm2", "granite4", "minimax_m2", "hermes2_pro"]
+NEAR_MISSES = ["<", "</", "<t", "<th", "<|", "|", "a < b", "<div>", "</div>", "x<", "<\n", "a", " ", "{", "}"]
+
+
+def template_of(model: str) -> dict[str, Any]:
+    source = json.loads((ROOT / "templates" / f"{model}.json").read_text(encoding="utf-8"))
+    return dict(source["response_template"])
+
+
+def delimiters_of(template: dict[str, Any]) -> list[str]:
+    found = []
+    for spec in template["fields"].values():
+        for key in ("open", "close"):
+            value = spec.get(key)
+            found += [value] if isinstance(value, str) else list(value or [])
+    return found
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_these_modules_take_the_second_look(model: str) -> None:
+    module = compiled_module(template_of(model))
+    assert module.__file__ is not None
+    assert "_RE_DELIMITER_STARTS.search(text) is not None" in Path(module.__file__).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("model", MODELS)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_streams_full_of_near_misses_match_the_reference(model: str, data: st.DataObject) -> None:
+    template = template_of(model)
+    pieces = NEAR_MISSES + delimiters_of(template)
+    text = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=30)))
+    chunks = data.draw(chunkings(text))
+    ours = observe(compiled_engine(template), "", chunks)
+    assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks))
+    assert identical(ours, observe(interpreter_engine(template), "", chunks))
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_code_fed_one_character_at_a_time_matches_the_reference(model: str) -> None:
+    template = template_of(model)
+    for text in ["if a < b and c <d: return x<y", "<div>x</div> < </ <t <th", "a <" * 40]:
+        chunks = list(text)
+        ours = observe(compiled_engine(template), "", chunks)
+        assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks)), text
