@@ -1774,7 +1774,7 @@ def _compile_patterns() -> None:
         "<(?:/(?:｜(?:D(?:S(?:M(?:L(?:｜(?:i(?:n(?:v(?:o(?:k(?:e)?)?)?)?)?)?)?)?)?)?)?)?)?\\Z", re.DOTALL
     )
     _RE_TOOL_CALLS_TAGS = re.compile(
-        '<\\uff5cDSML\\uff5cparameter[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+name="(?P<key>[^"]+)"(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+string="(?:true|false)")?[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*>(?P<value>.*?)</\\uff5cDSML\\uff5cparameter>',
+        '<\\uff5cDSML\\uff5cparameter[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+name="(?P<key>[^"]+)"(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+string="(?:true|false)")?[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*>(?P<value>[^<]*(?:(?!</\\uff5cDSML\\uff5cparameter>)<[^<]*)*)</\\uff5cDSML\\uff5cparameter>',
         re.DOTALL,
     )
     _RE_START_ANCHOR = re.compile("</function_results>|<\\uff5cAssistant\\uff5c>", re.DOTALL)

@@ -1754,7 +1754,7 @@ def _compile_patterns() -> None:
         "<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?\\Z", re.DOTALL
     )
     _RE_TOOL_CALLS_TAGS = re.compile(
-        "<arg_key>(?P<key>.*?)</arg_key>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<arg_value>(?P<value>.*?)</arg_value>",
+        "<arg_key>(?P<key>.*?)</arg_key>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<arg_value>(?P<value>[^<]*(?:(?!</arg_value>)<[^<]*)*)</arg_value>",
         re.DOTALL,
     )
     _RE_START_ANCHOR = re.compile("<\\|assistant\\|>", re.DOTALL)

@@ -1784,7 +1784,7 @@ def _compile_patterns() -> None:
         re.DOTALL,
     )
     _RE_TOOL_CALLS_TAGS = re.compile(
-        '<\\|open\\|>argument key="(?P<key>[^"]+)"(?: type="[a-z]+")?<\\|sep\\|>(?P<value>.*?)<\\|close\\|>argument<\\|sep\\|>',
+        '<\\|open\\|>argument key="(?P<key>[^"]+)"(?: type="[a-z]+")?<\\|sep\\|>(?P<value>[^<]*(?:(?!<\\|close\\|>argument<\\|sep\\|>)<[^<]*)*)<\\|close\\|>argument<\\|sep\\|>',
         re.DOTALL,
     )
     _RE_START_ANCHOR = re.compile('<\\|open\\|>message role="assistant"<\\|sep\\|>', re.DOTALL)

@@ -1749,7 +1749,8 @@ def _compile_patterns() -> None:
         re.DOTALL,
     )
     _RE_TOOL_CALLS_TAGS = re.compile(
-        "<parameter=(?P<key>[^\\u000a>]+)>\\u000a?(?P<value>.*?)\\u000a?</parameter>", re.DOTALL
+        "<parameter=(?P<key>[^\\u000a>]+)>\\u000a?(?P<value>[^\\u000a<]*(?:(?!\\u000a?</parameter>)[\\u000a<][^\\u000a<]*)*)\\u000a?</parameter>",
+        re.DOTALL,
     )
     _RE_START_ANCHOR = re.compile("<\\|im_start\\|>assistant\\u000a", re.DOTALL)
 

@@ -1748,7 +1748,9 @@ def _compile_patterns() -> None:
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile("<(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?)?\\Z", re.DOTALL)
     _RE_IN_TOOL_CALLS_PENDING = re.compile("<(?:/(?:i(?:n(?:v(?:o(?:k(?:e)?)?)?)?)?)?)?\\Z", re.DOTALL)
-    _RE_TOOL_CALLS_TAGS = re.compile('<parameter name="(?P<key>[^"]+)">(?P<value>.*?)</parameter>', re.DOTALL)
+    _RE_TOOL_CALLS_TAGS = re.compile(
+        '<parameter name="(?P<key>[^"]+)">(?P<value>[^<]*(?:(?!</parameter>)<[^<]*)*)</parameter>', re.DOTALL
+    )
     _RE_START_ANCHOR = re.compile("\\]~b\\]ai\\u000a", re.DOTALL)
 
 

@@ -1772,7 +1772,7 @@ def _compile_patterns() -> None:
         re.DOTALL,
     )
     _RE_TOOL_CALLS_TAGS = re.compile(
-        '(?:<steptml:parameter name="|<parameter=)(?P<key>[^\\u000a">]+)"?>\\u000a?(?P<value>.*?)\\u000a?</(?:steptml:)?parameter>',
+        '(?:<steptml:parameter name="|<parameter=)(?P<key>[^\\u000a">]+)"?>\\u000a?(?P<value>[^\\u000a<]*(?:(?!\\u000a?</(?:steptml:)?parameter>)[\\u000a<][^\\u000a<]*)*)\\u000a?</(?:steptml:)?parameter>',
         re.DOTALL,
     )
     _RE_START_ANCHOR = re.compile("<\\|im_start\\|>assistant\\u000a|<\\|BOT\\|>assistant\\u000a", re.DOTALL)
