@@ -1027,6 +1027,35 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 NO_GROUPS: Final[dict[str, str | None]] = {}
 
 
+# From this many characters on, a literal is searched by jumping between occurrences of its first
+# character: a one-character `str.find` runs at memory speed (memchr), where a longer needle and an
+# alternation in `re` cost about as much per character as a long parse's own work. Below it, the
+# plain search is cheaper than the extra call.
+LONG_SCAN: Final = 256
+
+
+# A candidate costs about as much as this many characters of a plain search: once they come more
+# densely than that, the rest is left to one plain search.
+_CANDIDATE_COST: Final = 256
+
+
+_DIRECT_CANDIDATES: Final = 8
+
+
+def find_literal(buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's first
+    character are candidates, each checked with one comparison, until they prove dense."""
+    head = literal[0]
+    at = buf.find(head, pos)
+    probes = 0
+    while at >= 0 and not buf.startswith(literal, at):
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return buf.find(literal, at + 1)
+        at = buf.find(head, at + 1)
+    return at
+
+
 def regex_can_grow(pattern: "re.Pattern[str]", buf: str, m: "re.Match[str]") -> bool:
     """Whether a complete regex match could still change when the stream goes on.
 
@@ -1066,6 +1095,26 @@ def partial_search(
         return match, None
     live = prefix.search(text, pos)
     return None, None if live is None else live.start()
+
+
+def search_literals(pattern: "re.Pattern[str]", buf: str, pos: int, heads: str) -> "re.Match[str] | None":
+    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where `pattern` is an alternation of
+    literals whose first characters are `heads`: a match can only start at one of those, so the
+    candidates are tried left to right with `match` (at one position, `match` picks the alternative
+    `search` would), until they prove dense."""
+    found = [buf.find(head, pos) for head in heads]
+    probes = 0
+    while True:
+        at = min([i for i in found if i >= 0], default=-1)
+        if at < 0:
+            return None
+        m = pattern.match(buf, at)
+        if m is not None:
+            return m
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return pattern.search(buf, at + 1)
+        found = [buf.find(h, at + 1) if i == at else i for h, i in zip(heads, found, strict=True)]
 
 
 # --- scalar parsers ---------------------------------------------------------------------------------------------
@@ -1923,7 +1972,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     # fields.reasoning_content.open
     start = end = -1
     for lit in _REASONING_CONTENT_OPEN_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
+        at = buf.find(lit, pos) if n - pos < LONG_SCAN else find_literal(buf, lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
     if start >= 0:
@@ -1940,7 +1989,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
                 hold = m.start()
 
     # fields.tool_calls.open_pattern
-    if buf.find("<|tool_call_start|>", pos) < 0:
+    if (
+        buf.find("<|tool_call_start|>", pos) if n - pos < LONG_SCAN else find_literal(buf, "<|tool_call_start|>", pos)
+    ) < 0:
         m = None  # every match contains '<|tool_call_start|>'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
@@ -1967,7 +2018,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     # fields.content.close
     start = end = -1
     for lit in _CONTENT_CLOSE_LITERALS:  # longest first: at one position the longest literal wins
-        at = buf.find(lit, pos)
+        at = buf.find(lit, pos) if n - pos < LONG_SCAN else find_literal(buf, lit, pos)
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
     if start >= 0:
@@ -1992,7 +2043,11 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    m = _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+    m = (
+        _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+        if n - pos < LONG_SCAN
+        else search_literals(_RE_IN_REASONING_CONTENT_LITERALS, buf, pos, "<")
+    )
     if m is not None:
         start, end = m.span()
         rank, grows = _IN_REASONING_CONTENT_LITERAL_WATCHES[m.group()]

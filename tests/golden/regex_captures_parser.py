@@ -1045,6 +1045,35 @@ def partial_search(
     return None, None if live is None else live.start()
 
 
+# From this many characters on, a literal is searched by jumping between occurrences of its first
+# character: a one-character `str.find` runs at memory speed (memchr), where a longer needle and an
+# alternation in `re` cost about as much per character as a long parse's own work. Below it, the
+# plain search is cheaper than the extra call.
+LONG_SCAN: Final = 256
+
+
+# A candidate costs about as much as this many characters of a plain search: once they come more
+# densely than that, the rest is left to one plain search.
+_CANDIDATE_COST: Final = 256
+
+
+_DIRECT_CANDIDATES: Final = 8
+
+
+def find_literal(buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's first
+    character are candidates, each checked with one comparison, until they prove dense."""
+    head = literal[0]
+    at = buf.find(head, pos)
+    probes = 0
+    while at >= 0 and not buf.startswith(literal, at):
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return buf.find(literal, at + 1)
+        at = buf.find(head, at + 1)
+    return at
+
+
 _JSON_MARK_CLOSE: Final = "\x02"
 
 
@@ -1812,7 +1841,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     # outside any explicit region: fields.tool_calls.open_pattern
     n = len(buf)
     hold = n
-    if buf.find("<call name=", pos) < 0:
+    if (buf.find("<call name=", pos) if n - pos < LONG_SCAN else find_literal(buf, "<call name=", pos)) < 0:
         m = None  # every match contains '<call name='
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
@@ -1837,7 +1866,7 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
-    start = buf.find("</call>", pos)
+    start = buf.find("</call>", pos) if n - pos < LONG_SCAN else find_literal(buf, "</call>", pos)
     if start >= 0:
         end = start + 7
         return 0, start, end, NO_GROUPS, n
