@@ -1134,7 +1134,13 @@ _CALL_LIST_MAX_DEPTH: Final = 100
 _CALL_LIST_NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
-_CALL_LIST_STRING: Final = re.compile(r"""'((?:[^'\\\n\r]|\\.)*)'|"((?:[^"\\\n\r]|\\.)*)\"""", re.DOTALL)
+# The reference's `'((?:[^'\\\n\r]|\\.)*)'` (and the same with `"`), unrolled: a backslash can only
+# start the escape branch, so each string splits into runs and escapes one way, and a run is one
+# tight loop in `re` instead of one repeat iteration per character (same matches, same groups).
+_CALL_LIST_STRING: Final = re.compile(
+    r"""'([^'\\\n\r]*(?:\\.[^'\\\n\r]*)*)'|"([^"\\\n\r]*(?:\\.[^"\\\n\r]*)*)\"""",
+    re.DOTALL,
+)
 
 
 # Single-character escapes: the character after the backslash, and what it stands for (same index).

@@ -15,6 +15,7 @@ import pytest
 import regex
 
 from rtcompile.regex.translate import translate_complete
+from rtcompile.runtime.content import _CALL_LIST_STRING
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 ALPHABET = 'ab<>/\n\\"'
@@ -114,3 +115,17 @@ def test_bundled_tag_patterns_lose_every_lazy_repeat_of_the_value() -> None:
         translated = translate_complete(pattern)
         value = translated[translated.index("(?P<value>") :]
         assert "*?" not in value and "+?" not in value, model
+
+
+def test_the_call_list_string_pattern_is_the_references_unrolled() -> None:
+    # rtcompile.runtime.content spells the python-call-list string token unrolled; the reference's
+    # spelling is the repeated alternation. Same match, same groups, from every position.
+    written = re.compile(r"""'((?:[^'\\\n\r]|\\.)*)'|"((?:[^"\\\n\r]|\\.)*)\"""", re.DOTALL)
+    alphabet = "'\"\\a\n"
+    texts = ["".join(t) for n in range(7) for t in itertools.product(alphabet, repeat=n)]
+    rng = random.Random(7)
+    texts += ["'" + "".join(rng.choice(alphabet + "bc") for _ in range(3000)) + "'" for _ in range(20)]
+    for text in texts:
+        for pos in range(min(len(text), 8) + 1):
+            ours, theirs = _CALL_LIST_STRING.match(text, pos), written.match(text, pos)
+            assert (ours and (ours.span(), ours.groups())) == (theirs and (theirs.span(), theirs.groups())), text
