@@ -1,7 +1,8 @@
 """Searches over long buffers (a one-shot `parse_response`, a long region held back): the runtime's
-`find_literal` and `search_literals` against `str.find` and `re` on texts where the literals' first
-characters are absent, rare, dense or change density half way; and compiled modules against the
-reference on one-shot outputs far longer than `LONG_SCAN`, full of near misses of their delimiters."""
+`find_literal`, `search_literals` and `search_from_starts` against `str.find` and `re` on texts where
+the literals' first characters are absent, rare, dense or change density half way; and compiled
+modules against the reference on one-shot outputs far longer than `LONG_SCAN`, full of near misses
+of their delimiters."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from typing import Any
 import pytest
 import transformers.utils.chat_parsing as reference
 
-from rtcompile.runtime.scanning import LONG_SCAN, find_literal, search_literals
+from rtcompile.regex.analysis import start_literals
+from rtcompile.regex.parser import parse_regex
+from rtcompile.regex.translate import translate
+from rtcompile.runtime.scanning import LONG_SCAN, find_literal, search_from_starts, search_literals
 from tests.compiled import compiled_module
 from tests.differential import one_shot
 
@@ -106,3 +110,32 @@ def test_one_shot_on_long_outputs_with_near_misses_matches_the_reference(model: 
             ours = one_shot(lambda t, _tpl, **kw: module.parse_response(t, **kw), long_text, template, prefix, tools)
             theirs = one_shot(reference.parse_response, long_text, template, prefix, tools)
             assert ours == theirs, (model, case["name"], cut)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "starts"),
+    [
+        ("(?:<a>\\s+)?b=(?P<n>\\w+)", ("<a>", "b=")),
+        ("<t>|\\{", ("<t>", "{")),
+        ("(?:x|yz)?w", ("w", "xw", "yzw")),
+        ("a(?i:b)", ("a",)),
+        ("(?i)ab", None),
+        ("a?", None),
+        ("[ab]c", None),
+        ("\\bab", None),
+    ],
+)
+def test_start_literals_and_the_search_that_uses_them(pattern: str, starts: tuple[str, ...] | None) -> None:
+    assert start_literals(parse_regex(pattern).root) == starts
+    if starts is None:
+        return
+    compiled = re.compile(translate(pattern).full, re.DOTALL)
+    rng = random.Random(pattern)
+    pieces = [*starts, *(s[:1] for s in starts), "<a> \n b=c", "x", " ", "w", "é" * 30, "yz"]
+    for _ in range(40):
+        text = _text(rng, pieces, rng.randint(300, 3000))
+        for pos in [0, *rng.sample(range(len(text)), 5)]:
+            expected = compiled.search(text, pos)
+            found = search_from_starts(compiled, text, pos, starts)
+            ours = None if found is None else (found.span(), found.groupdict())
+            assert ours == (None if expected is None else (expected.span(), expected.groupdict()))

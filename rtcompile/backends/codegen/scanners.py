@@ -24,7 +24,7 @@ from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.frontend.errors import format_path
 from rtcompile.ir import Template
 from rtcompile.plan import ParserState, Watch
-from rtcompile.regex.analysis import required_literal
+from rtcompile.regex.analysis import required_literal, start_literals
 from rtcompile.regex.first_chars import char_class, starts_at_buffer_start
 from rtcompile.regex.parser import parse_regex
 
@@ -330,8 +330,15 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
                 with out.block("if live is not None:"):
                     out.line("hold = min(hold, live.start())")
         branch = "elif"
+    starts = start_literals(parse_regex(watch.delimiter.pattern).root) if search == "search" else None
     with out.block(f"{branch} eos:"):
-        out.line(f"m = {full}.{search}(buf, pos)")
+        if starts is None:
+            out.line(f"m = {full}.{search}(buf, pos)")
+        else:  # a one-shot parse searches the whole output: only where a match can start
+            parts.need("scanning", "LONG_SCAN")
+            parts.need("scanning", "search_from_starts")
+            jumping = f"search_from_starts({full}, buf, pos, {literal(starts)})"
+            out.line(f"m = {full}.search(buf, pos) if n - pos < LONG_SCAN else {jumping}")
     with out.block("else:"):
         out.line(f"m, partial_at = {partial}({full}, {prefix}, buf, pos)")
         with out.block("if partial_at is not None:"):
