@@ -1160,6 +1160,46 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 NO_GROUPS: Final[dict[str, str | None]] = {}
 
 
+# From this many characters on, a literal is searched by jumping between occurrences of its first
+# character: a one-character `str.find` runs at memory speed (memchr), where a longer needle and an
+# alternation in `re` cost about as much per character as a long parse's own work. Below it, the
+# plain search is cheaper than the extra call.
+LONG_SCAN: Final = 256
+
+
+# A candidate costs about as much as this many characters of a plain search: once they come more
+# densely than that, the rest is left to one plain search.
+_CANDIDATE_COST: Final = 256
+
+
+_DIRECT_CANDIDATES: Final = 8
+
+
+def search_literals(
+    pattern: re.Pattern[str], buf: str, pos: int, heads: str
+) -> re.Match[str] | None:
+    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where `pattern` is an alternation of
+    literals whose first characters are `heads`: a match can only start at one of those, so the
+    candidates are tried left to right with `match` (at one position, `match` picks the alternative
+    `search` would), until they prove dense."""
+    found = [buf.find(head, pos) for head in heads]
+    probes = 0
+    while True:
+        at = min([i for i in found if i >= 0], default=-1)
+        if at < 0:
+            return None
+        m = pattern.match(buf, at)
+        if m is not None:
+            return m
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return pattern.search(buf, at + 1)
+        found = [
+            buf.find(h, at + 1) if i == at else i
+            for h, i in zip(heads, found, strict=True)
+        ]
+
+
 def regex_can_grow(pattern: re.Pattern[str], buf: str, m: re.Match[str]) -> bool:
     """Whether a complete regex match could still change when the stream goes on.
 
@@ -1203,6 +1243,46 @@ def partial_search(
         return match, None
     live = prefix.search(text, pos)
     return None, None if live is None else live.start()
+
+
+def find_literal(buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's first
+    character are candidates, each checked with one comparison, until they prove dense."""
+    head = literal[0]
+    at = buf.find(head, pos)
+    probes = 0
+    while at >= 0 and not buf.startswith(literal, at):
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return buf.find(literal, at + 1)
+        at = buf.find(head, at + 1)
+    return at
+
+
+def search_from_starts(
+    pattern: re.Pattern[str], buf: str, pos: int, starts: tuple[str, ...]
+) -> re.Match[str] | None:
+    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where every match of `pattern` starts with
+    one of `starts`: only where one occurs can a match start, and `match` there is the attempt
+    `search` makes there (assertions see the whole string either way). `re` would run the whole
+    pattern at every position of a pattern that opens with an optional part; candidates are tried
+    left to right until they prove dense."""
+    found = [find_literal(buf, start, pos) for start in starts]
+    probes = 0
+    while True:
+        at = min([i for i in found if i >= 0], default=-1)
+        if at < 0:
+            return None
+        m = pattern.match(buf, at)
+        if m is not None:
+            return m
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return pattern.search(buf, at + 1)
+        found = [
+            find_literal(buf, start, at + 1) if i == at else i
+            for start, i in zip(starts, found, strict=True)
+        ]
 
 
 # --- scalar parsers ---------------------------------------------------------------------------------------------
@@ -2025,7 +2105,11 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     best_groups: dict[str, str | None] = NO_GROUPS
 
     # fields.reasoning_content.open, fields.content.close
-    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    m = (
+        _RE_OUTSIDE_LITERALS.search(buf, pos)
+        if n - pos < LONG_SCAN
+        else search_literals(_RE_OUTSIDE_LITERALS, buf, pos, "<")
+    )
     if m is not None:
         start, end = m.span()
         rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
@@ -2042,7 +2126,11 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = _RE_TOOL_CALLS_OPEN.search(buf, pos)
+        m = (
+            _RE_TOOL_CALLS_OPEN.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_from_starts(_RE_TOOL_CALLS_OPEN, buf, pos, ("<tool_call>",))
+        )
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
@@ -2073,7 +2161,11 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    m = _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+    m = (
+        _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+        if n - pos < LONG_SCAN
+        else search_literals(_RE_IN_REASONING_CONTENT_LITERALS, buf, pos, "<")
+    )
     if m is not None:
         start, end = m.span()
         rank, grows = _IN_REASONING_CONTENT_LITERAL[m.group()]
@@ -2094,7 +2186,11 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
-    m = _RE_IN_TOOL_CALLS_LITERALS.search(buf, pos)
+    m = (
+        _RE_IN_TOOL_CALLS_LITERALS.search(buf, pos)
+        if n - pos < LONG_SCAN
+        else search_literals(_RE_IN_TOOL_CALLS_LITERALS, buf, pos, "\n")
+    )
     if m is not None:
         start, end = m.span()
         rank, grows = _IN_TOOL_CALLS_LITERAL_WATCHES[m.group()]

@@ -1157,6 +1157,46 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 NO_GROUPS: Final[dict[str, str | None]] = {}
 
 
+# From this many characters on, a literal is searched by jumping between occurrences of its first
+# character: a one-character `str.find` runs at memory speed (memchr), where a longer needle and an
+# alternation in `re` cost about as much per character as a long parse's own work. Below it, the
+# plain search is cheaper than the extra call.
+LONG_SCAN: Final = 256
+
+
+# A candidate costs about as much as this many characters of a plain search: once they come more
+# densely than that, the rest is left to one plain search.
+_CANDIDATE_COST: Final = 256
+
+
+_DIRECT_CANDIDATES: Final = 8
+
+
+def search_literals(
+    pattern: re.Pattern[str], buf: str, pos: int, heads: str
+) -> re.Match[str] | None:
+    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where `pattern` is an alternation of
+    literals whose first characters are `heads`: a match can only start at one of those, so the
+    candidates are tried left to right with `match` (at one position, `match` picks the alternative
+    `search` would), until they prove dense."""
+    found = [buf.find(head, pos) for head in heads]
+    probes = 0
+    while True:
+        at = min([i for i in found if i >= 0], default=-1)
+        if at < 0:
+            return None
+        m = pattern.match(buf, at)
+        if m is not None:
+            return m
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return pattern.search(buf, at + 1)
+        found = [
+            buf.find(h, at + 1) if i == at else i
+            for h, i in zip(heads, found, strict=True)
+        ]
+
+
 def regex_can_grow(pattern: re.Pattern[str], buf: str, m: re.Match[str]) -> bool:
     """Whether a complete regex match could still change when the stream goes on.
 
@@ -1271,8 +1311,12 @@ _CALL_LIST_NUMBER: Final = re.compile(
 )
 
 
+# The reference's `'((?:[^'\\\n\r]|\\.)*)'` (and the same with `"`), unrolled: a backslash can only
+# start the escape branch, so each string splits into runs and escapes one way, and a run is one
+# tight loop in `re` instead of one repeat iteration per character (same matches, same groups).
 _CALL_LIST_STRING: Final = re.compile(
-    r"""'((?:[^'\\\n\r]|\\.)*)'|"((?:[^"\\\n\r]|\\.)*)\"""", re.DOTALL
+    r"""'([^'\\\n\r]*(?:\\.[^'\\\n\r]*)*)'|"([^"\\\n\r]*(?:\\.[^"\\\n\r]*)*)\"""",
+    re.DOTALL,
 )
 
 
@@ -2287,7 +2331,11 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     best_groups: dict[str, str | None] = NO_GROUPS
 
     # fields.content.close
-    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    m = (
+        _RE_OUTSIDE_LITERALS.search(buf, pos)
+        if n - pos < LONG_SCAN
+        else search_literals(_RE_OUTSIDE_LITERALS, buf, pos, "<")
+    )
     if m is not None:
         start, end = m.span()
         rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
@@ -2329,7 +2377,11 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
-    m = _RE_IN_TOOL_CALLS_LITERALS.search(buf, pos)
+    m = (
+        _RE_IN_TOOL_CALLS_LITERALS.search(buf, pos)
+        if n - pos < LONG_SCAN
+        else search_literals(_RE_IN_TOOL_CALLS_LITERALS, buf, pos, "<")
+    )
     if m is not None:
         start, end = m.span()
         rank, grows = _IN_TOOL_CALLS_LITERAL_WATCHES[m.group()]

@@ -1157,6 +1157,60 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 NO_GROUPS: Final[dict[str, str | None]] = {}
 
 
+# From this many characters on, a literal is searched by jumping between occurrences of its first
+# character: a one-character `str.find` runs at memory speed (memchr), where a longer needle and an
+# alternation in `re` cost about as much per character as a long parse's own work. Below it, the
+# plain search is cheaper than the extra call.
+LONG_SCAN: Final = 256
+
+
+# A candidate costs about as much as this many characters of a plain search: once they come more
+# densely than that, the rest is left to one plain search.
+_CANDIDATE_COST: Final = 256
+
+
+_DIRECT_CANDIDATES: Final = 8
+
+
+def search_literals(
+    pattern: re.Pattern[str], buf: str, pos: int, heads: str
+) -> re.Match[str] | None:
+    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where `pattern` is an alternation of
+    literals whose first characters are `heads`: a match can only start at one of those, so the
+    candidates are tried left to right with `match` (at one position, `match` picks the alternative
+    `search` would), until they prove dense."""
+    found = [buf.find(head, pos) for head in heads]
+    probes = 0
+    while True:
+        at = min([i for i in found if i >= 0], default=-1)
+        if at < 0:
+            return None
+        m = pattern.match(buf, at)
+        if m is not None:
+            return m
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return pattern.search(buf, at + 1)
+        found = [
+            buf.find(h, at + 1) if i == at else i
+            for h, i in zip(heads, found, strict=True)
+        ]
+
+
+def find_literal(buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's first
+    character are candidates, each checked with one comparison, until they prove dense."""
+    head = literal[0]
+    at = buf.find(head, pos)
+    probes = 0
+    while at >= 0 and not buf.startswith(literal, at):
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return buf.find(literal, at + 1)
+        at = buf.find(head, at + 1)
+    return at
+
+
 # --- scalar parsers ---------------------------------------------------------------------------------------------
 
 
@@ -1941,7 +1995,11 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     # outside any explicit region: fields.reasoning_content.open, fields.tool_calls.open, fields.content.close
     n = len(buf)
     hold = n
-    m = _RE_OUTSIDE_LITERALS.search(buf, pos)
+    m = (
+        _RE_OUTSIDE_LITERALS.search(buf, pos)
+        if n - pos < LONG_SCAN
+        else search_literals(_RE_OUTSIDE_LITERALS, buf, pos, "<")
+    )
     if m is not None:
         start, end = m.span()
         rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
@@ -1962,7 +2020,11 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    start = buf.find("</longcat_think>", pos)
+    start = (
+        buf.find("</longcat_think>", pos)
+        if n - pos < LONG_SCAN
+        else find_literal(buf, "</longcat_think>", pos)
+    )
     if start >= 0:
         end = start + 16
         return 0, start, end, NO_GROUPS, n
@@ -1979,7 +2041,11 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
-    start = buf.find("</longcat_tool_call>", pos)
+    start = (
+        buf.find("</longcat_tool_call>", pos)
+        if n - pos < LONG_SCAN
+        else find_literal(buf, "</longcat_tool_call>", pos)
+    )
     if start >= 0:
         end = start + 20
         return 0, start, end, NO_GROUPS, n

@@ -9,6 +9,7 @@ templates and on random templates.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import subprocess
 import sys
@@ -190,3 +191,17 @@ def test_modules_of_random_templates_pass_ruff_with_its_default_settings(templat
         return  # refused with a message (the differential suites check when that may happen)
     assert_formatted(code)
     assert ruff_check(code) == ""
+
+
+@settings(max_examples=200, deadline=None)
+@given(statements(), st.sampled_from(["{}", "({}) < 0", "if ({}) < 0: pass", "f(({}))"]))
+def test_layout_never_changes_what_the_code_means(statement: str, shape: str) -> None:
+    """Whatever the line, the laid-out code parses to the same tree (no comma added to a
+    parenthesised expression, none lost from a one-member tuple)."""
+    if statement.startswith("return "):
+        statement = statement[len("return ") :]
+    if " = " in statement and shape != "{}":
+        statement = statement.split(" = ", 1)[1]
+    line = "    " + shape.format(statement)
+    laid_out = "\n".join(lay_out(line))
+    assert ast.dump(ast.parse(f"if x:\n{laid_out}\n")) == ast.dump(ast.parse(f"if x:\n{line}\n"))

@@ -124,6 +124,51 @@ def required_literal(root: Node) -> str:
     return best
 
 
+# More strings than this to look for would cost more than the search they spare.
+_MAX_START_LITERALS = 4
+
+
+def start_literals(root: Node) -> tuple[str, ...] | None:
+    """Strings one of which every match starts with (a search need only try where one occurs), or None:
+    the leading run of plain, case-sensitive characters, through optional items and alternations
+    (``(?:<a>\\s+)?b=`` starts with ``<a>`` or ``b=``)."""
+    starts = _starts(_top_level_sequence(root))
+    return None if starts is None else tuple(sorted(starts))
+
+
+def _starts(items: list[Node]) -> set[str] | None:
+    if not items:
+        return None  # the match may end here, without a literal
+    first, rest = items[0], items[1:]
+    if _plain_char(first) is not None:
+        run = ""
+        for item in items:
+            char = _plain_char(item)
+            if char is None:
+                break
+            run += char
+        return {run}
+    if isinstance(first, Repeat) and (first.min, first.max) == (0, 1) and not first.possessive:
+        alternatives = [_top_level_sequence(first.body) + rest, rest]
+    elif isinstance(first, Alternation):
+        alternatives = [_top_level_sequence(branch) + rest for branch in first.branches]
+    else:
+        return None
+    union: set[str] = set()
+    for alternative in alternatives:
+        starts = _starts(alternative)
+        if starts is None:
+            return None
+        union |= starts
+    return union if len(union) <= _MAX_START_LITERALS else None
+
+
+def _plain_char(node: Node) -> str | None:
+    if not isinstance(node, Chars) or node.kind != "literal" or node.ignore_case or node.literal is None:
+        return None
+    return chr(node.literal) if node.ranges == ((node.literal, node.literal),) else None
+
+
 def _top_level_sequence(node: Node) -> list[Node]:
     """The items the pattern always consumes in order: concatenations and groups opened up."""
     if isinstance(node, Concat):

@@ -28,6 +28,7 @@ from rtcompile.regex.analysis import anchored_start, history
 from rtcompile.regex.ast import Chars, Lookaround, Node, Repeat, flat_items, unwrap
 from rtcompile.regex.charsets import ALL
 from rtcompile.regex.errors import InvalidRegex, UnsupportedRegex
+from rtcompile.regex.linear_repeats import linearise_repeats
 from rtcompile.regex.nested_repeats import tame_nested_repeats
 from rtcompile.regex.optimiser import merge_character_branches
 from rtcompile.regex.parser import parse_regex
@@ -106,7 +107,9 @@ def translate_complete(pattern: str, *, captures: bool = True) -> str:
 
     Partial matching is what makes lookaheads and lazy repeats hard (see `rtcompile.regex.partial`);
     without it they translate directly, and backreferences, atomic groups and possessive repeats
-    have exact spellings too. Without `captures` (only spans are read, as for the start anchor),
+    have exact spellings too, and repeats `re` would run one character at a time are rewritten into
+    tight loops (`rtcompile.regex.linear_repeats`: exact for `search`/`finditer`, whose match ends where
+    the pattern does, not for `fullmatch`). Without `captures` (only spans are read, as for the start anchor),
     duplicate group names are simply renamed. Raises `InvalidRegex` / `UnsupportedRegex` like
     `translate`.
     """
@@ -117,7 +120,8 @@ def translate_complete(pattern: str, *, captures: bool = True) -> str:
 def _translate_complete(pattern: str, captures: bool) -> str:
     parsed = parse_regex(pattern)
     refuse_untranslatable(parsed, complete=True, duplicates=not captures)
-    full = full_pattern(tame_nested_repeats(merge_character_branches(parsed.root)), parsed.group_names)
+    root = linearise_repeats(tame_nested_repeats(merge_character_branches(parsed.root)))
+    full = full_pattern(root, parsed.group_names)
     try:
         re.compile(full, re.DOTALL)
     except (re.error, RecursionError, OverflowError) as exc:

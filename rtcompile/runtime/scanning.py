@@ -1,4 +1,5 @@
-"""Delimiter hold-back decisions used by generated scanners (the interpreter gets them from `regex`)."""
+"""Delimiter searches and hold-back decisions used by generated scanners (the interpreter gets them
+from `regex`)."""
 
 import re
 from collections.abc import Iterable
@@ -26,6 +27,81 @@ def literal_hold(buf: str, pos: int, literal: str) -> int:
             return at
         at = buf.find(first, at + 1)
     return n if at < 0 else n - _longest_prefix_suffix(buf, at, literal)
+
+
+# From this many characters on, a literal is searched by jumping between occurrences of its first
+# character: a one-character `str.find` runs at memory speed (memchr), where a longer needle and an
+# alternation in `re` cost about as much per character as a long parse's own work. Below it, the
+# plain search is cheaper than the extra call.
+LONG_SCAN: Final = 256
+# A candidate costs about as much as this many characters of a plain search: once they come more
+# densely than that, the rest is left to one plain search.
+_CANDIDATE_COST: Final = 256
+
+
+def find_literal(buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's first
+    character are candidates, each checked with one comparison, until they prove dense."""
+    head = literal[0]
+    at = buf.find(head, pos)
+    probes = 0
+    while at >= 0 and not buf.startswith(literal, at):
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return buf.find(literal, at + 1)
+        at = buf.find(head, at + 1)
+    return at
+
+
+def search_literals(
+    pattern: re.Pattern[str], buf: str, pos: int, heads: str
+) -> re.Match[str] | None:
+    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where `pattern` is an alternation of
+    literals whose first characters are `heads`: a match can only start at one of those, so the
+    candidates are tried left to right with `match` (at one position, `match` picks the alternative
+    `search` would), until they prove dense."""
+    found = [buf.find(head, pos) for head in heads]
+    probes = 0
+    while True:
+        at = min([i for i in found if i >= 0], default=-1)
+        if at < 0:
+            return None
+        m = pattern.match(buf, at)
+        if m is not None:
+            return m
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return pattern.search(buf, at + 1)
+        found = [
+            buf.find(h, at + 1) if i == at else i
+            for h, i in zip(heads, found, strict=True)
+        ]
+
+
+def search_from_starts(
+    pattern: re.Pattern[str], buf: str, pos: int, starts: tuple[str, ...]
+) -> re.Match[str] | None:
+    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where every match of `pattern` starts with
+    one of `starts`: only where one occurs can a match start, and `match` there is the attempt
+    `search` makes there (assertions see the whole string either way). `re` would run the whole
+    pattern at every position of a pattern that opens with an optional part; candidates are tried
+    left to right until they prove dense."""
+    found = [find_literal(buf, start, pos) for start in starts]
+    probes = 0
+    while True:
+        at = min([i for i in found if i >= 0], default=-1)
+        if at < 0:
+            return None
+        m = pattern.match(buf, at)
+        if m is not None:
+            return m
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return pattern.search(buf, at + 1)
+        found = [
+            find_literal(buf, start, at + 1) if i == at else i
+            for start, i in zip(starts, found, strict=True)
+        ]
 
 
 def literal_set_hold(buf: str, pos: int, literals: Iterable[str]) -> int:

@@ -256,4 +256,9 @@ class _Structure:
 
     def _one_tuple(self, pair: _Pair, members: list[tuple[int, int, list[_Pair]]]) -> bool:
         """Whether `pair` is a one-member tuple `(x,)`, whose comma is syntax, not a request to explode."""
-        return self.line[pair.opening] == "(" and len(members) == 1 and self._is_display(pair)
+        return (
+            self.line[pair.opening] == "("
+            and len(members) == 1
+            and self._ends_in_comma(pair)
+            and self._is_display(pair)
+        )

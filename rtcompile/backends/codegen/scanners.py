@@ -1,7 +1,8 @@
 r"""One scanner function per parser state, with every watched delimiter inlined.
 
 A scanner answers the engine's question for its state (see `rtcompile.runtime.engine.ScanResult`):
-literal delimiters are found with `str.find`; regex delimiters use their exact stdlib translation plus
+literal delimiters are found with `str.find` (in a long buffer, by jumping between occurrences of their
+first characters: `find_literal`, `search_literals`); regex delimiters use their exact stdlib translation plus
 the pattern that reproduces `regex`'s partial matching. The plan fixes the watch order, so a watch's
 index is its tie-break rank.
 
@@ -23,7 +24,7 @@ from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.frontend.errors import format_path
 from rtcompile.ir import Template
 from rtcompile.plan import ParserState, Watch
-from rtcompile.regex.analysis import required_literal
+from rtcompile.regex.analysis import required_literal, start_literals
 from rtcompile.regex.first_chars import char_class, starts_at_buffer_start
 from rtcompile.regex.parser import parse_regex
 
@@ -168,7 +169,7 @@ def _literal_search(
         ((lit, (rank, _)),) = entries.items()
         if not single:
             out.comment(format_path(state.watches[rank].where))
-        out.line(f"start = buf.find({literal(lit)}, pos)")
+        out.line(f"start = {_find(parts, literal(lit), len(lit))}")
         with out.block("if start >= 0:"):
             out.line(f"end = start + {len(lit)}")
             if single:  # the literal's first watch (its rank) is the answer
@@ -183,7 +184,11 @@ def _literal_search(
     pattern = parts.pattern(f"{hint} literals", alternation, source_code=f'"|".join(map(re.escape, {table}))')
     if not single:
         out.comment(", ".join(format_path(w.where) for w in state.watches if w.delimiter.is_literal))
-    out.line(f"m = {pattern}.search(buf, pos)")
+    parts.need("scanning", "LONG_SCAN")
+    parts.need("scanning", "search_literals")
+    heads = literal("".join(sorted({lit[0] for lit in ordered})))
+    search = f"search_literals({pattern}, buf, pos, {heads})"
+    out.line(f"m = {pattern}.search(buf, pos) if n - pos < LONG_SCAN else {search}")
     with out.block("if m is not None:"):
         out.line("start, end = m.span()")
         out.line(f"rank, grows = {table}[m.group()]")
@@ -222,14 +227,14 @@ def _literal_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: 
     assert literals is not None
     by_length = sorted(literals, key=len, reverse=True)
     if len(by_length) == 1:
-        out.line(f"start = buf.find({literal(by_length[0])}, pos)")
+        out.line(f"start = {_find(parts, literal(by_length[0]), len(by_length[0]))}")
         out.line(f"end = start + {len(by_length[0])}")
     else:
         names = parts.constant(f"{watch_hint(watch, template)} literals", literal(tuple(by_length)))
         out.line("start = end = -1")
         out.comment("longest first: at one position the longest literal wins")
         with out.block(f"for lit in {names}:"):
-            out.line("at = buf.find(lit, pos)")
+            out.line(f"at = {_find(parts, 'lit', None)}")
             with out.block("if at >= 0 and (start < 0 or at < start):"):
                 out.line("start, end = at, at + len(lit)")
     with out.block("if start >= 0:"):
@@ -317,6 +322,7 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
     # looked for, where `re`'s search could cost the square of a long pending run (`[^\s]+\[ARGS\]`).
     required = required_literal(parse_regex(watch.delimiter.pattern).root)
     if len(required) > 1:
+        # str.find on the whole rest is one fast C search (no partial match to rule out here)
         with out.block(f"{branch} buf.find({literal(required)}, pos) < 0:"):
             out.line(f"m = None  # every match contains {_comment_text(required)}")
             with out.block("if not eos:"):
@@ -324,8 +330,15 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
                 with out.block("if live is not None:"):
                     out.line("hold = min(hold, live.start())")
         branch = "elif"
+    starts = start_literals(parse_regex(watch.delimiter.pattern).root) if search == "search" else None
     with out.block(f"{branch} eos:"):
-        out.line(f"m = {full}.{search}(buf, pos)")
+        if starts is None:
+            out.line(f"m = {full}.{search}(buf, pos)")
+        else:  # a one-shot parse searches the whole output: only where a match can start
+            parts.need("scanning", "LONG_SCAN")
+            parts.need("scanning", "search_from_starts")
+            jumping = f"search_from_starts({full}, buf, pos, {literal(starts)})"
+            out.line(f"m = {full}.search(buf, pos) if n - pos < LONG_SCAN else {jumping}")
     with out.block("else:"):
         out.line(f"m, partial_at = {partial}({full}, {prefix}, buf, pos)")
         with out.block("if partial_at is not None:"):
@@ -360,7 +373,7 @@ def _long_literal_watch(out: CodeWriter, parts: ModuleParts, text: str, hint: st
     a partial match)."""
     parts.need("scanning", "literal_hold")
     name = parts.constant(f"{hint} literal", literal(text))
-    out.line(f"start = buf.find({name}, pos)")
+    out.line(f"start = {_find(parts, name, len(text))}")
     with out.block("if start >= 0:"):
         out.line(f"end = start + {len(text)}")
         with out.block("if not eos and end == n:"):
@@ -369,6 +382,16 @@ def _long_literal_watch(out: CodeWriter, parts: ModuleParts, text: str, hint: st
             _take(out, rank, "NO_GROUPS")
     with out.block("elif not eos:"):
         out.line(f"hold = min(hold, literal_hold(buf, pos, {name}))")
+
+
+def _find(parts: ModuleParts, needle: str, length: int | None) -> str:
+    """The expression for `buf.find(needle, pos)`; `needle` is code, `length` its length if known.
+    A long buffer is searched by `find_literal` (a one-character needle needs no help)."""
+    if length == 1:
+        return f"buf.find({needle}, pos)"
+    parts.need("scanning", "LONG_SCAN")
+    parts.need("scanning", "find_literal")
+    return f"buf.find({needle}, pos) if n - pos < LONG_SCAN else find_literal(buf, {needle}, pos)"
 
 
 def _comment_text(text: str) -> str:

@@ -1,0 +1,214 @@
+r"""Repeats that stdlib `re` runs one slow step per character, rewritten into exactly equivalent forms
+it runs as tight loops (complete matching: `tag_pattern`s, the start anchor).
+
+`re` extends a lazy repeat one character at a time, re-trying the rest of the pattern after each,
+and runs a repeated alternation through its general repeat machinery for every iteration; on a
+400 KB argument value that is most of a one-shot `parse_response`. `regex` has shortcuts for both.
+Two rewrites, each exact (same matches, same captures, same order of backtracking):
+
+* A lazy repeat of one character class ``C{m,}?`` whose continuation ``R`` is the rest of the pattern
+  (nothing after it can make the match fail and backtrack into the repeat) ends at the first position
+  where ``R`` matches. ``R`` can only match where a character of its first-character set ``S`` is,
+  so it becomes ``C{m}[C-S]*(?:(?!R)[C&S][C-S]*)*``: a greedy run of characters that cannot start
+  ``R``, and at each one that can, a check that ``R`` does not start there (``R`` is tried at fewer
+  positions than before, and once more where it matches). If ``C`` and ``S`` are disjoint, ``R``
+  can only start where the run of ``C`` ends: ``C{m,}``. Only when ``R`` cannot match empty, holds
+  no backreference, atomic group, possessive or lazy repeat (a second lazy repeat in ``R`` would be
+  scanned twice: the last one is the long value), nor anything the tree does not model.
+* ``(?:A|B)*`` with ``A`` one character class and ``B`` a fixed sequence of classes whose first
+  cannot be in ``A`` (a string body ``(?:[^"\\]|\\.)*``): every text splits into iterations in at
+  most one way, so it is ``A*(?:BA*)*``, which tries the same ends in the same (longest first) order.
+
+These run after `rtcompile.regex.nested_repeats` (their loops are not ambiguous nested repeats: an
+iteration always consumes its one mandatory character first).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from rtcompile.regex.ast import (
+    Alternation,
+    Assertion,
+    Atomic,
+    Backreference,
+    BranchReset,
+    Chars,
+    Concat,
+    Conditional,
+    Fuzzy,
+    Group,
+    Lookaround,
+    Node,
+    Opaque,
+    Repeat,
+    unwrap,
+    walk,
+)
+from rtcompile.regex.charsets import Ranges, complement, normalise
+
+# What a continuation may not contain for the lazy rewrite (see the module docstring).
+_UNMODELLED = (Backreference, Atomic, Opaque, Fuzzy, Conditional, BranchReset)
+
+
+def linearise_repeats(root: Node) -> Node:
+    """`root` with both rewrites applied wherever they are exact."""
+    return _rewrite(root, _Rest((), ()))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Rest:
+    """What follows a node up to the end of the pattern: as written (to judge it) and rewritten (to
+    spell it)."""
+
+    written: tuple[Node, ...]
+    rewritten: tuple[Node, ...]
+
+
+def _rewrite(node: Node, rest: _Rest | None) -> Node:
+    """`node` rewritten; `rest` is what follows it up to the end of the pattern, None where something
+    after it may send the matcher back into it (inside a repeat, a lookbehind...)."""
+    if isinstance(node, Concat):
+        items: list[Node] = []
+        for index in range(len(node.items) - 1, -1, -1):
+            # Right to left, so that a continuation is spelled with the items after it rewritten.
+            after = (
+                None if rest is None else _Rest((*node.items[index + 1 :], *rest.written), (*items, *rest.rewritten))
+            )
+            items.insert(0, _rewrite(node.items[index], after))
+        return Concat(tuple(items))
+    if isinstance(node, Group):
+        return dataclasses.replace(node, body=_rewrite(node.body, rest))
+    if isinstance(node, Alternation):
+        return Alternation(tuple(_rewrite(branch, rest) for branch in node.branches))
+    if isinstance(node, Lookaround):
+        # A lookahead stops at its first match: its end is the end of the pattern for its body.
+        return dataclasses.replace(node, body=_rewrite(node.body, None if node.behind else _Rest((), ())))
+    if isinstance(node, Atomic):
+        return dataclasses.replace(node, body=_rewrite(node.body, _Rest((), ())))
+    if isinstance(node, Repeat):
+        if rest is not None and (lazy := _unrolled_lazy(node, rest)) is not None:
+            return lazy
+        repeat = dataclasses.replace(node, body=_rewrite(node.body, None))
+        return _unrolled_alternation(repeat) or repeat
+    return node
+
+
+# -- lazy repeats ending the pattern ------------------------------------------------------------------
+
+
+def _unrolled_lazy(node: Repeat, rest: _Rest) -> Node | None:
+    body = unwrap(node.body)
+    if not (node.lazy and not node.possessive and node.max is None and isinstance(body, Chars)):
+        return None
+    if not rest.written or any(_unsuitable(inner) for item in rest.written for inner in walk(item)):
+        return None
+    first = _first_chars(rest.written)
+    if first is None:
+        return None
+    starts, nullable = first
+    if nullable:
+        return None
+    stops = _intersection(body.ranges, starts)
+    if not stops:
+        return Repeat(body, node.min, None, lazy=False)
+    run = _intersection(body.ranges, complement(starts))
+    run_repeat: list[Node] = [Repeat(Chars(run, "set"), 0, None, lazy=False)] if run else []
+    mandatory: list[Node] = [body] * node.min if node.min <= 4 else [Repeat(body, node.min, node.min, lazy=False)]
+    if len(rest.written) == 1 and isinstance(unwrap(rest.written[0]), Chars):
+        return Concat((*mandatory, *run_repeat))  # R is one character: it matches wherever the run stops
+    not_rest = Lookaround(
+        Concat(tuple(_without_captures(item) for item in rest.rewritten)), behind=False, positive=False
+    )
+    step = Concat((not_rest, Chars(stops, "set"), *run_repeat))
+    return Concat((*mandatory, *run_repeat, Repeat(step, 0, None, lazy=False)))
+
+
+def _unsuitable(node: Node) -> bool:
+    if isinstance(node, _UNMODELLED):
+        return True
+    return isinstance(node, Repeat) and (node.lazy or node.possessive)
+
+
+def _first_chars(items: tuple[Node, ...]) -> tuple[Ranges, bool] | None:
+    """The characters a match of the sequence `items` can start with, and whether it can be empty;
+    None where the tree does not say."""
+    collected: list[tuple[int, int]] = []
+    for item in items:
+        found = _first_of(item)
+        if found is None:
+            return None
+        ranges, nullable = found
+        collected.extend(ranges)
+        if not nullable:
+            return normalise(collected), False
+    return normalise(collected), True
+
+
+def _first_of(node: Node) -> tuple[Ranges, bool] | None:
+    if isinstance(node, Chars):
+        return node.ranges, False
+    if isinstance(node, (Assertion, Lookaround)):
+        return (), True  # zero-width: the first character comes from what follows
+    if isinstance(node, Group):
+        return _first_of(node.body)
+    if isinstance(node, Concat):
+        return _first_chars(node.items)
+    if isinstance(node, Alternation):
+        collected: list[tuple[int, int]] = []
+        nullable = False
+        for branch in node.branches:
+            found = _first_of(branch)
+            if found is None:
+                return None
+            collected.extend(found[0])
+            nullable = nullable or found[1]
+        return normalise(collected), nullable
+    if isinstance(node, Repeat):
+        found = _first_of(node.body)
+        if found is None:
+            return None
+        return found[0], found[1] or node.min == 0 or node.max == 0
+    return None
+
+
+def _intersection(first: Ranges, second: Ranges) -> Ranges:
+    return complement(normalise([*complement(first), *complement(second)]))
+
+
+def _without_captures(node: Node) -> Node:
+    """`node` with its capture groups made plain: the lookahead copy of a continuation only tests."""
+    if isinstance(node, Group):
+        return Concat((_without_captures(node.body),))
+    if isinstance(node, Concat):
+        return Concat(tuple(_without_captures(item) for item in node.items))
+    if isinstance(node, Alternation):
+        return Alternation(tuple(_without_captures(branch) for branch in node.branches))
+    if isinstance(node, (Repeat, Lookaround)):
+        return dataclasses.replace(node, body=_without_captures(node.body))
+    return node
+
+
+# -- repeated two-way alternations --------------------------------------------------------------------
+
+
+def _unrolled_alternation(node: Repeat) -> Node | None:
+    if (node.min, node.max, node.lazy, node.possessive) != (0, None, False, False):
+        return None
+    body = unwrap(node.body)
+    if not isinstance(body, Alternation) or len(body.branches) != 2:
+        return None
+    first, second = (unwrap(branch) for branch in body.branches)
+    single, fixed = (first, second) if isinstance(first, Chars) else (second, first)
+    if not isinstance(single, Chars):
+        return None
+    sequence = fixed.items if isinstance(fixed, Concat) else (fixed,)
+    chars = [unwrap(item) for item in sequence]
+    if not chars or not all(isinstance(item, Chars) for item in chars):
+        return None
+    lead = chars[0]
+    assert isinstance(lead, Chars)
+    if _intersection(single.ranges, lead.ranges):
+        return None  # an iteration could go either way
+    run = Repeat(single, 0, None, lazy=False)
+    return Concat((run, Repeat(Concat((*chars, run)), 0, None, lazy=False)))

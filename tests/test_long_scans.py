@@ -1,0 +1,141 @@
+"""Searches over long buffers (a one-shot `parse_response`, a long region held back): the runtime's
+`find_literal`, `search_literals` and `search_from_starts` against `str.find` and `re` on texts where
+the literals' first characters are absent, rare, dense or change density half way; and compiled
+modules against the reference on one-shot outputs far longer than `LONG_SCAN`, full of near misses
+of their delimiters."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import transformers.utils.chat_parsing as reference
+
+from rtcompile.regex.analysis import start_literals
+from rtcompile.regex.parser import parse_regex
+from rtcompile.regex.translate import translate
+from rtcompile.runtime.scanning import LONG_SCAN, find_literal, search_from_starts, search_literals
+from tests.compiled import compiled_module
+from tests.differential import one_shot
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+LITERALS = ["</s>", "<|eot_id|>", "<<", "<a<b", "ab", "</think>", "[TOOL_CALLS]", "<｜DSML｜invoke", "😀x"]
+
+
+def _text(rng: random.Random, pieces: list[str], length: int) -> str:
+    out: list[str] = []
+    while sum(map(len, out)) < length:
+        out.append(rng.choice(pieces))
+    return "".join(out)
+
+
+def _texts(rng: random.Random, literal: str) -> list[str]:
+    near = [literal[:k] for k in range(1, len(literal))] or [literal[0]]
+    sparse = ["x" * 300, "é" * 40, "ｘ", *near]
+    dense = [*near, literal[0], "y"]
+    texts = [_text(rng, sparse, 5000), _text(rng, dense, 5000), "z" * 3000]
+    texts.append(_text(rng, dense, 2500) + _text(rng, sparse, 2500))
+    texts.append(_text(rng, sparse, 2500) + _text(rng, dense, 2500))
+    return [t + tail for t in texts for tail in ("", literal, literal + t[:300])]
+
+
+@pytest.mark.parametrize("literal", LITERALS)
+def test_find_literal_is_str_find(literal: str) -> None:
+    rng = random.Random(literal)
+    for text in _texts(rng, literal):
+        for pos in [0, 1, *rng.sample(range(len(text)), 20), len(text)]:
+            assert find_literal(text, literal, pos) == text.find(literal, pos), (literal, pos)
+
+
+@pytest.mark.parametrize("count", [2, 3, 4])
+def test_search_literals_is_the_alternations_search(count: int) -> None:
+    rng = random.Random(count)
+    for _ in range(12):
+        literals = rng.sample(LITERALS, count)
+        ordered = sorted(literals, key=lambda lit: (-len(lit), literals.index(lit)))
+        pattern = re.compile("|".join(map(re.escape, ordered)), re.DOTALL)
+        heads = "".join(sorted({lit[0] for lit in ordered}))
+        for literal in literals:
+            for text in _texts(rng, literal):
+                text += rng.choice(literals)  # a later match of another literal
+                for pos in [0, *rng.sample(range(len(text)), 10)]:
+                    expected = pattern.search(text, pos)
+                    found = search_literals(pattern, text, pos, heads)
+                    assert (found and (found.span(), found.group())) == (
+                        expected and (expected.span(), expected.group())
+                    )
+
+
+def _near_misses(template: dict[str, Any]) -> list[str]:
+    """The template's literal delimiters, their proper prefixes, and bits of JSON and markup."""
+    found: list[str] = []
+
+    def collect(value: Any) -> None:
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, list):
+            for item in value:
+                collect(item)
+
+    for field in template["fields"].values():
+        for key in ("open", "close"):
+            collect(field.get(key))
+    pieces = [lit[:k] for lit in found for k in range(1, len(lit))]
+    # Whole delimiters too, now and then, right after a near miss of one.
+    pieces += [lit[:1] + lit for lit in found] + ["x" * 80] * len(found)
+    return pieces + ["<", "[", "{", '"', " ", "\n", "é", "😀", "</", "<|"]
+
+
+BUNDLED = sorted(path.stem for path in TEMPLATES.glob("*.json"))
+
+
+@pytest.mark.parametrize("model", BUNDLED)
+def test_one_shot_on_long_outputs_with_near_misses_matches_the_reference(model: str) -> None:
+    template = json.loads((TEMPLATES / f"{model}.json").read_text(encoding="utf-8"))["response_template"]
+    cases = json.loads((Path(__file__).parent / "data" / model / "cases.json").read_text(encoding="utf-8"))
+    module = compiled_module(template)
+    pieces = _near_misses(template)
+    rng = random.Random(model)
+    for case in cases[:6]:
+        text, prefix = case["text"], case["prefix"]
+        for _ in range(2):
+            cut = rng.randint(0, len(text))
+            filler = _text(rng, pieces, 4 * LONG_SCAN)
+            long_text = text[:cut] + filler + text[cut:] + filler
+            tools = case.get("tools")
+            ours = one_shot(lambda t, _tpl, **kw: module.parse_response(t, **kw), long_text, template, prefix, tools)
+            theirs = one_shot(reference.parse_response, long_text, template, prefix, tools)
+            assert ours == theirs, (model, case["name"], cut)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "starts"),
+    [
+        ("(?:<a>\\s+)?b=(?P<n>\\w+)", ("<a>", "b=")),
+        ("<t>|\\{", ("<t>", "{")),
+        ("(?:x|yz)?w", ("w", "xw", "yzw")),
+        ("a(?i:b)", ("a",)),
+        ("(?i)ab", None),
+        ("a?", None),
+        ("[ab]c", None),
+        ("\\bab", None),
+    ],
+)
+def test_start_literals_and_the_search_that_uses_them(pattern: str, starts: tuple[str, ...] | None) -> None:
+    assert start_literals(parse_regex(pattern).root) == starts
+    if starts is None:
+        return
+    compiled = re.compile(translate(pattern).full, re.DOTALL)
+    rng = random.Random(pattern)
+    pieces = [*starts, *(s[:1] for s in starts), "<a> \n b=c", "x", " ", "w", "é" * 30, "yz"]
+    for _ in range(40):
+        text = _text(rng, pieces, rng.randint(300, 3000))
+        for pos in [0, *rng.sample(range(len(text)), 5)]:
+            expected = compiled.search(text, pos)
+            found = search_from_starts(compiled, text, pos, starts)
+            ours = None if found is None else (found.span(), found.groupdict())
+            assert ours == (None if expected is None else (expected.span(), expected.groupdict()))
