@@ -335,10 +335,12 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
         if starts is None:
             out.line(f"m = {full}.{search}(buf, pos)")
         else:  # a one-shot parse searches the whole output: only where a match can start
-            parts.need("scanning", "LONG_SCAN")
+            # `re` runs the whole pattern at every position unless it opens with a literal.
+            threshold = "LONG_SCAN" if len(starts) == 1 else "LONG_UNPREFIXED_SCAN"
+            parts.need("scanning", threshold)
             parts.need("scanning", "search_from_starts")
             jumping = f"search_from_starts({full}, buf, pos, {literal(starts)})"
-            out.line(f"m = {full}.search(buf, pos) if n - pos < LONG_SCAN else {jumping}")
+            out.line(f"m = {full}.search(buf, pos) if n - pos < {threshold} else {jumping}")
     with out.block("else:"):
         out.line(f"m, partial_at = {partial}({full}, {prefix}, buf, pos)")
         with out.block("if partial_at is not None:"):
@@ -383,7 +385,7 @@ def _long_literal_watch(out: CodeWriter, parts: ModuleParts, text: str, hint: st
 
 def _find(parts: ModuleParts, needle: str, length: int | None) -> str:
     """The expression for `buf.find(needle, pos)`; `needle` is code, `length` its length if known.
-    A long buffer is searched by `find_literal` (a one-character needle needs no help)."""
+    A long buffer (`LONG_SCAN`) is searched by `find_literal` (a one-character needle needs no help)."""
     if length == 1:
         return f"buf.find({needle}, pos)"
     parts.need("scanning", "LONG_SCAN")
