@@ -1115,29 +1115,6 @@ def find_literal(buf: str, literal: str, pos: int) -> int:
     return at
 
 
-def search_from_starts(
-    pattern: "re.Pattern[str]", buf: str, pos: int, starts: tuple[str, ...]
-) -> "re.Match[str] | None":
-    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where every match of `pattern` starts with
-    one of `starts`: only where one occurs can a match start, and `match` there is the attempt
-    `search` makes there (assertions see the whole string either way). `re` would run the whole
-    pattern at every position of a pattern that opens with an optional part; candidates are tried
-    left to right until they prove dense."""
-    found = [find_literal(buf, start, pos) for start in starts]
-    probes = 0
-    while True:
-        at = min([i for i in found if i >= 0], default=-1)
-        if at < 0:
-            return None
-        m = pattern.match(buf, at)
-        if m is not None:
-            return m
-        probes += 1
-        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
-            return pattern.search(buf, at + 1)
-        found = [find_literal(buf, start, at + 1) if i == at else i for start, i in zip(starts, found, strict=True)]
-
-
 # --- scalar parsers ---------------------------------------------------------------------------------------------
 
 
@@ -1880,11 +1857,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = (
-            _RE_TOOL_CALLS_OPEN.search(buf, pos)
-            if n - pos < LONG_SCAN
-            else search_from_starts(_RE_TOOL_CALLS_OPEN, buf, pos, ("<｜DSML｜invoke",))
-        )
+        m = _RE_TOOL_CALLS_OPEN.search(buf, pos)
     else:
         m, partial_at = partial_search(_RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos)
         if partial_at is not None:

@@ -1974,11 +1974,7 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     if eos:
-        m = (
-            _RE_TOOL_CALLS_CLOSE.search(buf, pos)
-            if n - pos < LONG_SCAN
-            else search_from_starts(_RE_TOOL_CALLS_CLOSE, buf, pos, ("}",))
-        )
+        m = _RE_TOOL_CALLS_CLOSE.search(buf, pos)
     else:
         m, partial_at = partial_search(_RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos)
         if partial_at is not None:

@@ -1098,29 +1098,6 @@ def find_literal(buf: str, literal: str, pos: int) -> int:
     return at
 
 
-def search_from_starts(
-    pattern: "re.Pattern[str]", buf: str, pos: int, starts: tuple[str, ...]
-) -> "re.Match[str] | None":
-    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where every match of `pattern` starts with
-    one of `starts`: only where one occurs can a match start, and `match` there is the attempt
-    `search` makes there (assertions see the whole string either way). `re` would run the whole
-    pattern at every position of a pattern that opens with an optional part; candidates are tried
-    left to right until they prove dense."""
-    found = [find_literal(buf, start, pos) for start in starts]
-    probes = 0
-    while True:
-        at = min([i for i in found if i >= 0], default=-1)
-        if at < 0:
-            return None
-        m = pattern.match(buf, at)
-        if m is not None:
-            return m
-        probes += 1
-        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
-            return pattern.search(buf, at + 1)
-        found = [find_literal(buf, start, at + 1) if i == at else i for start, i in zip(starts, found, strict=True)]
-
-
 _JSON_MARK_CLOSE: Final = "\x02"
 
 
@@ -1969,11 +1946,7 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     if eos:
-        m = (
-            _RE_TOOL_CALLS_CLOSE.search(buf, pos)
-            if n - pos < LONG_SCAN
-            else search_from_starts(_RE_TOOL_CALLS_CLOSE, buf, pos, ("}",))
-        )
+        m = _RE_TOOL_CALLS_CLOSE.search(buf, pos)
     else:
         m, partial_at = partial_search(_RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos)
         if partial_at is not None:

@@ -1944,11 +1944,7 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = (
-            _RE_TOOL_CALLS_CLOSE.search(buf, pos)
-            if n - pos < LONG_SCAN
-            else search_from_starts(_RE_TOOL_CALLS_CLOSE, buf, pos, ("</function>",))
-        )
+        m = _RE_TOOL_CALLS_CLOSE.search(buf, pos)
     else:
         m, partial_at = partial_search(_RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos)
         if partial_at is not None:
