@@ -1156,11 +1156,11 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 NO_GROUPS: Final[dict[str, str | None]] = {}
 
 
-# From this many characters on, a literal is searched by jumping between occurrences of its first
-# character: a one-character `str.find` runs at memory speed (memchr), where a longer needle and an
-# alternation in `re` cost about as much per character as a long parse's own work. Below it, the
-# plain search is cheaper than the extra call.
-LONG_SCAN: Final = 256
+# In a long buffer, literals are searched by jumping between occurrences of their first character: a
+# one-character `str.find` runs at memory speed (memchr), where a longer needle costs about 0.4 ns a
+# character and an alternation or a literal-prefixed pattern in `re` about as much, comparable to a
+# long parse's own work. The jumps cost a few calls each, so they pay from this many characters on...
+LONG_SCAN: Final = 8192
 
 
 # A candidate costs about as much as this many characters of a plain search: once they come more
@@ -1239,46 +1239,6 @@ def partial_search(
         return match, None
     live = prefix.search(text, pos)
     return None, None if live is None else live.start()
-
-
-def find_literal(buf: str, literal: str, pos: int) -> int:
-    """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's first
-    character are candidates, each checked with one comparison, until they prove dense."""
-    head = literal[0]
-    at = buf.find(head, pos)
-    probes = 0
-    while at >= 0 and not buf.startswith(literal, at):
-        probes += 1
-        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
-            return buf.find(literal, at + 1)
-        at = buf.find(head, at + 1)
-    return at
-
-
-def search_from_starts(
-    pattern: re.Pattern[str], buf: str, pos: int, starts: tuple[str, ...]
-) -> re.Match[str] | None:
-    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where every match of `pattern` starts with
-    one of `starts`: only where one occurs can a match start, and `match` there is the attempt
-    `search` makes there (assertions see the whole string either way). `re` would run the whole
-    pattern at every position of a pattern that opens with an optional part; candidates are tried
-    left to right until they prove dense."""
-    found = [find_literal(buf, start, pos) for start in starts]
-    probes = 0
-    while True:
-        at = min([i for i in found if i >= 0], default=-1)
-        if at < 0:
-            return None
-        m = pattern.match(buf, at)
-        if m is not None:
-            return m
-        probes += 1
-        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
-            return pattern.search(buf, at + 1)
-        found = [
-            find_literal(buf, start, at + 1) if i == at else i
-            for start, i in zip(starts, found, strict=True)
-        ]
 
 
 # --- scalar parsers ---------------------------------------------------------------------------------------------
@@ -2103,16 +2063,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = (
-            _RE_TOOL_CALLS_OPEN.search(buf, pos)
-            if n - pos < LONG_SCAN
-            else search_from_starts(
-                _RE_TOOL_CALLS_OPEN,
-                buf,
-                pos,
-                ("<｜tool▁call▁begin｜>function<｜tool▁sep｜>",),
-            )
-        )
+        m = _RE_TOOL_CALLS_OPEN.search(buf, pos)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
@@ -2150,11 +2101,7 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = (
-            _RE_TOOL_CALLS_CLOSE.search(buf, pos)
-            if n - pos < LONG_SCAN
-            else search_from_starts(_RE_TOOL_CALLS_CLOSE, buf, pos, ("```",))
-        )
+        m = _RE_TOOL_CALLS_CLOSE.search(buf, pos)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos

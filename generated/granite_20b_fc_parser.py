@@ -1148,11 +1148,11 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 NO_GROUPS: Final[dict[str, str | None]] = {}
 
 
-# From this many characters on, a literal is searched by jumping between occurrences of its first
-# character: a one-character `str.find` runs at memory speed (memchr), where a longer needle and an
-# alternation in `re` cost about as much per character as a long parse's own work. Below it, the
-# plain search is cheaper than the extra call.
-LONG_SCAN: Final = 256
+# In a long buffer, literals are searched by jumping between occurrences of their first character: a
+# one-character `str.find` runs at memory speed (memchr), where a longer needle costs about 0.4 ns a
+# character and an alternation or a literal-prefixed pattern in `re` about as much, comparable to a
+# long parse's own work. The jumps cost a few calls each, so they pay from this many characters on...
+LONG_SCAN: Final = 8192
 
 
 # A candidate costs about as much as this many characters of a plain search: once they come more
@@ -1231,6 +1231,11 @@ def partial_search(
         return match, None
     live = prefix.search(text, pos)
     return None, None if live is None else live.start()
+
+
+# ...and from this many for a pattern that opens with an optional part or an alternation, which `re`
+# runs in full at every position.
+LONG_UNPREFIXED_SCAN: Final = 1024
 
 
 def find_literal(buf: str, literal: str, pos: int) -> int:
@@ -2093,7 +2098,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     elif eos:
         m = (
             _RE_TOOL_CALLS_OPEN.search(buf, pos)
-            if n - pos < LONG_SCAN
+            if n - pos < LONG_UNPREFIXED_SCAN
             else search_from_starts(
                 _RE_TOOL_CALLS_OPEN, buf, pos, ("<function_call>", "{")
             )
@@ -2129,11 +2134,7 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     if eos:
-        m = (
-            _RE_TOOL_CALLS_CLOSE.search(buf, pos)
-            if n - pos < LONG_SCAN
-            else search_from_starts(_RE_TOOL_CALLS_CLOSE, buf, pos, ("}",))
-        )
+        m = _RE_TOOL_CALLS_CLOSE.search(buf, pos)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos

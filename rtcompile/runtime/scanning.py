@@ -29,11 +29,14 @@ def literal_hold(buf: str, pos: int, literal: str) -> int:
     return n if at < 0 else n - _longest_prefix_suffix(buf, at, literal)
 
 
-# From this many characters on, a literal is searched by jumping between occurrences of its first
-# character: a one-character `str.find` runs at memory speed (memchr), where a longer needle and an
-# alternation in `re` cost about as much per character as a long parse's own work. Below it, the
-# plain search is cheaper than the extra call.
-LONG_SCAN: Final = 256
+# In a long buffer, literals are searched by jumping between occurrences of their first character: a
+# one-character `str.find` runs at memory speed (memchr), where a longer needle costs about 0.4 ns a
+# character and an alternation or a literal-prefixed pattern in `re` about as much, comparable to a
+# long parse's own work. The jumps cost a few calls each, so they pay from this many characters on...
+LONG_SCAN: Final = 8192
+# ...and from this many for a pattern that opens with an optional part or an alternation, which `re`
+# runs in full at every position.
+LONG_UNPREFIXED_SCAN: Final = 1024
 # A candidate costs about as much as this many characters of a plain search: once they come more
 # densely than that, the rest is left to one plain search.
 _CANDIDATE_COST: Final = 256

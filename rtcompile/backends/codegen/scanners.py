@@ -330,15 +330,19 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
                 with out.block("if live is not None:"):
                     out.line("hold = min(hold, live.start())")
         branch = "elif"
+    # With one start literal `re`'s own search already skips to it; with several it has no prefix to
+    # skip to and runs the whole pattern at every position, which is what `search_from_starts` spares.
     starts = start_literals(parse_regex(watch.delimiter.pattern).root) if search == "search" else None
+    if starts is not None and len(starts) < 2:
+        starts = None
     with out.block(f"{branch} eos:"):
         if starts is None:
             out.line(f"m = {full}.{search}(buf, pos)")
         else:  # a one-shot parse searches the whole output: only where a match can start
-            parts.need("scanning", "LONG_SCAN")
+            parts.need("scanning", "LONG_UNPREFIXED_SCAN")
             parts.need("scanning", "search_from_starts")
             jumping = f"search_from_starts({full}, buf, pos, {literal(starts)})"
-            out.line(f"m = {full}.search(buf, pos) if n - pos < LONG_SCAN else {jumping}")
+            out.line(f"m = {full}.search(buf, pos) if n - pos < LONG_UNPREFIXED_SCAN else {jumping}")
     with out.block("else:"):
         out.line(f"m, partial_at = {partial}({full}, {prefix}, buf, pos)")
         with out.block("if partial_at is not None:"):
@@ -386,7 +390,7 @@ def _long_literal_watch(out: CodeWriter, parts: ModuleParts, text: str, hint: st
 
 def _find(parts: ModuleParts, needle: str, length: int | None) -> str:
     """The expression for `buf.find(needle, pos)`; `needle` is code, `length` its length if known.
-    A long buffer is searched by `find_literal` (a one-character needle needs no help)."""
+    A long buffer (`LONG_SCAN`) is searched by `find_literal` (a one-character needle needs no help)."""
     if length == 1:
         return f"buf.find({needle}, pos)"
     parts.need("scanning", "LONG_SCAN")
