@@ -1972,13 +1972,15 @@ _RE_REASONING_CONTENT_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
+_RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_REASONING_CONTENT_OPEN
     global _RE_REASONING_CONTENT_OPEN_PARTIAL, _RE_OUTSIDE_PENDING
-    global _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    global _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING
+    global _RE_DELIMITER_STARTS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -1994,6 +1996,7 @@ def _compile_patterns() -> None:
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?\\Z", re.DOTALL
     )
+    _RE_DELIMITER_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile(
         "Assistant:[\\u0009 ]*(?:<think>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?",
         re.DOTALL,
@@ -2174,7 +2177,7 @@ class ResponseParser(StreamingParser):
         if state == 0:
             busy = True
         else:
-            busy = "<" in text
+            busy = "<" in text and _RE_DELIMITER_STARTS.search(text) is not None
         if not self._fast or not text or self._pos != len(self._buffer) or busy:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.

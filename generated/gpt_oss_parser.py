@@ -2048,13 +2048,15 @@ _RE_IN_THINKING_PENDING: re.Pattern[str]
 _RE_IN_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
+_RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_THINKING_PENDING, _RE_IN_CONTENT_LITERALS
-    global _RE_IN_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    global _RE_IN_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_DELIMITER_STARTS
+    global _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2083,6 +2085,7 @@ def _compile_patterns() -> None:
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "<(?:\\|(?:c(?:a(?:l(?:l(?:\\|)?)?)?)?)?)?\\Z", re.DOTALL
     )
+    _RE_DELIMITER_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile("<\\|start\\|>assistant", re.DOTALL)
 
 
@@ -2315,7 +2318,7 @@ class ResponseParser(StreamingParser):
         if state == 0:
             busy = "<" in text or "t" in text
         else:
-            busy = "<" in text
+            busy = "<" in text and _RE_DELIMITER_STARTS.search(text) is not None
         if not self._fast or not text or self._buffer or busy:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.

@@ -1995,14 +1995,17 @@ _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
-_RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_OUTSIDE_STARTS: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING
-    global _RE_DELIMITER_STARTS, _RE_START_ANCHOR
+    global _RE_OUTSIDE_STARTS, _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS
+    global _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2021,7 +2024,9 @@ def _compile_patterns() -> None:
         "<(?:\\|(?:e(?:n(?:d(?:_(?:o(?:f(?:_(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?\\Z",
         re.DOTALL,
     )
-    _RE_DELIMITER_STARTS = re.compile("<(?:[/rt\\|]|\\Z)|H(?:[e]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_STARTS = re.compile("<(?:[/rt\\|]|\\Z)|H(?:[e]|\\Z)", re.DOTALL)
+    _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/]|\\Z)|H(?:[e]|\\Z)", re.DOTALL)
+    _RE_IN_TOOL_CALLS_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile(
         "<\\|start_of_role\\|>assistant<\\|end_of_role\\|>", re.DOTALL
     )
@@ -2190,10 +2195,8 @@ class ResponseParser(StreamingParser):
         if state in (0, 1):
             busy = "<" in text or "H" in text
         else:
-            busy = "<" in text
-        if not self._fast or not text or self._buffer:
-            return self._feed_scanning(text)
-        if busy and _RE_DELIMITER_STARTS.search(text) is not None:
+            busy = "<" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
+        if not self._fast or not text or self._buffer or busy:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         body = self._body

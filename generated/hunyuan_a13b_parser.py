@@ -2015,7 +2015,8 @@ _RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
-_RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
@@ -2023,7 +2024,8 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_LITERALS
-    global _RE_IN_TOOL_CALLS_PENDING, _RE_DELIMITER_STARTS, _RE_START_ANCHOR
+    global _RE_IN_TOOL_CALLS_PENDING, _RE_IN_REASONING_CONTENT_STARTS
+    global _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2052,7 +2054,8 @@ def _compile_patterns() -> None:
         "\\\n(?:`(?:`(?:`(?:(?:\\\n(?:<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?)?|<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?))?)?)?)?\\Z",
         re.DOTALL,
     )
-    _RE_DELIMITER_STARTS = re.compile("\\\n(?:[`]|\\Z)|<", re.DOTALL)
+    _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/\\|]|\\Z)", re.DOTALL)
+    _RE_IN_TOOL_CALLS_STARTS = re.compile("\\\n(?:[`]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile("<\\|extra_0\\|>", re.DOTALL)
 
 
@@ -2249,10 +2252,8 @@ class ResponseParser(StreamingParser):
         if state in (0, 1):
             busy = "<" in text
         else:
-            busy = "\n" in text
-        if not self._fast or not text or self._buffer:
-            return self._feed_scanning(text)
-        if busy and _RE_DELIMITER_STARTS.search(text) is not None:
+            busy = "\n" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
+        if not self._fast or not text or self._buffer or busy:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         body = self._body

@@ -2292,13 +2292,14 @@ _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
+_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING
-    global _RE_START_ANCHOR
+    global _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2317,6 +2318,7 @@ def _compile_patterns() -> None:
         "<(?:\\|(?:(?:e(?:o(?:(?:m(?:\\|)?|t(?:\\|)?))?)?|p(?:y(?:t(?:h(?:o(?:n(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?)?)?)?)?))?)?\\Z",
         re.DOTALL,
     )
+    _RE_IN_TOOL_CALLS_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile(
         "<\\|header_start\\|>assistant<\\|header_end\\|>\\u000a\\u000a", re.DOTALL
     )
@@ -2490,7 +2492,7 @@ class ResponseParser(StreamingParser):
         if state == 0:
             busy = True
         else:
-            busy = "<" in text
+            busy = "<" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
         if not self._fast or not text or self._pos != len(self._buffer) or busy:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.

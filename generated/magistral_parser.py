@@ -2012,6 +2012,8 @@ _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_OUTSIDE_RUN_BREAK: re.Pattern[str]
 _RE_OUTSIDE_RUN_FOREIGN: re.Pattern[str]
 _RE_OUTSIDE_LAST_INERT: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
@@ -2020,7 +2022,8 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_LITERALS
     global _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_RUN_BREAK, _RE_OUTSIDE_RUN_FOREIGN
-    global _RE_OUTSIDE_LAST_INERT, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LAST_INERT, _RE_IN_REASONING_CONTENT_STARTS
+    global _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2059,6 +2062,10 @@ def _compile_patterns() -> None:
         ".*[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]",
         re.DOTALL,
     )
+    _RE_IN_REASONING_CONTENT_STARTS = re.compile(
+        "<(?:[/]|\\Z)|\\[(?:[/T]|\\Z)", re.DOTALL
+    )
+    _RE_IN_TOOL_CALLS_STARTS = re.compile("<(?:[/]|\\Z)|\\[(?:[T]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile("\\[/TOOL_RESULTS\\]|\\[/INST\\]", re.DOTALL)
 
 

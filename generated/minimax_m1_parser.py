@@ -2004,7 +2004,8 @@ _RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
-_RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_OUTSIDE_STARTS: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
@@ -2012,7 +2013,8 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE
-    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_DELIMITER_STARTS, _RE_START_ANCHOR
+    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS
+    global _RE_IN_REASONING_CONTENT_STARTS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2043,7 +2045,8 @@ def _compile_patterns() -> None:
         "(?:\\Z|\\}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|<\\Z|</\\Z|</t\\Z|</to\\Z|</too\\Z|</tool\\Z|</tool_\\Z|</tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|alls\\Z))|(?:(?:\\Z|<\\Z|<e\\Z|<en\\Z|<end\\Z|<end_\\Z|<end_o\\Z|<end_of\\Z|<end_of_(?:\\Z|s\\Z|se\\Z|sen\\Z|sent\\Z|sente\\Z|senten\\Z|sentenc\\Z|sentence\\Z))|\\Z))))",
         re.DOTALL,
     )
-    _RE_DELIMITER_STARTS = re.compile("<(?:[/et]|\\Z)|\\{|\\}", re.DOTALL)
+    _RE_OUTSIDE_STARTS = re.compile("<(?:[/et]|\\Z)|\\{", re.DOTALL)
+    _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/e]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile(
         "<beginning_of_sentence>ai name=[^\\u000a]*\\u000a", re.DOTALL
     )
@@ -2241,9 +2244,7 @@ class ResponseParser(StreamingParser):
             busy = "<" in text
         else:
             busy = "}" in text
-        if not self._fast or not text or self._buffer:
-            return self._feed_scanning(text)
-        if busy and _RE_DELIMITER_STARTS.search(text) is not None:
+        if not self._fast or not text or self._buffer or busy:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         body = self._body

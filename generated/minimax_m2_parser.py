@@ -2032,6 +2032,7 @@ _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
+_RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_TOOL_CALLS_TAGS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
@@ -2040,8 +2041,8 @@ _RE_START_ANCHOR: re.Pattern[str]
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
-    global _RE_IN_TOOL_CALLS_PENDING, _RE_DELIMITER_STARTS, _RE_TOOL_CALLS_TAGS
-    global _RE_START_ANCHOR
+    global _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_STARTS, _RE_DELIMITER_STARTS
+    global _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2060,7 +2061,8 @@ def _compile_patterns() -> None:
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "<(?:/(?:i(?:n(?:v(?:o(?:k(?:e)?)?)?)?)?)?)?\\Z", re.DOTALL
     )
-    _RE_DELIMITER_STARTS = re.compile("<|\\[(?:[e]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_STARTS = re.compile("<|\\[(?:[e]|\\Z)", re.DOTALL)
+    _RE_DELIMITER_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
     _RE_TOOL_CALLS_TAGS = re.compile(
         '<parameter name="(?P<key>[^"]+)">(?P<value>[^<]*(?:(?!</parameter>)<[^<]*)*)</parameter>',
         re.DOTALL,
@@ -2257,10 +2259,8 @@ class ResponseParser(StreamingParser):
         if state == 0:
             busy = "<" in text or "[" in text
         else:
-            busy = "<" in text
-        if not self._fast or not text or self._buffer:
-            return self._feed_scanning(text)
-        if busy and _RE_DELIMITER_STARTS.search(text) is not None:
+            busy = "<" in text and _RE_DELIMITER_STARTS.search(text) is not None
+        if not self._fast or not text or self._buffer or busy:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         body = self._body

@@ -2036,7 +2036,9 @@ _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
-_RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_OUTSIDE_STARTS: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_TOOL_CALLS_TAGS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
@@ -2045,7 +2047,8 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING
-    global _RE_DELIMITER_STARTS, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    global _RE_OUTSIDE_STARTS, _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS
+    global _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2071,7 +2074,11 @@ def _compile_patterns() -> None:
         "\\](?:<(?:\\](?:m(?:i(?:n(?:i(?:m(?:a(?:x(?:\\[(?:>(?:\\[(?:<(?:/(?:i(?:n(?:v(?:o(?:k(?:e)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?\\Z",
         re.DOTALL,
     )
-    _RE_DELIMITER_STARTS = re.compile("<(?:[/m]|\\Z)|\\[(?:[e]|\\Z)|\\]", re.DOTALL)
+    _RE_OUTSIDE_STARTS = re.compile("<(?:[/m]|\\Z)|\\[(?:[e]|\\Z)|\\]", re.DOTALL)
+    _RE_IN_REASONING_CONTENT_STARTS = re.compile(
+        "<(?:[/]|\\Z)|\\[(?:[e]|\\Z)", re.DOTALL
+    )
+    _RE_IN_TOOL_CALLS_STARTS = re.compile("\\](?:[<]|\\Z)", re.DOTALL)
     _RE_TOOL_CALLS_TAGS = re.compile(
         "\\]<\\]minimax\\[>\\[<(?P<key>[^\\u0009-\\u000d />\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)>(?P<value>[^<\\]]*(?:(?!(?:\\]<\\]minimax\\[>\\[)?</[^\\u0009-\\u000d >\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+>)[<\\]][^<\\]]*)*)(?:\\]<\\]minimax\\[>\\[)?</[^\\u0009-\\u000d >\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+>",
         re.DOTALL,
@@ -2274,10 +2281,8 @@ class ResponseParser(StreamingParser):
         elif state == 1:
             busy = "<" in text or "[" in text
         else:
-            busy = "]" in text
-        if not self._fast or not text or self._buffer:
-            return self._feed_scanning(text)
-        if busy and _RE_DELIMITER_STARTS.search(text) is not None:
+            busy = "]" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
+        if not self._fast or not text or self._buffer or busy:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         body = self._body

@@ -1968,13 +1968,14 @@ _OUTSIDE_LITERAL_WATCHES: Final = {"[TOOL_CALLS]": (0, False), "</s>": (1, False
 _RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
-_RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_OUTSIDE_STARTS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_PENDING
-    global _RE_DELIMITER_STARTS, _RE_START_ANCHOR
+    global _RE_OUTSIDE_STARTS, _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -1983,7 +1984,8 @@ def _compile_patterns() -> None:
         re.DOTALL,
     )
     _RE_IN_TOOL_CALLS_PENDING = re.compile("<(?:/(?:s)?)?\\Z", re.DOTALL)
-    _RE_DELIMITER_STARTS = re.compile("<(?:[/]|\\Z)|\\[(?:[T]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_STARTS = re.compile("<(?:[/]|\\Z)|\\[(?:[T]|\\Z)", re.DOTALL)
+    _RE_IN_TOOL_CALLS_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile("\\[/TOOL_RESULTS\\]|\\[/INST\\]", re.DOTALL)
 
 
@@ -2123,10 +2125,8 @@ class ResponseParser(StreamingParser):
         if state == 0:
             busy = "<" in text or "[" in text
         else:
-            busy = "<" in text
-        if not self._fast or not text or self._buffer:
-            return self._feed_scanning(text)
-        if busy and _RE_DELIMITER_STARTS.search(text) is not None:
+            busy = "<" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
+        if not self._fast or not text or self._buffer or busy:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         body = self._body

@@ -2007,6 +2007,8 @@ _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_OUTSIDE_RUN_BREAK: re.Pattern[str]
 _RE_OUTSIDE_RUN_FOREIGN: re.Pattern[str]
 _RE_OUTSIDE_LAST_INERT: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
@@ -2014,7 +2016,8 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
     global _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_RUN_BREAK
-    global _RE_OUTSIDE_RUN_FOREIGN, _RE_OUTSIDE_LAST_INERT, _RE_START_ANCHOR
+    global _RE_OUTSIDE_RUN_FOREIGN, _RE_OUTSIDE_LAST_INERT
+    global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2048,6 +2051,8 @@ def _compile_patterns() -> None:
         ".*[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]",
         re.DOTALL,
     )
+    _RE_IN_REASONING_CONTENT_STARTS = re.compile("\\[(?:[/]|\\Z)", re.DOTALL)
+    _RE_IN_TOOL_CALLS_STARTS = re.compile("<(?:[/]|\\Z)|\\[(?:[T]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile("\\[/TOOL_RESULTS\\]|\\[/INST\\]", re.DOTALL)
 
 

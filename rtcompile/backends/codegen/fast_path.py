@@ -46,15 +46,9 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         else:
             _assign_busy(out, busy)
             guards.append("busy")
-        starts = _delimiter_start_pattern(parts, plan) if len(guards) > 1 else None
-        if starts is not None:
-            # The test on first characters gets a second look: is one followed by a second character
-            # a delimiter can have, or does it end the text?
-            first = f"({guards[-1]})" if " or " in guards[-1] else guards[-1]
-            guards[-1] = f"{first} and {starts}.search(text) is not None"
         # One test if it fits on a line; else the delimiter test gets an `if` of its own.
         one = f"{INDENT * 2}if {' or '.join(guards)}:"
-        fits = width(one) <= LINE_LENGTH and starts is None
+        fits = width(one) <= LINE_LENGTH and " and " not in guards[-1]
         for guard in [" or ".join(guards)] if fits else guards:
             with out.block(f"if {guard}:"):
                 out.line("return self._feed_scanning(text)")
@@ -110,6 +104,7 @@ def _extend_pending_run(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, s
 
 def _busy_tests(parts: ModuleParts, plan: ParserPlan) -> dict[str, list[int]]:
     """Per distinct test ("text may hold a delimiter start"), the states it applies to, in state order."""
+    second_looks = _second_looks(parts, plan)
     tests: dict[str, list[int]] = {}
     for state in plan.states:
         starts = state.delimiter_starts
@@ -119,6 +114,13 @@ def _busy_tests(parts: ModuleParts, plan: ParserPlan) -> dict[str, list[int]]:
             test = "False"  # nothing to watch
         else:
             test = _may_start_delimiter(parts, starts, plan, state.index)
+            second = second_looks.get(state.index)
+            if second is not None:
+                first = f"({test})" if " or " in test else test
+                looked = f"{first} and {second}.search(text) is not None"
+                # (on a line of its own: the `busy = ...` of a chain, or an `if` of the feed)
+                if width(f"{INDENT * 3}busy = {looked}") <= LINE_LENGTH:
+                    test = looked
         tests.setdefault(test, []).append(state.index)
     return tests
 
@@ -146,31 +148,43 @@ def _may_start_delimiter(parts: ModuleParts, chars: frozenset[int], plan: Parser
     return f"{pattern}.search(text) is not None"
 
 
-def _delimiter_start_pattern(parts: ModuleParts, plan: ParserPlan) -> str | None:
-    """A pattern finding where a delimiter of any state may start, looking at two characters where
-    every delimiter with that first character is a literal of two or more: "<" followed by one of
-    "/", "t", "|", or "<" ending the text (the rest may follow). Code full of "<" (`a < b`, `<div>`)
-    then stays on the fast path in a template whose delimiters begin "<|" or "</". The union over
-    all states is exact (a start of another state's delimiter only sends text to be scanned);
-    None where no state's first characters can be narrowed, or some state has no fast path."""
-    if any(state.delimiter_starts is None for state in plan.states):
-        return None
-    seconds: dict[str, set[str] | None] = {}  # None: any character may follow
+def _second_looks(parts: ModuleParts, plan: ParserPlan) -> dict[int, str]:
+    """Per state, a pattern giving its first characters a second look, where every delimiter of the
+    state starting with one is a literal of two or more characters: "<" followed by one of "/", "t",
+    "|", or "<" ending the text (the rest may follow). Code full of "<" (`a < b`, `<div>`) then
+    stays on the fast path in a state whose delimiters begin "<|" or "</". States that need the
+    same pattern share it."""
+    sources: dict[int, str] = {}
     for state in plan.states:
-        for watch in state.watches:
-            literals = watch.delimiter.literals
-            first_chars = delimiter_first_chars(watch.delimiter) or frozenset()
-            for first in map(chr, sorted(first_chars)):
-                if literals is None or any(len(lit) < 2 for lit in literals if lit[0] == first):
-                    seconds[first] = None
-                    continue
-                known = seconds.setdefault(first, set())
-                if known is not None:
-                    known.update(lit[1] for lit in literals if lit[0] == first)
+        if state.delimiter_starts:
+            source = _second_look_source(state)
+            if source is not None:
+                sources[state.index] = source
+    names: dict[str, str] = {}
+    for index, source in sources.items():
+        if source not in names:
+            shared = list(sources.values()).count(source) > 1
+            hint = "delimiter starts" if shared else f"{state_hint(plan.states[index], plan.template)} starts"
+            names[source] = parts.pattern(hint, source)
+    return {index: names[source] for index, source in sources.items()}
+
+
+def _second_look_source(state: ParserState) -> str | None:
+    """The second-look pattern of `state` (see `_second_looks`), or None if no first character of it
+    can be narrowed."""
+    seconds: dict[str, set[str] | None] = {}  # None: any character may follow
+    for watch in state.watches:
+        literals = watch.delimiter.literals
+        for first in map(chr, sorted(delimiter_first_chars(watch.delimiter) or ())):
+            if literals is None or any(len(lit) < 2 for lit in literals if lit[0] == first):
+                seconds[first] = None
+                continue
+            known = seconds.setdefault(first, set())
+            if known is not None:
+                known.update(lit[1] for lit in literals if lit[0] == first)
     if all(nexts is None for nexts in seconds.values()):
         return None
-    alternatives = [
+    return "|".join(
         re.escape(first) if nexts is None else f"{re.escape(first)}(?:[{''.join(map(re.escape, sorted(nexts)))}]|\\Z)"
         for first, nexts in sorted(seconds.items())
-    ]
-    return parts.pattern("delimiter starts", "|".join(alternatives))
+    )
