@@ -1961,13 +1961,12 @@ class ChatCompletionChunks:
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
-_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_IN_TOOL_CALLS_PENDING
-    global _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
+    global _RE_START_ANCHOR
     _RE_TOOL_CALLS_OPEN = re.compile(
         "<call name=(?P<name>[^\\u0009-\\u000d >\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)>",
         re.DOTALL,
@@ -1979,7 +1978,6 @@ def _compile_patterns() -> None:
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "<(?:/(?:c(?:a(?:l(?:l)?)?)?)?)?\\Z", re.DOTALL
     )
-    _RE_IN_TOOL_CALLS_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile("<\\|start\\|>assistant", re.DOTALL)
 
 
@@ -2113,12 +2111,7 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        state = self._state
-        if state == 0:
-            busy = "<" in text
-        else:
-            busy = "<" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
-        if not self._fast or not text or self._buffer or busy:
+        if not self._fast or not text or self._buffer or "<" in text:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         body = self._body

@@ -104,16 +104,20 @@ def _extend_pending_run(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, s
 
 def _busy_tests(parts: ModuleParts, plan: ParserPlan) -> dict[str, list[int]]:
     """Per distinct test ("text may hold a delimiter start"), the states it applies to, in state order."""
-    second_looks = _second_looks(parts, plan)
-    tests: dict[str, list[int]] = {}
+    first_looks: dict[int, str] = {}
     for state in plan.states:
         starts = state.delimiter_starts
         if starts is None:
-            test = "True"  # no fast path in this state
+            first_looks[state.index] = "True"  # no fast path in this state
         elif not starts:
-            test = "False"  # nothing to watch
+            first_looks[state.index] = "False"  # nothing to watch
         else:
-            test = _may_start_delimiter(parts, starts, plan, state.index)
+            first_looks[state.index] = _may_start_delimiter(parts, starts, plan, state.index)
+    second_looks = _second_looks(parts, plan, alike=len(set(first_looks.values())) == 1)
+    tests: dict[str, list[int]] = {}
+    for state in plan.states:
+        test = first_looks[state.index]
+        if test not in ("True", "False"):
             second = second_looks.get(state.index)
             if second is not None:
                 first = f"({test})" if " or " in test else test
@@ -148,18 +152,21 @@ def _may_start_delimiter(parts: ModuleParts, chars: frozenset[int], plan: Parser
     return f"{pattern}.search(text) is not None"
 
 
-def _second_looks(parts: ModuleParts, plan: ParserPlan) -> dict[int, str]:
+def _second_looks(parts: ModuleParts, plan: ParserPlan, *, alike: bool) -> dict[int, str]:
     """Per state, a pattern giving its first characters a second look, where every delimiter of the
     state starting with one is a literal of two or more characters: "<" followed by one of "/", "t",
     "|", or "<" ending the text (the rest may follow). Code full of "<" (`a < b`, `<div>`) then
     stays on the fast path in a state whose delimiters begin "<|" or "</". States that need the
-    same pattern share it."""
+    same pattern share it. When every state has the same first-character test (`alike`), they all
+    get the union of their patterns: exact too (another state's start only sends text to be
+    scanned), and the feed keeps one test for every state instead of a chain by state."""
+    looking = [state for state in plan.states if state.delimiter_starts]
+    groups = [looking] if alike else [[state] for state in looking]
     sources: dict[int, str] = {}
-    for state in plan.states:
-        if state.delimiter_starts:
-            source = _second_look_source(state)
-            if source is not None:
-                sources[state.index] = source
+    for group in groups:
+        source = _second_look_source(group)
+        if source is not None:
+            sources.update((state.index, source) for state in group)
     names: dict[str, str] = {}
     for index, source in sources.items():
         if source not in names:
@@ -169,11 +176,11 @@ def _second_looks(parts: ModuleParts, plan: ParserPlan) -> dict[int, str]:
     return {index: names[source] for index, source in sources.items()}
 
 
-def _second_look_source(state: ParserState) -> str | None:
-    """The second-look pattern of `state` (see `_second_looks`), or None if no first character of it
-    can be narrowed."""
+def _second_look_source(states: list[ParserState]) -> str | None:
+    """The second-look pattern of `states` together (see `_second_looks`), or None if no first
+    character of theirs can be narrowed."""
     seconds: dict[str, set[str] | None] = {}  # None: any character may follow
-    for watch in state.watches:
+    for watch in (watch for state in states for watch in state.watches):
         literals = watch.delimiter.literals
         for first in map(chr, sorted(delimiter_first_chars(watch.delimiter) or ())):
             if literals is None or any(len(lit) < 2 for lit in literals if lit[0] == first):
