@@ -25,6 +25,7 @@ from transformers.utils.chat_parsing import parse_response as reference_parse
 
 import rtcompile
 from rtcompile.frontend.errors import TemplateWarning
+from tests.bundled import template_file, template_of
 from tests.compiled import compiled_module
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,16 +51,6 @@ EXPECTED_WARNINGS = {
     # ... and `(?P<value>.*?)(...)?</[^>\s]+>` on a long run of `</`.
     "minimax_m3": "backtrack polynomially (2 overlapping",
 }
-
-
-def template_file(model: str) -> Path:
-    return TEMPLATES / f"{model}.json"
-
-
-def template_of(model: str) -> dict[str, Any]:
-    document = json.loads(template_file(model).read_text(encoding="utf-8"))
-    template: dict[str, Any] = document["response_template"]
-    return template
 
 
 @cache

@@ -21,16 +21,12 @@ from typing import Any
 import pytest
 
 from rtcompile.tooling.observe import Raised, agrees_with_reference, identical
+from tests.bundled import template_of
 from tests.compiled import compiled_engine
 from tests.differential import interpreter_engine, observe, reference_engine
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = sorted(p.stem for p in (ROOT / "templates").glob("*.json"))
-
-
-def template_of(model: str) -> dict[str, Any]:
-    document = json.loads((ROOT / "templates" / f"{model}.json").read_text(encoding="utf-8"))
-    return dict(document["response_template"])
 
 
 def cases_of(model: str) -> list[dict[str, Any]]:

@@ -7,8 +7,6 @@ pending text (a few characters), so each feed costs the same whatever came befor
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,14 +15,9 @@ from transformers.utils.chat_parsing.response_templates import load_response_tem
 
 import rtcompile
 from rtcompile.tooling.observe import agrees_with_reference, identical
+from tests.bundled import template_of
 from tests.compiled import compiled_engine, compiled_module
 from tests.differential import interpreter_engine, observe, one_shot, reference_engine, two_way_splits
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def template_of(model: str) -> dict[str, Any]:
-    return dict(json.loads((ROOT / "templates" / f"{model}.json").read_text(encoding="utf-8"))["response_template"])
 
 
 def parsers(model: str) -> list[Any]:

@@ -21,9 +21,10 @@ from rtcompile.backends.interpreter import ResponseParser
 from rtcompile.openai_roles import openai_roles
 from rtcompile.runtime.openai import OpenAIRoles, call_id_factory, to_openai
 from rtcompile.runtime.openai_stream import ChatCompletionChunks, DeltaStream, chat_completion_chunk
+from tests.bundled import template_of
 from tests.compiled import compiled_module
 from tests.strategies import TOOLS, chunkings, prefixes, streams, templates
-from tests.test_bundled_templates import MODELS, cases_of, loaded, template_of
+from tests.test_bundled_templates import MODELS, cases_of, loaded
 
 MESSAGE_CASES = [(model, case) for model in MODELS for case in cases_of(model) if "error" not in case["expected"]]
 CASE_IDS = [f"{model}/{case['name']}" for model, case in MESSAGE_CASES]

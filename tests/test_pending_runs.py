@@ -6,9 +6,7 @@ chunking, in particular chunks inside words, words cut anywhere, and runs that t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +15,7 @@ from hypothesis import strategies as st
 import rtcompile
 from rtcompile.plan import plan_parser
 from rtcompile.tooling.observe import agrees_with_reference, identical
+from tests.bundled import template_of
 from tests.compiled import compiled_engine, compiled_module
 from tests.differential import interpreter_engine, observe, reference_engine
 from tests.strategies import chunkings
@@ -37,11 +36,6 @@ CALLS = {
         "content": {"close": "<|end|>"},
     },
 }
-
-
-def template_of(model: str) -> dict[str, Any]:
-    source = json.loads((ROOT / "templates" / f"{model}.json").read_text(encoding="utf-8"))
-    return dict(source["response_template"])
 
 
 TEMPLATES = {"mistral_v11": template_of("mistral_v11"), "magistral": template_of("magistral"), "calls": CALLS}

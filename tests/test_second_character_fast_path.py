@@ -7,7 +7,6 @@ and second character, and near misses like "<t" and "</" that are not delimiters
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -17,18 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rtcompile.tooling.observe import agrees_with_reference, identical
+from tests.bundled import template_of
 from tests.compiled import compiled_engine, compiled_module
 from tests.differential import interpreter_engine, observe, reference_engine
 from tests.strategies import chunkings
 
-ROOT = Path(__file__).resolve().parents[1]
 MODELS = ["qwen3", "smollm3", "lfm2", "granite4", "minimax_m2", "hermes2_pro", "gpt_oss", "granite3"]
 NEAR_MISSES = ["<", "</", "<t", "<th", "<|", "|", "a < b", "<div>", "</div>", "x<", "<\n", "a", " ", "{", "}"]
-
-
-def template_of(model: str) -> dict[str, Any]:
-    source = json.loads((ROOT / "templates" / f"{model}.json").read_text(encoding="utf-8"))
-    return dict(source["response_template"])
 
 
 def delimiters_of(template: dict[str, Any]) -> list[str]:
