@@ -2084,8 +2084,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             best, best_start, best_end = rank, start, end
 
     # fields.tool_calls.open_pattern
-    if buf.find("<｜tool▁call▁begin｜>function<｜tool▁sep｜>", pos) < 0:
-        m = None  # every match contains '<｜tool▁call▁begin｜>function<｜tool▁sep｜>'
+    at = buf.find("<｜tool▁call▁begin｜>function<｜tool▁sep｜>", pos)
+    if at < 0 or buf.find("\n```json", at + 39) < 0:
+        m = None  # every match contains '<｜tool▁call▁begin｜>function<｜tool▁sep｜>' then '\n```json'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:
@@ -2143,8 +2144,9 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close_pattern
     n = len(buf)
     hold = n
-    if buf.find("<｜tool▁call▁end｜>", pos) < 0:
-        m = None  # every match contains '<｜tool▁call▁end｜>'
+    at = buf.find("```", pos)
+    if at < 0 or buf.find("<｜tool▁call▁end｜>", at + 3) < 0:
+        m = None  # every match contains '```' then '<｜tool▁call▁end｜>'
         if not eos:
             live = _RE_TOOL_CALLS_CLOSE_PARTIAL.search(buf, pos)
             if live is not None:

@@ -2078,8 +2078,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             best, best_start, best_end = rank, start, end
 
     # fields.tool_calls.open_pattern
-    if buf.find("<｜tool▁call▁begin｜>", pos) < 0:
-        m = None  # every match contains '<｜tool▁call▁begin｜>'
+    at = buf.find("<｜tool▁call▁begin｜>", pos)
+    if at < 0 or buf.find("<｜tool▁sep｜>", at + 19) < 0:
+        m = None  # every match contains '<｜tool▁call▁begin｜>' then '<｜tool▁sep｜>'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:

@@ -2104,8 +2104,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             best, best_start, best_end = rank, start, end
 
     # fields.tool_calls.open_pattern
-    if buf.find("<｜DSML｜invoke", pos) < 0:
-        m = None  # every match contains '<｜DSML｜invoke'
+    at = buf.find("<｜DSML｜invoke", pos)
+    if at < 0 or buf.find('name="', at + 13) < 0:
+        m = None  # every match contains '<｜DSML｜invoke' then 'name="'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:

@@ -2112,8 +2112,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             best, best_start, best_end = rank, start, end
 
     # fields.tool_calls.open_pattern
-    if buf.find("to=functions.", pos) < 0:
-        m = None  # every match contains 'to=functions.'
+    at = buf.find("to=functions.", pos)
+    if at < 0 or buf.find("<|message|>", at + 13) < 0:
+        m = None  # every match contains 'to=functions.' then '<|message|>'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:

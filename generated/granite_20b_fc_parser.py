@@ -2089,8 +2089,11 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             best, best_start, best_end = rank, start, end
 
     # fields.tool_calls.open_pattern
-    if buf.find('"arguments":', pos) < 0:
-        m = None  # every match contains '"arguments":'
+    at = buf.find('"name":', pos)
+    if at >= 0:
+        at = buf.find('",', at + 7)
+    if at < 0 or buf.find('"arguments":', at + 2) < 0:
+        m = None  # every match contains '"name":' then '",' then '"arguments":'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:

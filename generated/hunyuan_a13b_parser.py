@@ -2082,8 +2082,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             best, best_start, best_end = rank, start, end
 
     # fields.tool_calls.open_pattern
-    if buf.find("<tool_call>", pos) < 0:
-        m = None  # every match contains '<tool_call>'
+    at = buf.find("<tool_call>", pos)
+    if at < 0 or buf.find("\n```json\n", at + 11) < 0:
+        m = None  # every match contains '<tool_call>' then '\n```json\n'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:

@@ -2070,8 +2070,11 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             best, best_start, best_end = rank, start, end
 
     # fields.tool_calls.open_pattern
-    if buf.find("<|action_start|>", pos) < 0:
-        m = None  # every match contains '<|action_start|>'
+    at = buf.find("<|action_start|>", pos)
+    if at >= 0:
+        at = buf.find("<|plugin|>", at + 16)
+    if at < 0 or buf.find('"name":', at + 10) < 0:
+        m = None  # every match contains '<|action_start|>' then '<|plugin|>' then '"name":'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:

@@ -2093,8 +2093,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             best, best_start, best_end = rank, start, end
 
     # fields.tool_calls.open_pattern
-    if buf.find("<|tool_call_argument_begin|>", pos) < 0:
-        m = None  # every match contains '<|tool_call_argument_begin|>'
+    at = buf.find("<|tool_call_begin|>", pos)
+    if at < 0 or buf.find("<|tool_call_argument_begin|>", at + 19) < 0:
+        m = None  # every match contains '<|tool_call_begin|>' then '<|tool_call_argument_begin|>'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:

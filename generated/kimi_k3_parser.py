@@ -2115,8 +2115,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             best, best_start, best_end = rank, start, end
 
     # fields.tool_calls.open_pattern
-    if buf.find('<|open|>call tool="', pos) < 0:
-        m = None  # every match contains '<|open|>call tool="'
+    at = buf.find('<|open|>call tool="', pos)
+    if at < 0 or buf.find("<|sep|>", at + 19) < 0:
+        m = None  # every match contains '<|open|>call tool="' then '<|sep|>'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:

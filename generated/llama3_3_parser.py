@@ -2048,8 +2048,11 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             best, best_start, best_end = rank, start, end
 
     # fields.tool_calls.open_pattern
-    if buf.find('"name":', pos) < 0:
-        m = None  # every match contains '"name":'
+    at = buf.find('"name":', pos)
+    if at >= 0:
+        at = buf.find('",', at + 7)
+    if at < 0 or buf.find('":', at + 2) < 0:
+        m = None  # every match contains '"name":' then '",' then '":'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:

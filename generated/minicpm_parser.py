@@ -2148,8 +2148,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
                 hold = m.start()
 
     # fields.tool_calls.open_pattern
-    if buf.find("<|tool_call_start|>", pos) < 0:
-        m = None  # every match contains '<|tool_call_start|>'
+    at = buf.find("<|tool_call_start|>", pos)
+    if at < 0 or buf.find("```python\n", at + 19) < 0:
+        m = None  # every match contains '<|tool_call_start|>' then '```python\n'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:

@@ -2093,8 +2093,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             best, best_start, best_end = rank, start, end
 
     # fields.tool_calls.open_pattern
-    if buf.find('<invoke name="', pos) < 0:
-        m = None  # every match contains '<invoke name="'
+    at = buf.find('<invoke name="', pos)
+    if at < 0 or buf.find('">', at + 14) < 0:
+        m = None  # every match contains '<invoke name="' then '">'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:

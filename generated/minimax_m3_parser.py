@@ -2109,8 +2109,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             best, best_start, best_end = rank, start, end
 
     # fields.tool_calls.open_pattern
-    if buf.find(']<]minimax[>[<invoke name="', pos) < 0:
-        m = None  # every match contains ']<]minimax[>[<invoke name="'
+    at = buf.find(']<]minimax[>[<invoke name="', pos)
+    if at < 0 or buf.find('">', at + 27) < 0:
+        m = None  # every match contains ']<]minimax[>[<invoke name="' then '">'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:

@@ -2090,8 +2090,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             best, best_start, best_end = rank, start, end
 
     # fields.tool_calls.open_pattern
-    if buf.find("<tool_call>", pos) < 0:
-        m = None  # every match contains '<tool_call>'
+    at = buf.find("<tool_call>", pos)
+    if at < 0 or buf.find("<function=", at + 11) < 0:
+        m = None  # every match contains '<tool_call>' then '<function='
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:
@@ -2149,8 +2150,9 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close_pattern
     n = len(buf)
     hold = n
-    if buf.find("</tool_call>", pos) < 0:
-        m = None  # every match contains '</tool_call>'
+    at = buf.find("</function>", pos)
+    if at < 0 or buf.find("</tool_call>", at + 11) < 0:
+        m = None  # every match contains '</function>' then '</tool_call>'
         if not eos:
             live = _RE_TOOL_CALLS_CLOSE_PARTIAL.search(buf, pos)
             if live is not None:

@@ -12,7 +12,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from rtcompile.ir import Delimiter
-from rtcompile.regex.analysis import nested_unbounded_repeat, optional_group_names, portability_concerns
+from rtcompile.regex.analysis import (
+    nested_unbounded_repeat,
+    optional_group_names,
+    portability_concerns,
+    required_literals,
+)
 from rtcompile.regex.ast import walk
 from rtcompile.regex.first_chars import delimiter_first_chars, starts_at_buffer_start
 from rtcompile.regex.parser import parse_regex
@@ -77,6 +82,66 @@ def test_first_chars_hold_every_match_and_partial_match_start(pattern: str, data
             match = compiled.search(text, pos, partial=True)
             if match is not None and pos <= match.start() < len(text):
                 assert ord(text[match.start()]) in first, (text, pos, match)
+
+
+def _contains_in_order(text: str, strings: tuple[str, ...]) -> bool:
+    at = 0
+    for string in strings:
+        found = text.find(string, at)
+        if found < 0:
+            return False
+        at = found + len(string)
+    return True
+
+
+WORDS = ["ab", "<|m|>", "to=", "b<"]
+# Items that consume known text, items that may consume nothing, and items that consume varying text.
+ITEMS = st.one_of(
+    st.sampled_from(WORDS).map(regex.escape),
+    st.sampled_from(["(?:ab)?", "(?:to=|b)", "[a-c]*", "[^<]+", "(?P<n>[b-t]+)", "\\s*", "(?=ab)", "\\b", "(?i:ab)"]),
+    patterns(depth=1),
+)
+
+
+@ANALYSIS
+@given(items=st.lists(ITEMS, min_size=1, max_size=6), seed=st.integers(0, 2**32), data=st.data())
+def test_required_literals_are_in_every_match_in_order(items: list[str], seed: int, data: st.DataObject) -> None:
+    pattern = "".join(items)
+    compiled = compiled_or_skip(pattern)
+    required = required_literals(parse_regex(pattern).root)
+    # Texts the pattern matches (drawn from its tree), then the same with other text around and between.
+    examples = delimiter_examples(pattern, random.Random(seed), count=6)
+    assume(examples)
+    piece = st.one_of(st.sampled_from([*examples, *WORDS, " ", "c"]), texts_for(pattern))
+    texts = [*examples, *data.draw(st.lists(st.lists(piece, max_size=6).map("".join), max_size=3))]
+    for text in texts:
+        for match in compiled.finditer(text, overlapped=True):
+            assert _contains_in_order(match.group(), required), (text, match, required)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "required"),
+    [
+        # gpt-oss's tool-call open: the name and the optional parts break the runs
+        (
+            "(?:<\\|channel\\|>commentary\\s+)?to=functions\\.(?P<name>[^\\s<]+)(?:\\s*<\\|channel\\|>commentary)?"
+            "[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>",
+            ("to=functions.", "<|message|>"),
+        ),
+        ('\\{"name": "(?P<name>[^"]+)", "arguments": ', ('{"name": "', '", "arguments": ')),
+        ("a(?:b|c)d", ()),  # single characters are no filter worth a search
+        ("a(b)c", ("abc",)),  # capture groups too
+        ("(?:ab)cd", ("abcd",)),  # groups are opened up
+        ("(?i)abc", ()),  # case-insensitive text is not plain
+        ("(?=abc)abd", ("abd",)),  # a lookahead consumes nothing
+        ("ab\\bcd", ("ab", "cd")),  # nor does a word boundary, which splits the run
+        ("ab(?:x|y)cd(?:z)?ef+gh", ("ab", "cd", "gh")),
+        ("a.bbb.cc.dddd.eeeee", ("bbb", "dddd", "eeeee")),  # the three longest, in order
+        ("", ()),
+    ],
+)
+def test_required_literals(pattern: str, required: tuple[str, ...]) -> None:
+    assert required_literals(parse_regex(pattern).root) == required
 
 
 ANCHORS = st.sampled_from(["^", "\\A", "(?:^|\\A)", "(?:\\Aa|^b)", "(\\A)", "(?m)^", ""])

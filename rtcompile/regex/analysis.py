@@ -109,19 +109,29 @@ def portability_concerns(root: Node) -> list[str]:
     return [name for name, present in checks if present]
 
 
-def required_literal(root: Node) -> str:
-    """A string every match contains (in the text it consumes), or "": the longest run of plain,
-    case-sensitive characters that the pattern's top-level sequence always consumes. A scanner
-    that does not find it after the search position knows there is no complete match there, without
-    running a search that can cost the square of the text (`[^\\s]+\\[ARGS\\]` on a long run of letters)."""
-    best, run = "", ""
-    for item in _top_level_sequence(root):
-        if isinstance(item, Chars) and item.kind == "literal" and not item.ignore_case and item.literal is not None:
-            run += chr(item.literal)
-            best = max(best, run, key=len)
-        else:
-            run = ""
-    return best
+# More strings than this to check would cost more than the search they spare.
+_MAX_REQUIRED_LITERALS = 3
+
+
+def required_literals(root: Node) -> tuple[str, ...]:
+    """Strings every match contains, in this order and without overlap (in the text it consumes): the
+    runs of two or more plain, case-sensitive characters that the pattern's top-level sequence always
+    consumes (at most three: the longest, kept in order). A scanner that does not find them in turn
+    after the search position knows there is no complete match there, without running a search that
+    can cost the square of the text (`[^\\s]+\\[ARGS\\]` on a long run of letters, or gpt-oss's
+    open pattern while its `<|message|>` has yet to arrive)."""
+    runs: list[str] = []
+    run = ""
+    for item in [*_top_level_sequence(root), None]:
+        char = None if item is None else _plain_char(item)
+        if char is not None:
+            run += char
+            continue
+        if len(run) > 1:
+            runs.append(run)
+        run = ""
+    longest = sorted(range(len(runs)), key=lambda i: -len(runs[i]))[:_MAX_REQUIRED_LITERALS]
+    return tuple(runs[i] for i in sorted(longest))
 
 
 # More strings than this to look for would cost more than the search they spare.

@@ -24,7 +24,7 @@ from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.frontend.errors import format_path
 from rtcompile.ir import Template
 from rtcompile.plan import ParserState, Watch
-from rtcompile.regex.analysis import required_literal, start_literals
+from rtcompile.regex.analysis import required_literals, start_literals
 from rtcompile.regex.first_chars import char_class, starts_at_buffer_start
 from rtcompile.regex.parser import parse_regex
 
@@ -320,11 +320,11 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
         branch = "elif"
     # Without a string every match contains there is no complete match: only the partial one is
     # looked for, where `re`'s search could cost the square of a long pending run (`[^\s]+\[ARGS\]`).
-    required = required_literal(parse_regex(watch.delimiter.pattern).root)
-    if len(required) > 1:
+    required = required_literals(parse_regex(watch.delimiter.pattern).root)
+    if required:
         # str.find on the whole rest is one fast C search (no partial match to rule out here)
-        with out.block(f"{branch} buf.find({literal(required)}, pos) < 0:"):
-            out.line(f"m = None  # every match contains {_comment_text(required)}")
+        with out.block(f"{branch} {_absent_in_order(out, required)}:"):
+            out.line(f"m = None  # every match contains {_in_order_text(required)}")
             with out.block("if not eos:"):
                 out.line(f"live = {prefix}.search(buf, pos)")
                 with out.block("if live is not None:"):
@@ -396,6 +396,23 @@ def _find(parts: ModuleParts, needle: str, length: int | None) -> str:
     parts.need("scanning", "LONG_SCAN")
     parts.need("scanning", "find_literal")
     return f"buf.find({needle}, pos) if n - pos < LONG_SCAN else find_literal(buf, {needle}, pos)"
+
+
+def _absent_in_order(out: CodeWriter, required: tuple[str, ...]) -> str:
+    """The condition that `required` does not occur in turn from `pos` (each after the one before),
+    writing the finds it needs before the last one: no complete match can start at `pos` then."""
+    if len(required) == 1:
+        return f"buf.find({literal(required[0])}, pos) < 0"
+    out.line(f"at = buf.find({literal(required[0])}, pos)")
+    for before, string in zip(required[:-2], required[1:-1], strict=True):
+        with out.block("if at >= 0:"):
+            out.line(f"at = buf.find({literal(string)}, at + {len(before)})")
+    last = required[-1]
+    return f"at < 0 or buf.find({literal(last)}, at + {len(required[-2])}) < 0"
+
+
+def _in_order_text(required: tuple[str, ...]) -> str:
+    return " then ".join(map(_comment_text, required))
 
 
 def _comment_text(text: str) -> str:
