@@ -2009,14 +2009,15 @@ _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
-_RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
+_RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE
-    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_IN_REASONING_CONTENT_STARTS
+    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_DELIMITER_STARTS, _RE_IN_TOOL_CALLS_STARTS
     global _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
@@ -2045,7 +2046,11 @@ def _compile_patterns() -> None:
         "(?:\\Z|\\}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|\\](?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tools\\Z|<\\|tools_(?:\\Z|s\\Z|su\\Z|suf\\Z|suff\\Z|suffi\\Z|suffix\\Z|suffix\\|\\Z))))))",
         re.DOTALL,
     )
-    _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
+    _RE_DELIMITER_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
+    _RE_IN_TOOL_CALLS_STARTS = re.compile(
+        "\\}(?:[\\u0009-\\u000d \\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)",
+        re.DOTALL,
+    )
     _RE_START_ANCHOR = re.compile(
         "<\\|assistant_start\\|>|<\\|tools_suffix\\|>\\[.*\\](?=\\n?\\Z)", re.DOTALL
     )
@@ -2240,9 +2245,9 @@ class ResponseParser(StreamingParser):
         """Add model text; returns the events it completes."""
         state = self._state
         if state in (0, 1):
-            busy = "<" in text
+            busy = "<" in text and _RE_DELIMITER_STARTS.search(text) is not None
         else:
-            busy = "}" in text
+            busy = "}" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
         if not self._fast or not text or self._buffer or busy:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.

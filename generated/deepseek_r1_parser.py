@@ -2019,15 +2019,17 @@ _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
+_RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE
-    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_IN_REASONING_CONTENT_STARTS
-    global _RE_START_ANCHOR
+    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS
+    global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2054,7 +2056,9 @@ def _compile_patterns() -> None:
         "(?:\\Z|`\\Z|``\\Z|```(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all\\u2581\\Z|all\\u2581e\\Z|all\\u2581en\\Z|all\\u2581end\\Z|all\\u2581end\\uff5c\\Z))))",
         re.DOTALL,
     )
+    _RE_OUTSIDE_STARTS = re.compile("<(?:[t｜]|\\Z)", re.DOTALL)
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
+    _RE_IN_TOOL_CALLS_STARTS = re.compile("`(?:[`]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile(
         "<\\uff5ctool\\u2581outputs\\u2581end\\uff5c>|<\\uff5ctool\\u2581output\\u2581end\\uff5c>|<\\uff5cAssistant\\uff5c>",
         re.DOTALL,
@@ -2251,10 +2255,12 @@ class ResponseParser(StreamingParser):
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
         state = self._state
-        if state in (0, 1):
+        if state == 0:
+            busy = "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None
+        elif state == 1:
             busy = "<" in text
         else:
-            busy = "`" in text
+            busy = "`" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
         if not self._fast or not text or self._buffer or busy:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.

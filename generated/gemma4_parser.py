@@ -2138,13 +2138,14 @@ _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
+_RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
-    global _RE_IN_TOOL_CALLS_PENDING, _RE_START_ANCHOR
+    global _RE_IN_TOOL_CALLS_PENDING, _RE_DELIMITER_STARTS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2166,6 +2167,7 @@ def _compile_patterns() -> None:
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "<(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:\\|)?)?)?)?)?)?)?)?)?)?\\Z", re.DOTALL
     )
+    _RE_DELIMITER_STARTS = re.compile("<(?:[cet\\|]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile("<tool_response\\|>|<\\|turn>model\\u000a", re.DOTALL)
 
 
@@ -2354,7 +2356,9 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        if not self._fast or not text or self._buffer or "<" in text:
+        if not self._fast or not text or self._buffer:
+            return self._feed_scanning(text)
+        if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         body = self._body

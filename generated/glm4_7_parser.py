@@ -2027,6 +2027,7 @@ _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
+_RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_TOOL_CALLS_TAGS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
@@ -2034,7 +2035,8 @@ _RE_START_ANCHOR: re.Pattern[str]
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
-    global _RE_IN_TOOL_CALLS_PENDING, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    global _RE_IN_TOOL_CALLS_PENDING, _RE_DELIMITER_STARTS, _RE_TOOL_CALLS_TAGS
+    global _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2056,6 +2058,7 @@ def _compile_patterns() -> None:
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?\\Z", re.DOTALL
     )
+    _RE_DELIMITER_STARTS = re.compile("<(?:[/t\\|]|\\Z)", re.DOTALL)
     _RE_TOOL_CALLS_TAGS = re.compile(
         "<arg_key>(?P<key>.*?)</arg_key>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<arg_value>(?P<value>[^<]*(?:(?!</arg_value>)<[^<]*)*)</arg_value>",
         re.DOTALL,
@@ -2248,7 +2251,9 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        if not self._fast or not text or self._buffer or "<" in text:
+        if not self._fast or not text or self._buffer:
+            return self._feed_scanning(text)
+        if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         body = self._body

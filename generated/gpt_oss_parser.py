@@ -2048,6 +2048,7 @@ _RE_IN_THINKING_PENDING: re.Pattern[str]
 _RE_IN_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
+_RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
@@ -2055,8 +2056,8 @@ _RE_START_ANCHOR: re.Pattern[str]
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_THINKING_PENDING, _RE_IN_CONTENT_LITERALS
-    global _RE_IN_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_DELIMITER_STARTS
-    global _RE_START_ANCHOR
+    global _RE_IN_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_STARTS
+    global _RE_DELIMITER_STARTS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2085,6 +2086,7 @@ def _compile_patterns() -> None:
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "<(?:\\|(?:c(?:a(?:l(?:l(?:\\|)?)?)?)?)?)?\\Z", re.DOTALL
     )
+    _RE_OUTSIDE_STARTS = re.compile("<(?:[\\|]|\\Z)|t(?:[o]|\\Z)", re.DOTALL)
     _RE_DELIMITER_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile("<\\|start\\|>assistant", re.DOTALL)
 

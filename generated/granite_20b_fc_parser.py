@@ -2033,13 +2033,14 @@ _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
+_RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL
-    global _RE_START_ANCHOR
+    global _RE_OUTSIDE_STARTS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2061,6 +2062,10 @@ def _compile_patterns() -> None:
     )
     _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
         "(?:\\Z|\\}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n_\\Z|n_c\\Z|n_ca\\Z|n_cal\\Z|n_call\\Z))|(?:\\Z|<\\Z|<\\|\\Z|<\\|e\\Z|<\\|en\\Z|<\\|end\\Z|<\\|endo\\Z|<\\|endof\\Z|<\\|endoft(?:\\Z|e\\Z|ex\\Z|ext\\Z|ext\\|\\Z)))))",
+        re.DOTALL,
+    )
+    _RE_OUTSIDE_STARTS = re.compile(
+        '<(?:[f\\|]|\\Z)|\\{(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)',
         re.DOTALL,
     )
     _RE_START_ANCHOR = re.compile("\\u000aASSISTANT: ", re.DOTALL)

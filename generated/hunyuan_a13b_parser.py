@@ -2015,6 +2015,7 @@ _RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
+_RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
@@ -2024,8 +2025,8 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_LITERALS
-    global _RE_IN_TOOL_CALLS_PENDING, _RE_IN_REASONING_CONTENT_STARTS
-    global _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
+    global _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_STARTS
+    global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2054,6 +2055,7 @@ def _compile_patterns() -> None:
         "\\\n(?:`(?:`(?:`(?:(?:\\\n(?:<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?)?|<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?))?)?)?)?\\Z",
         re.DOTALL,
     )
+    _RE_OUTSIDE_STARTS = re.compile("<(?:[/at\\|]|\\Z)", re.DOTALL)
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/\\|]|\\Z)", re.DOTALL)
     _RE_IN_TOOL_CALLS_STARTS = re.compile("\\\n(?:[`]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile("<\\|extra_0\\|>", re.DOTALL)
@@ -2250,7 +2252,9 @@ class ResponseParser(StreamingParser):
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
         state = self._state
-        if state in (0, 1):
+        if state == 0:
+            busy = "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None
+        elif state == 1:
             busy = "<" in text
         else:
             busy = "\n" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None

@@ -2003,7 +2003,9 @@ _RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
+_RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
@@ -2011,8 +2013,8 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE
-    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_IN_REASONING_CONTENT_STARTS
-    global _RE_START_ANCHOR
+    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS
+    global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2043,7 +2045,12 @@ def _compile_patterns() -> None:
         "(?:\\Z|\\}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\|\\Z|<\\|a\\Z|<\\|ac\\Z|<\\|act\\Z|<\\|acti\\Z|<\\|actio\\Z|<\\|action(?:\\Z|_\\Z|_e\\Z|_en\\Z|_end\\Z|_end\\|\\Z))))",
         re.DOTALL,
     )
+    _RE_OUTSIDE_STARTS = re.compile("<(?:[t\\|]|\\Z)", re.DOTALL)
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/\\|]|\\Z)", re.DOTALL)
+    _RE_IN_TOOL_CALLS_STARTS = re.compile(
+        "\\}(?:[\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)",
+        re.DOTALL,
+    )
     _RE_START_ANCHOR = re.compile("<\\|im_start\\|>assistant\\u000a", re.DOTALL)
 
 
@@ -2242,10 +2249,12 @@ class ResponseParser(StreamingParser):
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
         state = self._state
-        if state in (0, 1):
+        if state == 0:
+            busy = "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None
+        elif state == 1:
             busy = "<" in text
         else:
-            busy = "}" in text
+            busy = "}" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
         if not self._fast or not text or self._buffer or busy:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.

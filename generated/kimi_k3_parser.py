@@ -2048,6 +2048,7 @@ _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
+_RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_TOOL_CALLS_TAGS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
@@ -2056,7 +2057,7 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING
-    global _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    global _RE_DELIMITER_STARTS, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2083,6 +2084,7 @@ def _compile_patterns() -> None:
         "<(?:\\|(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:c(?:a(?:l(?:l(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?\\Z",
         re.DOTALL,
     )
+    _RE_DELIMITER_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
     _RE_TOOL_CALLS_TAGS = re.compile(
         '<\\|open\\|>argument key="(?P<key>[^"]+)"(?: type="[a-z]+")?<\\|sep\\|>(?P<value>[^<]*(?:(?!<\\|close\\|>argument<\\|sep\\|>)<[^<]*)*)<\\|close\\|>argument<\\|sep\\|>',
         re.DOTALL,
@@ -2282,7 +2284,9 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        if not self._fast or not text or self._buffer or "<" in text:
+        if not self._fast or not text or self._buffer:
+            return self._feed_scanning(text)
+        if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         body = self._body

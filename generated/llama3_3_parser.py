@@ -1986,13 +1986,14 @@ _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
+_RE_OUTSIDE_STARTS_2: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL
-    global _RE_OUTSIDE_STARTS, _RE_START_ANCHOR
+    global _RE_OUTSIDE_STARTS, _RE_OUTSIDE_STARTS_2, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2019,6 +2020,10 @@ def _compile_patterns() -> None:
     _RE_OUTSIDE_STARTS = re.compile(
         "[\\u0009\\u000a\\u000b\\u000c\\u000d\\u0020\\u0022\\u003c\\u007b\\u0085\\u00a0\\u1680\\u2000\\u2001\\u2002\\u2003\\u2004\\u2005\\u2006\\u2007\\u2008\\u2009\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]",
         0,
+    )
+    _RE_OUTSIDE_STARTS_2 = re.compile(
+        '\\\t(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\\\n(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\\\x0b(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\\\x0c(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\\\r(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\\ (?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|"(?:[nt]|\\Z)|<(?:[\\|]|\\Z)|\\{(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\x85(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\xa0(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u1680(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u2000(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u2001(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u2002(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u2003(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u2004(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u2005(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u2006(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u2007(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u2008(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u2009(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u200a(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u2028(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u2029(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u202f(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u205f(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)|\u3000(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)',
+        re.DOTALL,
     )
     _RE_START_ANCHOR = re.compile(
         "<\\|start_header_id\\|>assistant<\\|end_header_id\\|>\\u000a\\u000a", re.DOTALL

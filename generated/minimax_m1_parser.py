@@ -2045,7 +2045,10 @@ def _compile_patterns() -> None:
         "(?:\\Z|\\}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|<\\Z|</\\Z|</t\\Z|</to\\Z|</too\\Z|</tool\\Z|</tool_\\Z|</tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|alls\\Z))|(?:(?:\\Z|<\\Z|<e\\Z|<en\\Z|<end\\Z|<end_\\Z|<end_o\\Z|<end_of\\Z|<end_of_(?:\\Z|s\\Z|se\\Z|sen\\Z|sent\\Z|sente\\Z|senten\\Z|sentenc\\Z|sentence\\Z))|\\Z))))",
         re.DOTALL,
     )
-    _RE_OUTSIDE_STARTS = re.compile("<(?:[/et]|\\Z)|\\{", re.DOTALL)
+    _RE_OUTSIDE_STARTS = re.compile(
+        '<(?:[/et]|\\Z)|\\{(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)',
+        re.DOTALL,
+    )
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/e]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile(
         "<beginning_of_sentence>ai name=[^\\u000a]*\\u000a", re.DOTALL

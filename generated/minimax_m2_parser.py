@@ -2061,7 +2061,7 @@ def _compile_patterns() -> None:
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "<(?:/(?:i(?:n(?:v(?:o(?:k(?:e)?)?)?)?)?)?)?\\Z", re.DOTALL
     )
-    _RE_OUTSIDE_STARTS = re.compile("<|\\[(?:[e]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_STARTS = re.compile("<(?:[/imt]|\\Z)|\\[(?:[e]|\\Z)", re.DOTALL)
     _RE_DELIMITER_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
     _RE_TOOL_CALLS_TAGS = re.compile(
         '<parameter name="(?P<key>[^"]+)">(?P<value>[^<]*(?:(?!</parameter>)<[^<]*)*)</parameter>',

@@ -2074,7 +2074,9 @@ def _compile_patterns() -> None:
         "\\](?:<(?:\\](?:m(?:i(?:n(?:i(?:m(?:a(?:x(?:\\[(?:>(?:\\[(?:<(?:/(?:i(?:n(?:v(?:o(?:k(?:e)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?\\Z",
         re.DOTALL,
     )
-    _RE_OUTSIDE_STARTS = re.compile("<(?:[/m]|\\Z)|\\[(?:[e]|\\Z)|\\]", re.DOTALL)
+    _RE_OUTSIDE_STARTS = re.compile(
+        "<(?:[/m]|\\Z)|\\[(?:[e]|\\Z)|\\](?:[<]|\\Z)", re.DOTALL
+    )
     _RE_IN_REASONING_CONTENT_STARTS = re.compile(
         "<(?:[/]|\\Z)|\\[(?:[e]|\\Z)", re.DOTALL
     )

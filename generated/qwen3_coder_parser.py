@@ -2065,6 +2065,7 @@ _RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
+_RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_TOOL_CALLS_TAGS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
@@ -2073,7 +2074,8 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE
-    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_DELIMITER_STARTS, _RE_TOOL_CALLS_TAGS
+    global _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -2104,6 +2106,7 @@ def _compile_patterns() -> None:
         "(?:\\Z|<\\Z|</\\Z|</f\\Z|</fu\\Z|</fun\\Z|</func\\Z|</funct\\Z|</functi(?:\\Z|o\\Z|on\\Z|on>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|</\\Z|</t\\Z|</to\\Z|</too\\Z|</tool\\Z|</tool_\\Z|</tool_c(?:\\Z|a\\Z|al\\Z|all\\Z)))))",
         re.DOTALL,
     )
+    _RE_DELIMITER_STARTS = re.compile("<(?:[/ft\\|]|\\Z)", re.DOTALL)
     _RE_TOOL_CALLS_TAGS = re.compile(
         "<parameter=(?P<key>[^\\u000a>]+)>\\u000a?(?P<value>[^\\u000a<]*(?:(?!\\u000a?</parameter>)[\\u000a<][^\\u000a<]*)*)\\u000a?</parameter>",
         re.DOTALL,
@@ -2313,7 +2316,9 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        if not self._fast or not text or self._buffer or "<" in text:
+        if not self._fast or not text or self._buffer:
+            return self._feed_scanning(text)
+        if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         body = self._body

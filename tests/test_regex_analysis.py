@@ -21,6 +21,7 @@ from rtcompile.regex.analysis import (
 from rtcompile.regex.ast import walk
 from rtcompile.regex.first_chars import delimiter_first_chars, starts_at_buffer_start
 from rtcompile.regex.parser import parse_regex
+from rtcompile.regex.second_chars import second_chars
 from rtcompile.regex.translate import InvalidRegex, UnsupportedRegex, translate
 from rtcompile.tooling.fuzz import delimiter_examples
 from tests.test_regex_translation import TRAPS, patterns
@@ -142,6 +143,68 @@ def test_required_literals_are_in_every_match_in_order(items: list[str], seed: i
 )
 def test_required_literals(pattern: str, required: tuple[str, ...]) -> None:
     assert required_literals(parse_regex(pattern).root) == required
+
+
+def _follows(seconds: dict[int, Any], text: str, start: int) -> bool:
+    """Whether the second look lets the match (or partial match) starting at `start` through."""
+    if start + 1 >= len(text):
+        return True  # the text ends after its first character: always looked at
+    follow = seconds.get(ord(text[start]))
+    return follow is None or any(lo <= ord(text[start + 1]) <= hi for lo, hi in follow)
+
+
+@ANALYSIS
+@given(
+    pattern=st.one_of(patterns(), extended_patterns(), st.lists(ITEMS, min_size=1, max_size=4).map("".join)),
+    seed=st.integers(0, 2**32),
+    data=st.data(),
+)
+def test_second_chars_hold_every_match_and_partial_match(pattern: str, seed: int, data: st.DataObject) -> None:
+    compiled = compiled_or_skip(pattern)
+    seconds = second_chars(pattern)
+    assume(seconds is not None)
+    assert seconds is not None
+    first = delimiter_first_chars(regex_delimiter(pattern))
+    assert first is not None and set(seconds) <= first
+    examples = delimiter_examples(pattern, random.Random(seed), count=4)
+    piece = st.one_of(st.sampled_from([*examples, *WORDS, " ", "c"] if examples else WORDS), texts_for(pattern))
+    texts = [*examples, *data.draw(st.lists(st.lists(piece, max_size=6).map("".join), min_size=1, max_size=3))]
+    for text in texts:
+        for match in compiled.finditer(text, overlapped=True):
+            if match.end() > match.start():
+                assert _follows(seconds, text, match.start()), (text, match)
+        for pos in range(len(text) + 1):
+            match = compiled.search(text, pos, partial=True)
+            if match is not None and pos <= match.start() < len(text):
+                assert _follows(seconds, text, match.start()), (text, pos, match)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "seconds"),
+    [
+        ('<\\|open\\|>call tool="(?P<name>[^"]+)"', {"<": "|"}),
+        ("(?:<\\|channel\\|>commentary\\s+)?to=functions\\.", {"<": "|", "t": "o"}),
+        ("<(?:a|bc)?d", {"<": "abd"}),
+        ("x{2,5}y", {"x": "x"}),
+        ("a*b", {"a": "ab", "b": None}),  # "b" alone is a match: anything may follow it
+        ("(?i)<think>", {"<": "Tt"}),
+        ("(?:ab)*c", {"a": "b", "c": None}),
+        ("(?<=x)\\bab", {"a": "b"}),  # what zero-width items require only narrows the matches
+    ],
+)
+def test_second_chars(pattern: str, seconds: dict[str, str | None]) -> None:
+    found = second_chars(pattern)
+    assert found is not None
+    listed = {
+        chr(first): None if follow is None else "".join(chr(cp) for lo, hi in follow for cp in range(lo, hi + 1))
+        for first, follow in found.items()
+    }
+    assert listed == seconds
+
+
+@pytest.mark.parametrize("pattern", ["[^<]+x", "(a)\\1", "a?", "(?:ab){e<=1}", "a*?b"])
+def test_second_chars_give_up_where_matches_are_not_bounded(pattern: str) -> None:
+    assert second_chars(pattern) is None
 
 
 ANCHORS = st.sampled_from(["^", "\\A", "(?:^|\\A)", "(?:\\Aa|^b)", "(\\A)", "(?m)^", ""])

@@ -7,6 +7,7 @@ and second character, and near misses like "<t" and "</" that are not delimiters
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rtcompile.tooling.fuzz import delimiter_examples
 from rtcompile.tooling.observe import agrees_with_reference, identical
 from tests.bundled import template_of
 from tests.compiled import compiled_engine, compiled_module
@@ -22,15 +24,22 @@ from tests.differential import interpreter_engine, observe, reference_engine
 from tests.strategies import chunkings
 
 MODELS = ["qwen3", "smollm3", "lfm2", "granite4", "minimax_m2", "hermes2_pro", "gpt_oss", "granite3"]
+# Second looks at the start of regex delimiters (`rtcompile.regex.second_chars`)
+MODELS += ["kimi_k3", "deepseek_v3", "glm4_5", "minicpm", "apertus", "functiongemma", "olmo3", "step3"]
 NEAR_MISSES = ["<", "</", "<t", "<th", "<|", "|", "a < b", "<div>", "</div>", "x<", "<\n", "a", " ", "{", "}"]
 
 
 def delimiters_of(template: dict[str, Any]) -> list[str]:
+    """The literal delimiters, and texts each delimiter pattern matches (drawn from its tree)."""
     found = []
     for spec in template["fields"].values():
         for key in ("open", "close"):
             value = spec.get(key)
             found += [value] if isinstance(value, str) else list(value or [])
+        for key in ("open_pattern", "close_pattern"):
+            if key in spec:
+                examples = delimiter_examples(spec[key], random.Random(key), count=3)
+                found += examples + [example[:cut] for example in examples for cut in (2, 3)]
     return found
 
 

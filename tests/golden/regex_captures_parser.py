@@ -1961,12 +1961,13 @@ class ChatCompletionChunks:
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
+_RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_IN_TOOL_CALLS_PENDING
-    global _RE_START_ANCHOR
+    global _RE_DELIMITER_STARTS, _RE_START_ANCHOR
     _RE_TOOL_CALLS_OPEN = re.compile(
         "<call name=(?P<name>[^\\u0009-\\u000d >\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)>",
         re.DOTALL,
@@ -1978,6 +1979,7 @@ def _compile_patterns() -> None:
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "<(?:/(?:c(?:a(?:l(?:l)?)?)?)?)?\\Z", re.DOTALL
     )
+    _RE_DELIMITER_STARTS = re.compile("<(?:[/c]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile("<\\|start\\|>assistant", re.DOTALL)
 
 
@@ -2111,7 +2113,9 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        if not self._fast or not text or self._buffer or "<" in text:
+        if not self._fast or not text or self._buffer:
+            return self._feed_scanning(text)
+        if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         body = self._body

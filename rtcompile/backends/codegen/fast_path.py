@@ -17,12 +17,14 @@ from rtcompile.backends.codegen.scanners import state_hint
 from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.frontend.errors import format_path
 from rtcompile.plan import ParserPlan, ParserState
-from rtcompile.regex.charsets import complement, normalise
+from rtcompile.regex.charsets import Ranges, complement, normalise, size
 from rtcompile.regex.first_chars import char_class, delimiter_first_chars
+from rtcompile.regex.second_chars import second_chars
 from rtcompile.regex.stdlib import emit_ranges
 
 CHUNK_EVENT = '{"type": "region_chunk", "field": self._chunk_name, "text": text, "dirty": self._chunk_dirty}'
 MAX_IN_TESTS = 3  # more start characters than this are tested with one character-class search
+MAX_LISTED = 16  # characters a second look lists one by one; more are written as ranges
 
 
 def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
@@ -153,10 +155,12 @@ def _may_start_delimiter(parts: ModuleParts, chars: frozenset[int], plan: Parser
 
 
 def _second_looks(parts: ModuleParts, plan: ParserPlan, *, alike: bool) -> dict[int, str]:
-    """Per state, a pattern giving its first characters a second look, where every delimiter of the
-    state starting with one is a literal of two or more characters: "<" followed by one of "/", "t",
-    "|", or "<" ending the text (the rest may follow). Code full of "<" (`a < b`, `<div>`) then
-    stays on the fast path in a state whose delimiters begin "<|" or "</". States that need the
+    """Per state, a pattern giving its first characters a second look, where no delimiter of the
+    state starting with one can be that one character: "<" followed by one of "/", "t", "|", or "<"
+    ending the text (the rest may follow). The characters that may follow come from the literals,
+    and from the patterns' trees (`rtcompile.regex.second_chars`). Code full of "<" (`a < b`,
+    `<div>`) then stays on the fast path in a state whose delimiters begin "<|" or "</", literal or
+    not (kimi's `<\\|open\\|>call tool="..."`). States that need the
     same pattern share it. When every state has the same first-character test (`alike`), they all
     get the union of their patterns: exact too (another state's start only sends text to be
     scanned), and the feed keeps one test for every state instead of a chain by state."""
@@ -179,19 +183,34 @@ def _second_looks(parts: ModuleParts, plan: ParserPlan, *, alike: bool) -> dict[
 def _second_look_source(states: list[ParserState]) -> str | None:
     """The second-look pattern of `states` together (see `_second_looks`), or None if no first
     character of theirs can be narrowed."""
-    seconds: dict[str, set[str] | None] = {}  # None: any character may follow
+    seconds: dict[int, Ranges | None] = {}  # None: any character may follow
+
+    def widen(first: int, follow: Ranges | None) -> None:
+        if first not in seconds or (follow is not None and seconds[first] is not None):
+            seconds[first] = None if follow is None else normalise([*(seconds.get(first) or ()), *follow])
+        elif follow is None:
+            seconds[first] = None
+
     for watch in (watch for state in states for watch in state.watches):
         literals = watch.delimiter.literals
-        for first in map(chr, sorted(delimiter_first_chars(watch.delimiter) or ())):
-            if literals is None or any(len(lit) < 2 for lit in literals if lit[0] == first):
-                seconds[first] = None
-                continue
-            known = seconds.setdefault(first, set())
-            if known is not None:
-                known.update(lit[1] for lit in literals if lit[0] == first)
-    if all(nexts is None for nexts in seconds.values()):
+        if literals is not None:
+            for lit in literals:
+                widen(ord(lit[0]), ((ord(lit[1]), ord(lit[1])),) if len(lit) > 1 else None)
+            continue
+        follows = second_chars(watch.delimiter.pattern)
+        for first in sorted(delimiter_first_chars(watch.delimiter) or ()):
+            widen(first, None if follows is None else follows.get(first))
+    if all(follow is None for follow in seconds.values()):
         return None
-    return "|".join(
-        re.escape(first) if nexts is None else f"{re.escape(first)}(?:[{''.join(map(re.escape, sorted(nexts)))}]|\\Z)"
-        for first, nexts in sorted(seconds.items())
-    )
+    return "|".join(_second_look(chr(first), follow) for first, follow in sorted(seconds.items()))
+
+
+def _second_look(first: str, follow: Ranges | None) -> str:
+    """`first`, then (if narrowed) one of `follow` or the end of the text, where more may follow."""
+    if follow is None:
+        return re.escape(first)
+    if size(follow) <= MAX_LISTED:
+        follow_class = f"[{''.join(re.escape(chr(cp)) for lo, hi in follow for cp in range(lo, hi + 1))}]"
+    else:
+        follow_class = emit_ranges(follow)
+    return f"{re.escape(first)}(?:{follow_class}|\\Z)"
