@@ -40,6 +40,27 @@ def time_floor(chunks: list[str]) -> float:
     return time.perf_counter() - t0
 
 
+class BoundParser:
+    """The least a parser can do per chunk and still give what the contract asks for a chunk of region
+    text: one method call, one test for a delimiter's first character, the text kept, one event dict
+    in a list. It handles no delimiter at all (a chunk holding "<" is dropped), so it is a bound, not
+    an engine: where transformers is less than 10x slower than this, no parser is 10x faster than it."""
+
+    __slots__ = ("_body",)
+
+    def __init__(self) -> None:
+        self._body: list[str] = []
+
+    def feed(self, text: str) -> list[dict[str, Any]]:
+        if "<" in text:
+            return []
+        self._body.append(text)
+        return [{"type": "region_chunk", "field": "content", "text": text, "dirty": False}]
+
+    def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        return {"role": "assistant", "content": "".join(self._body)}, []
+
+
 def time_batch(parsers: list[Any], chunks: list[str]) -> tuple[float, Any]:
     """Seconds for streaming `chunks` through each of `parsers` in turn (built beforehand), and the last message."""
     gc.collect()
@@ -57,7 +78,8 @@ def time_batch(parsers: list[Any], chunks: list[str]) -> tuple[float, Any]:
 
 
 def bench_streaming(cfg: Config, engines: Engines, workloads: list[Workload]) -> dict[str, Any]:
-    """us/chunk per (size, model, engine), for the engines `cfg.engines_for(size)` and the floor.
+    """us/chunk per (size, model, engine), for the engines `cfg.engines_for(size)`, the floor and the bound
+    (`BoundParser`).
 
     Interleaved at two levels, so that load from other processes hits everything alike: within a repetition
     every engine (and the floor) runs once per size, one after the other, and all sizes of one template are
@@ -76,7 +98,7 @@ def bench_streaming(cfg: Config, engines: Engines, workloads: list[Workload]) ->
         chunks = {size: token_chunks(texts[size], seed_of(w.model, size)) for size in cfg.sizes}
         batch = {size: max(1, cfg.chunks_per_sample[size] // len(chunks[size])) for size in cfg.sizes}
         samples: dict[int, dict[str, list[float]]] = {
-            size: {e: [] for e in [*cfg.engines_for(size), "floor"]} for size in cfg.sizes
+            size: {e: [] for e in [*cfg.engines_for(size), "floor", "bound"]} for size in cfg.sizes
         }
         messages: dict[int, dict[str, Any]] = {size: {} for size in cfg.sizes}
         for rep in range(cfg.reps):
@@ -90,6 +112,8 @@ def bench_streaming(cfg: Config, engines: Engines, workloads: list[Workload]) ->
                     samples[size][e].append(seconds / n * 1e6)
                     del parsers
                 samples[size]["floor"].append(math.fsum(time_floor(chunks[size]) for _ in range(batch[size])) / n * 1e6)
+                bound_seconds, _ = time_batch([BoundParser() for _ in range(batch[size])], chunks[size])
+                samples[size]["bound"].append(bound_seconds / n * 1e6)
         for size in cfg.sizes:
             got = messages[size]
             reference = got.get("transformers")

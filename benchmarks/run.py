@@ -16,7 +16,8 @@ so that a noisy machine shifts all engines alike; every number is a median over 
   recorded cases (tests/data/<model>/cases.json) by inflating reasoning, content and tool-call argument
   text to a target size (1 KB to 4 MB), fed in token-like chunks (random 1-6 characters); cost per chunk
   (all `feed` calls plus `finalize`, divided by the number of chunks), against the "floor" (a loop that
-  only appends each chunk to a list and builds one event dict per chunk); 4 MB for compiled and the floor;
+  only appends each chunk to a list and builds one event dict per chunk) and the "bound" (the same through
+  a parser's `feed` that handles no delimiter: the least any parser can cost); 4 MB for compiled and the floor;
 * growth of the per-chunk cost from 4 KB to 4 MB ("flat");
 * 1,000 concurrent parsers fed round-robin against sequentially, and their memory mid-stream;
 * retained memory (tracemalloc) after streaming 10 MB of content into an open region;
