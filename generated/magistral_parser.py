@@ -2116,7 +2116,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
                 best_groups = m.groupdict()
 
     # text that may still become a literal delimiter
-    if not eos:
+    if not eos and hold > pos and hold > n - 7:
         m = _RE_OUTSIDE_PENDING.search(buf, max(pos, n - 7))
         if m is not None and m.start() < hold:
             hold = m.start()

@@ -111,7 +111,7 @@ def _several_watches(out: CodeWriter, parts: ModuleParts, state: ParserState, te
         else:
             _regex_watch(out, parts, watch, template, rank=rank)
     if combined:
-        _pending_literals(out, parts, state, template)
+        _pending_literals(out, parts, state, template, held=True)
     out.line()
     with out.block("if best >= 0 and best_start >= hold:"):
         out.line("best = -1  # a pending delimiter starts no later and may be the real one")
@@ -249,16 +249,20 @@ def _literal_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: 
         _hold_pending(out, parts, sorted(literals), watch_hint(watch, template))
 
 
-def _pending_literals(out: CodeWriter, parts: ModuleParts, state: ParserState, template: Template) -> None:
-    """Hold back the longest buffer suffix that is a proper prefix of a literal the state watches."""
+def _pending_literals(
+    out: CodeWriter, parts: ModuleParts, state: ParserState, template: Template, *, held: bool = False
+) -> None:
+    """Hold back the longest buffer suffix that is a proper prefix of a literal the state watches.
+    `held`: other watches may have set `hold` already, and a hold no later than where a pending
+    literal could start leaves nothing for this search to change."""
     literals = sorted({lit for w in state.watches for lit in w.delimiter.literals or ()})
     if any(len(lit) > 1 for lit in literals):
         out.line()
         out.comment("text that may still become a literal delimiter")
-        _hold_pending(out, parts, literals, state_hint(state, template))
+        _hold_pending(out, parts, literals, state_hint(state, template), held=held)
 
 
-def _hold_pending(out: CodeWriter, parts: ModuleParts, literals: list[str], hint: str) -> None:
+def _hold_pending(out: CodeWriter, parts: ModuleParts, literals: list[str], hint: str, *, held: bool = False) -> None:
     pending = [lit for lit in literals if len(lit) > 1]  # a one-character literal is never pending
     if not pending:
         out.line("pass  # one-character literals are never pending")
@@ -271,7 +275,7 @@ def _hold_pending(out: CodeWriter, parts: ModuleParts, literals: list[str], hint
             out.line(f"hold = min(hold, literal_set_hold(buf, pos, {names}))")
         return
     pattern = parts.pattern(f"{hint} pending", _proper_prefix_trie(pending) + r"\Z")
-    with out.block("if not eos:"):
+    with out.block(f"if not eos and hold > pos and hold > n - {reach}:" if held else "if not eos:"):
         out.line(f"m = {pattern}.search(buf, max(pos, n - {reach}))")
         with out.block("if m is not None and m.start() < hold:"):
             out.line("hold = m.start()")
