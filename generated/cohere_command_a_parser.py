@@ -2203,10 +2203,15 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        if not self._fast or not text or self._buffer:
+        if not text or self._buffer:
             return self._feed_scanning(text)
         if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
             return self._feed_scanning(text)
+        if not self._fast:
+            if self._field >= 0 or self._scan_always:
+                return self._feed_scanning(text)
+            # Outside any region nothing is kept: text no delimiter can start in is dropped.
+            return []
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         body = self._body
         body.append(text)

@@ -2116,7 +2116,9 @@ class ResponseParser(StreamingParser):
         """Add model text; returns the events it completes."""
         state = self._state
         if state == 0:
-            busy = "<" in text or "f" in text
+            busy = ("<" in text or "f" in text) and (
+                _RE_OUTSIDE_STARTS.search(text) is not None
+            )
         else:
             busy = "<" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
         if not self._fast or not text or self._buffer or busy:

@@ -2319,11 +2319,18 @@ class ResponseParser(StreamingParser):
         """Add model text; returns the events it completes."""
         state = self._state
         if state == 0:
-            busy = "<" in text or "t" in text
+            busy = ("<" in text or "t" in text) and (
+                _RE_OUTSIDE_STARTS.search(text) is not None
+            )
         else:
             busy = "<" in text and _RE_DELIMITER_STARTS.search(text) is not None
-        if not self._fast or not text or self._buffer or busy:
+        if not text or self._buffer or busy:
             return self._feed_scanning(text)
+        if not self._fast:
+            if self._field >= 0 or self._scan_always:
+                return self._feed_scanning(text)
+            # Outside any region nothing is kept: text no delimiter can start in is dropped.
+            return []
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         body = self._body
         body.append(text)

@@ -2192,8 +2192,14 @@ class ResponseParser(StreamingParser):
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
         state = self._state
-        if state in (0, 1):
-            busy = "<" in text or "H" in text
+        if state == 0:
+            busy = ("<" in text or "H" in text) and (
+                _RE_OUTSIDE_STARTS.search(text) is not None
+            )
+        elif state == 1:
+            busy = ("<" in text or "H" in text) and (
+                _RE_IN_REASONING_CONTENT_STARTS.search(text) is not None
+            )
         else:
             busy = "<" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
         if not self._fast or not text or self._buffer or busy:

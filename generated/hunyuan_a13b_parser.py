@@ -2255,7 +2255,9 @@ class ResponseParser(StreamingParser):
         if state == 0:
             busy = "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None
         elif state == 1:
-            busy = "<" in text
+            busy = "<" in text and (
+                _RE_IN_REASONING_CONTENT_STARTS.search(text) is not None
+            )
         else:
             busy = "\n" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
         if not self._fast or not text or self._buffer or busy:

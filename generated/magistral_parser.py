@@ -2276,8 +2276,14 @@ class ResponseParser(StreamingParser):
         state = self._state
         if state == 0:
             busy = True
+        elif state == 1:
+            busy = ("<" in text or "[" in text) and (
+                _RE_IN_REASONING_CONTENT_STARTS.search(text) is not None
+            )
         else:
-            busy = "<" in text or "[" in text
+            busy = ("<" in text or "[" in text) and (
+                _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
+            )
         if not self._fast or not text or self._buffer or busy:
             return self._feed_scanning(text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.

@@ -39,7 +39,8 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
             _extend_pending_run(out, parts, plan, runs)
         # With nothing kept (history 0) the buffer is empty exactly when nothing is held back.
         pending = "self._buffer" if plan.history == 0 else "self._pos != len(self._buffer)"
-        guards = [f"not self._fast or not text or {pending}"]
+        drops = _drops_outside_text(plan)
+        guards = [f"not text or {pending}" if drops else f"not self._fast or not text or {pending}"]
         busy = _busy_tests(parts, plan)
         if len(busy) == 1:
             (test,) = busy
@@ -54,6 +55,12 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         for guard in [" or ".join(guards)] if fits else guards:
             with out.block(f"if {guard}:"):
                 out.line("return self._feed_scanning(text)")
+        if drops:
+            with out.block("if not self._fast:"):
+                with out.block("if self._field >= 0 or self._scan_always:"):
+                    out.line("return self._feed_scanning(text)")
+                out.comment("Outside any region nothing is kept: text no delimiter can start in is dropped.")
+                out.line("return []")
         out.comment("A region is open, nothing is held back and no delimiter can start in `text`: it is region text.")
         if plan.history == 0:
             pass  # literal delimiters never look back: the buffer stays empty
@@ -70,6 +77,13 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         out.line(f"return [{CHUNK_EVENT}]")
     parts.need("engine", "BLOCK_CHUNKS")
     return out.code()
+
+
+def _drops_outside_text(plan: ParserPlan) -> bool:
+    """Whether text outside any region is dropped (no implicit field) and the state outside has a
+    fast path: a chunk no delimiter can start in, with nothing held back, then changes nothing
+    (the regions' fast path is off there, since no region is open)."""
+    return plan.implicit < 0 and plan.states[0].delimiter_starts is not None and plan.history == 0
 
 
 def _extend_pending_run(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, states: list[ParserState]) -> None:
@@ -106,27 +120,31 @@ def _extend_pending_run(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, s
 
 def _busy_tests(parts: ModuleParts, plan: ParserPlan) -> dict[str, list[int]]:
     """Per distinct test ("text may hold a delimiter start"), the states it applies to, in state order."""
-    first_looks: dict[int, str] = {}
-    for state in plan.states:
-        starts = state.delimiter_starts
-        if starts is None:
-            first_looks[state.index] = "True"  # no fast path in this state
-        elif not starts:
-            first_looks[state.index] = "False"  # nothing to watch
-        else:
-            first_looks[state.index] = _may_start_delimiter(parts, starts, plan, state.index)
-    second_looks = _second_looks(parts, plan, alike=len(set(first_looks.values())) == 1)
+    alike = len({state.delimiter_starts for state in plan.states}) == 1
+    second_looks = _second_looks(parts, plan, alike=alike)
+    first_looks: dict[frozenset[int], str] = {}  # states with the same first characters share a test
     tests: dict[str, list[int]] = {}
     for state in plan.states:
-        test = first_looks[state.index]
-        if test not in ("True", "False"):
-            second = second_looks.get(state.index)
+        starts = state.delimiter_starts
+        second = second_looks.get(state.index)
+        if starts is None:
+            test = "True"  # no fast path in this state
+        elif not starts:
+            test = "False"  # nothing to watch
+        elif second is not None and len(starts) > MAX_IN_TESTS:
+            # one search, not two: the second look's pattern begins with every first character
+            test = f"{second}.search(text) is not None"
+        else:
+            if starts not in first_looks:
+                first_looks[starts] = _may_start_delimiter(parts, starts, plan, state.index)
+            test = first_looks[starts]
             if second is not None:
                 first = f"({test})" if " or " in test else test
-                looked = f"{first} and {second}.search(text) is not None"
-                # (on a line of its own: the `busy = ...` of a chain, or an `if` of the feed)
-                if width(f"{INDENT * 3}busy = {looked}") <= LINE_LENGTH:
-                    test = looked
+                test = f"{first} and {second}.search(text) is not None"
+                # (on a line of its own: the `busy = ...` of a chain, or an `if` of the feed; one
+                # too long for it is split as ruff splits it, at the brackets around the search)
+                if width(f"{INDENT * 3}busy = {test}") > LINE_LENGTH:
+                    test = f"{first} and ({second}.search(text) is not None)"
         tests.setdefault(test, []).append(state.index)
     return tests
 
