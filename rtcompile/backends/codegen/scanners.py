@@ -98,9 +98,6 @@ def _several_watches(out: CodeWriter, parts: ModuleParts, state: ParserState, te
     out.line("best_start = best_end = 0")
     out.line("best_groups: dict[str, str | None] = NO_GROUPS")
     combined = not _literals_nest(state)
-    if combined and any(w.delimiter.is_literal for w in state.watches):
-        out.line()
-        _literal_search(out, parts, state, template, single=False)
     for rank, watch in enumerate(state.watches):
         if watch.delimiter.is_literal and combined:
             continue
@@ -110,6 +107,11 @@ def _several_watches(out: CodeWriter, parts: ModuleParts, state: ParserState, te
             _literal_watch(out, parts, watch, template, rank)
         else:
             _regex_watch(out, parts, watch, template, rank=rank)
+    if combined and any(w.delimiter.is_literal for w in state.watches):
+        # Last, so that the search need not go past the best match so far (a literal that does not
+        # occur would otherwise be searched for to the end at every scan).
+        out.line()
+        _literal_search(out, parts, state, template, single=False)
     if combined:
         _pending_literals(out, parts, state, template)
     out.line()
@@ -169,7 +171,10 @@ def _literal_search(
         ((lit, (rank, _)),) = entries.items()
         if not single:
             out.comment(format_path(state.watches[rank].where))
-        out.line(f"start = {_find(parts, literal(lit), len(lit))}")
+        if single:
+            out.line(f"start = {_find(parts, literal(lit), len(lit))}")
+        else:  # only a match starting no later than the best so far can win
+            out.line(f"start = buf.find({literal(lit)}, pos, best_start + {len(lit)} if best >= 0 else n)")
         with out.block("if start >= 0:"):
             out.line(f"end = start + {len(lit)}")
             if single:  # the literal's first watch (its rank) is the answer
@@ -187,18 +192,22 @@ def _literal_search(
     parts.need("scanning", "LONG_SCAN")
     parts.need("scanning", "search_literals")
     heads = literal("".join(sorted({lit[0] for lit in ordered})))
-    search = f"search_literals({pattern}, buf, pos, {heads})"
+    # only a match starting no later than the best so far can win
+    last = "n" if single else "best_start if best >= 0 else n"
+    search = f"search_literals({pattern}, buf, pos, {heads}, {table}, {last})"
     out.line(f"m = {pattern}.search(buf, pos) if n - pos < LONG_SCAN else {search}")
     with out.block("if m is not None:"):
         out.line("start, end = m.span()")
         out.line(f"rank, grows = {table}[m.group()]")
         with out.block("if grows and not eos and end == n:"):
-            out.line("hold = start  # a longer literal of the same delimiter may still complete")
-        with out.block("else:"):
-            if single:
+            out.line("hold = min(hold, start)  # a longer literal of the same delimiter may still complete")
+        if single:
+            with out.block("else:"):
                 out.line("return rank, start, end, NO_GROUPS, n")
-            else:
+        else:
+            with out.block("elif best < 0 or (start, -end, rank) < (best_start, -best_end, best):"):
                 out.line("best, best_start, best_end = rank, start, end")
+                out.line("best_groups = NO_GROUPS")
 
 
 def _literals_nest(state: ParserState) -> bool:
