@@ -2138,14 +2138,14 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     best_groups: dict[str, str | None] = NO_GROUPS
 
     # fields.tool_calls.open_pattern
-    if buf.find("<｜DSML｜invoke", pos) < 0:
+    if (found := buf.find("<｜DSML｜invoke", pos)) < 0:
         m = None  # every match contains '<｜DSML｜invoke'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = _RE_TOOL_CALLS_OPEN.search(buf, pos)
+        m = _RE_TOOL_CALLS_OPEN.search(buf, found)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos

@@ -195,6 +195,42 @@ def test_one_shot_with_many_regions_and_absent_literals_matches_the_interpreter(
     assert ours == one_shot(reference.parse_response, short, MIXED_TEMPLATE, "")
 
 
+# A regex delimiter every match of which starts with the string it must contain: searched from where
+# that string occurs, which near misses of the pattern (the string, then no match) put everywhere.
+STARTS_WITH_REQUIRED: dict[str, Any] = {
+    "start_anchor": "<assistant>",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": "<\\|call\\|>(?P<name>[a-z]+):",
+            "close": ["</call>"],
+            "repeats": True,
+            "content": "json",
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+        "content": {"close": ["<|end|>"], "content": "text", "repeats": True, "join": ""},
+    },
+}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_one_shot_regex_searched_from_its_start_literal_matches_the_interpreter(seed: int) -> None:
+    module = compiled_module(STARTS_WITH_REQUIRED)
+    rng = random.Random(seed)
+    filler = ["<|call|>", "<|call|>X:", "<|call|>ab", "<|call|>ab ", "<|cal", "<", "x" * 70, "é", " "]
+    regions = [
+        lambda: "<|call|>f" * rng.randint(1, 2) + ':{"a": "' + "y" * rng.randint(0, 3 * LONG_SCAN) + '"}</call>',
+        lambda: _text(rng, filler, rng.randint(0, 3 * LONG_SCAN)),
+    ]
+    text = "".join(rng.choice(regions)() for _ in range(24))
+    for tail in ("", "<|end|>", "<|call|>g:[1]</call>", "<|call|>"):
+        long_text = text + tail
+        ours = one_shot(lambda t, _tpl, **kw: module.parse_response(t, **kw), long_text, STARTS_WITH_REQUIRED, "")
+        assert ours == one_shot(rtcompile.parse_response, long_text, STARTS_WITH_REQUIRED, ""), tail
+    short = text[: 3 * LONG_SCAN] + "<|end|>"
+    ours = one_shot(lambda t, _tpl, **kw: module.parse_response(t, **kw), short, STARTS_WITH_REQUIRED, "")
+    assert ours == one_shot(reference.parse_response, short, STARTS_WITH_REQUIRED, "")
+
+
 @pytest.mark.parametrize(
     ("pattern", "starts"),
     [

@@ -329,10 +329,16 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
         branch = "elif"
     # Without a string every match contains there is no complete match: only the partial one is
     # looked for, where `re`'s search could cost the square of a long pending run (`[^\s]+\[ARGS\]`).
-    required = required_literal(parse_regex(watch.delimiter.pattern).root)
+    root = parse_regex(watch.delimiter.pattern).root
+    required = required_literal(root)
+    starts = start_literals(root) if search == "search" else None
+    # Where every match starts with the string found first, the search starts where it was found:
+    # the text before it is not searched twice.
+    search_from = "found" if len(required) > 1 and starts == (required,) else "pos"
     if len(required) > 1:
         # str.find on the whole rest is one fast C search (no partial match to rule out here)
-        with out.block(f"{branch} buf.find({literal(required)}, pos) < 0:"):
+        find = f"buf.find({literal(required)}, pos)"
+        with out.block(f"{branch} {f'(found := {find})' if search_from == 'found' else find} < 0:"):
             out.line(f"m = None  # every match contains {_comment_text(required)}")
             with out.block("if not eos:"):
                 out.line(f"live = {prefix}.search(buf, pos)")
@@ -341,12 +347,11 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
         branch = "elif"
     # With one start literal `re`'s own search already skips to it; with several it has no prefix to
     # skip to and runs the whole pattern at every position, which is what `search_from_starts` spares.
-    starts = start_literals(parse_regex(watch.delimiter.pattern).root) if search == "search" else None
     if starts is not None and len(starts) < 2:
         starts = None
     with out.block(f"{branch} eos:"):
         if starts is None:
-            out.line(f"m = {full}.{search}(buf, pos)")
+            out.line(f"m = {full}.{search}(buf, {search_from})")
         else:  # a one-shot parse searches the whole output: only where a match can start
             parts.need("scanning", "LONG_UNPREFIXED_SCAN")
             parts.need("scanning", "search_from_starts")
