@@ -1168,29 +1168,74 @@ _CANDIDATE_COST: Final = 256
 _DIRECT_CANDIDATES: Final = 8
 
 
+# The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
+_FIRST_WINDOW: Final = 4096
+
+
 def search_literals(
-    pattern: re.Pattern[str], buf: str, pos: int, heads: str
+    pattern: re.Pattern[str],
+    buf: str,
+    pos: int,
+    heads: str,
+    literals: Iterable[str],
+    last: int,
 ) -> re.Match[str] | None:
-    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where `pattern` is an alternation of
-    literals whose first characters are `heads`: a match can only start at one of those, so the
-    candidates are tried left to right with `match` (at one position, `match` picks the alternative
-    `search` would), until they prove dense."""
-    found = [buf.find(head, pos) for head in heads]
+    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where `pattern` is the alternation of
+    `literals`, none of which contains another, and `heads` their first characters; a match that
+    starts after `last` may be given as no match (the caller has a better one there).
+
+    A match can only start at a head: while heads are rare, each is tried with `match` (at one
+    position, `match` picks the alternative `search` would). Once they prove dense the rest is left
+    to `re` when the literals share their head (it scans for their common prefix), else to
+    `str.find` per literal (`re` would try the alternation at every head, several times slower),
+    the leftmost occurrence winning. The text is searched in windows of growing width, each taking
+    up where the previous one stopped, so a head or literal that does not occur is searched for only
+    about as far as the match, not to the end of the buffer at every scan (quadratic in the number
+    of regions)."""
+    n = min(len(buf), last + 1)  # where matches may start
+    at = pos  # no match starts in buf[pos:at]
+    width = _FIRST_WINDOW
+    sparse = True
     probes = 0
-    while True:
-        at = min([i for i in found if i >= 0], default=-1)
-        if at < 0:
-            return None
-        m = pattern.match(buf, at)
-        if m is not None:
-            return m
-        probes += 1
-        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
-            return pattern.search(buf, at + 1)
-        found = [
-            buf.find(h, at + 1) if i == at else i
-            for h, i in zip(heads, found, strict=True)
-        ]
+    while at < n:
+        stop = min(n, at + width)
+        if sparse:
+            found = [buf.find(head, at, stop) for head in heads]
+            while True:
+                candidate = min([i for i in found if i >= 0], default=-1)
+                if candidate < 0:
+                    at = stop
+                    break
+                m = pattern.match(buf, candidate)
+                if m is not None:
+                    return m
+                probes += 1
+                at = candidate + 1
+                if (
+                    probes > _DIRECT_CANDIDATES
+                    and candidate - pos < probes * _CANDIDATE_COST
+                ):
+                    sparse = False
+                    break
+                found = [
+                    buf.find(h, at, stop) if i == candidate else i
+                    for h, i in zip(heads, found, strict=True)
+                ]
+        elif len(heads) == 1:
+            # a match starting before `n` ends before this (and no literal is cut short by it)
+            return pattern.search(buf, at, n - 1 + max(map(len, literals)))
+        else:
+            best = stop
+            for literal in literals:
+                # occurrences starting before the best so far, wherever they end
+                i = buf.find(literal, at, best + len(literal) - 1)
+                if i >= 0:
+                    best = i
+            if best < stop:
+                return pattern.match(buf, best)
+            at = stop
+        width *= 2
+    return None
 
 
 def find_literal(buf: str, literal: str, pos: int) -> int:
@@ -2024,7 +2069,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     m = (
         _RE_OUTSIDE_LITERALS.search(buf, pos)
         if n - pos < LONG_SCAN
-        else search_literals(_RE_OUTSIDE_LITERALS, buf, pos, "<")
+        else search_literals(
+            _RE_OUTSIDE_LITERALS, buf, pos, "<", _OUTSIDE_LITERAL_WATCHES, n
+        )
     )
     if m is not None:
         start, end = m.span()

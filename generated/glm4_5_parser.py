@@ -1157,46 +1157,6 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 NO_GROUPS: Final[dict[str, str | None]] = {}
 
 
-# In a long buffer, literals are searched by jumping between occurrences of their first character: a
-# one-character `str.find` runs at memory speed (memchr), where a longer needle costs about 0.4 ns a
-# character and an alternation or a literal-prefixed pattern in `re` about as much, comparable to a
-# long parse's own work. The jumps cost a few calls each, so they pay from this many characters on...
-LONG_SCAN: Final = 8192
-
-
-# A candidate costs about as much as this many characters of a plain search: once they come more
-# densely than that, the rest is left to one plain search.
-_CANDIDATE_COST: Final = 256
-
-
-_DIRECT_CANDIDATES: Final = 8
-
-
-def search_literals(
-    pattern: re.Pattern[str], buf: str, pos: int, heads: str
-) -> re.Match[str] | None:
-    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where `pattern` is an alternation of
-    literals whose first characters are `heads`: a match can only start at one of those, so the
-    candidates are tried left to right with `match` (at one position, `match` picks the alternative
-    `search` would), until they prove dense."""
-    found = [buf.find(head, pos) for head in heads]
-    probes = 0
-    while True:
-        at = min([i for i in found if i >= 0], default=-1)
-        if at < 0:
-            return None
-        m = pattern.match(buf, at)
-        if m is not None:
-            return m
-        probes += 1
-        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
-            return pattern.search(buf, at + 1)
-        found = [
-            buf.find(h, at + 1) if i == at else i
-            for h, i in zip(heads, found, strict=True)
-        ]
-
-
 def regex_can_grow(pattern: re.Pattern[str], buf: str, m: re.Match[str]) -> bool:
     """Whether a complete regex match could still change when the stream goes on.
 
@@ -1240,6 +1200,91 @@ def partial_search(
         return match, None
     live = prefix.search(text, pos)
     return None, None if live is None else live.start()
+
+
+# In a long buffer, literals are searched by jumping between occurrences of their first character: a
+# one-character `str.find` runs at memory speed (memchr), where a longer needle costs about 0.4 ns a
+# character and an alternation or a literal-prefixed pattern in `re` about as much, comparable to a
+# long parse's own work. The jumps cost a few calls each, so they pay from this many characters on...
+LONG_SCAN: Final = 8192
+
+
+# A candidate costs about as much as this many characters of a plain search: once they come more
+# densely than that, the rest is left to one plain search.
+_CANDIDATE_COST: Final = 256
+
+
+_DIRECT_CANDIDATES: Final = 8
+
+
+# The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
+_FIRST_WINDOW: Final = 4096
+
+
+def search_literals(
+    pattern: re.Pattern[str],
+    buf: str,
+    pos: int,
+    heads: str,
+    literals: Iterable[str],
+    last: int,
+) -> re.Match[str] | None:
+    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where `pattern` is the alternation of
+    `literals`, none of which contains another, and `heads` their first characters; a match that
+    starts after `last` may be given as no match (the caller has a better one there).
+
+    A match can only start at a head: while heads are rare, each is tried with `match` (at one
+    position, `match` picks the alternative `search` would). Once they prove dense the rest is left
+    to `re` when the literals share their head (it scans for their common prefix), else to
+    `str.find` per literal (`re` would try the alternation at every head, several times slower),
+    the leftmost occurrence winning. The text is searched in windows of growing width, each taking
+    up where the previous one stopped, so a head or literal that does not occur is searched for only
+    about as far as the match, not to the end of the buffer at every scan (quadratic in the number
+    of regions)."""
+    n = min(len(buf), last + 1)  # where matches may start
+    at = pos  # no match starts in buf[pos:at]
+    width = _FIRST_WINDOW
+    sparse = True
+    probes = 0
+    while at < n:
+        stop = min(n, at + width)
+        if sparse:
+            found = [buf.find(head, at, stop) for head in heads]
+            while True:
+                candidate = min([i for i in found if i >= 0], default=-1)
+                if candidate < 0:
+                    at = stop
+                    break
+                m = pattern.match(buf, candidate)
+                if m is not None:
+                    return m
+                probes += 1
+                at = candidate + 1
+                if (
+                    probes > _DIRECT_CANDIDATES
+                    and candidate - pos < probes * _CANDIDATE_COST
+                ):
+                    sparse = False
+                    break
+                found = [
+                    buf.find(h, at, stop) if i == candidate else i
+                    for h, i in zip(heads, found, strict=True)
+                ]
+        elif len(heads) == 1:
+            # a match starting before `n` ends before this (and no literal is cut short by it)
+            return pattern.search(buf, at, n - 1 + max(map(len, literals)))
+        else:
+            best = stop
+            for literal in literals:
+                # occurrences starting before the best so far, wherever they end
+                i = buf.find(literal, at, best + len(literal) - 1)
+                if i >= 0:
+                    best = i
+            if best < stop:
+                return pattern.match(buf, best)
+            at = stop
+        width *= 2
+    return None
 
 
 def find_literal(buf: str, literal: str, pos: int) -> int:
@@ -2021,9 +2066,9 @@ _OUTSIDE_LITERAL_WATCHES: Final = {
 }
 
 
-_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
@@ -2033,13 +2078,10 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
+    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
     global _RE_IN_TOOL_CALLS_PENDING, _RE_DELIMITER_STARTS, _RE_TOOL_CALLS_TAGS
     global _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile(
-        "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
-    )
     _RE_TOOL_CALLS_OPEN = re.compile(
         "<tool_call>(?P<name>[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)",
         re.DOTALL,
@@ -2047,6 +2089,9 @@ def _compile_patterns() -> None:
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         "(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\Z|ll\\Z|ll>[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z))",
         re.DOTALL,
+    )
+    _RE_OUTSIDE_LITERALS = re.compile(
+        "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
         "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:(?:e(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?|o(?:b(?:s(?:e(?:r(?:v(?:a(?:t(?:i(?:o(?:n(?:\\|)?)?)?)?)?)?)?)?)?)?)?|u(?:s(?:e(?:r(?:\\|)?)?)?)?))?))?\\Z",
@@ -2074,29 +2119,16 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     best_start = best_end = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
-    # fields.reasoning_content.open, fields.content.close
-    m = (
-        _RE_OUTSIDE_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(_RE_OUTSIDE_LITERALS, buf, pos, "<")
-    )
-    if m is not None:
-        start, end = m.span()
-        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
-        if grows and not eos and end == n:
-            hold = start  # a longer literal of the same delimiter may still complete
-        else:
-            best, best_start, best_end = rank, start, end
-
     # fields.tool_calls.open_pattern
-    if buf.find("<tool_call>", pos) < 0:
+    found = buf.find("<tool_call>", pos)
+    if found < 0:
         m = None  # every match contains '<tool_call>'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = _RE_TOOL_CALLS_OPEN.search(buf, pos)
+        m = _RE_TOOL_CALLS_OPEN.search(buf, found)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
@@ -2111,6 +2143,29 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             if best < 0 or (start, -end, 1) < (best_start, -best_end, best):
                 best, best_start, best_end = 1, start, end
                 best_groups = m.groupdict()
+
+    # fields.reasoning_content.open, fields.content.close
+    m = (
+        _RE_OUTSIDE_LITERALS.search(buf, pos)
+        if n - pos < LONG_SCAN
+        else search_literals(
+            _RE_OUTSIDE_LITERALS,
+            buf,
+            pos,
+            "<",
+            _OUTSIDE_LITERAL_WATCHES,
+            best_start if best >= 0 else n,
+        )
+    )
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            # a longer literal of the same delimiter may still complete
+            hold = min(hold, start)
+        elif best < 0 or (start, -end, rank) < (best_start, -best_end, best):
+            best, best_start, best_end = rank, start, end
+            best_groups = NO_GROUPS
 
     # text that may still become a literal delimiter
     if not eos and hold > pos and hold > n - 14:

@@ -1168,46 +1168,6 @@ ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
 NO_GROUPS: Final[dict[str, str | None]] = {}
 
 
-# In a long buffer, literals are searched by jumping between occurrences of their first character: a
-# one-character `str.find` runs at memory speed (memchr), where a longer needle costs about 0.4 ns a
-# character and an alternation or a literal-prefixed pattern in `re` about as much, comparable to a
-# long parse's own work. The jumps cost a few calls each, so they pay from this many characters on...
-LONG_SCAN: Final = 8192
-
-
-# A candidate costs about as much as this many characters of a plain search: once they come more
-# densely than that, the rest is left to one plain search.
-_CANDIDATE_COST: Final = 256
-
-
-_DIRECT_CANDIDATES: Final = 8
-
-
-def search_literals(
-    pattern: re.Pattern[str], buf: str, pos: int, heads: str
-) -> re.Match[str] | None:
-    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where `pattern` is an alternation of
-    literals whose first characters are `heads`: a match can only start at one of those, so the
-    candidates are tried left to right with `match` (at one position, `match` picks the alternative
-    `search` would), until they prove dense."""
-    found = [buf.find(head, pos) for head in heads]
-    probes = 0
-    while True:
-        at = min([i for i in found if i >= 0], default=-1)
-        if at < 0:
-            return None
-        m = pattern.match(buf, at)
-        if m is not None:
-            return m
-        probes += 1
-        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
-            return pattern.search(buf, at + 1)
-        found = [
-            buf.find(h, at + 1) if i == at else i
-            for h, i in zip(heads, found, strict=True)
-        ]
-
-
 def regex_can_grow(pattern: re.Pattern[str], buf: str, m: re.Match[str]) -> bool:
     """Whether a complete regex match could still change when the stream goes on.
 
@@ -1251,6 +1211,91 @@ def partial_search(
         return match, None
     live = prefix.search(text, pos)
     return None, None if live is None else live.start()
+
+
+# In a long buffer, literals are searched by jumping between occurrences of their first character: a
+# one-character `str.find` runs at memory speed (memchr), where a longer needle costs about 0.4 ns a
+# character and an alternation or a literal-prefixed pattern in `re` about as much, comparable to a
+# long parse's own work. The jumps cost a few calls each, so they pay from this many characters on...
+LONG_SCAN: Final = 8192
+
+
+# A candidate costs about as much as this many characters of a plain search: once they come more
+# densely than that, the rest is left to one plain search.
+_CANDIDATE_COST: Final = 256
+
+
+_DIRECT_CANDIDATES: Final = 8
+
+
+# The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
+_FIRST_WINDOW: Final = 4096
+
+
+def search_literals(
+    pattern: re.Pattern[str],
+    buf: str,
+    pos: int,
+    heads: str,
+    literals: Iterable[str],
+    last: int,
+) -> re.Match[str] | None:
+    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where `pattern` is the alternation of
+    `literals`, none of which contains another, and `heads` their first characters; a match that
+    starts after `last` may be given as no match (the caller has a better one there).
+
+    A match can only start at a head: while heads are rare, each is tried with `match` (at one
+    position, `match` picks the alternative `search` would). Once they prove dense the rest is left
+    to `re` when the literals share their head (it scans for their common prefix), else to
+    `str.find` per literal (`re` would try the alternation at every head, several times slower),
+    the leftmost occurrence winning. The text is searched in windows of growing width, each taking
+    up where the previous one stopped, so a head or literal that does not occur is searched for only
+    about as far as the match, not to the end of the buffer at every scan (quadratic in the number
+    of regions)."""
+    n = min(len(buf), last + 1)  # where matches may start
+    at = pos  # no match starts in buf[pos:at]
+    width = _FIRST_WINDOW
+    sparse = True
+    probes = 0
+    while at < n:
+        stop = min(n, at + width)
+        if sparse:
+            found = [buf.find(head, at, stop) for head in heads]
+            while True:
+                candidate = min([i for i in found if i >= 0], default=-1)
+                if candidate < 0:
+                    at = stop
+                    break
+                m = pattern.match(buf, candidate)
+                if m is not None:
+                    return m
+                probes += 1
+                at = candidate + 1
+                if (
+                    probes > _DIRECT_CANDIDATES
+                    and candidate - pos < probes * _CANDIDATE_COST
+                ):
+                    sparse = False
+                    break
+                found = [
+                    buf.find(h, at, stop) if i == candidate else i
+                    for h, i in zip(heads, found, strict=True)
+                ]
+        elif len(heads) == 1:
+            # a match starting before `n` ends before this (and no literal is cut short by it)
+            return pattern.search(buf, at, n - 1 + max(map(len, literals)))
+        else:
+            best = stop
+            for literal in literals:
+                # occurrences starting before the best so far, wherever they end
+                i = buf.find(literal, at, best + len(literal) - 1)
+                if i >= 0:
+                    best = i
+            if best < stop:
+                return pattern.match(buf, best)
+            at = stop
+        width *= 2
+    return None
 
 
 def find_literal(buf: str, literal: str, pos: int) -> int:
@@ -2041,9 +2086,9 @@ _IN_REASONING_CONTENT_LITERAL: Final = {
 }
 
 
-_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
+_RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
@@ -2054,13 +2099,10 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
-    global _RE_OUTSIDE_LITERALS, _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL
+    global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING
     global _RE_DELIMITER_STARTS, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
-    _RE_OUTSIDE_LITERALS = re.compile(
-        "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
-    )
     _RE_TOOL_CALLS_OPEN = re.compile(
         '<\\|open\\|>call tool="(?P<name>[^"]+)"(?: index="[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+")?<\\|sep\\|>',
         re.DOTALL,
@@ -2068,6 +2110,9 @@ def _compile_patterns() -> None:
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         '(?:\\Z|<\\Z|<\\|\\Z|<\\|o\\Z|<\\|op\\Z|<\\|ope\\Z|<\\|open\\Z|<\\|open\\|\\Z|<\\|open\\|>(?:\\Z|c\\Z|ca\\Z|cal\\Z|call\\Z|call \\Z|call t\\Z|call to\\Z|call too(?:\\Z|l\\Z|l=\\Z|l="(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"(?:(?:\\Z| \\Z| i\\Z| in\\Z| ind\\Z| inde\\Z| index\\Z| index=\\Z| index="(?:[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]*\\Z|[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+\\Z))|(?: index="[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+")?(?:\\Z|<\\Z|<\\|\\Z|<\\|s\\Z|<\\|se\\Z|<\\|sep\\Z|<\\|sep\\|\\Z)))))))',
         re.DOTALL,
+    )
+    _RE_OUTSIDE_LITERALS = re.compile(
+        "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
         "<(?:\\|(?:(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?|r(?:e(?:s(?:p(?:o(?:n(?:s(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:s(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?|e(?:n(?:d(?:_(?:o(?:f(?:_(?:m(?:s(?:g(?:\\|)?)?)?)?)?)?)?)?)?)?|o(?:p(?:e(?:n(?:\\|(?:>(?:(?:r(?:e(?:s(?:p(?:o(?:n(?:s(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:(?:h(?:i(?:n(?:k(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?|o(?:o(?:l(?:s(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?))?))?)?)?)?)?)?))?)?\\Z",
@@ -2102,30 +2147,16 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     best_start = best_end = 0
     best_groups: dict[str, str | None] = NO_GROUPS
 
-    # fields.reasoning_content.open, fields.content.close
-    m = (
-        _RE_OUTSIDE_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(_RE_OUTSIDE_LITERALS, buf, pos, "<")
-    )
-    if m is not None:
-        start, end = m.span()
-        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
-        if grows and not eos and end == n:
-            hold = start  # a longer literal of the same delimiter may still complete
-        else:
-            best, best_start, best_end = rank, start, end
-
     # fields.tool_calls.open_pattern
-    at = buf.find('<|open|>call tool="', pos)
-    if at < 0 or buf.find("<|sep|>", at + 19) < 0:
+    found = buf.find('<|open|>call tool="', pos)
+    if found < 0 or buf.find("<|sep|>", found + 19) < 0:
         m = None  # every match contains '<|open|>call tool="' then '<|sep|>'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = _RE_TOOL_CALLS_OPEN.search(buf, pos)
+        m = _RE_TOOL_CALLS_OPEN.search(buf, found)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
@@ -2140,6 +2171,29 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             if best < 0 or (start, -end, 1) < (best_start, -best_end, best):
                 best, best_start, best_end = 1, start, end
                 best_groups = m.groupdict()
+
+    # fields.reasoning_content.open, fields.content.close
+    m = (
+        _RE_OUTSIDE_LITERALS.search(buf, pos)
+        if n - pos < LONG_SCAN
+        else search_literals(
+            _RE_OUTSIDE_LITERALS,
+            buf,
+            pos,
+            "<",
+            _OUTSIDE_LITERAL_WATCHES,
+            best_start if best >= 0 else n,
+        )
+    )
+    if m is not None:
+        start, end = m.span()
+        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            # a longer literal of the same delimiter may still complete
+            hold = min(hold, start)
+        elif best < 0 or (start, -end, rank) < (best_start, -best_end, best):
+            best, best_start, best_end = rank, start, end
+            best_groups = NO_GROUPS
 
     # text that may still become a literal delimiter
     if not eos and hold > pos and hold > n - 23:
@@ -2159,7 +2213,14 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     m = (
         _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
         if n - pos < LONG_SCAN
-        else search_literals(_RE_IN_REASONING_CONTENT_LITERALS, buf, pos, "<")
+        else search_literals(
+            _RE_IN_REASONING_CONTENT_LITERALS,
+            buf,
+            pos,
+            "<",
+            _IN_REASONING_CONTENT_LITERAL,
+            n,
+        )
     )
     if m is not None:
         start, end = m.span()

@@ -52,11 +52,15 @@ def test_find_literal_is_str_find(literal: str) -> None:
             assert find_literal(text, literal, pos) == text.find(literal, pos), (literal, pos)
 
 
+# No literal contains another (a state whose literals nest searches them one by one).
+APART = [lit for lit in LITERALS if not any(lit != other and lit in other for other in LITERALS)]
+
+
 @pytest.mark.parametrize("count", [2, 3, 4])
 def test_search_literals_is_the_alternations_search(count: int) -> None:
     rng = random.Random(count)
     for _ in range(12):
-        literals = rng.sample(LITERALS, count)
+        literals = rng.sample(APART, count)
         ordered = sorted(literals, key=lambda lit: (-len(lit), literals.index(lit)))
         pattern = re.compile("|".join(map(re.escape, ordered)), re.DOTALL)
         heads = "".join(sorted({lit[0] for lit in ordered}))
@@ -65,10 +69,38 @@ def test_search_literals_is_the_alternations_search(count: int) -> None:
                 text += rng.choice(literals)  # a later match of another literal
                 for pos in [0, *rng.sample(range(len(text)), 10)]:
                     expected = pattern.search(text, pos)
-                    found = search_literals(pattern, text, pos, heads)
+                    found = search_literals(pattern, text, pos, heads, ordered, len(text))
                     assert (found and (found.span(), found.group())) == (
                         expected and (expected.span(), expected.group())
                     )
+                    # A bound: a match starting no later is still found; past it, none or a later one.
+                    last = rng.randint(pos, len(text))
+                    found = search_literals(pattern, text, pos, heads, ordered, last)
+                    if expected is not None and expected.start() <= last:
+                        assert found is not None
+                        assert (found.span(), found.group()) == (expected.span(), expected.group())
+                    else:
+                        assert found is None or found.start() > last
+
+
+@pytest.mark.parametrize("shared_head", [True, False])
+def test_search_literals_on_many_regions_of_one_long_buffer(shared_head: bool) -> None:
+    # The scans of a one-shot parse: one search per match, each from the end of the previous one, in
+    # a buffer where one literal never occurs and near misses of every literal are dense.
+    literals = ["<|end|>", "<tool>", "<|absent|>"] if shared_head else ["</s>", "function call<|sep|>", "[ABSENT]"]
+    ordered = sorted(literals, key=lambda lit: (-len(lit), literals.index(lit)))
+    pattern = re.compile("|".join(map(re.escape, ordered)), re.DOTALL)
+    heads = "".join(sorted({lit[0] for lit in ordered}))
+    rng = random.Random(str(literals))
+    near = [lit[:k] for lit in literals for k in range(1, len(lit))]
+    pieces = [*near, "x" * 50, "é", " "]
+    text = "".join(_text(rng, pieces, rng.randint(0, 3 * LONG_SCAN)) + rng.choice(literals[:2]) for _ in range(40))
+    pos, spans = 0, []
+    while (m := search_literals(pattern, text, pos, heads, ordered, len(text))) is not None:
+        spans.append((m.span(), m.group()))
+        pos = m.end()
+    assert spans == [(m.span(), m.group()) for m in pattern.finditer(text)]
+    assert len(spans) == 40
 
 
 def _near_misses(template: dict[str, Any]) -> list[str]:
@@ -116,6 +148,87 @@ def test_one_shot_on_long_outputs_with_near_misses_matches_the_reference(model: 
                 short = text[:cut] + filler[: LONG_SCAN + 200] + text[cut:]
                 ours = one_shot(lambda t, _tpl, **kw: module.parse_response(t, **kw), short, template, prefix, tools)
                 assert ours == one_shot(reference.parse_response, short, template, prefix, tools), (case["name"], cut)
+
+
+# Several literal delimiters with different first characters in one state, next to a regex delimiter:
+# the literal search stops at the regex's match (a close that never occurs is not searched for to the
+# end at every tool call).
+MIXED_TEMPLATE: dict[str, Any] = {
+    "start_anchor": "<assistant>",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": '<call name="(?P<name>\\w+)">',
+            "close": ["</call>"],
+            "repeats": True,
+            "content": "json",
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+        "reasoning_content": {"open": ["function think<|sep|>\n", "[THINK]"], "close": ["[/THINK]"]},
+        "content": {
+            "close": ["</s>", "<|end|>", "function end<|sep|>"],
+            "content": "text",
+            "repeats": True,
+            "join": "",
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_shot_with_many_regions_and_absent_literals_matches_the_interpreter(seed: int) -> None:
+    module = compiled_module(MIXED_TEMPLATE)
+    rng = random.Random(seed)
+    near = ["f", "fun", "function ", "function think<|", "function end<|se", "<", "</", "</s", "<|en", "[THI"]
+    filler = [*near, "x" * 60, "é", "😀", "\n", " a < b "]
+    regions = [
+        lambda: '<call name="f">{"a": "' + _text(rng, ["y" * 40, "é"], rng.randint(0, 2 * LONG_SCAN)) + '"}</call>',
+        lambda: "[THINK]" + _text(rng, filler, rng.randint(0, 2 * LONG_SCAN)) + "[/THINK]",
+        lambda: _text(rng, filler, rng.randint(0, 3 * LONG_SCAN)),
+    ]
+    text = "".join(rng.choice(regions)() for _ in range(30))
+    for tail in ("", "</s>", "<|end|>more", "function end<|sep|>", "function think<|sep|>\nlast"):
+        long_text = text + tail
+        ours = one_shot(lambda t, _tpl, **kw: module.parse_response(t, **kw), long_text, MIXED_TEMPLATE, "")
+        assert ours == one_shot(rtcompile.parse_response, long_text, MIXED_TEMPLATE, ""), tail
+    short = text[: 3 * LONG_SCAN] + "</s>"
+    ours = one_shot(lambda t, _tpl, **kw: module.parse_response(t, **kw), short, MIXED_TEMPLATE, "")
+    assert ours == one_shot(reference.parse_response, short, MIXED_TEMPLATE, "")
+
+
+# A regex delimiter every match of which starts with the string it must contain: searched from where
+# that string occurs, which near misses of the pattern (the string, then no match) put everywhere.
+STARTS_WITH_REQUIRED: dict[str, Any] = {
+    "start_anchor": "<assistant>",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": "<\\|call\\|>(?P<name>[a-z]+):",
+            "close": ["</call>"],
+            "repeats": True,
+            "content": "json",
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+        "content": {"close": ["<|end|>"], "content": "text", "repeats": True, "join": ""},
+    },
+}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_one_shot_regex_searched_from_its_start_literal_matches_the_interpreter(seed: int) -> None:
+    module = compiled_module(STARTS_WITH_REQUIRED)
+    rng = random.Random(seed)
+    filler = ["<|call|>", "<|call|>X:", "<|call|>ab", "<|call|>ab ", "<|cal", "<", "x" * 70, "é", " "]
+    regions = [
+        lambda: "<|call|>f" * rng.randint(1, 2) + ':{"a": "' + "y" * rng.randint(0, 3 * LONG_SCAN) + '"}</call>',
+        lambda: _text(rng, filler, rng.randint(0, 3 * LONG_SCAN)),
+    ]
+    text = "".join(rng.choice(regions)() for _ in range(24))
+    for tail in ("", "<|end|>", "<|call|>g:[1]</call>", "<|call|>"):
+        long_text = text + tail
+        ours = one_shot(lambda t, _tpl, **kw: module.parse_response(t, **kw), long_text, STARTS_WITH_REQUIRED, "")
+        assert ours == one_shot(rtcompile.parse_response, long_text, STARTS_WITH_REQUIRED, ""), tail
+    short = text[: 3 * LONG_SCAN] + "<|end|>"
+    ours = one_shot(lambda t, _tpl, **kw: module.parse_response(t, **kw), short, STARTS_WITH_REQUIRED, "")
+    assert ours == one_shot(reference.parse_response, short, STARTS_WITH_REQUIRED, "")
 
 
 @pytest.mark.parametrize(

@@ -35,8 +35,8 @@ CALLS = {
 
 TEMPLATES = {"gpt_oss": template_of("gpt_oss"), "granite_20b_fc": template_of("granite_20b_fc"), "calls": CALLS}
 GUARDS = {
-    "gpt_oss": 'buf.find("<|message|>", at + 13) < 0',
-    "granite_20b_fc": "at = buf.find('\",', at + 7)",
+    "gpt_oss": 'buf.find("<|message|>", found + 13) < 0',
+    "granite_20b_fc": "at = buf.find('\",', found + 7) if found >= 0 else -1",
     "calls": 'buf.find("<c>", at + 3) < 0',
 }
 # Whole calls, calls with a required string missing or out of order, and text between them.

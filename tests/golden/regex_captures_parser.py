@@ -1987,14 +1987,15 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     # outside any explicit region: fields.tool_calls.open_pattern
     n = len(buf)
     hold = n
-    if buf.find("<call name=", pos) < 0:
+    found = buf.find("<call name=", pos)
+    if found < 0:
         m = None  # every match contains '<call name='
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = _RE_TOOL_CALLS_OPEN.search(buf, pos)
+        m = _RE_TOOL_CALLS_OPEN.search(buf, found)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos

@@ -98,9 +98,6 @@ def _several_watches(out: CodeWriter, parts: ModuleParts, state: ParserState, te
     out.line("best_start = best_end = 0")
     out.line("best_groups: dict[str, str | None] = NO_GROUPS")
     combined = not _literals_nest(state)
-    if combined and any(w.delimiter.is_literal for w in state.watches):
-        out.line()
-        _literal_search(out, parts, state, template, single=False)
     for rank, watch in enumerate(state.watches):
         if watch.delimiter.is_literal and combined:
             continue
@@ -110,6 +107,11 @@ def _several_watches(out: CodeWriter, parts: ModuleParts, state: ParserState, te
             _literal_watch(out, parts, watch, template, rank)
         else:
             _regex_watch(out, parts, watch, template, rank=rank)
+    if combined and any(w.delimiter.is_literal for w in state.watches):
+        # Last, so that the search need not go past the best match so far (a literal that does not
+        # occur would otherwise be searched for to the end at every scan).
+        out.line()
+        _literal_search(out, parts, state, template, single=False)
     if combined:
         _pending_literals(out, parts, state, template, held=True)
     out.line()
@@ -169,7 +171,10 @@ def _literal_search(
         ((lit, (rank, _)),) = entries.items()
         if not single:
             out.comment(format_path(state.watches[rank].where))
-        out.line(f"start = {_find(parts, literal(lit), len(lit))}")
+        if single:
+            out.line(f"start = {_find(parts, literal(lit), len(lit))}")
+        else:  # only a match starting no later than the best so far can win
+            out.line(f"start = buf.find({literal(lit)}, pos, best_start + {len(lit)} if best >= 0 else n)")
         with out.block("if start >= 0:"):
             out.line(f"end = start + {len(lit)}")
             if single:  # the literal's first watch (its rank) is the answer
@@ -187,18 +192,26 @@ def _literal_search(
     parts.need("scanning", "LONG_SCAN")
     parts.need("scanning", "search_literals")
     heads = literal("".join(sorted({lit[0] for lit in ordered})))
-    search = f"search_literals({pattern}, buf, pos, {heads})"
+    # only a match starting no later than the best so far can win
+    last = "n" if single else "best_start if best >= 0 else n"
+    search = f"search_literals({pattern}, buf, pos, {heads}, {table}, {last})"
     out.line(f"m = {pattern}.search(buf, pos) if n - pos < LONG_SCAN else {search}")
     with out.block("if m is not None:"):
         out.line("start, end = m.span()")
         out.line(f"rank, grows = {table}[m.group()]")
         with out.block("if grows and not eos and end == n:"):
-            out.line("hold = start  # a longer literal of the same delimiter may still complete")
-        with out.block("else:"):
-            if single:
-                out.line("return rank, start, end, NO_GROUPS, n")
+            if single:  # nothing else held back yet
+                out.line("hold = start  # a longer literal of the same delimiter may still complete")
             else:
+                out.comment("a longer literal of the same delimiter may still complete")
+                out.line("hold = min(hold, start)")
+        if single:
+            with out.block("else:"):
+                out.line("return rank, start, end, NO_GROUPS, n")
+        else:
+            with out.block("elif best < 0 or (start, -end, rank) < (best_start, -best_end, best):"):
                 out.line("best, best_start, best_end = rank, start, end")
+                out.line("best_groups = NO_GROUPS")
 
 
 def _literals_nest(state: ParserState) -> bool:
@@ -315,6 +328,16 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
     # A pattern opening with `.*?` matches later only if it matches at `pos`: one attempt, not n.
     search, partial = ("match", "partial_match") if full in parts.match_only else ("search", "partial_search")
     parts.need("partial", partial)
+    # Without the strings every match contains there is no complete match: only the partial one is
+    # looked for, where `re`'s search could cost the square of a long pending run (`[^\s]+\[ARGS\]`).
+    # (str.find on the whole rest is one fast C search, with no partial match to rule out.)
+    root = parse_regex(watch.delimiter.pattern).root
+    required = required_literals(root)
+    starts = start_literals(root) if search == "search" else None
+    # Where every match starts with the string found first, the search starts where it was found:
+    # the text before it is not searched twice.
+    search_from = "found" if required and starts == required[:1] else "pos"
+    absent = _absent_in_order(out, required, bind=search_from == "found") if required else None
     # A pattern that can only match at the very start of the buffer cannot match (or partially
     # match, short of the end) once scanning has moved on; `re` would still try every position.
     branch = "if"
@@ -322,12 +345,8 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
         with out.block("if pos > 0:"):
             out.line("m = None")
         branch = "elif"
-    # Without a string every match contains there is no complete match: only the partial one is
-    # looked for, where `re`'s search could cost the square of a long pending run (`[^\s]+\[ARGS\]`).
-    required = required_literals(parse_regex(watch.delimiter.pattern).root)
-    if required:
-        # str.find on the whole rest is one fast C search (no partial match to rule out here)
-        with out.block(f"{branch} {_absent_in_order(out, required)}:"):
+    if absent is not None:
+        with out.block(f"{branch} {absent}:"):
             out.line(f"m = None  # every match contains {_in_order_text(required)}")
             with out.block("if not eos:"):
                 out.line(f"live = {prefix}.search(buf, pos)")
@@ -336,12 +355,11 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
         branch = "elif"
     # With one start literal `re`'s own search already skips to it; with several it has no prefix to
     # skip to and runs the whole pattern at every position, which is what `search_from_starts` spares.
-    starts = start_literals(parse_regex(watch.delimiter.pattern).root) if search == "search" else None
     if starts is not None and len(starts) < 2:
         starts = None
     with out.block(f"{branch} eos:"):
         if starts is None:
-            out.line(f"m = {full}.{search}(buf, pos)")
+            out.line(f"m = {full}.{search}(buf, {search_from})")
         else:  # a one-shot parse searches the whole output: only where a match can start
             parts.need("scanning", "LONG_UNPREFIXED_SCAN")
             parts.need("scanning", "search_from_starts")
@@ -402,17 +420,20 @@ def _find(parts: ModuleParts, needle: str, length: int | None) -> str:
     return f"buf.find({needle}, pos) if n - pos < LONG_SCAN else find_literal(buf, {needle}, pos)"
 
 
-def _absent_in_order(out: CodeWriter, required: tuple[str, ...]) -> str:
+def _absent_in_order(out: CodeWriter, required: tuple[str, ...], *, bind: bool) -> str:
     """The condition that `required` does not occur in turn from `pos` (each after the one before),
-    writing the finds it needs before the last one: no complete match can start at `pos` then."""
+    writing the finds it needs first: no complete match can start at `pos` then. `bind`: the first
+    string's position is wanted afterwards, as `found`."""
+    first = f"buf.find({literal(required[0])}, pos)"
+    if len(required) == 1 and not bind:
+        return f"{first} < 0"
+    out.line(f"found = {first}")
     if len(required) == 1:
-        return f"buf.find({literal(required[0])}, pos) < 0"
-    out.line(f"at = buf.find({literal(required[0])}, pos)")
-    for before, string in zip(required[:-2], required[1:-1], strict=True):
-        with out.block("if at >= 0:"):
-            out.line(f"at = buf.find({literal(string)}, at + {len(before)})")
-    last = required[-1]
-    return f"at < 0 or buf.find({literal(last)}, at + {len(required[-2])}) < 0"
+        return "found < 0"
+    if len(required) == 2:
+        return f"found < 0 or buf.find({literal(required[1])}, found + {len(required[0])}) < 0"
+    out.line(f"at = buf.find({literal(required[1])}, found + {len(required[0])}) if found >= 0 else -1")
+    return f"at < 0 or buf.find({literal(required[2])}, at + {len(required[1])}) < 0"
 
 
 def _in_order_text(required: tuple[str, ...]) -> str:
