@@ -27,7 +27,8 @@ from rtcompile.regex.ast import (
     walk,
     width,
 )
-from rtcompile.regex.charsets import Ranges
+from rtcompile.regex.charsets import Ranges, intersection
+from rtcompile.regex.first_chars import first_characters
 
 # Assertions that look at the character before the current position.
 _LOOKS_BACK_ONE = frozenset(("boundary", "non_boundary", "line_start", "word_start", "word_end"))
@@ -198,7 +199,7 @@ def pending_run_class(root: Node) -> Ranges | None:
                 return None
             run = item.body.ranges
             rest = items[index + 1 :]
-            if not rest or width(rest[0])[0] == 0 or not _starts_outside(rest[0], run):
+            if not rest or not _starts_outside(rest[0], run):
                 return None
             return run
         if width(item)[0] != 0:
@@ -207,16 +208,7 @@ def pending_run_class(root: Node) -> Ranges | None:
 
 
 def _starts_outside(node: Node, run: Ranges) -> bool:
-    """Whether every character `node` can start with lies outside `run` (so the run cannot run on
-    into it)."""
-    if isinstance(node, Chars):
-        return not any(lo <= hi2 and lo2 <= hi for lo, hi in node.ranges for lo2, hi2 in run)
-    if isinstance(node, Group):
-        return _starts_outside(node.body, run)
-    if isinstance(node, Concat):
-        return bool(node.items) and width(node.items[0])[0] > 0 and _starts_outside(node.items[0], run)
-    if isinstance(node, Alternation):
-        return all(width(b)[0] > 0 and _starts_outside(b, run) for b in node.branches)
-    if isinstance(node, Repeat):
-        return node.min > 0 and _starts_outside(node.body, run)
-    return False
+    """Whether `node` must consume a character, and every character it can start with lies outside
+    `run` (so the run cannot run on into it)."""
+    first = first_characters(node)
+    return first is not None and not first.nullable and not intersection(first.ranges, run)
