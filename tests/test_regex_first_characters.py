@@ -1,9 +1,9 @@
 """The first-character walk (`rtcompile.regex.first_chars.first_characters`) against brute force: on
 random patterns over a small alphabet built from every construct the walk models, every real match that
 `regex` finds on every short string starts with a character the walk reports, and the walk says a
-pattern can match the empty string exactly when `regex` finds an empty match (where zero-width tests or
-conditionals may rule that out, it may only say so when one could be found). Also the decisions its
-three users make on top of it."""
+pattern can match the empty string exactly when `regex` finds an empty match (with zero-width tests or
+conditionals, which can rule the empty match out, it may say so where `regex` finds none, never the
+reverse). Also the decisions its users make on top of it."""
 
 from __future__ import annotations
 

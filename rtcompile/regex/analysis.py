@@ -24,6 +24,7 @@ from rtcompile.regex.ast import (
     ParsedRegex,
     Repeat,
     children,
+    linear_items,
     walk,
     width,
 )
@@ -116,7 +117,7 @@ def required_literal(root: Node) -> str:
     that does not find it after the search position knows there is no complete match there, without
     running a search that can cost the square of the text (`[^\\s]+\\[ARGS\\]` on a long run of letters)."""
     best, run = "", ""
-    for item in _top_level_sequence(root):
+    for item in linear_items(root):
         if isinstance(item, Chars) and item.kind == "literal" and not item.ignore_case and item.literal is not None:
             run += chr(item.literal)
             best = max(best, run, key=len)
@@ -133,7 +134,7 @@ def start_literals(root: Node) -> tuple[str, ...] | None:
     """Strings one of which every match starts with (a search need only try where one occurs), or None:
     the leading run of plain, case-sensitive characters, through optional items and alternations
     (``(?:<a>\\s+)?b=`` starts with ``<a>`` or ``b=``)."""
-    starts = _starts(_top_level_sequence(root))
+    starts = _starts(linear_items(root))
     return None if starts is None else tuple(sorted(starts))
 
 
@@ -150,9 +151,9 @@ def _starts(items: list[Node]) -> set[str] | None:
             run += char
         return {run}
     if isinstance(first, Repeat) and (first.min, first.max) == (0, 1) and not first.possessive:
-        alternatives = [_top_level_sequence(first.body) + rest, rest]
+        alternatives = [linear_items(first.body) + rest, rest]
     elif isinstance(first, Alternation):
-        alternatives = [_top_level_sequence(branch) + rest for branch in first.branches]
+        alternatives = [linear_items(branch) + rest for branch in first.branches]
     else:
         return None
     union: set[str] = set()
@@ -170,15 +171,6 @@ def _plain_char(node: Node) -> str | None:
     return chr(node.literal) if node.ranges == ((node.literal, node.literal),) else None
 
 
-def _top_level_sequence(node: Node) -> list[Node]:
-    """The items the pattern always consumes in order: concatenations and groups opened up."""
-    if isinstance(node, Concat):
-        return [leaf for item in node.items for leaf in _top_level_sequence(item)]
-    if isinstance(node, Group):
-        return _top_level_sequence(node.body)
-    return [node]
-
-
 def pending_run_class(root: Node) -> Ranges | None:
     """The class C of the run a pattern starts with, when text made only of C characters can never
     hold a match and can always still grow into one; None for any other pattern.
@@ -192,7 +184,7 @@ def pending_run_class(root: Node) -> Ranges | None:
     nodes = list(walk(root))
     if any(isinstance(n, (Assertion, Lookaround, Opaque, Backreference, Fuzzy, Conditional)) for n in nodes):
         return None
-    items = _top_level_sequence(root)
+    items = linear_items(root)
     for index, item in enumerate(items):
         if isinstance(item, Repeat) and isinstance(item.body, Chars) and item.max is None and item.min >= 1:
             if item.lazy or item.possessive or item.body.untranslatable is not None:
