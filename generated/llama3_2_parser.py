@@ -1294,6 +1294,9 @@ def _call_list_fail(text: str, position: int, message: str) -> NoReturn:
     )
 
 
+_CALL_LIST_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
+
+
 # --- python-call-list -------------------------------------------------------------------------------------------
 # A strict recursive-descent parser for `[name(arg=value, ...), ...]`. Each function takes the source and a
 # position and returns (result, new position). Errors name the position where the reference's parser stands
@@ -1310,17 +1313,6 @@ def _call_list_skip(text: str, position: int) -> int:
     return position
 
 
-def _call_list_expect(text: str, position: int, char: str) -> int:
-    """Consume `char` after optional whitespace, or fail at the first non-space position."""
-    position = _call_list_skip(text, position)
-    if not text.startswith(char, position):
-        _call_list_fail(text, position, f"expected {char!r}")
-    return position + 1
-
-
-_CALL_LIST_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
-
-
 def _call_list_name(text: str, position: int, what: str) -> tuple[str, int]:
     """Parse a (possibly dotted or dashed) identifier after optional whitespace."""
     position = _call_list_skip(text, position)
@@ -1328,18 +1320,6 @@ def _call_list_name(text: str, position: int, what: str) -> tuple[str, int]:
     if match is None:
         _call_list_fail(text, position, f"expected {what}")
     return match.group(0), match.end()
-
-
-def _call_list_unique(
-    text: str, position: int, pairs: list[tuple[str, Any]]
-) -> dict[str, Any]:
-    """Build a dict, refusing repeated names; checked only once the whole group has parsed."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            _call_list_fail(text, position, f"repeated name {key!r}")
-        out[key] = value
-    return out
 
 
 _CALL_LIST_KEYWORDS: Final = ("True", "true", "False", "false", "None", "null")
@@ -1354,6 +1334,14 @@ _CALL_LIST_MAX_DEPTH: Final = 100
 _CALL_LIST_NUMBER: Final = re.compile(
     r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?"
 )
+
+
+def _call_list_expect(text: str, position: int, char: str) -> int:
+    """Consume `char` after optional whitespace, or fail at the first non-space position."""
+    position = _call_list_skip(text, position)
+    if not text.startswith(char, position):
+        _call_list_fail(text, position, f"expected {char!r}")
+    return position + 1
 
 
 # The reference's `'((?:[^'\\\n\r]|\\.)*)'` (and the same with `"`), unrolled: a backslash can only
@@ -1436,26 +1424,58 @@ def _call_list_string(text: str, position: int) -> tuple[str, int]:
     return _call_list_unescape(text, position, body), match.end()
 
 
+def _call_list_entry(
+    text: str, position: int, depth: int
+) -> tuple[tuple[str, Any], int]:
+    """Parse one `"key": value` entry of a dict; the value sits at `depth`."""
+    position = _call_list_skip(text, position)
+    if not text.startswith(("'", '"'), position):
+        _call_list_fail(text, position, "dict keys must be strings")
+    key, position = _call_list_string(text, position)
+    position = _call_list_expect(text, position, ":")
+    value, position = _call_list_value(text, position, depth)
+    return (key, value), position
+
+
+def _call_list_items(
+    text: str,
+    position: int,
+    depth: int,
+    closer: str,
+    item: Callable[[str, int, int], tuple[Any, int]],
+) -> tuple[list[Any], int]:
+    """Parse comma-separated items after an opening bracket until `closer` (no trailing comma);
+    `item(text, position, depth)` parses one. Returns them and the position after `closer`."""
+    items: list[Any] = []
+    position = _call_list_skip(text, position)
+    if text.startswith(closer, position):
+        return items, position + 1
+    while True:
+        value, position = item(text, position, depth)
+        items.append(value)
+        position = _call_list_skip(text, position)
+        if text.startswith(closer, position):
+            return items, position + 1
+        position = _call_list_expect(text, position, ",")
+
+
+def _call_list_unique(
+    text: str, position: int, pairs: list[tuple[str, Any]]
+) -> dict[str, Any]:
+    """Build a dict, refusing repeated names; checked only once the whole group has parsed."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            _call_list_fail(text, position, f"repeated name {key!r}")
+        out[key] = value
+    return out
+
+
 def _call_list_mapping(
     text: str, position: int, depth: int
 ) -> tuple[dict[str, Any], int]:
     """Parse `"key": value` entries after `{` until `}`; keys must be quoted strings."""
-    pairs: list[tuple[str, Any]] = []
-    position = _call_list_skip(text, position)
-    if not text.startswith("}", position):
-        while True:
-            position = _call_list_skip(text, position)
-            if not text.startswith(("'", '"'), position):
-                _call_list_fail(text, position, "dict keys must be strings")
-            key, position = _call_list_string(text, position)
-            position = _call_list_expect(text, position, ":")
-            value, position = _call_list_value(text, position, depth)
-            pairs.append((key, value))
-            position = _call_list_skip(text, position)
-            if text.startswith("}", position):
-                break
-            position = _call_list_expect(text, position, ",")
-    position += 1
+    pairs, position = _call_list_items(text, position, depth, "}", _call_list_entry)
     return _call_list_unique(text, position, pairs), position
 
 
@@ -1481,18 +1501,8 @@ def _call_list_number(text: str, match: re.Match[str]) -> int | float:
 
 
 def _call_list_sequence(text: str, position: int, depth: int) -> tuple[list[Any], int]:
-    """Parse list items after `[` until `]`; items sit at `depth` (no trailing comma)."""
-    items: list[Any] = []
-    position = _call_list_skip(text, position)
-    if text.startswith("]", position):
-        return items, position + 1
-    while True:
-        item, position = _call_list_value(text, position, depth)
-        items.append(item)
-        position = _call_list_skip(text, position)
-        if text.startswith("]", position):
-            return items, position + 1
-        position = _call_list_expect(text, position, ",")
+    """Parse list items after `[` until `]`; items sit at `depth`."""
+    return _call_list_items(text, position, depth, "]", _call_list_value)
 
 
 def _call_list_value(text: str, position: int, depth: int) -> tuple[Any, int]:
@@ -1523,31 +1533,29 @@ def _call_list_value(text: str, position: int, depth: int) -> tuple[Any, int]:
     )
 
 
+def _call_list_argument(
+    text: str, position: int, depth: int
+) -> tuple[tuple[str, Any], int]:
+    """Parse one `name=value` keyword argument; the value sits at `depth`."""
+    key, position = _call_list_name(
+        text,
+        position,
+        "a keyword argument (positional arguments and trailing commas are not supported)",
+    )
+    position = _call_list_skip(text, position)
+    if not text.startswith("=", position):
+        _call_list_fail(
+            text,
+            position,
+            "expected '=' (positional arguments are not supported)",
+        )
+    value, position = _call_list_value(text, position + 1, depth)
+    return (key, value), position
+
+
 def _call_list_arguments(text: str, position: int) -> tuple[dict[str, Any], int]:
     """Parse `name=value` keyword arguments after `(` until `)`; positional ones are refused."""
-    pairs: list[tuple[str, Any]] = []
-    position = _call_list_skip(text, position)
-    if not text.startswith(")", position):
-        while True:
-            key, position = _call_list_name(
-                text,
-                position,
-                "a keyword argument (positional arguments and trailing commas are not supported)",
-            )
-            position = _call_list_skip(text, position)
-            if not text.startswith("=", position):
-                _call_list_fail(
-                    text,
-                    position,
-                    "expected '=' (positional arguments are not supported)",
-                )
-            value, position = _call_list_value(text, position + 1, 0)
-            pairs.append((key, value))
-            position = _call_list_skip(text, position)
-            if text.startswith(")", position):
-                break
-            position = _call_list_expect(text, position, ",")
-    position += 1
+    pairs, position = _call_list_items(text, position, 0, ")", _call_list_argument)
     return _call_list_unique(text, position, pairs), position
 
 

@@ -24,10 +24,12 @@ from rtcompile.regex.ast import (
     ParsedRegex,
     Repeat,
     children,
+    linear_items,
     walk,
     width,
 )
-from rtcompile.regex.charsets import Ranges
+from rtcompile.regex.charsets import Ranges, intersection
+from rtcompile.regex.first_chars import first_characters
 
 # Assertions that look at the character before the current position.
 _LOOKS_BACK_ONE = frozenset(("boundary", "non_boundary", "line_start", "word_start", "word_end"))
@@ -122,7 +124,7 @@ def required_literals(root: Node) -> tuple[str, ...]:
     open pattern while its `<|message|>` has yet to arrive)."""
     runs: list[str] = []
     run = ""
-    for item in [*_top_level_sequence(root), None]:
+    for item in [*linear_items(root), None]:
         char = None if item is None else _plain_char(item)
         if char is not None:
             run += char
@@ -142,7 +144,7 @@ def start_literals(root: Node) -> tuple[str, ...] | None:
     """Strings one of which every match starts with (a search need only try where one occurs), or None:
     the leading run of plain, case-sensitive characters, through optional items and alternations
     (``(?:<a>\\s+)?b=`` starts with ``<a>`` or ``b=``)."""
-    starts = _starts(_top_level_sequence(root))
+    starts = _starts(linear_items(root))
     return None if starts is None else tuple(sorted(starts))
 
 
@@ -159,9 +161,9 @@ def _starts(items: list[Node]) -> set[str] | None:
             run += char
         return {run}
     if isinstance(first, Repeat) and (first.min, first.max) == (0, 1) and not first.possessive:
-        alternatives = [_top_level_sequence(first.body) + rest, rest]
+        alternatives = [linear_items(first.body) + rest, rest]
     elif isinstance(first, Alternation):
-        alternatives = [_top_level_sequence(branch) + rest for branch in first.branches]
+        alternatives = [linear_items(branch) + rest for branch in first.branches]
     else:
         return None
     union: set[str] = set()
@@ -179,15 +181,6 @@ def _plain_char(node: Node) -> str | None:
     return chr(node.literal) if node.ranges == ((node.literal, node.literal),) else None
 
 
-def _top_level_sequence(node: Node) -> list[Node]:
-    """The items the pattern always consumes in order: concatenations and groups opened up."""
-    if isinstance(node, Concat):
-        return [leaf for item in node.items for leaf in _top_level_sequence(item)]
-    if isinstance(node, Group):
-        return _top_level_sequence(node.body)
-    return [node]
-
-
 def pending_run_class(root: Node) -> Ranges | None:
     """The class C of the run a pattern starts with, when text made only of C characters can never
     hold a match and can always still grow into one; None for any other pattern.
@@ -201,14 +194,14 @@ def pending_run_class(root: Node) -> Ranges | None:
     nodes = list(walk(root))
     if any(isinstance(n, (Assertion, Lookaround, Opaque, Backreference, Fuzzy, Conditional)) for n in nodes):
         return None
-    items = _top_level_sequence(root)
+    items = linear_items(root)
     for index, item in enumerate(items):
         if isinstance(item, Repeat) and isinstance(item.body, Chars) and item.max is None and item.min >= 1:
             if item.lazy or item.possessive or item.body.untranslatable is not None:
                 return None
             run = item.body.ranges
             rest = items[index + 1 :]
-            if not rest or width(rest[0])[0] == 0 or not _starts_outside(rest[0], run):
+            if not rest or not _starts_outside(rest[0], run):
                 return None
             return run
         if width(item)[0] != 0:
@@ -217,16 +210,7 @@ def pending_run_class(root: Node) -> Ranges | None:
 
 
 def _starts_outside(node: Node, run: Ranges) -> bool:
-    """Whether every character `node` can start with lies outside `run` (so the run cannot run on
-    into it)."""
-    if isinstance(node, Chars):
-        return not any(lo <= hi2 and lo2 <= hi for lo, hi in node.ranges for lo2, hi2 in run)
-    if isinstance(node, Group):
-        return _starts_outside(node.body, run)
-    if isinstance(node, Concat):
-        return bool(node.items) and width(node.items[0])[0] > 0 and _starts_outside(node.items[0], run)
-    if isinstance(node, Alternation):
-        return all(width(b)[0] > 0 and _starts_outside(b, run) for b in node.branches)
-    if isinstance(node, Repeat):
-        return node.min > 0 and _starts_outside(node.body, run)
-    return False
+    """Whether `node` must consume a character, and every character it can start with lies outside
+    `run` (so the run cannot run on into it)."""
+    first = first_characters(node)
+    return first is not None and not first.nullable and not intersection(first.ranges, run)

@@ -291,7 +291,8 @@ def flat_items(node: Node) -> list[Node]:
 
 
 def linear_items(node: Node) -> list[Node]:
-    """Sequence items with capture groups opened up, as regex's test search walks past group markers."""
+    """Sequence items with capture groups opened up: the items every match of `node` goes through in
+    order (regex's test search walks past group markers the same way)."""
     if isinstance(node, Concat):
         return [item for child in node.items for item in linear_items(child)]
     if isinstance(node, Group):

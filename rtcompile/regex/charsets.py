@@ -49,6 +49,11 @@ def complement(ranges: Ranges) -> Ranges:
     return tuple(result)
 
 
+def intersection(first: Ranges, second: Ranges) -> Ranges:
+    """The code points in both `first` and `second` (both normalised)."""
+    return complement(normalise([*complement(first), *complement(second)]))
+
+
 def size(ranges: Ranges) -> int:
     """How many code points `ranges` holds."""
     return sum(hi - lo + 1 for lo, hi in ranges)

@@ -10,10 +10,15 @@ may be empty, large classes such as ``.`` or ``[^<]``, backreferences, fuzzy mat
 and that parser state simply has no fast path. Partial matches are those of `regex`'s partial search
 as the translation reproduces it; for patterns it refuses because `regex`'s shortcuts report partial
 matches that cannot occur (lazy single-character repeats), the bound covers real matches only.
+
+`first_characters`, the walk over the tree behind it, works on ranges of any size: the held-back runs
+(`rtcompile.regex.analysis.pending_run_class`) and the lazy-repeat rewrite
+(`rtcompile.regex.linear_repeats`) ask it about classes like ``[^<]`` that no fast path spells out.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 from rtcompile.ir import Delimiter
@@ -34,17 +39,13 @@ from rtcompile.regex.ast import (
     flat_items,
     walk,
 )
-from rtcompile.regex.charsets import size
+from rtcompile.regex.charsets import Ranges, normalise, size
 from rtcompile.regex.parser import parse_regex
 
 MAX_CLASS_SIZE: Final = 4096
 # Inline flags whose meaning the tree reflects; any other (ASCII, full case folding, V1...) changes
 # what the nodes match, so no bound is claimed.
 _MODELLED_FLAGS: Final = frozenset(("i", "m", "s", "x", "V0"))
-
-
-class _Unbounded(Exception):
-    """The first character of a match cannot be bounded to a small explicit set."""
 
 
 def delimiter_first_chars(delimiter: Delimiter) -> frozenset[int] | None:
@@ -55,10 +56,14 @@ def delimiter_first_chars(delimiter: Delimiter) -> frozenset[int] | None:
     if parsed is None:
         return None
     try:
-        chars, nullable = _first(parsed.root)
-    except (_Unbounded, RecursionError):
+        first = first_characters(parsed.root)
+    except RecursionError:
         return None
-    return None if nullable else frozenset(chars)
+    # A class too large to spell out char by char (``.``, ``[^<]``) gives no fast path, even where the
+    # union of the first characters would be small enough.
+    if first is None or first.nullable or first.largest_class > MAX_CLASS_SIZE:
+        return None
+    return frozenset(cp for lo, hi in first.ranges for cp in range(lo, hi + 1))
 
 
 def modelled_tree(pattern: str) -> ParsedRegex | None:
@@ -75,55 +80,74 @@ def modelled_tree(pattern: str) -> ParsedRegex | None:
     return parsed
 
 
-def _first(node: Node) -> tuple[set[int], bool]:
-    """First characters of `node`, and whether it can match the empty string."""
-    if isinstance(node, Chars):
-        if size(node.ranges) > MAX_CLASS_SIZE:
-            raise _Unbounded("large class")
-        return {cp for lo, hi in node.ranges for cp in range(lo, hi + 1)}, False
-    if isinstance(node, Assertion):
-        return set(), True  # anchors and word boundaries consume nothing
-    if isinstance(node, Lookaround):
-        if node.behind:
-            return set(), True  # a lookbehind looks at text before the match
-        # A lookahead reads the following text too, positive or negative (and `regex` reports partial
-        # matches from it).
-        return _first(node.body)[0], True
-    if isinstance(node, (Group, Atomic)):
-        return _first(node.body)
-    if isinstance(node, Concat):
-        return _sequence(node.items)
-    if isinstance(node, (Alternation, BranchReset)):
-        return _union(node.branches)
-    if isinstance(node, Repeat):
-        chars, nullable = _first(node.body)
-        return chars, nullable or node.min == 0
-    if isinstance(node, Conditional):
-        chars, nullable = _union((node.yes, node.no))
-        if isinstance(node.condition, Lookaround):
-            chars |= _first(node.condition)[0]
-        return chars, nullable
-    raise _Unbounded(type(node).__name__)  # backreferences, fuzzy matching, \X, group calls...
+@dataclass(frozen=True)
+class FirstCharacters:
+    """What a match of a node can start with: `ranges`, the characters it may read first; `nullable`,
+    whether it can match the empty string (an over-approximation where zero-width tests or conditionals
+    rule the empty match out); `largest_class`, how many code points the largest class read holds."""
+
+    ranges: Ranges
+    nullable: bool
+    largest_class: int
 
 
-def _sequence(items: tuple[Node, ...]) -> tuple[set[int], bool]:
-    chars: set[int] = set()
-    for item in items:
-        item_chars, nullable = _first(item)
-        chars |= item_chars
-        if not nullable:
-            return chars, False
-    return chars, True
+def first_characters(node: Node, *, lookaheads: bool = True) -> FirstCharacters | None:
+    """The first characters of `node` (see `FirstCharacters`); None where the tree cannot bound them
+    (backreferences, fuzzy matching, ``\\X``, group calls...).
+
+    With `lookaheads`, what a lookahead at the start of the match examines counts as read (`regex`
+    reports partial matches from it, positive or negative); without, only what the match consumes.
+    A lookbehind looks at text before the match and never counts.
+    """
+    walker = _FirstCharacterWalk(lookaheads)
+    try:
+        nullable = walker.nullable(node)
+    except _Unbounded:
+        return None
+    return FirstCharacters(normalise(walker.ranges), nullable, walker.largest_class)
 
 
-def _union(branches: tuple[Node, ...]) -> tuple[set[int], bool]:
-    chars: set[int] = set()
-    any_nullable = False
-    for branch in branches:
-        branch_chars, nullable = _first(branch)
-        chars |= branch_chars
-        any_nullable = any_nullable or nullable
-    return chars, any_nullable
+class _Unbounded(Exception):
+    """The first character of a match cannot be bounded from the tree."""
+
+
+class _FirstCharacterWalk:
+    """Collects the first characters of the nodes it is asked about into `ranges`."""
+
+    def __init__(self, lookaheads: bool) -> None:
+        self.lookaheads = lookaheads
+        self.ranges: list[tuple[int, int]] = []
+        self.largest_class = 0
+
+    def nullable(self, node: Node) -> bool:
+        """Whether `node` can match the empty string, having added its first characters to `ranges`."""
+        if isinstance(node, Chars):
+            self.ranges.extend(node.ranges)
+            self.largest_class = max(self.largest_class, size(node.ranges))
+            return False
+        if isinstance(node, Assertion):
+            return True  # anchors and word boundaries consume nothing
+        if isinstance(node, Lookaround):
+            if self.lookaheads and not node.behind:
+                self.nullable(node.body)  # it reads the following text, whatever it consumes
+            return True
+        if isinstance(node, (Group, Atomic)):
+            return self.nullable(node.body)
+        if isinstance(node, Concat):
+            return all(self.nullable(item) for item in node.items)  # stops at the first that consumes
+        if isinstance(node, (Alternation, BranchReset)):
+            return self._any_nullable(node.branches)
+        if isinstance(node, Repeat):
+            return self.nullable(node.body) or node.min == 0
+        if isinstance(node, Conditional):
+            if isinstance(node.condition, Lookaround):
+                self.nullable(node.condition)
+            return self._any_nullable((node.yes, node.no))
+        raise _Unbounded(type(node).__name__)
+
+    def _any_nullable(self, branches: tuple[Node, ...]) -> bool:
+        # Every branch is read, so no short-circuit.
+        return any([self.nullable(branch) for branch in branches])
 
 
 def char_class(first_chars: frozenset[int]) -> str:

@@ -29,7 +29,6 @@ import dataclasses
 
 from rtcompile.regex.ast import (
     Alternation,
-    Assertion,
     Atomic,
     Backreference,
     BranchReset,
@@ -45,7 +44,8 @@ from rtcompile.regex.ast import (
     unwrap,
     walk,
 )
-from rtcompile.regex.charsets import Ranges, complement, normalise
+from rtcompile.regex.charsets import complement, intersection
+from rtcompile.regex.first_chars import first_characters
 
 # What a continuation may not contain for the lazy rewrite (see the module docstring).
 _UNMODELLED = (Backreference, Atomic, Opaque, Fuzzy, Conditional, BranchReset)
@@ -103,16 +103,15 @@ def _unrolled_lazy(node: Repeat, rest: _Rest) -> Node | None:
         return None
     if not rest.written or any(_unsuitable(inner) for item in rest.written for inner in walk(item)):
         return None
-    first = _first_chars(rest.written)
-    if first is None:
+    # The characters `R` consumes first (a lookahead in it only tests the text after it).
+    first = first_characters(Concat(rest.written), lookaheads=False)
+    if first is None or first.nullable:
         return None
-    starts, nullable = first
-    if nullable:
-        return None
-    stops = _intersection(body.ranges, starts)
+    starts = first.ranges
+    stops = intersection(body.ranges, starts)
     if not stops:
         return Repeat(body, node.min, None, lazy=False)
-    run = _intersection(body.ranges, complement(starts))
+    run = intersection(body.ranges, complement(starts))
     run_repeat: list[Node] = [Repeat(Chars(run, "set"), 0, None, lazy=False)] if run else []
     mandatory: list[Node] = [body] * node.min if node.min <= 4 else [Repeat(body, node.min, node.min, lazy=False)]
     if len(rest.written) == 1 and isinstance(unwrap(rest.written[0]), Chars):
@@ -128,52 +127,6 @@ def _unsuitable(node: Node) -> bool:
     if isinstance(node, _UNMODELLED):
         return True
     return isinstance(node, Repeat) and (node.lazy or node.possessive)
-
-
-def _first_chars(items: tuple[Node, ...]) -> tuple[Ranges, bool] | None:
-    """The characters a match of the sequence `items` can start with, and whether it can be empty;
-    None where the tree does not say."""
-    collected: list[tuple[int, int]] = []
-    for item in items:
-        found = _first_of(item)
-        if found is None:
-            return None
-        ranges, nullable = found
-        collected.extend(ranges)
-        if not nullable:
-            return normalise(collected), False
-    return normalise(collected), True
-
-
-def _first_of(node: Node) -> tuple[Ranges, bool] | None:
-    if isinstance(node, Chars):
-        return node.ranges, False
-    if isinstance(node, (Assertion, Lookaround)):
-        return (), True  # zero-width: the first character comes from what follows
-    if isinstance(node, Group):
-        return _first_of(node.body)
-    if isinstance(node, Concat):
-        return _first_chars(node.items)
-    if isinstance(node, Alternation):
-        collected: list[tuple[int, int]] = []
-        nullable = False
-        for branch in node.branches:
-            found = _first_of(branch)
-            if found is None:
-                return None
-            collected.extend(found[0])
-            nullable = nullable or found[1]
-        return normalise(collected), nullable
-    if isinstance(node, Repeat):
-        found = _first_of(node.body)
-        if found is None:
-            return None
-        return found[0], found[1] or node.min == 0 or node.max == 0
-    return None
-
-
-def _intersection(first: Ranges, second: Ranges) -> Ranges:
-    return complement(normalise([*complement(first), *complement(second)]))
 
 
 def _without_captures(node: Node) -> Node:
@@ -208,7 +161,7 @@ def _unrolled_alternation(node: Repeat) -> Node | None:
         return None
     lead = chars[0]
     assert isinstance(lead, Chars)
-    if _intersection(single.ranges, lead.ranges):
+    if intersection(single.ranges, lead.ranges):
         return None  # an iteration could go either way
     run = Repeat(single, 0, None, lazy=False)
     return Concat((run, Repeat(Concat((*chars, run)), 0, None, lazy=False)))

@@ -403,42 +403,52 @@ def _call_list_number(text: str, match: re.Match[str]) -> int | float:
     return number
 
 
-def _call_list_sequence(text: str, position: int, depth: int) -> tuple[list[Any], int]:
-    """Parse list items after `[` until `]`; items sit at `depth` (no trailing comma)."""
+def _call_list_items(
+    text: str,
+    position: int,
+    depth: int,
+    closer: str,
+    item: Callable[[str, int, int], tuple[Any, int]],
+) -> tuple[list[Any], int]:
+    """Parse comma-separated items after an opening bracket until `closer` (no trailing comma);
+    `item(text, position, depth)` parses one. Returns them and the position after `closer`."""
     items: list[Any] = []
     position = _call_list_skip(text, position)
-    if text.startswith("]", position):
+    if text.startswith(closer, position):
         return items, position + 1
     while True:
-        item, position = _call_list_value(text, position, depth)
-        items.append(item)
+        value, position = item(text, position, depth)
+        items.append(value)
         position = _call_list_skip(text, position)
-        if text.startswith("]", position):
+        if text.startswith(closer, position):
             return items, position + 1
         position = _call_list_expect(text, position, ",")
+
+
+def _call_list_sequence(text: str, position: int, depth: int) -> tuple[list[Any], int]:
+    """Parse list items after `[` until `]`; items sit at `depth`."""
+    return _call_list_items(text, position, depth, "]", _call_list_value)
 
 
 def _call_list_mapping(
     text: str, position: int, depth: int
 ) -> tuple[dict[str, Any], int]:
     """Parse `"key": value` entries after `{` until `}`; keys must be quoted strings."""
-    pairs: list[tuple[str, Any]] = []
-    position = _call_list_skip(text, position)
-    if not text.startswith("}", position):
-        while True:
-            position = _call_list_skip(text, position)
-            if not text.startswith(("'", '"'), position):
-                _call_list_fail(text, position, "dict keys must be strings")
-            key, position = _call_list_string(text, position)
-            position = _call_list_expect(text, position, ":")
-            value, position = _call_list_value(text, position, depth)
-            pairs.append((key, value))
-            position = _call_list_skip(text, position)
-            if text.startswith("}", position):
-                break
-            position = _call_list_expect(text, position, ",")
-    position += 1
+    pairs, position = _call_list_items(text, position, depth, "}", _call_list_entry)
     return _call_list_unique(text, position, pairs), position
+
+
+def _call_list_entry(
+    text: str, position: int, depth: int
+) -> tuple[tuple[str, Any], int]:
+    """Parse one `"key": value` entry of a dict; the value sits at `depth`."""
+    position = _call_list_skip(text, position)
+    if not text.startswith(("'", '"'), position):
+        _call_list_fail(text, position, "dict keys must be strings")
+    key, position = _call_list_string(text, position)
+    position = _call_list_expect(text, position, ":")
+    value, position = _call_list_value(text, position, depth)
+    return (key, value), position
 
 
 def _call_list_value(text: str, position: int, depth: int) -> tuple[Any, int]:
@@ -480,30 +490,28 @@ def _call_list_name(text: str, position: int, what: str) -> tuple[str, int]:
 
 def _call_list_arguments(text: str, position: int) -> tuple[dict[str, Any], int]:
     """Parse `name=value` keyword arguments after `(` until `)`; positional ones are refused."""
-    pairs: list[tuple[str, Any]] = []
-    position = _call_list_skip(text, position)
-    if not text.startswith(")", position):
-        while True:
-            key, position = _call_list_name(
-                text,
-                position,
-                "a keyword argument (positional arguments and trailing commas are not supported)",
-            )
-            position = _call_list_skip(text, position)
-            if not text.startswith("=", position):
-                _call_list_fail(
-                    text,
-                    position,
-                    "expected '=' (positional arguments are not supported)",
-                )
-            value, position = _call_list_value(text, position + 1, 0)
-            pairs.append((key, value))
-            position = _call_list_skip(text, position)
-            if text.startswith(")", position):
-                break
-            position = _call_list_expect(text, position, ",")
-    position += 1
+    pairs, position = _call_list_items(text, position, 0, ")", _call_list_argument)
     return _call_list_unique(text, position, pairs), position
+
+
+def _call_list_argument(
+    text: str, position: int, depth: int
+) -> tuple[tuple[str, Any], int]:
+    """Parse one `name=value` keyword argument; the value sits at `depth`."""
+    key, position = _call_list_name(
+        text,
+        position,
+        "a keyword argument (positional arguments and trailing commas are not supported)",
+    )
+    position = _call_list_skip(text, position)
+    if not text.startswith("=", position):
+        _call_list_fail(
+            text,
+            position,
+            "expected '=' (positional arguments are not supported)",
+        )
+    value, position = _call_list_value(text, position + 1, depth)
+    return (key, value), position
 
 
 def _call_list_call(text: str, position: int) -> tuple[dict[str, Any], int]:
