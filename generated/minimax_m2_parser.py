@@ -20,7 +20,7 @@ import sys
 import time
 import types
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import FunctionType, MethodType
 
 # typing is slow to import: the runtime defines the two names it calls, and only type
@@ -1214,6 +1214,10 @@ def partial_search(
 LONG_SCAN: Final = 8192
 
 
+# The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
+_FIRST_WINDOW: Final = 4096
+
+
 # A candidate costs about as much as this many characters of a plain search: once they come more
 # densely than that, the rest is left to one plain search.
 _CANDIDATE_COST: Final = 256
@@ -1222,8 +1226,47 @@ _CANDIDATE_COST: Final = 256
 _DIRECT_CANDIDATES: Final = 8
 
 
-# The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
-_FIRST_WINDOW: Final = 4096
+def _candidates(
+    buf: str, pos: int, end: int, needles: tuple[str, ...]
+) -> Iterator[int]:
+    """The positions in `buf[pos:end]` where one of `needles` starts, left to right. Searched in
+    windows of growing width, each taking up where the previous one stopped: the search goes only
+    about twice as far as the last position taken, however far the next occurrence is."""
+    at = pos
+    width = _FIRST_WINDOW
+    while at < end:
+        stop = min(end, at + width)
+        # an occurrence starting before `stop`, wherever it ends
+        found = [buf.find(needle, at, stop + len(needle) - 1) for needle in needles]
+        while True:
+            candidate = min([i for i in found if i >= 0], default=-1)
+            if candidate < 0:
+                break
+            yield candidate
+            found = [
+                buf.find(needle, candidate + 1, stop + len(needle) - 1)
+                if i == candidate
+                else i
+                for needle, i in zip(needles, found, strict=True)
+            ]
+        at = stop
+        width *= 2
+
+
+def _dense_from(
+    pattern: re.Pattern[str], buf: str, pos: int, end: int, needles: tuple[str, ...]
+) -> re.Match[str] | int | None:
+    """`pattern.match` tried where one of `needles` starts in `buf[pos:end]`, left to right: the
+    first match; None when there is none; or, once candidates prove dense (more than a few, closer
+    together than a candidate's cost in plain search), the position from which no candidate has
+    been tried, for the caller's plain search."""
+    for probes, candidate in enumerate(_candidates(buf, pos, end, needles), start=1):
+        m = pattern.match(buf, candidate)
+        if m is not None:
+            return m
+        if probes > _DIRECT_CANDIDATES and candidate - pos < probes * _CANDIDATE_COST:
+            return candidate + 1
+    return None
 
 
 def search_literals(
@@ -1242,52 +1285,28 @@ def search_literals(
     position, `match` picks the alternative `search` would). Once they prove dense the rest is left
     to `re` when the literals share their head (it scans for their common prefix), else to
     `str.find` per literal (`re` would try the alternation at every head, several times slower),
-    the leftmost occurrence winning. The text is searched in windows of growing width, each taking
-    up where the previous one stopped, so a head or literal that does not occur is searched for only
-    about as far as the match, not to the end of the buffer at every scan (quadratic in the number
-    of regions)."""
+    the leftmost occurrence winning. Both are searched in windows of growing width (see
+    `_candidates`), so a head or literal that does not occur is searched for only about as far as
+    the match, not to the end of the buffer at every scan (quadratic in the number of regions)."""
     n = min(len(buf), last + 1)  # where matches may start
-    at = pos  # no match starts in buf[pos:at]
+    at = _dense_from(pattern, buf, pos, n, tuple(heads))
+    if isinstance(at, re.Match) or at is None:
+        return at
+    if len(heads) == 1:
+        # a match starting before `n` ends before this (and no literal is cut short by it)
+        return pattern.search(buf, at, n - 1 + max(map(len, literals)))
     width = _FIRST_WINDOW
-    sparse = True
-    probes = 0
     while at < n:
         stop = min(n, at + width)
-        if sparse:
-            found = [buf.find(head, at, stop) for head in heads]
-            while True:
-                candidate = min([i for i in found if i >= 0], default=-1)
-                if candidate < 0:
-                    at = stop
-                    break
-                m = pattern.match(buf, candidate)
-                if m is not None:
-                    return m
-                probes += 1
-                at = candidate + 1
-                if (
-                    probes > _DIRECT_CANDIDATES
-                    and candidate - pos < probes * _CANDIDATE_COST
-                ):
-                    sparse = False
-                    break
-                found = [
-                    buf.find(h, at, stop) if i == candidate else i
-                    for h, i in zip(heads, found, strict=True)
-                ]
-        elif len(heads) == 1:
-            # a match starting before `n` ends before this (and no literal is cut short by it)
-            return pattern.search(buf, at, n - 1 + max(map(len, literals)))
-        else:
-            best = stop
-            for literal in literals:
-                # occurrences starting before the best so far, wherever they end
-                i = buf.find(literal, at, best + len(literal) - 1)
-                if i >= 0:
-                    best = i
-            if best < stop:
-                return pattern.match(buf, best)
-            at = stop
+        best = stop
+        for literal in literals:
+            # occurrences starting before the best so far, wherever they end
+            i = buf.find(literal, at, best + len(literal) - 1)
+            if i >= 0:
+                best = i
+        if best < stop:
+            return pattern.match(buf, best)
+        at = stop
         width *= 2
     return None
 

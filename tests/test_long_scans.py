@@ -103,6 +103,38 @@ def test_search_literals_on_many_regions_of_one_long_buffer(shared_head: bool) -
     assert len(spans) == 40
 
 
+@pytest.mark.parametrize("dense", [True, False])
+def test_search_from_starts_on_many_regions_of_one_long_buffer(dense: bool) -> None:
+    # The same for a pattern with two start strings, one of which never occurs: near misses of the
+    # other dense (then the rest is left to `re`) or sparse (then every candidate is tried).
+    pattern = re.compile("(?:<\\|ch\\|>\\s+)?to=f\\.(?P<name>\\w+)|\\[ABSENT\\]x", re.DOTALL)
+    starts = ("<|ch|>", "[ABSENT]", "to=f.")
+    rng = random.Random(dense)
+    pieces = ["to=", "to=f", "<|ch|>", "<|ch|> ", "[ABS"] if dense else ["x" * 300, "é" * 40, "to=", "<|c"]
+    text = "".join(_text(rng, pieces, rng.randint(0, 3 * LONG_SCAN)) + "<|ch|> to=f.get " for _ in range(30))
+    pos, spans = 0, []
+    while (m := search_from_starts(pattern, text, pos, starts)) is not None:
+        spans.append((m.span(), m.groupdict()))
+        pos = m.end()
+    assert spans == [(m.span(), m.groupdict()) for m in pattern.finditer(text)]
+    assert len(spans) >= 30
+
+
+def test_starts_cut_by_a_search_window_are_found() -> None:
+    # The searches go in windows of doubling width from the first (4,096 characters): a start string
+    # that begins in one window and ends in the next is still the next candidate.
+    pattern = re.compile("(?:<\\|ch\\|>\\s+)?to=f\\.(?P<name>\\w+)", re.DOTALL)
+    for boundary in (4096, 4096 + 8192, 4096 + 8192 + 16384):
+        for offset in range(-8, 3):
+            text = "x" * (boundary + offset) + "<|ch|> to=f.get"
+            found = search_from_starts(pattern, text, 0, ("<|ch|>", "to=f."))
+            assert found is not None and found.span() == (boundary + offset, len(text)), (boundary, offset)
+            text = "to=f" * ((boundary + offset) // 4) + "to=f.get"
+            found = search_from_starts(pattern, text, 0, ("<|ch|>", "to=f."))
+            expected = pattern.search(text)
+            assert found is not None and expected is not None and found.span() == expected.span()
+
+
 def _near_misses(template: dict[str, Any]) -> list[str]:
     """The template's literal delimiters, their proper prefixes, and bits of JSON and markup."""
     found: list[str] = []

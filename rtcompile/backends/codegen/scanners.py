@@ -369,12 +369,7 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
         out.line(f"m, partial_at = {partial}({full}, {prefix}, buf, pos)")
         with out.block("if partial_at is not None:"):
             out.line("hold = min(hold, partial_at)")
-    with out.block("if m is not None:"):
-        out.line("start, end = m.span()")
-        with out.block(f"if not eos and regex_can_grow({full}, buf, m):"):
-            out.line("hold = min(hold, start)")
-        with out.block("else:"):
-            _take(out, rank, parts.groups_code(full))
+    _take_unless_growing(out, rank, f"regex_can_grow({full}, buf, m)", parts.groups_code(full))
 
 
 def _regex_module_watch(out: CodeWriter, pattern: str, rank: int | None) -> None:
@@ -385,12 +380,18 @@ def _regex_module_watch(out: CodeWriter, pattern: str, rank: int | None) -> None
         out.line(f"m = {pattern}.search(buf, pos)")
     with out.block("else:"):
         out.line(f"m = {pattern}.search(buf, pos, partial=True)")
+    _take_unless_growing(out, rank, f"(m.partial or regex_can_grow({pattern}, buf, m))", "m.groupdict()")
+
+
+def _take_unless_growing(out: CodeWriter, rank: int | None, may_grow: str, groups: str) -> None:
+    """A regex match `m`, if any: held back while more text may still change it (`may_grow`), else
+    taken with its `groups`."""
     with out.block("if m is not None:"):
         out.line("start, end = m.span()")
-        with out.block(f"if not eos and (m.partial or regex_can_grow({pattern}, buf, m)):"):
+        with out.block(f"if not eos and {may_grow}:"):
             out.line("hold = min(hold, start)")
         with out.block("else:"):
-            _take(out, rank, "m.groupdict()")
+            _take(out, rank, groups)
 
 
 def _long_literal_watch(out: CodeWriter, parts: ModuleParts, text: str, hint: str, rank: int | None) -> None:
