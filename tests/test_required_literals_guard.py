@@ -33,11 +33,26 @@ CALLS = {
     },
 }
 
-TEMPLATES = {"gpt_oss": template_of("gpt_oss"), "granite_20b_fc": template_of("granite_20b_fc"), "calls": CALLS}
+# A pattern that can only match at the buffer's start: its `if pos > 0` comes before the guard.
+ANCHORED = {
+    "start_anchor": "<|assistant|>",
+    "fields": {
+        "tool_calls": {"open_pattern": "^<a>(?P<name>[a-z]+)<b>", "close": "</a>", "transform": {"name": "{name}"}},
+        "content": {"close": "<|end|>"},
+    },
+}
+
+TEMPLATES = {
+    "gpt_oss": template_of("gpt_oss"),
+    "granite_20b_fc": template_of("granite_20b_fc"),
+    "calls": CALLS,
+    "anchored": ANCHORED,
+}
 GUARDS = {
     "gpt_oss": 'buf.find("<|message|>", found + 13) < 0',
     "granite_20b_fc": "at = buf.find('\",', found + 7) if found >= 0 else -1",
     "calls": 'buf.find("<c>", at + 3) < 0',
+    "anchored": 'buf.find("<b>", found + 3) < 0',
 }
 # Whole calls, calls with a required string missing or out of order, and text between them.
 PIECES = {
@@ -59,6 +74,7 @@ PIECES = {
         "<a>get<b>1<c>x</a>", "<x> <a>get<b><c></a>", "<a>get<c><b>x</a>", "<c><a>get<b>", "<a>get<b>x",
         "<a>", "<b>", "<c>", "</a>", "<", "x", "<|end|>",
     ],
+    "anchored": ["<a>get<b>x</a>", "<a>get", "<b>", "</a>", "x", "<a>", "<|end|>", "<"],
 }  # fmt: skip
 
 
