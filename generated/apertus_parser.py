@@ -1206,16 +1206,30 @@ def partial_search(
 LONG_SCAN: Final = 8192
 
 
-# The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
-_FIRST_WINDOW: Final = 4096
-
-
 # A candidate costs about as much as this many characters of a plain search: once they come more
 # densely than that, the rest is left to one plain search.
 _CANDIDATE_COST: Final = 256
 
 
 _DIRECT_CANDIDATES: Final = 8
+
+
+def find_literal(buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's first
+    character are candidates, each checked with one comparison, until they prove dense."""
+    head = literal[0]
+    at = buf.find(head, pos)
+    probes = 0
+    while at >= 0 and not buf.startswith(literal, at):
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return buf.find(literal, at + 1)
+        at = buf.find(head, at + 1)
+    return at
+
+
+# The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
+_FIRST_WINDOW: Final = 4096
 
 
 def _candidates(
@@ -1303,18 +1317,20 @@ def search_literals(
     return None
 
 
-def find_literal(buf: str, literal: str, pos: int) -> int:
-    """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's first
-    character are candidates, each checked with one comparison, until they prove dense."""
-    head = literal[0]
-    at = buf.find(head, pos)
-    probes = 0
-    while at >= 0 and not buf.startswith(literal, at):
-        probes += 1
-        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
-            return buf.find(literal, at + 1)
-        at = buf.find(head, at + 1)
-    return at
+_LONG_LEAD: Final = 64
+
+
+def lead_start(buf: str, pos: int, end: int, lead: frozenset[str]) -> int:
+    """The earliest start of a match whose text before a string found at `end` comes from `lead`:
+    the start of the run of `lead` characters that ends there, no earlier than `pos`. A match
+    starting before it would run through the character that ends the run. A run longer than a
+    few dozen characters gives `pos` (searching it costs about what walking it back would)."""
+    start = end
+    while start > pos and buf[start - 1] in lead:
+        start -= 1
+        if end - start > _LONG_LEAD:
+            return pos
+    return start
 
 
 # --- scalar parsers ---------------------------------------------------------------------------------------------
@@ -2066,6 +2082,11 @@ _OUTSIDE_LITERAL_WATCHES: Final = {
 }
 
 
+_TOOL_CALLS_CLOSE_LEAD: Final = frozenset(
+    "\t\n\x0b\x0c\r ]}\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_LITERALS: re.Pattern[str]
@@ -2129,7 +2150,11 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     best_groups: dict[str, str | None] = NO_GROUPS
 
     # fields.tool_calls.open_pattern
-    found = buf.find("<|tools_prefix|>[", pos)
+    found = (
+        buf.find("<|tools_prefix|>[", pos)
+        if n - pos < LONG_SCAN
+        else find_literal(buf, "<|tools_prefix|>[", pos)
+    )
     if found < 0:
         m = None  # every match contains '<|tools_prefix|>['
         if not eos:
@@ -2212,14 +2237,21 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close_pattern
     n = len(buf)
     hold = n
-    if buf.find("<|tools_suffix|>", pos) < 0:
+    found = (
+        buf.find("<|tools_suffix|>", pos)
+        if n - pos < LONG_SCAN
+        else find_literal(buf, "<|tools_suffix|>", pos)
+    )
+    if found < 0:
         m = None  # every match contains '<|tools_suffix|>'
         if not eos:
             live = _RE_TOOL_CALLS_CLOSE_PARTIAL.search(buf, pos)
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = _RE_TOOL_CALLS_CLOSE.search(buf, pos)
+        m = _RE_TOOL_CALLS_CLOSE.search(
+            buf, lead_start(buf, pos, found, _TOOL_CALLS_CLOSE_LEAD)
+        )
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos

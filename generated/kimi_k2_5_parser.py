@@ -1217,16 +1217,30 @@ def partial_search(
 LONG_SCAN: Final = 8192
 
 
-# The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
-_FIRST_WINDOW: Final = 4096
-
-
 # A candidate costs about as much as this many characters of a plain search: once they come more
 # densely than that, the rest is left to one plain search.
 _CANDIDATE_COST: Final = 256
 
 
 _DIRECT_CANDIDATES: Final = 8
+
+
+def find_literal(buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's first
+    character are candidates, each checked with one comparison, until they prove dense."""
+    head = literal[0]
+    at = buf.find(head, pos)
+    probes = 0
+    while at >= 0 and not buf.startswith(literal, at):
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return buf.find(literal, at + 1)
+        at = buf.find(head, at + 1)
+    return at
+
+
+# The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
+_FIRST_WINDOW: Final = 4096
 
 
 def _candidates(
@@ -1312,20 +1326,6 @@ def search_literals(
         at = stop
         width *= 2
     return None
-
-
-def find_literal(buf: str, literal: str, pos: int) -> int:
-    """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's first
-    character are candidates, each checked with one comparison, until they prove dense."""
-    head = literal[0]
-    at = buf.find(head, pos)
-    probes = 0
-    while at >= 0 and not buf.startswith(literal, at):
-        probes += 1
-        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
-            return buf.find(literal, at + 1)
-        at = buf.find(head, at + 1)
-    return at
 
 
 # --- scalar parsers ---------------------------------------------------------------------------------------------
@@ -2146,7 +2146,11 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     best_groups: dict[str, str | None] = NO_GROUPS
 
     # fields.tool_calls.open_pattern
-    found = buf.find("<|tool_call_begin|>", pos)
+    found = (
+        buf.find("<|tool_call_begin|>", pos)
+        if n - pos < LONG_SCAN
+        else find_literal(buf, "<|tool_call_begin|>", pos)
+    )
     if found < 0 or buf.find("<|tool_call_argument_begin|>", found + 19) < 0:
         m = None  # every match contains '<|tool_call_begin|>' then '<|tool_call_argument_begin|>'
         if not eos:

@@ -2215,7 +2215,11 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
                 hold = m.start()
 
     # fields.tool_calls.open_pattern
-    found = buf.find("<|tool_call_start|>", pos)
+    found = (
+        buf.find("<|tool_call_start|>", pos)
+        if n - pos < LONG_SCAN
+        else find_literal(buf, "<|tool_call_start|>", pos)
+    )
     if found < 0 or buf.find("```python\n", found + 19) < 0:
         m = None  # every match contains '<|tool_call_start|>' then '```python\n'
         if not eos:

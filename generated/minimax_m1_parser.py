@@ -1199,15 +1199,27 @@ def partial_search(
     return None, None if live is None else live.start()
 
 
+_LONG_LEAD: Final = 64
+
+
+def lead_start(buf: str, pos: int, end: int, lead: frozenset[str]) -> int:
+    """The earliest start of a match whose text before a string found at `end` comes from `lead`:
+    the start of the run of `lead` characters that ends there, no earlier than `pos`. A match
+    starting before it would run through the character that ends the run. A run longer than a
+    few dozen characters gives `pos` (searching it costs about what walking it back would)."""
+    start = end
+    while start > pos and buf[start - 1] in lead:
+        start -= 1
+        if end - start > _LONG_LEAD:
+            return pos
+    return start
+
+
 # In a long buffer, literals are searched by jumping between occurrences of their first character: a
 # one-character `str.find` runs at memory speed (memchr), where a longer needle costs about 0.4 ns a
 # character and an alternation or a literal-prefixed pattern in `re` about as much, comparable to a
 # long parse's own work. The jumps cost a few calls each, so they pay from this many characters on...
 LONG_SCAN: Final = 8192
-
-
-# The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
-_FIRST_WINDOW: Final = 4096
 
 
 # A candidate costs about as much as this many characters of a plain search: once they come more
@@ -1216,6 +1228,24 @@ _CANDIDATE_COST: Final = 256
 
 
 _DIRECT_CANDIDATES: Final = 8
+
+
+def find_literal(buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's first
+    character are candidates, each checked with one comparison, until they prove dense."""
+    head = literal[0]
+    at = buf.find(head, pos)
+    probes = 0
+    while at >= 0 and not buf.startswith(literal, at):
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return buf.find(literal, at + 1)
+        at = buf.find(head, at + 1)
+    return at
+
+
+# The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
+_FIRST_WINDOW: Final = 4096
 
 
 def _candidates(
@@ -2046,6 +2076,11 @@ class ChatCompletionChunks:
 # ----------------------------------------------------------------------------
 # delimiters and scanners, one per parser state
 
+_TOOL_CALLS_OPEN_LEAD: Final = frozenset(
+    "\t\n\x0b\x0c\r {\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
 _OUTSIDE_LITERAL_WATCHES: Final = {
     "<end_of_sentence>": (2, False),
     "</tool_calls>": (2, False),
@@ -2128,7 +2163,11 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     best_groups: dict[str, str | None] = NO_GROUPS
 
     # fields.tool_calls.open_pattern
-    found = buf.find('"name":', pos)
+    found = (
+        buf.find('"name":', pos)
+        if n - pos < LONG_SCAN
+        else find_literal(buf, '"name":', pos)
+    )
     at = buf.find('",', found + 7) if found >= 0 else -1
     if at < 0 or buf.find('"arguments":', at + 2) < 0:
         m = None  # every match contains '"name":' then '",' then '"arguments":'
@@ -2137,7 +2176,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = _RE_TOOL_CALLS_OPEN.search(buf, pos)
+        m = _RE_TOOL_CALLS_OPEN.search(
+            buf, lead_start(buf, pos, found, _TOOL_CALLS_OPEN_LEAD)
+        )
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos

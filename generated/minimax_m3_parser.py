@@ -1214,16 +1214,30 @@ def partial_search(
 LONG_SCAN: Final = 8192
 
 
-# The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
-_FIRST_WINDOW: Final = 4096
-
-
 # A candidate costs about as much as this many characters of a plain search: once they come more
 # densely than that, the rest is left to one plain search.
 _CANDIDATE_COST: Final = 256
 
 
 _DIRECT_CANDIDATES: Final = 8
+
+
+def find_literal(buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's first
+    character are candidates, each checked with one comparison, until they prove dense."""
+    head = literal[0]
+    at = buf.find(head, pos)
+    probes = 0
+    while at >= 0 and not buf.startswith(literal, at):
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return buf.find(literal, at + 1)
+        at = buf.find(head, at + 1)
+    return at
+
+
+# The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
+_FIRST_WINDOW: Final = 4096
 
 
 def _candidates(
@@ -1309,20 +1323,6 @@ def search_literals(
         at = stop
         width *= 2
     return None
-
-
-def find_literal(buf: str, literal: str, pos: int) -> int:
-    """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's first
-    character are candidates, each checked with one comparison, until they prove dense."""
-    head = literal[0]
-    at = buf.find(head, pos)
-    probes = 0
-    while at >= 0 and not buf.startswith(literal, at):
-        probes += 1
-        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
-            return buf.find(literal, at + 1)
-        at = buf.find(head, at + 1)
-    return at
 
 
 # --- scalar parsers ---------------------------------------------------------------------------------------------
@@ -2161,7 +2161,11 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     best_groups: dict[str, str | None] = NO_GROUPS
 
     # fields.tool_calls.open_pattern
-    found = buf.find(']<]minimax[>[<invoke name="', pos)
+    found = (
+        buf.find(']<]minimax[>[<invoke name="', pos)
+        if n - pos < LONG_SCAN
+        else find_literal(buf, ']<]minimax[>[<invoke name="', pos)
+    )
     if found < 0 or buf.find('">', found + 27) < 0:
         m = None  # every match contains ']<]minimax[>[<invoke name="' then '">'
         if not eos:

@@ -1202,9 +1202,11 @@ def partial_search(
     return None, None if live is None else live.start()
 
 
-# ...and from this many for a pattern that opens with an optional part or an alternation, which `re`
-# runs in full at every position.
-LONG_UNPREFIXED_SCAN: Final = 1024
+# In a long buffer, literals are searched by jumping between occurrences of their first character: a
+# one-character `str.find` runs at memory speed (memchr), where a longer needle costs about 0.4 ns a
+# character and an alternation or a literal-prefixed pattern in `re` about as much, comparable to a
+# long parse's own work. The jumps cost a few calls each, so they pay from this many characters on...
+LONG_SCAN: Final = 8192
 
 
 # A candidate costs about as much as this many characters of a plain search: once they come more
@@ -1213,6 +1215,25 @@ _CANDIDATE_COST: Final = 256
 
 
 _DIRECT_CANDIDATES: Final = 8
+
+
+def find_literal(buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's first
+    character are candidates, each checked with one comparison, until they prove dense."""
+    head = literal[0]
+    at = buf.find(head, pos)
+    probes = 0
+    while at >= 0 and not buf.startswith(literal, at):
+        probes += 1
+        if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
+            return buf.find(literal, at + 1)
+        at = buf.find(head, at + 1)
+    return at
+
+
+# ...and from this many for a pattern that opens with an optional part or an alternation, which `re`
+# runs in full at every position.
+LONG_UNPREFIXED_SCAN: Final = 1024
 
 
 # The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
@@ -1274,13 +1295,6 @@ def search_from_starts(
     if isinstance(at, re.Match) or at is None:
         return at
     return pattern.search(buf, at)
-
-
-# In a long buffer, literals are searched by jumping between occurrences of their first character: a
-# one-character `str.find` runs at memory speed (memchr), where a longer needle costs about 0.4 ns a
-# character and an alternation or a literal-prefixed pattern in `re` about as much, comparable to a
-# long parse's own work. The jumps cost a few calls each, so they pay from this many characters on...
-LONG_SCAN: Final = 8192
 
 
 def search_literals(
@@ -2161,7 +2175,12 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     best_groups: dict[str, str | None] = NO_GROUPS
 
     # fields.tool_calls.open_pattern
-    if buf.find("<function=", pos) < 0:
+    found = (
+        buf.find("<function=", pos)
+        if n - pos < LONG_SCAN
+        else find_literal(buf, "<function=", pos)
+    )
+    if found < 0:
         m = None  # every match contains '<function='
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
@@ -2260,7 +2279,11 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close_pattern
     n = len(buf)
     hold = n
-    found = buf.find("</function>", pos)
+    found = (
+        buf.find("</function>", pos)
+        if n - pos < LONG_SCAN
+        else find_literal(buf, "</function>", pos)
+    )
     if found < 0 or buf.find("</tool_call>", found + 11) < 0:
         m = None  # every match contains '</function>' then '</tool_call>'
         if not eos:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from rtcompile.ir import Delimiter
 from rtcompile.regex.analysis import (
+    lead_class,
     nested_unbounded_repeat,
     optional_group_names,
     portability_concerns,
@@ -23,6 +24,7 @@ from rtcompile.regex.first_chars import delimiter_first_chars, starts_at_buffer_
 from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.second_chars import second_chars
 from rtcompile.regex.translate import InvalidRegex, UnsupportedRegex, translate
+from rtcompile.runtime.scanning import lead_start
 from rtcompile.tooling.fuzz import delimiter_examples
 from tests.test_regex_translation import TRAPS, patterns
 
@@ -143,6 +145,59 @@ def test_required_literals_are_in_every_match_in_order(items: list[str], seed: i
 )
 def test_required_literals(pattern: str, required: tuple[str, ...]) -> None:
     assert required_literals(parse_regex(pattern).root) == required
+
+
+LEADS = st.sampled_from(["\\}", "\\s*", "[ab]+", "\\]?", "b{1,3}", "(?:\\s)*", "[^<a-z]"])
+
+
+@ANALYSIS
+@given(
+    lead=st.lists(LEADS, max_size=3).map("".join),
+    rest=st.lists(ITEMS, max_size=3).map("".join),
+    word=st.sampled_from(WORDS),
+    seed=st.integers(0, 2**32),
+    data=st.data(),
+)
+def test_no_match_starts_before_the_run_of_its_lead_class(
+    lead: str, rest: str, word: str, seed: int, data: st.DataObject
+) -> None:
+    pattern = lead + regex.escape(word) + rest
+    compiled = compiled_or_skip(pattern)
+    ranges = lead_class(parse_regex(pattern).root)
+    assume(ranges is not None)
+    assert ranges is not None
+    chars = frozenset(chr(cp) for lo, hi in ranges for cp in range(lo, hi + 1))
+    first = required_literals(parse_regex(pattern).root)[0]
+    examples = delimiter_examples(pattern, random.Random(seed), count=4)
+    piece = st.sampled_from([*examples, *WORDS, " ", "  ", "}", "]", "a", "b", "<"])
+    for text in [*examples, *data.draw(st.lists(st.lists(piece, max_size=10).map("".join), min_size=1, max_size=3))]:
+        for match in compiled.finditer(text, overlapped=True):
+            for pos in range(match.start() + 1):
+                found = text.find(first, pos)
+                assert 0 <= found and lead_start(text, pos, found, chars) <= match.start(), (text, pos, match)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "lead"),
+    [
+        ("\\}\\s*\\]\\s*<\\|tools_suffix\\|>", "\t\n\x0b\x0c\r ]}"),  # apertus's close (and Unicode spaces)
+        ("<\\|a\\|>(?P<n>\\w+)", ""),  # the string comes first
+        ("[ab]+xy", "ab"),
+        ("x(?:y|z)yz", None),  # an alternation before the string
+        ("\\b\\}xy", None),  # so far only classes and their repeats
+        (".xy", None),  # a class too large to test character by character
+        ("x(?P<n>\\w+)", None),  # no string every match contains
+    ],
+)
+def test_lead_class(pattern: str, lead: str | None) -> None:
+    ranges = lead_class(parse_regex(pattern).root)
+    if lead is None:
+        assert ranges is None
+        return
+    assert ranges is not None
+    chars = "".join(chr(cp) for lo, hi in ranges for cp in range(lo, hi + 1))
+    # (with \\s the class goes on with Unicode's spaces, after the ASCII characters listed)
+    assert chars.startswith(lead) if "\\s" in pattern else chars == lead
 
 
 def _follows(seconds: dict[int, Any], text: str, start: int) -> bool:

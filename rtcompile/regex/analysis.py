@@ -28,7 +28,7 @@ from rtcompile.regex.ast import (
     walk,
     width,
 )
-from rtcompile.regex.charsets import Ranges, intersection
+from rtcompile.regex.charsets import Ranges, intersection, normalise, size
 from rtcompile.regex.first_chars import first_characters
 
 # Assertions that look at the character before the current position.
@@ -122,18 +122,51 @@ def required_literals(root: Node) -> tuple[str, ...]:
     after the search position knows there is no complete match there, without running a search that
     can cost the square of the text (`[^\\s]+\\[ARGS\\]` on a long run of letters, or gpt-oss's
     open pattern while its `<|message|>` has yet to arrive)."""
-    runs: list[str] = []
-    run = ""
-    for item in [*linear_items(root), None]:
+    runs = [run for _, run in _literal_runs(linear_items(root))]
+    longest = sorted(range(len(runs)), key=lambda i: -len(runs[i]))[:_MAX_REQUIRED_LITERALS]
+    return tuple(runs[i] for i in sorted(longest))
+
+
+def _literal_runs(items: list[Node]) -> list[tuple[int, str]]:
+    """The runs of two or more plain characters in `items`, with the index of each one's first item."""
+    runs: list[tuple[int, str]] = []
+    run, start = "", 0
+    for index, item in enumerate([*items, None]):
         char = None if item is None else _plain_char(item)
         if char is not None:
+            if not run:
+                start = index
             run += char
             continue
         if len(run) > 1:
-            runs.append(run)
+            runs.append((start, run))
         run = ""
-    longest = sorted(range(len(runs)), key=lambda i: -len(runs[i]))[:_MAX_REQUIRED_LITERALS]
-    return tuple(runs[i] for i in sorted(longest))
+    return runs
+
+
+# A lead class larger than this is not worth a set test per character walked back.
+_MAX_LEAD_CLASS = 256
+
+
+def lead_class(root: Node) -> Ranges | None:
+    """The characters a match can consume before the first of its `required_literals`, when they all
+    come from one small class (`\\}\\s*\\]\\s*` before `<|tools_suffix|>`); None otherwise. A
+    match then starts inside the run of such characters that ends where that string occurs, and a
+    one-shot search can begin there rather than at the scan position (`re` would walk the whole body
+    before it, one candidate start at a time)."""
+    required = required_literals(root)
+    if not required:
+        return None
+    items = linear_items(root)
+    at = next(start for start, run in _literal_runs(items) if run == required[0])
+    lead: list[tuple[int, int]] = []
+    for item in items[:at]:
+        body = item.body if isinstance(item, Repeat) and not item.possessive else item
+        if not isinstance(body, Chars) or body.untranslatable is not None:
+            return None
+        lead += body.ranges
+    ranges = normalise(lead)
+    return ranges if size(ranges) <= _MAX_LEAD_CLASS else None
 
 
 # More strings than this to look for would cost more than the search they spare.

@@ -155,12 +155,26 @@ def _candidates(
         width *= 2
 
 
+def lead_start(buf: str, pos: int, end: int, lead: frozenset[str]) -> int:
+    """The earliest start of a match whose text before a string found at `end` comes from `lead`:
+    the start of the run of `lead` characters that ends there, no earlier than `pos`. A match
+    starting before it would run through the character that ends the run. A run longer than a
+    few dozen characters gives `pos` (searching it costs about what walking it back would)."""
+    start = end
+    while start > pos and buf[start - 1] in lead:
+        start -= 1
+        if end - start > _LONG_LEAD:
+            return pos
+    return start
+
+
 def literal_set_hold(buf: str, pos: int, literals: Iterable[str]) -> int:
     """`literal_hold` for a set of literals, none of which occurs in `buf[pos:]`: the leftmost hold."""
     return min(literal_hold(buf, pos, literal) for literal in literals)
 
 
 _DIRECT_CANDIDATES: Final = 8
+_LONG_LEAD: Final = 64
 # The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
 _FIRST_WINDOW: Final = 4096
 _FAILURE_TABLES: dict[str, list[int]] = {}

@@ -1987,7 +1987,11 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     # outside any explicit region: fields.tool_calls.open_pattern
     n = len(buf)
     hold = n
-    found = buf.find("<call name=", pos)
+    found = (
+        buf.find("<call name=", pos)
+        if n - pos < LONG_SCAN
+        else find_literal(buf, "<call name=", pos)
+    )
     if found < 0:
         m = None  # every match contains '<call name='
         if not eos:

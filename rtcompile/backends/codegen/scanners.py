@@ -24,7 +24,7 @@ from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.frontend.errors import format_path
 from rtcompile.ir import Template
 from rtcompile.plan import ParserState, Watch
-from rtcompile.regex.analysis import required_literals, start_literals
+from rtcompile.regex.analysis import lead_class, required_literals, start_literals
 from rtcompile.regex.first_chars import char_class, starts_at_buffer_start
 from rtcompile.regex.parser import parse_regex
 
@@ -334,10 +334,19 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
     root = parse_regex(watch.delimiter.pattern).root
     required = required_literals(root)
     starts = start_literals(root) if search == "search" else None
-    # Where every match starts with the string found first, the search starts where it was found:
-    # the text before it is not searched twice.
-    search_from = "found" if required and starts == required[:1] else "pos"
-    absent = _absent_in_order(out, required, bind=search_from == "found") if required else None
+    # Where every match starts with the first string it contains, the search starts where that was
+    # found; where it starts with a run of a small class before it, at the start of that run. The
+    # text before is not searched twice (see `rtcompile.regex.analysis.lead_class`).
+    lead = lead_class(root) if search == "search" else None
+    search_from = "pos"
+    if lead == ():
+        search_from = "found"
+    elif lead is not None:
+        parts.need("scanning", "lead_start")
+        chars = "".join(chr(cp) for lo, hi in lead for cp in range(lo, hi + 1))
+        name = parts.constant(f"{watch_hint(watch, template)} lead", f"frozenset({literal(chars)})")
+        search_from = f"lead_start(buf, pos, found, {name})"
+    absent = _absent_in_order(out, parts, required) if required else None
     # A pattern that can only match at the very start of the buffer cannot match (or partially
     # match, short of the end) once scanning has moved on; `re` would still try every position.
     branch = "if"
@@ -421,14 +430,12 @@ def _find(parts: ModuleParts, needle: str, length: int | None) -> str:
     return f"buf.find({needle}, pos) if n - pos < LONG_SCAN else find_literal(buf, {needle}, pos)"
 
 
-def _absent_in_order(out: CodeWriter, required: tuple[str, ...], *, bind: bool) -> str:
+def _absent_in_order(out: CodeWriter, parts: ModuleParts, required: tuple[str, ...]) -> str:
     """The condition that `required` does not occur in turn from `pos` (each after the one before),
-    writing the finds it needs first: no complete match can start at `pos` then. `bind`: the first
-    string's position is wanted afterwards, as `found`."""
-    first = f"buf.find({literal(required[0])}, pos)"
-    if len(required) == 1 and not bind:
-        return f"{first} < 0"
-    out.line(f"found = {first}")
+    writing the finds it needs first: no complete match can start at `pos` then. The first string's
+    position is left in `found`; it is searched as `_find` searches (a long one-shot buffer by
+    jumps between its first character), the others from there, where they usually are soon."""
+    out.line(f"found = {_find(parts, literal(required[0]), len(required[0]))}")
     if len(required) == 1:
         return "found < 0"
     if len(required) == 2:
