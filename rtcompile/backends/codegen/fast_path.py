@@ -178,10 +178,10 @@ def _second_looks(parts: ModuleParts, plan: ParserPlan, *, alike: bool) -> dict[
     ending the text (the rest may follow). The characters that may follow come from the literals,
     and from the patterns' trees (`rtcompile.regex.second_chars`). Code full of "<" (`a < b`,
     `<div>`) then stays on the fast path in a state whose delimiters begin "<|" or "</", literal or
-    not (kimi's `<\\|open\\|>call tool="..."`). States that need the
-    same pattern share it. When every state has the same first-character test (`alike`), they all
-    get the union of their patterns: exact too (another state's start only sends text to be
-    scanned), and the feed keeps one test for every state instead of a chain by state."""
+    not (kimi's `<\\|open\\|>call tool="..."`). States that need the same pattern share it. When
+    every state has the same first characters (`alike`), they all get the union of their patterns:
+    exact too (another state's start only sends text to be scanned), and the feed keeps one test
+    for every state instead of a chain by state."""
     looking = [state for state in plan.states if state.delimiter_starts]
     groups = [looking] if alike else [[state] for state in looking]
     sources: dict[int, str] = {}
@@ -204,10 +204,9 @@ def _second_look_source(states: list[ParserState]) -> str | None:
     seconds: dict[int, Ranges | None] = {}  # None: any character may follow
 
     def widen(first: int, follow: Ranges | None) -> None:
-        if first not in seconds or (follow is not None and seconds[first] is not None):
-            seconds[first] = None if follow is None else normalise([*(seconds.get(first) or ()), *follow])
-        elif follow is None:
-            seconds[first] = None
+        if first in seconds and seconds[first] is None:
+            return  # any character may follow it already
+        seconds[first] = None if follow is None else normalise([*(seconds.get(first) or ()), *follow])
 
     for watch in (watch for state in states for watch in state.watches):
         literals = watch.delimiter.literals

@@ -434,7 +434,8 @@ def _absent_in_order(out: CodeWriter, parts: ModuleParts, required: tuple[str, .
     """The condition that `required` does not occur in turn from `pos` (each after the one before),
     writing the finds it needs first: no complete match can start at `pos` then. The first string's
     position is left in `found`; it is searched as `_find` searches (a long one-shot buffer by
-    jumps between its first character), the others from there, where they usually are soon."""
+    jumps between its first character), the others from there, where they usually are soon. (There
+    are at most three: see `required_literals`.)"""
     out.line(f"found = {_find(parts, literal(required[0]), len(required[0]))}")
     if len(required) == 1:
         return "found < 0"
