@@ -1363,6 +1363,39 @@ _JSON_MARK_CLOSE: Final = "\x02"
 _JSON_MARK_OPEN: Final = "\x01"
 
 
+# Delimited strings shorter than this together cost less to write out and decode than the detour.
+_LONG_DELIMITED: Final = 1024
+
+
+class _NotAMarker(Exception):
+    """A decoded string holds a marker's sentinels but is not one marker."""
+
+
+# --- scalar parsers ---------------------------------------------------------------------------------------------
+
+
+def parse_text(text: str, strip: bool = True) -> str:
+    """Return the body, optionally without surrounding whitespace (str.strip's Unicode notion of whitespace)."""
+    return text.strip() if strip else text
+
+
+def _decode_json(text: str, rewritten: str, allow_non_json: bool, strip: bool) -> Any:
+    """`parse_json` from the rewritten text on: decode it, else fall back or raise as the reference does."""
+    try:
+        return json.loads(rewritten)
+    except json.JSONDecodeError as error:
+        if allow_non_json:
+            return parse_text(text, strip)
+        if rewritten == text:
+            raise ValueError(
+                f"json parser could not parse region as JSON.\nContent: {text!r}\nError: {error}"
+            ) from error
+        raise ValueError(
+            "json: could not parse after dialect transforms.\n"
+            f"Original: {text!r}\nTransformed: {rewritten!r}\nError: {error}"
+        ) from error
+
+
 def _json_replace_delimited(
     text: str, opener: str, closer: str, found: list[str]
 ) -> str:
@@ -1412,6 +1445,11 @@ def _json_extract_delimited(
     return text
 
 
+@functools.cache
+def _json_marker() -> re.Pattern[str]:
+    return re.compile(f"{_JSON_MARK_OPEN}(\\d+){_JSON_MARK_CLOSE}")
+
+
 def _json_restore_delimited(text: str, found: Sequence[str]) -> str:
     """Turn the markers back into standard JSON string literals, in extraction order."""
     for index, body in enumerate(found):
@@ -1419,6 +1457,32 @@ def _json_restore_delimited(text: str, found: Sequence[str]) -> str:
             f"{_JSON_MARK_OPEN}{index}{_JSON_MARK_CLOSE}", json.dumps(body)
         )
     return text
+
+
+def _json_body(text: str, found: Sequence[str]) -> str:
+    if _JSON_MARK_OPEN not in text and _JSON_MARK_CLOSE not in text:
+        return text
+    match = _json_marker().fullmatch(text)
+    if match is None or int(match.group(1)) >= len(found):
+        raise _NotAMarker
+    return found[int(match.group(1))]
+
+
+def _json_with_bodies(value: Any, found: Sequence[str]) -> Any:
+    """`value` with every marker string (a key or a value) replaced by the string it stands for."""
+    if isinstance(value, str):
+        return _json_body(value, found)
+    if isinstance(value, list):
+        return [_json_with_bodies(item, found) for item in value]
+    if isinstance(value, dict):
+        restored = {
+            _json_body(key, found): _json_with_bodies(item, found)
+            for key, item in value.items()
+        }
+        if len(restored) != len(value):
+            raise _NotAMarker  # keys collide once restored: which value wins depends on the order
+        return restored
+    return value
 
 
 def json_delimited_strings(
@@ -1439,14 +1503,6 @@ def json_delimited_strings(
     return _json_restore_delimited(rewritten, found)
 
 
-# --- scalar parsers ---------------------------------------------------------------------------------------------
-
-
-def parse_text(text: str, strip: bool = True) -> str:
-    """Return the body, optionally without surrounding whitespace (str.strip's Unicode notion of whitespace)."""
-    return text.strip() if strip else text
-
-
 def parse_json(
     text: str,
     *,
@@ -1460,20 +1516,50 @@ def parse_json(
     Only `json.JSONDecodeError` triggers the fallback: other errors (e.g. the int-digits limit ValueError or a
     RecursionError) escape unchanged, as they do in the reference.
     """
-    rewritten = text if dialect is None else dialect(text)
-    try:
-        return json.loads(rewritten)
-    except json.JSONDecodeError as error:
-        if allow_non_json:
-            return parse_text(text, strip)
-        if rewritten == text:
-            raise ValueError(
-                f"json parser could not parse region as JSON.\nContent: {text!r}\nError: {error}"
-            ) from error
-        raise ValueError(
-            "json: could not parse after dialect transforms.\n"
-            f"Original: {text!r}\nTransformed: {rewritten!r}\nError: {error}"
-        ) from error
+    return _decode_json(
+        text, text if dialect is None else dialect(text), allow_non_json, strip
+    )
+
+
+def parse_json_delimited(
+    text: str,
+    string_delims: Sequence[tuple[str, str]],
+    *,
+    quote_keys: Callable[[str], str] | None = None,
+    allow_non_json: bool = False,
+    strip: bool = True,
+) -> Any:
+    """`parse_json` after the `string_delims` rewrite (`json_delimited_strings`). Where the delimited
+    strings are long, without writing them out as JSON and decoding them again: each marker becomes
+    a short JSON string standing for it, and the decoded value gets the strings back, so a long
+    argument is copied once instead of escaped, rescanned and decoded.
+
+    The text around the markers is the reference's, token for token, so it decodes to the same
+    structure. Wherever that could still differ, the reference's way is taken instead: text holding
+    escaped sentinels (they would read as markers), a marker that does not decode as a whole string
+    (one written inside another string), an object where a string restored as a key meets another
+    key (JSON keeps the last value of duplicates), and any failure to decode (for the reference's
+    error or fallback)."""
+    if _JSON_MARK_OPEN in text or _JSON_MARK_CLOSE in text:
+        return parse_json(  # for the reference's error
+            text,
+            dialect=lambda t: json_delimited_strings(t, string_delims, quote_keys),
+            allow_non_json=allow_non_json,
+            strip=strip,
+        )
+    found: list[str] = []
+    rewritten = _json_extract_delimited(text, string_delims, found)
+    if quote_keys is not None:
+        rewritten = quote_keys(rewritten)
+    if sum(map(len, found)) >= _LONG_DELIMITED and "\\u000" not in text:
+        tokens = _json_marker().sub(r'"\\u0001\1\\u0002"', rewritten)
+        try:
+            return _json_with_bodies(json.loads(tokens), found)
+        except (ValueError, RecursionError, _NotAMarker):
+            pass
+    return _decode_json(
+        text, _json_restore_delimited(rewritten, found), allow_non_json, strip
+    )
 
 
 def content_scope(captures: Mapping[str, Any], content: Any) -> dict[str, Any]:
@@ -2322,14 +2408,10 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
 # field handlers: parse a closed region's body
 
 
-def _json_dialect_tool_calls(text: str) -> str:
-    return json_delimited_strings(
-        text, (("<escape>", "<escape>"),), json_quote_bare_keys
-    )
-
-
 def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
-    content = parse_json(body, dialect=_json_dialect_tool_calls)
+    content = parse_json_delimited(
+        body, string_delims=(("<escape>", "<escape>"),), quote_keys=json_quote_bare_keys
+    )
     scope = content_scope(captures, content)
     return {
         "type": "function",

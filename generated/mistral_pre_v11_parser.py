@@ -1269,20 +1269,8 @@ def parse_text(text: str, strip: bool = True) -> str:
     return text.strip() if strip else text
 
 
-def parse_json(
-    text: str,
-    *,
-    dialect: Callable[[str], str] | None = None,
-    allow_non_json: bool = False,
-    strip: bool = True,
-) -> Any:
-    """Parse JSON after the `dialect` rewrite (see `json_dialect`); on failure fall back to the text or raise
-    ValueError.
-
-    Only `json.JSONDecodeError` triggers the fallback: other errors (e.g. the int-digits limit ValueError or a
-    RecursionError) escape unchanged, as they do in the reference.
-    """
-    rewritten = text if dialect is None else dialect(text)
+def _decode_json(text: str, rewritten: str, allow_non_json: bool, strip: bool) -> Any:
+    """`parse_json` from the rewritten text on: decode it, else fall back or raise as the reference does."""
     try:
         return json.loads(rewritten)
     except json.JSONDecodeError as error:
@@ -1296,6 +1284,24 @@ def parse_json(
             "json: could not parse after dialect transforms.\n"
             f"Original: {text!r}\nTransformed: {rewritten!r}\nError: {error}"
         ) from error
+
+
+def parse_json(
+    text: str,
+    *,
+    dialect: Callable[[str], str] | None = None,
+    allow_non_json: bool = False,
+    strip: bool = True,
+) -> Any:
+    """Parse JSON after the `dialect` rewrite (see `json_dialect`); on failure fall back to the text or raise
+    ValueError.
+
+    Only `json.JSONDecodeError` triggers the fallback: other errors (e.g. the int-digits limit ValueError or a
+    RecursionError) escape unchanged, as they do in the reference.
+    """
+    return _decode_json(
+        text, text if dialect is None else dialect(text), allow_non_json, strip
+    )
 
 
 def require_each_list(field_name: str, value: Any) -> list[Any]:

@@ -31,9 +31,7 @@ def functions(code: str) -> dict[str, str]:
 def handler_calls(code: str) -> list[str]:
     """The runtime calls in the handlers and the functions they use, as written."""
     return sorted(
-        body
-        for name, body in functions(code).items()
-        if name.startswith(("_handle", "_parse_value", "_json_dialect", "_fail"))
+        body for name, body in functions(code).items() if name.startswith(("_handle", "_parse_value", "_fail"))
     )
 
 
@@ -106,7 +104,7 @@ def test_json_rewrites_are_lifted_only_for_the_fields_that_ask_for_them() -> Non
         )
     )
     assert "WORD_CLASS" not in delimited and "json_quote_bare_keys" not in delimited
-    assert functions(delimited)["_json_dialect_t"] == "return json_delimited_strings(text, (('<<', '>>'),), None)"
+    assert functions(delimited)["_handle_t"] == "return parse_json_delimited(body, string_delims=(('<<', '>>'),))"
     both = rtcompile.compile_template(
         template(
             {
@@ -120,8 +118,8 @@ def test_json_rewrites_are_lifted_only_for_the_fields_that_ask_for_them() -> Non
         )
     )
     assert "WORD_CLASS" in both
-    assert functions(both)["_json_dialect_t"] == (
-        "return json_delimited_strings(text, (('<<', '>>'),), json_quote_bare_keys)"
+    assert functions(both)["_handle_t"] == (
+        "return parse_json_delimited(body, string_delims=(('<<', '>>'),), quote_keys=json_quote_bare_keys)"
     )
 
 

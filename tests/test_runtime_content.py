@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
+from unittest import mock
 
 import pytest
 import regex
@@ -95,7 +96,23 @@ def test_scalar_examples() -> None:
 
 DELIMS = [("<<", ">>"), ("«", "»"), ("'", "'"), ("`", "`"), ("<|", "|>"), ("$", ""), ("", ""), ("\x01", "\x02")]
 JSON_ATOMS = ["0", "-1", "1.5", "1e400", "NaN", "Infinity", "01", "1" * 30, "true", "false", "null", "True", "x"]
-STRING_BODIES = ["a", "é", '\\"', "\\\\", "\\n", "\\u00e9", "key: 1", "{a: 1}", ",b:", "\n", "'", "«", "<<", "\\"]
+STRING_BODIES = [
+    "a",
+    "é",
+    '\\"',
+    "\\\\",
+    "\\n",
+    "\\u00e9",
+    "\\u0001",
+    "key: 1",
+    "{a: 1}",
+    ",b:",
+    "\n",
+    "'",
+    "«",
+    "<<",
+    "\\",
+]
 
 
 @st.composite
@@ -117,7 +134,10 @@ def json_value(draw: st.DrawFn, delims: list[tuple[str, str]], depth: int = 0) -
         return "[" + ws() + ",".join(ws() + item + ws() for item in items) + "]"
     entries = []
     for _ in range(draw(st.integers(0, 3))):
-        key = draw(st.one_of(st.sampled_from(WORDS), st.sampled_from(WORDS).map(lambda w: f'"{w}"')))
+        opener, closer = draw(st.sampled_from(delims)) if delims else ('"', '"')
+        quoted = st.sampled_from(WORDS).map(lambda w: f'"{w}"')
+        delimited = st.sampled_from(WORDS).map(lambda w, o=opener, c=closer: f"{o}{w}{c}")  # keys can collide
+        key = draw(st.one_of(st.sampled_from(WORDS), quoted, delimited))
         entries.append(ws() + key + ws() + ":" + ws() + draw(json_value(delims, depth + 1)) + ws())
     return "{" + ",".join(entries) + "}"
 
@@ -153,8 +173,8 @@ def json_case(draw: st.DrawFn) -> JsonCase:
 
 
 def our_json(text: str, unquoted: bool, delims: tuple[tuple[str, str], ...], lenient: bool, strip: bool) -> Any:
-    """`parse_json` with `content_args` as the loader normalises them (the interpreter's call)."""
-    return ours.parse_json(text, dialect=ours.json_dialect(unquoted, delims), allow_non_json=lenient, strip=strip)
+    """The json parser for `content_args` as the loader normalises them (the interpreter's call)."""
+    return ours.json_parser(unquoted, delims, lenient, strip)(text)
 
 
 @settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -167,6 +187,43 @@ def test_json_matches_reference(case: JsonCase, unquoted: bool, lenient: bool, s
         lambda: our_json(text, unquoted, tuple(delims), lenient, strip),
         lambda: ref._json(text, args),
     )
+
+
+@settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(json_case(), st.booleans(), st.booleans(), st.booleans())
+def test_json_with_delimited_strings_decoded_in_place_matches_reference(
+    case: JsonCase, unquoted: bool, lenient: bool, strip: bool
+) -> None:
+    # `parse_json_delimited` decodes long delimited strings in place (not written out as JSON and
+    # decoded again); with the length threshold at 0 it does so for every text.
+    text, delims = case
+    args = {"unquoted_keys": unquoted, "string_delims": [list(d) for d in delims], "allow_non_json": lenient}
+    args["strip"] = strip
+    with mock.patch.object(ours, "_LONG_DELIMITED", 0):
+        assert_same(
+            lambda: our_json(text, unquoted, tuple(delims), lenient, strip),
+            lambda: ref._json(text, args),
+        )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"k": 1, <<k>>: 2, "k": 3}',  # a restored key meets another: the last value wins
+        "{<<k>>: 1, <<k>>: 2}",
+        '{"a": "x<<b>>y"}',  # a delimited string inside a string: the reference's text is broken JSON
+        '{"a": "\\u0001' + '0\\u0002", "b": <<long>>}',  # an escaped sentinel is not a marker
+        "[" * 3000 + "<<x>>" + "]" * 3000,  # deeper than the walk back through the value may go
+        '{"a": <<' + "x" * 2000 + ">>, 1: 2}",  # invalid JSON around a long string
+        '{"a": <<' + "x" * 2000 + '>>, "n": ' + "9" * 5000 + "}",  # an integer past the digits limit
+    ],
+)
+@pytest.mark.parametrize("lenient", [False, True])
+def test_json_with_delimited_strings_where_decoding_in_place_would_differ(text: str, lenient: bool) -> None:
+    args = {"unquoted_keys": False, "string_delims": [["<<", ">>"]], "allow_non_json": lenient, "strip": True}
+    for threshold in (0, 1024):
+        with mock.patch.object(ours, "_LONG_DELIMITED", threshold):
+            assert_same(lambda: our_json(text, False, (("<<", ">>"),), lenient, True), lambda: ref._json(text, args))
 
 
 @FAST
@@ -236,15 +293,16 @@ def test_defaults_are_the_references_content_args_defaults(text: str) -> None:
     assert_same(lambda: ours.parse_xml_inline(text, tag, tag.pattern), lambda: ref._xml_inline(text, xml_args))
 
 
-def test_json_dialect_is_only_the_rewrites_asked_for() -> None:
-    assert ours.json_dialect(False, ()) is None
-    assert ours.json_dialect(True, ()) is ours.json_quote_bare_keys
-    rewrite = ours.json_dialect(True, (("<<", ">>"),))
-    assert rewrite is not None
-    assert rewrite('{a: <<x: "y">>}') == ours.json_delimited_strings(
-        '{a: <<x: "y">>}', (("<<", ">>"),), ours.json_quote_bare_keys
-    )
-    assert rewrite('{a: <<x: "y">>}') == '{"a": "x: \\"y\\""}'
+def test_json_parser_takes_only_the_rewrites_asked_for() -> None:
+    text = '{a: <<x: "y">>}'
+    assert ours.json_parser(False, ())('{"a": 1}') == {"a": 1}
+    assert ours.json_parser(True, ())("{a: 1}") == {"a": 1}
+    with pytest.raises(ValueError, match="could not parse"):
+        ours.json_parser(False, ())("{a: 1}")
+    assert ours.json_parser(True, (("<<", ">>"),))(text) == {"a": 'x: "y"'}
+    with pytest.raises(ValueError, match="after dialect transforms"):
+        ours.json_parser(False, (("<<", ">>"),))(text)
+    assert ours.json_delimited_strings(text, (("<<", ">>"),), ours.json_quote_bare_keys) == '{"a": "x: \\"y\\""}'
 
 
 def test_json_errors_that_bypass_allow_non_json() -> None:

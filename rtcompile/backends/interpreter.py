@@ -74,10 +74,7 @@ def _content_function(parser: ContentParser) -> Callable[[Any], Any]:
         }[parser.kind]
         return lambda text: scalar(text, parser.strip)
     if isinstance(parser, JsonParser):
-        dialect = parsers.json_dialect(parser.unquoted_keys, parser.string_delims)
-        return lambda text: parsers.parse_json(
-            text, dialect=dialect, allow_non_json=parser.allow_non_json, strip=parser.strip
-        )
+        return parsers.json_parser(parser.unquoted_keys, parser.string_delims, parser.allow_non_json, parser.strip)
     if isinstance(parser, XmlInlineParser):
         tag_re = regex.compile(parser.tag_pattern, regex.DOTALL)
         nested = None if parser.value_parser is None else _content_function(parser.value_parser)

@@ -157,18 +157,26 @@ def json_delimited_strings(
     return _json_restore_delimited(rewritten, found)
 
 
-def json_dialect(
-    unquoted_keys: bool, string_delims: Sequence[tuple[str, str]]
-) -> Callable[[str], str] | None:
-    """The rewrite `parse_json` applies first for these `content_args` (None: the text as it is).
-
-    Generated modules spell this out per field instead (so that they hold only the rewrites their
-    template uses); the interpreter calls it.
-    """
+def json_parser(
+    unquoted_keys: bool,
+    string_delims: Sequence[tuple[str, str]],
+    allow_non_json: bool = False,
+    strip: bool = True,
+) -> Callable[[str], Any]:
+    """The json content parser for these `content_args`, as the interpreter runs it. Generated modules
+    spell the same call out per field, so that they hold only the rewrites their template uses."""
     quote_keys = json_quote_bare_keys if unquoted_keys else None
-    if not string_delims:
-        return quote_keys
-    return lambda text: json_delimited_strings(text, string_delims, quote_keys)
+    if string_delims:
+        return lambda text: parse_json_delimited(
+            text,
+            string_delims,
+            quote_keys=quote_keys,
+            allow_non_json=allow_non_json,
+            strip=strip,
+        )
+    return lambda text: parse_json(
+        text, dialect=quote_keys, allow_non_json=allow_non_json, strip=strip
+    )
 
 
 def parse_json(
@@ -184,7 +192,13 @@ def parse_json(
     Only `json.JSONDecodeError` triggers the fallback: other errors (e.g. the int-digits limit ValueError or a
     RecursionError) escape unchanged, as they do in the reference.
     """
-    rewritten = text if dialect is None else dialect(text)
+    return _decode_json(
+        text, text if dialect is None else dialect(text), allow_non_json, strip
+    )
+
+
+def _decode_json(text: str, rewritten: str, allow_non_json: bool, strip: bool) -> Any:
+    """`parse_json` from the rewritten text on: decode it, else fall back or raise as the reference does."""
     try:
         return json.loads(rewritten)
     except json.JSONDecodeError as error:
@@ -198,6 +212,86 @@ def parse_json(
             "json: could not parse after dialect transforms.\n"
             f"Original: {text!r}\nTransformed: {rewritten!r}\nError: {error}"
         ) from error
+
+
+def parse_json_delimited(
+    text: str,
+    string_delims: Sequence[tuple[str, str]],
+    *,
+    quote_keys: Callable[[str], str] | None = None,
+    allow_non_json: bool = False,
+    strip: bool = True,
+) -> Any:
+    """`parse_json` after the `string_delims` rewrite (`json_delimited_strings`). Where the delimited
+    strings are long, without writing them out as JSON and decoding them again: each marker becomes
+    a short JSON string standing for it, and the decoded value gets the strings back, so a long
+    argument is copied once instead of escaped, rescanned and decoded.
+
+    The text around the markers is the reference's, token for token, so it decodes to the same
+    structure. Wherever that could still differ, the reference's way is taken instead: text holding
+    escaped sentinels (they would read as markers), a marker that does not decode as a whole string
+    (one written inside another string), an object where a string restored as a key meets another
+    key (JSON keeps the last value of duplicates), and any failure to decode (for the reference's
+    error or fallback)."""
+    if _JSON_MARK_OPEN in text or _JSON_MARK_CLOSE in text:
+        return parse_json(  # for the reference's error
+            text,
+            dialect=lambda t: json_delimited_strings(t, string_delims, quote_keys),
+            allow_non_json=allow_non_json,
+            strip=strip,
+        )
+    found: list[str] = []
+    rewritten = _json_extract_delimited(text, string_delims, found)
+    if quote_keys is not None:
+        rewritten = quote_keys(rewritten)
+    if sum(map(len, found)) >= _LONG_DELIMITED and "\\u000" not in text:
+        tokens = _json_marker().sub(r'"\\u0001\1\\u0002"', rewritten)
+        try:
+            return _json_with_bodies(json.loads(tokens), found)
+        except (ValueError, RecursionError, _NotAMarker):
+            pass
+    return _decode_json(
+        text, _json_restore_delimited(rewritten, found), allow_non_json, strip
+    )
+
+
+# Delimited strings shorter than this together cost less to write out and decode than the detour.
+_LONG_DELIMITED: Final = 1024
+
+
+class _NotAMarker(Exception):
+    """A decoded string holds a marker's sentinels but is not one marker."""
+
+
+@functools.cache
+def _json_marker() -> re.Pattern[str]:
+    return re.compile(f"{_JSON_MARK_OPEN}(\\d+){_JSON_MARK_CLOSE}")
+
+
+def _json_with_bodies(value: Any, found: Sequence[str]) -> Any:
+    """`value` with every marker string (a key or a value) replaced by the string it stands for."""
+    if isinstance(value, str):
+        return _json_body(value, found)
+    if isinstance(value, list):
+        return [_json_with_bodies(item, found) for item in value]
+    if isinstance(value, dict):
+        restored = {
+            _json_body(key, found): _json_with_bodies(item, found)
+            for key, item in value.items()
+        }
+        if len(restored) != len(value):
+            raise _NotAMarker  # keys collide once restored: which value wins depends on the order
+        return restored
+    return value
+
+
+def _json_body(text: str, found: Sequence[str]) -> str:
+    if _JSON_MARK_OPEN not in text and _JSON_MARK_CLOSE not in text:
+        return text
+    match = _json_marker().fullmatch(text)
+    if match is None or int(match.group(1)) >= len(found):
+        raise _NotAMarker
+    return found[int(match.group(1))]
 
 
 # --- xml-inline and kv-lines ------------------------------------------------------------------------------------

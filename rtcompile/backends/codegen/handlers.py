@@ -95,11 +95,26 @@ def _parser_call(parts: ModuleParts, parser: ContentParser, arg: str, where: Jso
         case ScalarParser(kind=kind, strip=strip):
             return _call(parts, f"parse_{kind}", arg, strip=strip)
         case JsonParser():
+            # (`rtcompile.runtime.content.json_parser` spelled out: only the rewrites a field uses are lifted)
+            quote_keys = None
+            if parser.unquoted_keys:
+                parts.need("content", "json_quote_bare_keys")
+                quote_keys = Code("json_quote_bare_keys")
+            if parser.string_delims:
+                return _call(
+                    parts,
+                    "parse_json_delimited",
+                    arg,
+                    string_delims=tuple(parser.string_delims),
+                    quote_keys=quote_keys,
+                    allow_non_json=parser.allow_non_json,
+                    strip=parser.strip,
+                )
             return _call(
                 parts,
                 "parse_json",
                 arg,
-                dialect=_json_dialect(parts, parser, hint),
+                dialect=quote_keys,
                 allow_non_json=parser.allow_non_json,
                 strip=parser.strip,
             )
@@ -154,21 +169,6 @@ def _call(parts: ModuleParts, function: str, arg: str, **arguments: object) -> s
         if isinstance(value, Code) or value != parameters[name].default
     ]
     return f"{function}({', '.join([arg, *written])})"
-
-
-def _json_dialect(parts: ModuleParts, parser: JsonParser, hint: str) -> Code | None:
-    """The rewrite a json field applies before decoding (`rtcompile.runtime.content.json_dialect`, spelled
-    out for this field): only the rewrite functions a template's fields use are lifted."""
-    quote_keys = None
-    if parser.unquoted_keys:
-        parts.need("content", "json_quote_bare_keys")
-        quote_keys = "json_quote_bare_keys"
-    if not parser.string_delims:
-        return None if quote_keys is None else Code(quote_keys)
-    parts.need("content", "json_delimited_strings")
-    delims = literal(tuple(parser.string_delims))
-    body = f"return json_delimited_strings(text, {delims}, {quote_keys or 'None'})"
-    return Code(_function(parts, "_json_dialect", hint, "(text: str) -> str:", body))
 
 
 def _nested_parser(parts: ModuleParts, parser: ContentParser | None, where: JsonPath, hint: str) -> Code | None:
