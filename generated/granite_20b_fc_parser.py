@@ -2212,7 +2212,9 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     n = len(buf)
     hold = n
     if eos:
-        m = _RE_TOOL_CALLS_CLOSE.search(buf, pos)
+        # every match starts with '}'
+        found = buf.find("}", pos)
+        m = None if found < 0 else _RE_TOOL_CALLS_CLOSE.search(buf, found)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos

@@ -263,6 +263,43 @@ def test_one_shot_regex_searched_from_its_start_literal_matches_the_interpreter(
     assert ours == one_shot(reference.parse_response, short, STARTS_WITH_REQUIRED, "")
 
 
+# A close every match of which starts with one character ("}", and no string it must contain: `$`
+# may end it), searched from where that character occurs; and one whose string comes after a run of
+# a small class (`\\}\\s*\\]\\s*` before `<|end|>`), searched from the start of that run.
+ONE_START_CLOSES = {  # open, close, how a call ends
+    "one start": ('<call>{"args": ', "\\}\\s*(?:</call>|<\\|end\\|>|$)", "}<|end|>"),
+    "lead class": ('<call>[{"args": ', "\\}\\s*\\]\\s*<\\|end\\|>", "} ]\n<|end|>"),
+}
+
+
+@pytest.mark.parametrize("close", sorted(ONE_START_CLOSES))
+@pytest.mark.parametrize("seed", range(3))
+def test_one_shot_regex_searched_from_where_it_can_start_matches_the_interpreter(close: str, seed: int) -> None:
+    open_, close_pattern, ending = ONE_START_CLOSES[close]
+    template: dict[str, Any] = {
+        "start_anchor": "<assistant>",
+        "fields": {
+            "tool_calls": {"open": [open_], "close_pattern": close_pattern, "repeats": True, "content": "json"},
+            "content": {"close": ["</s>"], "content": "text", "repeats": True, "join": ""},
+        },
+    }
+    module = compiled_module(template)
+    rng = random.Random(seed)
+    near = ["}", "} ", "}\n ]", "} ]", "} ] <|en", "]", " ", "x" * 70, "é", "{", "<|end", "</call"]
+    regions = [
+        lambda: open_ + '{"a": "' + "y" * rng.randint(0, 3 * LONG_SCAN) + '", "b": {"c": 1}}' + ending,
+        lambda: _text(rng, near, rng.randint(0, 3 * LONG_SCAN)),
+    ]
+    text = "".join(rng.choice(regions)() for _ in range(24))
+    for tail in ("", "</s>", open_ + '{"b": 1}', open_ + '{"b": 1}' + ending):
+        long_text = text + tail
+        ours = one_shot(lambda t, _tpl, **kw: module.parse_response(t, **kw), long_text, template, "")
+        assert ours == one_shot(rtcompile.parse_response, long_text, template, ""), tail
+    short = text[: 3 * LONG_SCAN] + "</s>"
+    ours = one_shot(lambda t, _tpl, **kw: module.parse_response(t, **kw), short, template, "")
+    assert ours == one_shot(reference.parse_response, short, template, "")
+
+
 @pytest.mark.parametrize(
     ("pattern", "starts"),
     [

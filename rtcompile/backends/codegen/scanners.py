@@ -362,12 +362,16 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
                 with out.block("if live is not None:"):
                     out.line("hold = min(hold, live.start())")
         branch = "elif"
-    # With one start literal `re`'s own search already skips to it; with several it has no prefix to
-    # skip to and runs the whole pattern at every position, which is what `search_from_starts` spares.
-    if starts is not None and len(starts) < 2:
-        starts = None
+    # With several start strings `re` has no prefix to skip to and runs the whole pattern at every
+    # position, which is what `search_from_starts` spares.
     with out.block(f"{branch} eos:"):
-        if starts is None:
+        if starts is not None and len(starts) == 1 and search_from == "pos":
+            # (`re` would walk to that string a character at a time, trying the pattern at each)
+            (start,) = starts
+            out.comment(f"every match starts with {_comment_text(start)}")
+            out.line(f"found = {_find(parts, literal(start), len(start))}")
+            out.line(f"m = None if found < 0 else {full}.search(buf, found)")
+        elif starts is None or len(starts) == 1:
             out.line(f"m = {full}.{search}(buf, {search_from})")
         else:  # a one-shot parse searches the whole output: only where a match can start
             parts.need("scanning", "LONG_UNPREFIXED_SCAN")
