@@ -1343,7 +1343,7 @@ def parse_json(
     allow_non_json: bool = False,
     strip: bool = True,
 ) -> Any:
-    """Parse JSON after the `dialect` rewrite (`json_quote_bare_keys`, say); on failure fall back to the text or raise
+    """Parse JSON after the `dialect` rewrite (the `unquoted_keys` one, say); on failure fall back to the text or raise
     ValueError.
 
     Only `json.JSONDecodeError` triggers the fallback: other errors (e.g. the int-digits limit ValueError or a
