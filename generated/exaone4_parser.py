@@ -1203,6 +1203,32 @@ def _candidates(
         width *= 2
 
 
+def _dense_from_one(
+    pattern: re.Pattern[str], buf: str, pos: int, end: int, needle: str
+) -> re.Match[str] | int | None:
+    """`_dense_from` for one needle (most states' literals share their first character), as one
+    loop: it runs once per candidate, and a one-shot parse of a text full of `<` tries many."""
+    at, width, probes = pos, _FIRST_WINDOW, 0
+    while at < end:
+        stop = min(end, at + width)
+        # an occurrence starting before `stop`, wherever it ends
+        reach = stop + len(needle) - 1
+        candidate = buf.find(needle, at, reach)
+        while candidate >= 0:
+            m = pattern.match(buf, candidate)
+            if m is not None:
+                return m
+            probes += 1
+            if (
+                probes > _DIRECT_CANDIDATES
+                and candidate - pos < probes * _CANDIDATE_COST
+            ):
+                return candidate + 1
+            candidate = buf.find(needle, candidate + 1, reach)
+        at, width = stop, width * 2
+    return None
+
+
 def _dense_from(
     pattern: re.Pattern[str], buf: str, pos: int, end: int, needles: tuple[str, ...]
 ) -> re.Match[str] | int | None:
@@ -1210,6 +1236,8 @@ def _dense_from(
     first match; None when there is none; or, once candidates prove dense (more than a few, closer
     together than a candidate's cost in plain search), the position from which no candidate has
     been tried, for the caller's plain search."""
+    if len(needles) == 1:
+        return _dense_from_one(pattern, buf, pos, end, needles[0])
     for probes, candidate in enumerate(_candidates(buf, pos, end, needles), start=1):
         m = pattern.match(buf, candidate)
         if m is not None:

@@ -120,17 +120,21 @@ def test_search_from_starts_on_many_regions_of_one_long_buffer(dense: bool) -> N
     assert len(spans) >= 30
 
 
-def test_starts_cut_by_a_search_window_are_found() -> None:
+@pytest.mark.parametrize("starts", [("<|ch|>", "to=f."), ("<|ch|>",)])
+def test_starts_cut_by_a_search_window_are_found(starts: tuple[str, ...]) -> None:
     # The searches go in windows of doubling width from the first (4,096 characters): a start string
-    # that begins in one window and ends in the next is still the next candidate.
-    pattern = re.compile("(?:<\\|ch\\|>\\s+)?to=f\\.(?P<name>\\w+)", re.DOTALL)
+    # that begins in one window and ends in the next is still the next candidate (one start string
+    # has a loop of its own).
+    pattern = re.compile(
+        "<\\|ch\\|>\\s+to=f\\.(?P<name>\\w+)" if len(starts) == 1 else "(?:<\\|ch\\|>\\s+)?to=f\\.(?P<name>\\w+)"
+    )
     for boundary in (4096, 4096 + 8192, 4096 + 8192 + 16384):
         for offset in range(-8, 3):
             text = "x" * (boundary + offset) + "<|ch|> to=f.get"
-            found = search_from_starts(pattern, text, 0, ("<|ch|>", "to=f."))
+            found = search_from_starts(pattern, text, 0, starts)
             assert found is not None and found.span() == (boundary + offset, len(text)), (boundary, offset)
-            text = "to=f" * ((boundary + offset) // 4) + "to=f.get"
-            found = search_from_starts(pattern, text, 0, ("<|ch|>", "to=f."))
+            text = "<|ch|>" * ((boundary + offset) // 6) + "<|ch|> to=f.get"
+            found = search_from_starts(pattern, text, 0, starts)
             expected = pattern.search(text)
             assert found is not None and expected is not None and found.span() == expected.span()
 
