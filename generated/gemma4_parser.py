@@ -1395,16 +1395,6 @@ def json_quote_bare_keys(text: str) -> str:
     return _json_bare_key_pattern().sub(quote, text)
 
 
-_JSON_MARK_CLOSE: Final = "\x02"
-
-
-# --- json -------------------------------------------------------------------------------------------------------
-
-# Markers that stand in for pre-extracted custom-delimited strings. They are control characters a model should
-# never emit, and input containing them is refused so a real one cannot be confused with a marker.
-_JSON_MARK_OPEN: Final = "\x01"
-
-
 # Delimited strings shorter than this together cost less to write out and decode than the detour.
 _LONG_DELIMITED: Final = 1024
 
@@ -1428,6 +1418,16 @@ def _decode_json(text: str, rewritten: str, allow_non_json: bool, strip: bool) -
             "json: could not parse after dialect transforms.\n"
             f"Original: {text!r}\nTransformed: {rewritten!r}\nError: {error}"
         ) from error
+
+
+_JSON_MARK_CLOSE: Final = "\x02"
+
+
+# --- json -------------------------------------------------------------------------------------------------------
+
+# Markers that stand in for pre-extracted custom-delimited strings. They are control characters a model should
+# never emit, and input containing them is refused so a real one cannot be confused with a marker.
+_JSON_MARK_OPEN: Final = "\x01"
 
 
 def _json_replace_delimited(
@@ -1479,6 +1479,25 @@ def _json_extract_delimited(
     return text
 
 
+def _json_marked(
+    text: str,
+    string_delims: Sequence[tuple[str, str]],
+    quote_keys: Callable[[str], str] | None,
+) -> tuple[str, list[str]]:
+    """The `string_delims` rewrite up to its markers: the text with a marker for each delimited string
+    (and `quote_keys` applied), and the strings the markers stand for. Text holding the markers'
+    sentinel characters is refused, so that a real one cannot be confused with a marker."""
+    if _JSON_MARK_OPEN in text or _JSON_MARK_CLOSE in text:
+        raise ValueError(
+            "json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse safely."
+        )
+    found: list[str] = []
+    rewritten = _json_extract_delimited(text, string_delims, found)
+    if quote_keys is not None:
+        rewritten = quote_keys(rewritten)
+    return rewritten, found
+
+
 @functools.cache
 def _json_marker() -> re.Pattern[str]:
     return re.compile(f"{_JSON_MARK_OPEN}(\\d+){_JSON_MARK_CLOSE}")
@@ -1519,42 +1538,6 @@ def _json_with_bodies(value: Any, found: Sequence[str]) -> Any:
     return value
 
 
-def json_delimited_strings(
-    text: str,
-    string_delims: Sequence[tuple[str, str]],
-    quote_keys: Callable[[str], str] | None,
-) -> str:
-    """The `string_delims` rewrite (non-empty pairs): custom-delimited strings become JSON strings, with
-    `quote_keys` (the `unquoted_keys` rewrite, if wanted) applied in between, outside those strings."""
-    if _JSON_MARK_OPEN in text or _JSON_MARK_CLOSE in text:
-        raise ValueError(
-            "json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse safely."
-        )
-    found: list[str] = []
-    rewritten = _json_extract_delimited(text, string_delims, found)
-    if quote_keys is not None:
-        rewritten = quote_keys(rewritten)
-    return _json_restore_delimited(rewritten, found)
-
-
-def parse_json(
-    text: str,
-    *,
-    dialect: Callable[[str], str] | None = None,
-    allow_non_json: bool = False,
-    strip: bool = True,
-) -> Any:
-    """Parse JSON after the `dialect` rewrite (the `unquoted_keys` one, say); on failure fall back to the text or raise
-    ValueError.
-
-    Only `json.JSONDecodeError` triggers the fallback: other errors (e.g. the int-digits limit ValueError or a
-    RecursionError) escape unchanged, as they do in the reference.
-    """
-    return _decode_json(
-        text, text if dialect is None else dialect(text), allow_non_json, strip
-    )
-
-
 def parse_json_delimited(
     text: str,
     string_delims: Sequence[tuple[str, str]],
@@ -1574,17 +1557,7 @@ def parse_json_delimited(
     (one written inside another string), an object where a string restored as a key meets another
     key (JSON keeps the last value of duplicates), and any failure to decode (for the reference's
     error or fallback)."""
-    if _JSON_MARK_OPEN in text or _JSON_MARK_CLOSE in text:
-        return parse_json(  # for the reference's error
-            text,
-            dialect=lambda t: json_delimited_strings(t, string_delims, quote_keys),
-            allow_non_json=allow_non_json,
-            strip=strip,
-        )
-    found: list[str] = []
-    rewritten = _json_extract_delimited(text, string_delims, found)
-    if quote_keys is not None:
-        rewritten = quote_keys(rewritten)
+    rewritten, found = _json_marked(text, string_delims, quote_keys)
     if sum(map(len, found)) >= _LONG_DELIMITED and "\\u000" not in text:
         tokens = _json_marker().sub(r'"\\u0001\1\\u0002"', rewritten)
         try:

@@ -146,6 +146,17 @@ def json_delimited_strings(
 ) -> str:
     """The `string_delims` rewrite (non-empty pairs): custom-delimited strings become JSON strings, with
     `quote_keys` (the `unquoted_keys` rewrite, if wanted) applied in between, outside those strings."""
+    return _json_restore_delimited(*_json_marked(text, string_delims, quote_keys))
+
+
+def _json_marked(
+    text: str,
+    string_delims: Sequence[tuple[str, str]],
+    quote_keys: Callable[[str], str] | None,
+) -> tuple[str, list[str]]:
+    """The `string_delims` rewrite up to its markers: the text with a marker for each delimited string
+    (and `quote_keys` applied), and the strings the markers stand for. Text holding the markers'
+    sentinel characters is refused, so that a real one cannot be confused with a marker."""
     if _JSON_MARK_OPEN in text or _JSON_MARK_CLOSE in text:
         raise ValueError(
             "json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse safely."
@@ -154,7 +165,7 @@ def json_delimited_strings(
     rewritten = _json_extract_delimited(text, string_delims, found)
     if quote_keys is not None:
         rewritten = quote_keys(rewritten)
-    return _json_restore_delimited(rewritten, found)
+    return rewritten, found
 
 
 def json_parser(
@@ -233,17 +244,7 @@ def parse_json_delimited(
     (one written inside another string), an object where a string restored as a key meets another
     key (JSON keeps the last value of duplicates), and any failure to decode (for the reference's
     error or fallback)."""
-    if _JSON_MARK_OPEN in text or _JSON_MARK_CLOSE in text:
-        return parse_json(  # for the reference's error
-            text,
-            dialect=lambda t: json_delimited_strings(t, string_delims, quote_keys),
-            allow_non_json=allow_non_json,
-            strip=strip,
-        )
-    found: list[str] = []
-    rewritten = _json_extract_delimited(text, string_delims, found)
-    if quote_keys is not None:
-        rewritten = quote_keys(rewritten)
+    rewritten, found = _json_marked(text, string_delims, quote_keys)
     if sum(map(len, found)) >= _LONG_DELIMITED and "\\u000" not in text:
         tokens = _json_marker().sub(r'"\\u0001\1\\u0002"', rewritten)
         try:
