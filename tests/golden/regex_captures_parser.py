@@ -129,7 +129,7 @@ if TYPE_CHECKING:
     Event = RegionOpen | RegionChunk | RegionClose | RegionMalformed
 else:
     FieldName = str
-    Message = RegionOpen = RegionClose = RegionMalformed = Event = dict
+    Message = RegionOpen = RegionChunk = RegionClose = RegionMalformed = Event = dict
 
 
 # ----------------------------------------------------------------------------
@@ -140,9 +140,6 @@ else:
 BLOCK_CHUNKS: Final = 32
 
 
-Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
-
-
 PREFIX_REQUIRED: Final = (
     "`ResponseParser`/`parse_response` requires `prefix` (the chat prompt sent to the model before generation), "
     "because chat templates often pre-write part of the assistant message (e.g. an opening `<think>` tag) that "
@@ -151,10 +148,117 @@ PREFIX_REQUIRED: Final = (
 )
 
 
-PlainCheck: TypeAlias = "Callable[[str], bool]"
+# Turns a tool given as a Python function into its JSON schema (`tool_schema.function_to_tool_schema`,
+# or, in a module compiled without that code, `refuse_function_tool`).
+# (A string: generated modules import `typing` for the type checker only.)
+FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
 
 
+# A field's handler: (the closed region's body, its captures) -> the field's value.
+Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
+
+
+# A parser state's scanner: (buffer, scan position, whether the stream has ended) -> its answer.
 Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+
+
+class Tables:
+    """The template's tables, as the engine reads them (derived by the plan, never by a backend)."""
+
+    # In the order a generated module writes them (by field, then by state, then the rest): not sorted.
+    __slots__ = (  # noqa: RUF023
+        "names",
+        "dirty",
+        "joins",
+        "repeats",
+        "required",
+        "defaults",
+        "implicit",
+        "state_of_field",
+        "actions",
+        "history",
+        "one_scan",
+    )
+
+    def __init__(
+        self,
+        *,
+        names: tuple[FieldName, ...],
+        dirty: tuple[bool, ...],
+        joins: tuple[str | None, ...],
+        repeats: tuple[bool, ...],
+        required: tuple[str, ...],
+        defaults: dict[str, Any],
+        implicit: int,
+        state_of_field: tuple[int, ...],
+        actions: tuple[tuple[tuple[bool, int], ...], ...],
+        history: int | None,
+        one_scan: bool,
+    ) -> None:
+        self.names = names  # by field index
+        self.dirty = dirty  # by field: chunks of structured content are marked `dirty`
+        self.joins = joins  # by field: the `join` separator, if any
+        self.repeats = repeats  # by field
+        self.required = required  # fields the final message must contain
+        self.defaults = defaults  # the message before any region closed
+        self.implicit = implicit  # the implicit field's index, or -1 (`NO_FIELD`)
+        self.state_of_field = (
+            state_of_field  # by field: the state inside it (0: implicit)
+        )
+        self.actions = actions  # by state, by watch: (opens a region?, field)
+        # committed characters a delimiter can still inspect; None: unbounded
+        self.history = history
+        # a complete output may be parsed in one end-of-stream scan (`parse_complete`)
+        self.one_scan = one_scan
+
+
+class ParserProgram:
+    """One template, ready for the engine: its tables and the functions its backend plugs in.
+
+    `compile_patterns` runs once, before the first parser starts: generated modules compile
+    their patterns on first use rather than at import (some translated classes are slow to compile).
+    """
+
+    # The constructor's order: not sorted.
+    __slots__ = (  # noqa: RUF023
+        "tables",
+        "scanners",
+        "handlers",
+        "after_anchor",
+        "function_schema",
+        "_compile_patterns",
+        "_lock",
+    )
+
+    def __init__(
+        self,
+        *,
+        tables: Tables,
+        scanners: tuple[Scanner, ...],
+        handlers: tuple[Handler, ...],
+        after_anchor: Callable[[str], str | None],
+        function_schema: FunctionSchema,
+        compile_patterns: Callable[[], None] | None,
+    ) -> None:
+        self.tables = tables
+        self.scanners = scanners  # by state
+        self.handlers = handlers  # by field
+        # the prompt after the last match of the start anchor; None if it never matches
+        self.after_anchor = after_anchor
+        self.function_schema = function_schema  # Python-function tools to JSON schemas
+        self._compile_patterns = compile_patterns
+        # First use may come from many threads at once: one compiles, the others wait for it.
+        # (`_thread` rather than `threading`, which costs a module import for one lock.)
+        self._lock = _thread.allocate_lock()
+
+    def prepare(self) -> None:
+        """Compile the patterns, once: a no-op after the first call."""
+        if self._compile_patterns is None:
+            return
+        with self._lock:
+            if self._compile_patterns is not None:
+                self._compile_patterns()
+                self._compile_patterns = None
 
 
 class StartAnchorWarning(UserWarning):
@@ -314,12 +418,6 @@ def join_value(name: str, previous: Any, value: Any, separator: str) -> str:
     return value if previous is None else previous + separator + value
 
 
-# Turns a tool given as a Python function into its JSON schema (`tool_schema.function_to_tool_schema`,
-# or, in a module compiled without that code, `refuse_function_tool`).
-# (A string: generated modules import `typing` for the type checker only.)
-FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
-
-
 def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
     """Map each tool's name to its parameter `properties` ({} when absent or malformed).
 
@@ -357,7 +455,7 @@ class StreamingParser:
     """Parses one generation as it streams: `feed()` text, then `finalize()`.
 
     `initial_events` holds the events of the prompt's pre-written part of the message (the text
-    after the last start anchor in `prefix`). Subclasses supply the class attributes declared below.
+    after the last start anchor in `prefix`). A backend supplies `_program` (see the module docstring).
 
     Extensions beyond the reference, each off by default (with all off, every event and message is
     exactly the reference's):
@@ -372,52 +470,30 @@ class StreamingParser:
       is left out of the message, and parsing goes on. `malformed` lists those events.
     """
 
-    # -- what a backend plugs in (see the module docstring)
-    _names: tuple[FieldName, ...]  # by field index
-    # by field: chunks of structured content are marked `dirty`
-    _dirty: tuple[bool, ...]
-    _joins: tuple[str | None, ...]  # by field: the `join` separator, if any
-    _repeats: tuple[bool, ...]  # by field
-    _required: tuple[str, ...]  # fields the final message must contain
-    _defaults: dict[str, Any]  # the message before any region closed
-    _implicit: int  # the implicit field's index, or NO_FIELD
-    # by field: the state inside it (0 for the implicit field)
-    _state_of_field: tuple[int, ...]
-    # by state, by watch: (opens a region?, field)
-    _actions: tuple[tuple[tuple[bool, int], ...], ...]
-    _scanners: tuple[Scanner, ...]  # by state
-    # by state; None: no fast path in that state
-    _plain: tuple[PlainCheck | None, ...]
-    _handlers: tuple[Handler, ...]  # by field
-    # committed characters a delimiter can still inspect; None: unbounded
-    _history: int | None
-    # a complete output may be parsed in one end-of-stream scan (see `parse_complete`)
-    _one_scan: bool
+    # what a backend plugs in (see the module docstring)
+    _program: ParserProgram
 
     # -- the open region, as the fast path reads it (set by `_mark_opened`)
     _chunk_name: FieldName
     _chunk_dirty: bool
 
-    def _after_anchor(self, prefix: str) -> str | None:
-        """The prompt after the last match of the start anchor; None if it never matches."""
-        raise NotImplementedError
-
-    def _function_schema(self, function: Callable[..., Any]) -> dict[str, Any]:
-        """The JSON schema of a tool given as a Python function (transformers' `get_json_schema`)."""
-        raise NotImplementedError
-
     def __init__(
         self,
-        prefix: str | None,
+        prefix: str | None = None,
         *,
-        tools: Iterable[Any] | None,
+        tools: Iterable[Any] | None = None,
         captures: bool = False,
         spans: bool = False,
         recover: bool = False,
     ) -> None:
+        """`prefix` is the prompt the model continued (required: see `PREFIX_REQUIRED`); `tools` the
+        tools it was given (JSON schemas or Python functions), whose parameter types coerce the
+        arguments of parsed tool calls; `captures`, `spans` and `recover` turn on the extensions."""
         if prefix is None:
             raise ValueError(PREFIX_REQUIRED)
-        self._tool_params = tool_parameters(tools, self._function_schema)
+        program = self._program
+        program.prepare()
+        self._tool_params = tool_parameters(tools, program.function_schema)
         self._with_captures = captures
         self._with_spans = spans
         self._recover = recover
@@ -428,9 +504,9 @@ class StreamingParser:
         self._offset = 0  # the generation offset of the buffer's first character
         self._buffer = ""
         self._pos = 0  # scan position: text before it is committed
-        self._output: dict[str, Any] = copy.deepcopy(self._defaults)
+        self._output: dict[str, Any] = copy.deepcopy(program.tables.defaults)
         self._state = 0
-        self._field = self._implicit  # the current region's field, or NO_FIELD
+        self._field = program.tables.implicit  # the current region's field, or NO_FIELD
         self._captures: dict[str, str] = {}
         # The current region's text: recent chunks, plus blocks of joined chunks, so that a long region
         # costs about its text in memory rather than a list entry per 1-6 character token.
@@ -448,16 +524,14 @@ class StreamingParser:
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        plain = self._plain[self._state]
-        if (
-            plain is not None
-            and text
-            and self._fast
-            and self._pos == len(self._buffer)
-            and plain(text)
-        ):
-            return self._feed_plain(text)
-        return self._feed_scanning(text)
+        if self._finalized:
+            raise RuntimeError("ResponseParser already finalized")
+        if text:
+            self._buffer += text
+        events: list[Event] = []
+        self._process(events, False)
+        self._drop_committed()
+        return events
 
     def _seal_body(self) -> None:
         """Join the region's recent chunks into a block. A block no longer than the new one is merged
@@ -482,17 +556,6 @@ class StreamingParser:
         self._drop_committed()
         return events
 
-    def _feed_scanning(self, text: str) -> list[Event]:
-        """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
-        if self._finalized:
-            raise RuntimeError("ResponseParser already finalized")
-        if text:
-            self._buffer += text
-        events: list[Event] = []
-        self._process(events, False)
-        self._drop_committed()
-        return events
-
     def finalize(self) -> tuple[Message, list[Event]]:
         """End of generation: flush what is held back, close the open region, return the message."""
         if self._finalized:
@@ -510,7 +573,8 @@ class StreamingParser:
         the same regions with the same bodies: the same message, or the same exception. Only the
         events (how the region text is cut into chunks) would differ, and they are not returned.
         """
-        if not self._one_scan:  # the plan says where this does not hold (`rtcompile.plan.one_scan_is_exact`)
+        # The plan says where this does not hold (`rtcompile.plan.one_scan_is_exact`).
+        if not self._program.tables.one_scan:
             self.feed(text)
             return self.finalize()[0]
         if self._finalized:
@@ -521,12 +585,13 @@ class StreamingParser:
 
     def _message(self) -> Message:
         """Check the required fields, drop empty values and end the parser; the final message."""
-        missing = [name for name in self._required if name not in self._output]
+        tables = self._program.tables
+        missing = [name for name in tables.required if name not in self._output]
         if missing:
             raise ValueError(
                 f"Required response_template fields missing from parsed output: {missing}"
             )
-        defaults = self._defaults
+        defaults = tables.defaults
         # Typed Any: in a generated module the dict is that template's `Message` TypedDict.
         message: Any = {
             k: v for k, v in self._output.items() if k in defaults or not is_empty(v)
@@ -540,7 +605,7 @@ class StreamingParser:
 
     def _consume_prefix(self, prefix: str) -> None:
         """Run the part of the prompt after the last start anchor through the parser."""
-        truncated = self._after_anchor(prefix)
+        truncated = self._program.after_anchor(prefix)
         if truncated is None:
             warnings.warn(
                 "the start anchor does not occur in `prefix`, so all of the prompt is parsed as part of the "
@@ -555,37 +620,35 @@ class StreamingParser:
             self._process(self.initial_events, False)
             self._drop_committed()
 
-    def _feed_plain(self, text: str) -> list[Event]:
-        """The fast path: a region is open, nothing is held back and no delimiter can start in `text`,
-        so all of it is region text (what scanning would conclude, without scanning). Plain checks
-        exist only where `_history` is bounded."""
-        history = cast("int", self._history)
-        # what _drop_committed would keep
-        self._buffer = (self._buffer + text)[-history:] if history else ""
-        self._pos = len(self._buffer)
-        self._body.append(text)
-        if len(self._body) >= BLOCK_CHUNKS:
+    def _region_text(self, text: str) -> RegionChunk:
+        """`text` as text of the open region: kept for the region's value; its chunk event.
+
+        A backend's fast path ends here too: a region is open, nothing is held back and no delimiter
+        can start in `text`, so all of it is region text (what scanning would conclude)."""
+        body = self._body
+        body.append(text)
+        if len(body) >= BLOCK_CHUNKS:
             self._seal_body()
-        return [
-            {
-                "type": "region_chunk",
-                "field": self._chunk_name,
-                "text": text,
-                "dirty": self._chunk_dirty,
-            }
-        ]
+        return {
+            "type": "region_chunk",
+            "field": self._chunk_name,
+            "text": text,
+            "dirty": self._chunk_dirty,
+        }
 
     def _process(self, events: list[Event], eos: bool) -> None:
         """Commit every delimiter that can be committed, and the region text before it."""
+        scanners = self._program.scanners
+        actions = self._program.tables.actions
         while True:
-            which, start, end, groups, hold = self._scanners[self._state](
+            which, start, end, groups, hold = scanners[self._state](
                 self._buffer, self._pos, eos
             )
             if which >= 0:
                 if start > self._pos:
                     self._accumulate(events, self._buffer[self._pos : start])
                 self._pos = end
-                opens, field = self._actions[self._state][which]
+                opens, field = actions[self._state][which]
                 if opens:
                     self._close_current(events, start)
                     self._open(events, field, groups, start)
@@ -612,7 +675,7 @@ class StreamingParser:
 
     def _drop_committed(self) -> None:
         """Forget committed text no delimiter can look at any more (what keeps streaming linear)."""
-        history = self._history
+        history = self._program.tables.history
         if history is None:
             return
         cut = self._pos - history
@@ -628,34 +691,24 @@ class StreamingParser:
         if not text or field < 0:
             return  # no implicit field: text outside explicit regions is dropped
         if not self._opened:
-            opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
+            self._mark_opened(field)
+            opened: RegionOpen = {"type": "region_open", "field": self._chunk_name}
             if self._with_spans:
                 opened["start"] = self._offset + self._pos
             events.append(opened)
-            self._mark_opened(field)
-        self._body.append(text)
-        if len(self._body) >= BLOCK_CHUNKS:
-            self._seal_body()
-        events.append(
-            {
-                "type": "region_chunk",
-                "field": self._names[field],
-                "text": text,
-                "dirty": self._dirty[field],
-            }
-        )
+        events.append(self._region_text(text))
 
     def _open(
         self, events: list[Event], field: int, groups: dict[str, str | None], start: int
     ) -> None:
         """Open `field`'s region at its open delimiter (which begins at buffer index `start`)."""
-        self._state = self._state_of_field[field]
+        self._state = self._program.tables.state_of_field[field]
         self._field = field
         self._captures = {k: v for k, v in groups.items() if v is not None}
         self._body = []
         self._blocks = []
         self._mark_opened(field)
-        opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
+        opened: RegionOpen = {"type": "region_open", "field": self._chunk_name}
         if self._with_captures:
             opened["captures"] = dict(self._captures)
         if self._with_spans:
@@ -671,13 +724,13 @@ class StreamingParser:
             if self._recover:
                 self._close_recovering(events, field, body, end)
             else:
-                value = self._handlers[field](body, self._captures)
+                value = self._program.handlers[field](body, self._captures)
                 if self._tool_params:
                     value = coerce_tool_calls(value, self._tool_params)
                 self._store(field, value)
                 self._emit_close(events, field, value, end)
         self._state = 0
-        self._field = self._implicit
+        self._field = self._program.tables.implicit
         self._captures = {}
         self._body = []
         self._blocks = []
@@ -686,15 +739,16 @@ class StreamingParser:
     def _mark_opened(self, field: int) -> None:
         self._opened = True
         self._fast = not self._scan_always
-        self._chunk_name = self._names[field]
-        self._chunk_dirty = self._dirty[field]
+        tables = self._program.tables
+        self._chunk_name = tables.names[field]
+        self._chunk_dirty = tables.dirty[field]
 
     def _emit_close(
         self, events: list[Event], field: int, value: Any, end: int
     ) -> None:
         closed: RegionClose = {
             "type": "region_close",
-            "field": self._names[field],
+            "field": self._program.tables.names[field],
             "value": value,
         }
         if self._with_spans:
@@ -706,14 +760,14 @@ class StreamingParser:
     ) -> None:
         """`recover`: a region that fails to parse (or to be stored) becomes a `region_malformed` event."""
         try:
-            value = self._handlers[field](body, self._captures)
+            value = self._program.handlers[field](body, self._captures)
             if self._tool_params:
                 value = coerce_tool_calls(value, self._tool_params)
             self._store(field, value)
         except Exception as error:  # noqa: BLE001 - whatever the content parser raised is reported, not raised
             malformed: RegionMalformed = {
                 "type": "region_malformed",
-                "field": self._names[field],
+                "field": self._program.tables.names[field],
                 "error": type(error).__name__,
                 "message": str(error),
                 "text": body,
@@ -726,11 +780,12 @@ class StreamingParser:
         self._emit_close(events, field, value, end)
 
     def _store(self, field: int, value: Any) -> None:
-        name = self._names[field]
-        join = self._joins[field]
+        tables = self._program.tables
+        name = tables.names[field]
+        join = tables.joins[field]
         if join is not None:
             self._output[name] = join_value(name, self._output.get(name), value, join)
-        elif self._repeats[field]:
+        elif tables.repeats[field]:
             self._output.setdefault(name, []).append(value)
         else:
             self._output[name] = value
@@ -1288,6 +1343,16 @@ def resolve_placeholder(
             )
         value = value[key]
     return value
+
+
+def after_last_anchor(anchor: Any, prefix: str) -> str | None:
+    """The prompt after the last (non-overlapping) match of the start anchor; None if it never matches.
+
+    `anchor` is a compiled pattern (`re` or `regex`)."""
+    last_end = None
+    for m in anchor.finditer(prefix):
+        last_end = m.end()
+    return None if last_end is None else prefix[last_end:]
 
 
 OpenAIRegionText: TypeAlias = "Literal['verbatim', 'stripped']"  # a string: see below
@@ -2065,82 +2130,47 @@ def _handle_content(body: str, captures: dict[str, str]) -> Any:
 # ----------------------------------------------------------------------------
 # the parser: the engine with this template's scanners, handlers and tables plugged in
 
-_PATTERNS_READY = False
-# First use may come from many threads at once: one compiles, the others wait for it.
-_PATTERNS_LOCK: Final = _thread.allocate_lock()
+
+def _after_anchor(prefix: str) -> str | None:
+    """The prompt after the last match of the start anchor; None if it never matches."""
+    return after_last_anchor(_RE_START_ANCHOR, prefix)
 
 
-def _prepare_patterns() -> None:
-    global _PATTERNS_READY
-    with _PATTERNS_LOCK:
-        if not _PATTERNS_READY:
-            _compile_patterns()
-            _PATTERNS_READY = True
+_PROGRAM: Final = ParserProgram(
+    tables=Tables(
+        names=("tool_calls", "content"),
+        dirty=(True, False),
+        joins=(None, ""),
+        repeats=(True, True),
+        required=(),
+        defaults=DEFAULTS,
+        implicit=1,
+        state_of_field=(1, 0),
+        actions=(((True, 0),), ((False, 0),)),
+        history=0,
+        one_scan=True,
+    ),
+    scanners=(_scan_outside, _scan_in_tool_calls),
+    handlers=(_handle_tool_calls, _handle_content),
+    after_anchor=_after_anchor,
+    function_schema=function_to_tool_schema,
+    compile_patterns=_compile_patterns,
+)
 
 
 class ResponseParser(StreamingParser):
     """Parses one generation as it streams; see the module docstring."""
 
-    _names = ("tool_calls", "content")
-    _dirty = (True, False)
-    _joins = (None, "")
-    _repeats = (True, True)
-    _required = ()
-    _defaults = DEFAULTS
-    _implicit = 1
-    _state_of_field = (1, 0)
-    _actions = (((True, 0),), ((False, 0),))
-    _scanners = (_scan_outside, _scan_in_tool_calls)
-    _plain = (None, None)
-    _handlers = (_handle_tool_calls, _handle_content)
-    _history = 0
-    _one_scan = True
-
-    def __init__(
-        self,
-        prefix: str | None = None,
-        *,
-        tools: Iterable[Any] | None = None,
-        captures: bool = False,
-        spans: bool = False,
-        recover: bool = False,
-    ) -> None:
-        """`captures`, `spans` and `recover` turn on extensions beyond the reference
-        (see `StreamingParser`)."""
-        if not _PATTERNS_READY:
-            _prepare_patterns()
-        super().__init__(
-            prefix, tools=tools, captures=captures, spans=spans, recover=recover
-        )
-
-    def _after_anchor(self, prefix: str) -> str | None:
-        last_end = None
-        for m in _RE_START_ANCHOR.finditer(prefix):
-            last_end = m.end()
-        return None if last_end is None else prefix[last_end:]
-
-    def _function_schema(self, function: Callable[..., Any]) -> dict[str, Any]:
-        return function_to_tool_schema(function)
+    _program = _PROGRAM
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
         if not self._fast or not text or self._buffer:
-            return self._feed_scanning(text)
+            return StreamingParser.feed(self, text)
         if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
-            return self._feed_scanning(text)
+            return StreamingParser.feed(self, text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
-        body = self._body
-        body.append(text)
-        if len(body) >= BLOCK_CHUNKS:
-            self._seal_body()
-        return [
-            {
-                "type": "region_chunk",
-                "field": self._chunk_name,
-                "text": text,
-                "dirty": self._chunk_dirty,
-            }
-        ]
+        return [self._region_text(text)]
 
 
 @overload
