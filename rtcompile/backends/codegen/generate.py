@@ -25,7 +25,7 @@ import jinja2
 from rtcompile.backends.codegen.fast_path import specialised_feed
 from rtcompile.backends.codegen.handlers import handlers
 from rtcompile.backends.codegen.layout import INDENT, import_lines, lay_out
-from rtcompile.backends.codegen.lift import lift
+from rtcompile.backends.codegen.lift import attributes_read, lift
 from rtcompile.backends.codegen.openai import openai_section
 from rtcompile.backends.codegen.parts import REGEX_IMPORT, ModuleParts, RegexFallback
 from rtcompile.backends.codegen.scanners import scanner
@@ -43,10 +43,7 @@ SKELETON = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
     autoescape=False,
 )
-FIXED_IMPORTS = [
-    "import re",
-    "from collections.abc import Callable, Iterable, Sequence",
-]
+FIXED_IMPORTS = ["import re"]
 # Typing names generated modules use in annotations (never evaluated) and for the type checker.
 # `typing` is slow to import, so modules import it only under TYPE_CHECKING (see the skeleton).
 TYPING_NAMES = ["Any", "Final", "Literal", "TypedDict", "cast", "overload"]
@@ -54,6 +51,8 @@ TYPING_NAMES = ["Any", "Final", "Literal", "TypedDict", "cast", "overload"]
 # conversion, or (compiled with --no-function-tools) a TypeError saying how to get it back.
 FUNCTION_SCHEMA = ("tool_schema", "function_to_tool_schema")
 NO_FUNCTION_SCHEMA = ("protocol", "refuse_function_tool")
+# The module-level functions every module offers (after its ResponseParser).
+MODULE_API = [("module_api", "parse_response")]
 # Names the skeleton defines at module level; generated names must not take them.
 SKELETON_NAMES = [
     *("ResponseParser", "parse_response", "TEMPLATE", "DEFAULTS", "TEMPLATE_SHA256"),
@@ -104,7 +103,15 @@ def generate_module(template: Template, *, source_name: str, function_tools: boo
     # A value nested too deep for a literal is built by `build_value` when the module loads, and TEMPLATE
     # comes first in the module: then the builder is lifted ahead of it.
     early = lift([("transform_data", "build_value")] if needs_builder(template.source) else [])
-    lifted = lift(parts.wanted, defined=early.names)
+    # The module's own code: what it reads as attributes decides which private methods are lifted.
+    own_code = [*parts.constants, *parts.scanners, *parts.functions, feed or "", program, openai]
+    used_attributes = frozenset().union(*(attributes_read(code) for code in own_code if code))
+    lifted = lift([*parts.wanted, *MODULE_API], defined=early.names, used_attributes=used_attributes)
+    # The module-level functions come after the class they wrap; the rest are helpers.
+    helpers = [code for code, module in zip(lifted.definitions, lifted.modules, strict=True) if module != "module_api"]
+    module_api = [
+        code for code, module in zip(lifted.definitions, lifted.modules, strict=True) if module == "module_api"
+    ]
     sha256 = template_hash(template)
     regex_import = [REGEX_IMPORT] if parts.requires else []
     imports, typing_names = _merge_imports([*FIXED_IMPORTS, *regex_import, *early.imports, *lifted.imports])
@@ -121,7 +128,8 @@ def generate_module(template: Template, *, source_name: str, function_tools: boo
         template_statement="\n".join(lay_out(f"TEMPLATE: Final[dict[str, Any]] = {literal(dict(template.source))}")),
         data_helpers="\n\n\n".join(early.definitions),
         types=_section_body(types),
-        helpers=_section_body("\n\n\n".join(lifted.definitions)),
+        helpers=_section_body("\n\n\n".join(helpers)),
+        module_api="\n\n\n".join(module_api),
         scanners=_section_body("\n\n\n".join([*parts.constants, parts.patterns_code(), *parts.scanners])),
         handlers=_section_body("\n\n\n".join(parts.functions)),
         program=_section_body(program),
