@@ -33,7 +33,7 @@ def test_every_definition_of_a_random_templates_module_is_reached(template: dict
 
 
 def test_the_call_graph_finds_what_nothing_runs() -> None:
-    code = '''
+    code = """
 __all__ = ["Parser", "run"]
 LIMIT = 3
 _UNUSED_TABLE = {"a": 1}
@@ -65,5 +65,5 @@ def _orphan():
 
 def run():
     return Parser().feed("x")
-'''
+"""
     assert unreached(code) == ["Base._never", "Base.feed", "_UNUSED_TABLE", "_orphan"]
