@@ -92,7 +92,9 @@ class CompiledModule:
         return ("regex",) if self.regex_fallbacks else ()
 
 
-def compile_template(source: TemplateSource, *, source_name: str | None = None, function_tools: bool = True) -> str:
+def compile_template(
+    source: TemplateSource, *, source_name: str | None = None, function_tools: bool = True, openai: bool = True
+) -> str:
     """Compile a response template into the source of a standalone Python module.
 
     `source_name` is what the module's header says it was generated from (default: the file
@@ -100,24 +102,30 @@ def compile_template(source: TemplateSource, *, source_name: str | None = None, 
     exact standard-library translation makes the module import `regex` (see `compile_module`).
     `function_tools=False` (the CLI's `--no-function-tools`) leaves out the code that turns Python
     functions into tool schemas: the module's `tools` then takes JSON schemas only, and a function
-    there raises TypeError (the module's `FUNCTION_TOOLS` is False).
+    there raises TypeError (the module's `FUNCTION_TOOLS` is False). `openai=False` (`--no-openai`)
+    leaves out `to_openai`, `DeltaStream` and the rest of the OpenAI adapter (`OPENAI` is False).
     """
-    return compile_module(source, source_name=source_name, function_tools=function_tools).code
+    return compile_module(source, source_name=source_name, function_tools=function_tools, openai=openai).code
 
 
 def compile_module(
-    source: TemplateSource, *, source_name: str | None = None, function_tools: bool = True
+    source: TemplateSource,
+    *,
+    source_name: str | None = None,
+    function_tools: bool = True,
+    openai: bool = True,
 ) -> CompiledModule:
     """`compile_template`, also telling which patterns need the `regex` module, as located warnings."""
     template, document = (source, None) if isinstance(source, Template) else _load(source)
     if source_name is None:
         source_name = document.file if document is not None and document.file else "<dict>"
-    from rtcompile.backends.codegen.generate import (
-        generate_module,  # libcst and jinja2 are heavy; parsing users never need them
-    )
+    # libcst and jinja2 are heavy; parsing users never need them
+    from rtcompile.backends.codegen.generate import generate_module
+    from rtcompile.backends.codegen.options import ModuleOptions
 
+    options = ModuleOptions(function_tools=function_tools, openai=openai)
     try:
-        generated = generate_module(template, source_name=source_name, function_tools=function_tools)
+        generated = generate_module(template, source_name=source_name, options=options)
     except TemplateError as error:
         raise locate(error, document) from None
     notes = tuple(

@@ -21,6 +21,7 @@ LIFTED = [
     ("openai_stream", "DeltaStream"),
     ("openai_stream", "ChatCompletionChunks"),
 ]
+# What the section adds to the module's `__all__`.
 EXPORTED = ["OPENAI_ROLES", "ChatCompletionChunks", "DeltaStream", "call_id_factory", "to_openai"]
 
 
