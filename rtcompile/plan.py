@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 from rtcompile.frontend.errors import JsonPath
 from rtcompile.ir import Delimiter, Field, Template
-from rtcompile.regex.analysis import pending_run_class
+from rtcompile.regex.analysis import anchored_start, history, pending_run_class
 from rtcompile.regex.ast import Chars, walk
 from rtcompile.regex.charsets import Ranges, complement, normalise
+from rtcompile.regex.errors import InvalidRegex
 from rtcompile.regex.first_chars import delimiter_first_chars, modelled_tree
+from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.translate import UnsupportedRegex, translate
 from rtcompile.runtime.program import Tables
 
@@ -229,14 +231,19 @@ def delimiter_history(delimiter: Delimiter) -> int | None:
 def pattern_history(pattern: str) -> int | None:
     """What `delimiter_history` says of a regex: its lookbehind reach, and at least one character if it
     tests for the start of the text (`^`, `\\A`), so that no dropped text can make a later position
-    look like the start."""
+    look like the start.
+
+    Read off the pattern's tree, whether or not stdlib `re` can run it: a pattern matched with the
+    `regex` module (no exact translation) looks back exactly as far, so it bounds the buffer the same
+    way. Only a pattern the parser cannot read keeps the whole buffer (slower, never wrong)."""
     try:
-        translated = translate(pattern)
-    except (UnsupportedRegex, ValueError):
-        return None  # a pattern we cannot analyse keeps the whole buffer: slower, never wrong
-    if translated.history is None:
+        root = parse_regex(pattern).root
+    except (InvalidRegex, UnsupportedRegex, ValueError):
         return None
-    return max(1, translated.history) if translated.anchored_start else translated.history
+    reach = history(root)
+    if reach is None:
+        return None
+    return max(1, reach) if anchored_start(root) else reach
 
 
 def template_history(template: Template) -> int | None:
