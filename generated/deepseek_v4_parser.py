@@ -306,15 +306,8 @@ class StreamingParser:
         return events
 
     def _seal_body(self) -> None:
-        """Join the region's recent chunks into a block. A block no longer than the new one is merged
-        into it, so block lengths fall from first to last: a region of n characters is a handful
-        of strings (about log n), and each character is copied about log n times."""
-        block = "".join(self._body)
-        self._body = []
-        blocks = self._blocks
-        while blocks and len(blocks[-1]) <= len(block):
-            block = blocks.pop() + block
-        blocks.append(block)
+        """Join the region's recent chunks into a block (see `seal`)."""
+        seal(self._body, self._blocks)
 
     def finalize(self) -> tuple[Message, list[Event]]:
         """End of generation: flush what is held back, close the open region, return the message."""
@@ -404,6 +397,9 @@ class StreamingParser:
             which, start, end, groups, hold = scanners[self._state](
                 self._buffer, self._pos, eos
             )
+            if which == WAITING:
+                self._start_waiting()
+                break
             if which >= 0:
                 if start > self._pos:
                     self._accumulate(events, self._buffer[self._pos : start])
@@ -432,6 +428,10 @@ class StreamingParser:
                 self._accumulate(events, self._buffer[self._pos : hold])
                 self._pos = hold
             break
+
+    def _start_waiting(self) -> None:
+        """A scanner said `WAITING`: only `rtcompile.runtime.waiting.WaitingParser`'s scanners do."""
+        raise AssertionError("a scanner waited in a parser that cannot wait")
 
     def _drop_committed(self) -> None:
         """Forget committed text no delimiter can look at any more (what keeps streaming linear)."""
@@ -1210,6 +1210,7 @@ class Tables:
         "actions",
         "history",
         "one_scan",
+        "awaits",
     )
 
     def __init__(
@@ -1226,6 +1227,7 @@ class Tables:
         actions: tuple[tuple[tuple[bool, int], ...], ...],
         history: int | None,
         one_scan: bool,
+        awaits: tuple[str, ...],
     ) -> None:
         self.names = names  # by field index
         self.dirty = dirty  # by field: chunks of structured content are marked `dirty`
@@ -1242,6 +1244,8 @@ class Tables:
         self.history = history
         # a complete output may be parsed in one end-of-stream scan (`parse_complete`)
         self.one_scan = one_scan
+        # by state: the string its scanner may be waiting for ("": none; see `WAITING`)
+        self.awaits = awaits
 
 
 def after_last_anchor(anchor: Any, prefix: str) -> str | None:
@@ -1742,6 +1746,11 @@ def _caller_stacklevel() -> int:
 BLOCK_CHUNKS: Final = 32
 
 
+# A scanner's `which` when nothing in its state can be committed before the string the state awaits
+# (`Tables.awaits`) occurs after the scan position (see `rtcompile.runtime.waiting`).
+WAITING: Final = -2
+
+
 def _as_integer(raw: str) -> int | None:
     """`int()` syntax, or a whole float such as "3.0" or "1e3" (JSON Schema integers); None otherwise."""
     try:
@@ -2123,6 +2132,17 @@ class _OpenAITextDeltas:
         return True
 
 
+def seal(chunks: list[str], blocks: list[str]) -> None:
+    """Join `chunks` into one block at the end of `blocks`, and empty `chunks`. A block no longer
+    than the new one is merged into it, so block lengths fall from first to last: n characters are
+    a handful of strings (about log n), and each character is copied about log n times."""
+    block = "".join(chunks)
+    chunks.clear()
+    while blocks and len(blocks[-1]) <= len(block):
+        block = blocks.pop() + block
+    blocks.append(block)
+
+
 def chat_completion_chunk(
     delta: Mapping[str, Any],
     *,
@@ -2256,6 +2276,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     best_groups: dict[str, str | None] = NO_GROUPS
 
     # fields.tool_calls.open_pattern
+    # strategy: search; after '<｜DSML｜invoke' then 'name="'; from that string
     found = (
         buf.find("<｜DSML｜invoke", pos)
         if n - pos < LONG_SCAN
@@ -2412,6 +2433,7 @@ _PROGRAM: Final = ParserProgram(
         actions=(((True, 0), (True, 1), (False, 2)), ((False, 0),), ((False, 1),)),
         history=0,
         one_scan=True,
+        awaits=("", "", ""),
     ),
     scanners=(_scan_outside, _scan_in_reasoning, _scan_in_tool_calls),
     handlers=(_handle_text, _handle_tool_calls, _handle_text),

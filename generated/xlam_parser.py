@@ -293,15 +293,8 @@ class StreamingParser:
         return events
 
     def _seal_body(self) -> None:
-        """Join the region's recent chunks into a block. A block no longer than the new one is merged
-        into it, so block lengths fall from first to last: a region of n characters is a handful
-        of strings (about log n), and each character is copied about log n times."""
-        block = "".join(self._body)
-        self._body = []
-        blocks = self._blocks
-        while blocks and len(blocks[-1]) <= len(block):
-            block = blocks.pop() + block
-        blocks.append(block)
+        """Join the region's recent chunks into a block (see `seal`)."""
+        seal(self._body, self._blocks)
 
     def finalize(self) -> tuple[Message, list[Event]]:
         """End of generation: flush what is held back, close the open region, return the message."""
@@ -391,6 +384,9 @@ class StreamingParser:
             which, start, end, groups, hold = scanners[self._state](
                 self._buffer, self._pos, eos
             )
+            if which == WAITING:
+                self._start_waiting()
+                break
             if which >= 0:
                 if start > self._pos:
                     self._accumulate(events, self._buffer[self._pos : start])
@@ -419,6 +415,10 @@ class StreamingParser:
                 self._accumulate(events, self._buffer[self._pos : hold])
                 self._pos = hold
             break
+
+    def _start_waiting(self) -> None:
+        """A scanner said `WAITING`: only `rtcompile.runtime.waiting.WaitingParser`'s scanners do."""
+        raise AssertionError("a scanner waited in a parser that cannot wait")
 
     def _drop_committed(self) -> None:
         """Forget committed text no delimiter can look at any more (what keeps streaming linear)."""
@@ -1198,6 +1198,7 @@ class Tables:
         "actions",
         "history",
         "one_scan",
+        "awaits",
     )
 
     def __init__(
@@ -1214,6 +1215,7 @@ class Tables:
         actions: tuple[tuple[tuple[bool, int], ...], ...],
         history: int | None,
         one_scan: bool,
+        awaits: tuple[str, ...],
     ) -> None:
         self.names = names  # by field index
         self.dirty = dirty  # by field: chunks of structured content are marked `dirty`
@@ -1230,6 +1232,8 @@ class Tables:
         self.history = history
         # a complete output may be parsed in one end-of-stream scan (`parse_complete`)
         self.one_scan = one_scan
+        # by state: the string its scanner may be waiting for ("": none; see `WAITING`)
+        self.awaits = awaits
 
 
 def after_last_anchor(anchor: Any, prefix: str) -> str | None:
@@ -1730,6 +1734,11 @@ def _caller_stacklevel() -> int:
 BLOCK_CHUNKS: Final = 32
 
 
+# A scanner's `which` when nothing in its state can be committed before the string the state awaits
+# (`Tables.awaits`) occurs after the scan position (see `rtcompile.runtime.waiting`).
+WAITING: Final = -2
+
+
 def _as_integer(raw: str) -> int | None:
     """`int()` syntax, or a whole float such as "3.0" or "1e3" (JSON Schema integers); None otherwise."""
     try:
@@ -2111,6 +2120,17 @@ class _OpenAITextDeltas:
         return True
 
 
+def seal(chunks: list[str], blocks: list[str]) -> None:
+    """Join `chunks` into one block at the end of `blocks`, and empty `chunks`. A block no longer
+    than the new one is merged into it, so block lengths fall from first to last: n characters are
+    a handful of strings (about log n), and each character is copied about log n times."""
+    block = "".join(chunks)
+    chunks.clear()
+    while blocks and len(blocks[-1]) <= len(block):
+        block = blocks.pop() + block
+    blocks.append(block)
+
+
 def chat_completion_chunk(
     delta: Mapping[str, Any],
     *,
@@ -2188,14 +2208,14 @@ _RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
-_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
+_RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING
-    global _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
+    global _RE_DELIMITER_STARTS, _RE_START_ANCHOR
     _RE_TOOL_CALLS_OPEN = re.compile("\\A(?=\\[)", re.DOTALL)
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile("\\A\\A\\Z", re.DOTALL)
     _RE_OUTSIDE_LITERALS = re.compile(
@@ -2212,7 +2232,7 @@ def _compile_patterns() -> None:
         "<(?:\\|(?:(?:e(?:(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?|o(?:t(?:_(?:i(?:d(?:\\|)?)?)?)?)?))?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?)?\\Z",
         re.DOTALL,
     )
-    _RE_IN_TOOL_CALLS_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
+    _RE_DELIMITER_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
     _RE_START_ANCHOR = re.compile(
         "<\\|start_header_id\\|>assistant<\\|end_header_id\\|>\\u000a\\u000a|<\\|im_start\\|>assistant\\u000a",
         re.DOTALL,
@@ -2228,6 +2248,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     best_groups: dict[str, str | None] = NO_GROUPS
 
     # fields.tool_calls.open_pattern
+    # strategy: search; at the buffer start only
     if pos > 0:
         m = None
     elif eos:
@@ -2356,6 +2377,7 @@ _PROGRAM: Final = ParserProgram(
         actions=(((True, 0), (False, 1)), ((False, 0),)),
         history=1,
         one_scan=True,
+        awaits=("", ""),
     ),
     scanners=(_scan_outside, _scan_in_tool_calls),
     handlers=(_handle_tool_calls, _handle_content),
@@ -2372,12 +2394,9 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        state = self._state
-        if state == 0:
-            busy = True
-        else:
-            busy = "<" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
-        if not self._fast or not text or self._pos != len(self._buffer) or busy:
+        if not self._fast or not text or self._pos != len(self._buffer):
+            return StreamingParser.feed(self, text)
+        if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
             return StreamingParser.feed(self, text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
         self._buffer = text[-1:]  # the committed character a delimiter may look back at

@@ -17,10 +17,11 @@ from rtcompile.regex.analysis import anchored_start, history, pending_run_class
 from rtcompile.regex.ast import Chars, walk
 from rtcompile.regex.charsets import Ranges, complement, normalise
 from rtcompile.regex.errors import InvalidRegex
-from rtcompile.regex.first_chars import delimiter_first_chars, modelled_tree
+from rtcompile.regex.first_chars import MatchStarts, delimiter_first_chars, match_starts, modelled_tree
 from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.translate import UnsupportedRegex, translate
 from rtcompile.runtime.program import Tables
+from rtcompile.strategies import Strategy, strategy
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,11 @@ class Watch:
     opens: bool
     delimiter: Delimiter
     where: JsonPath  # where the delimiter is written in the template
+
+    @property
+    def strategy(self) -> Strategy | None:
+        """How a generated scanner searches it (None for a literal: literals are searched per state)."""
+        return None if self.delimiter.is_literal else strategy(self.delimiter)
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,11 @@ class ParserState:
     delimiter_starts: frozenset[int] | None  # code points a watched delimiter can start with; None: no fast path
     # What held-back text may take without scanning (see `pending_run`); None: no such run.
     pending_run: PendingRun | None = None
+    # (watch rank, string): while that watch's awaited string is absent, nothing can be committed in
+    # this state (see `Strategy.awaits`); None when no watch awaits one.
+    awaits: tuple[int, str] | None = None
+    # A watched `$` may also match before a newline that ends the text (see `MatchStarts`).
+    final_newline: bool = False
 
     def describe(self, template: Template) -> str:
         if self.field is None:
@@ -81,6 +92,7 @@ class ParserPlan:
             actions=self.actions,
             history=self.history,
             one_scan=self.one_scan,
+            awaits=tuple("" if state.awaits is None else state.awaits[1] for state in self.states),
         )
 
 
@@ -100,19 +112,17 @@ def plan_parser(template: Template) -> ParserPlan:
         state_of_field.append(len(watch_lists))
         inside = [Watch(i, False, f.close, _where(f, "close"))] if f.close is not None else []
         watch_lists.append((i, inside))
-    states = tuple(
-        ParserState(
-            index,
-            field,
-            _tie_break_order(watches, template),
-            _delimiter_starts(watches, history),
-            pending_run(watches),
-        )
-        for index, (field, watches) in enumerate(watch_lists)
-    )
+    states = []
+    for index, (field, watches) in enumerate(watch_lists):
+        ordered = _tie_break_order(watches, template)
+        found = _delimiter_starts(watches, history)
+        starts = None if found is None else found.chars
+        awaits = _awaits(ordered, starts)
+        final_newline = found is not None and found.final_newline
+        states.append(ParserState(index, field, ordered, starts, pending_run(watches), awaits, final_newline))
     return ParserPlan(
         template=template,
-        states=states,
+        states=tuple(states),
         state_of_field=tuple(state_of_field),
         implicit=-1 if implicit is None else fields.index(implicit),
         history=history,
@@ -126,16 +136,30 @@ def _tie_break_order(watches: list[Watch], template: Template) -> tuple[Watch, .
     return tuple(sorted(watches, key=lambda w: (0 if w.opens else 1, template.fields[w.field].name)))
 
 
-def _delimiter_starts(watches: list[Watch], history: int | None) -> frozenset[int] | None:
+def _awaits(watches: tuple[Watch, ...], starts: frozenset[int] | None) -> tuple[int, str] | None:
+    """The first watch (in rank order) whose strategy awaits a string. Such a pattern's first
+    characters are unbounded (it opens with `.*?`), so its state has no fast path to get past it."""
+    for rank, watch in enumerate(watches):
+        plan = watch.strategy
+        if plan is not None and plan.awaits is not None:
+            assert starts is None
+            return rank, plan.awaits
+    return None
+
+
+def _delimiter_starts(watches: list[Watch], history: int | None) -> MatchStarts | None:
+    """Where a match of one of `watches` can begin in new text (see `MatchStarts`); None: anywhere."""
     if history is None:
         return None  # every character must stay in the buffer: the fast path cannot drop text
-    starts: set[int] = set()
+    chars: set[int] = set()
+    final_newline = False
     for watch in watches:
-        first = delimiter_first_chars(watch.delimiter)
-        if first is None:
+        starts = match_starts(watch.delimiter)
+        if starts is None:
             return None
-        starts |= first
-    return frozenset(starts)
+        chars |= starts.chars
+        final_newline |= starts.final_newline
+    return MatchStarts(frozenset(chars), final_newline)
 
 
 @dataclass(frozen=True)

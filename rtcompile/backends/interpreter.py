@@ -162,6 +162,8 @@ def _plain_check(state: ParserState) -> PlainCheck | None:
     if state.delimiter_starts is None:
         return None
     starts = frozenset(map(chr, state.delimiter_starts))
+    if state.final_newline:  # a `$` may match before a newline that ends the text
+        return lambda text: starts.isdisjoint(text) and not text.endswith("\n")
     return starts.isdisjoint
 
 

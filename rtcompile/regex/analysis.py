@@ -127,6 +127,18 @@ def required_literals(root: Node) -> tuple[str, ...]:
     return tuple(runs[i] for i in sorted(longest))
 
 
+def awaited_literal(root: Node) -> str | None:
+    """For a pattern that opens with an unbounded lazy `.*?`, bare or as the body of its one lookahead
+    (`(?=[\\s\\S]*?</think>)`): the first string every match consumes from its start on, or None.
+    Such a pattern partially matches at the scan position until that string occurs after it, so a
+    stream waiting for it need look only at new text (see `rtcompile.strategies.Strategy.awaits`)."""
+    items = linear_items(root)
+    if len(items) == 1 and isinstance(items[0], Lookaround) and items[0].positive and not items[0].behind:
+        root = items[0].body
+    required = required_literals(root)
+    return required[0] if required else None
+
+
 def _literal_runs(items: list[Node]) -> list[tuple[int, str]]:
     """The runs of two or more plain characters in `items`, with the index of each one's first item."""
     runs: list[tuple[int, str]] = []

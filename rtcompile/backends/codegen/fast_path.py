@@ -18,13 +18,18 @@ from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.frontend.errors import format_path
 from rtcompile.plan import ParserPlan, ParserState
 from rtcompile.regex.charsets import Ranges, complement, normalise, size
-from rtcompile.regex.first_chars import char_class, delimiter_first_chars
+from rtcompile.regex.first_chars import char_class, match_starts
 from rtcompile.regex.second_chars import second_chars
 from rtcompile.regex.stdlib import emit_ranges
 
-SCAN = "return StreamingParser.feed(self, text)"
 MAX_IN_TESTS = 3  # more start characters than this are tested with one character-class search
 MAX_LISTED = 16  # characters a second look lists one by one; more are written as ranges
+
+
+def engine_class(plan: ParserPlan) -> str:
+    """The runtime class a module's ResponseParser derives from: the engine, or the engine that can
+    wait for a string (`rtcompile.runtime.waiting`) where a state awaits one."""
+    return "WaitingParser" if any(state.awaits is not None for state in plan.states) else "StreamingParser"
 
 
 def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
@@ -32,6 +37,7 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
     runs = [state for state in plan.states if state.pending_run is not None]
     if not runs and (plan.history is None or all(state.delimiter_starts is None for state in plan.states)):
         return None  # no state has a fast path
+    scan = f"return {engine_class(plan)}.feed(self, text)"
     out = CodeWriter(depth=1)
     with out.block("def feed(self, text: str) -> list[Event]:"):
         out.line('"""Add model text; returns the events it completes."""')
@@ -54,11 +60,11 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         fits = width(one) <= LINE_LENGTH and " and " not in guards[-1]
         for guard in [" or ".join(guards)] if fits else guards:
             with out.block(f"if {guard}:"):
-                out.line(SCAN)
+                out.line(scan)
         if drops:
             with out.block("if not self._fast:"):
                 with out.block("if self._field >= 0 or self._scan_always:"):
-                    out.line(SCAN)
+                    out.line(scan)
                 out.comment("Outside any region nothing is kept: text no delimiter can start in is dropped.")
                 out.line("return []")
         out.comment("A region is open, nothing is held back and no delimiter can start in `text`: it is region text.")
@@ -125,7 +131,7 @@ def _busy_tests(parts: ModuleParts, plan: ParserPlan) -> dict[str, list[int]]:
         if starts is None:
             test = "True"  # no fast path in this state
         elif not starts:
-            test = "False"  # nothing to watch
+            test = "False"  # nothing can start a delimiter after the text's start
         elif second is not None and len(starts) > MAX_IN_TESTS:
             # one search, not two: the second look's pattern begins with every first character
             test = f"{second}.search(text) is not None"
@@ -140,8 +146,15 @@ def _busy_tests(parts: ModuleParts, plan: ParserPlan) -> dict[str, list[int]]:
                 # too long for it is split as ruff splits it, at the brackets around the search)
                 if width(f"{INDENT * 3}busy = {test}") > LINE_LENGTH:
                     test = f"{first} and ({second}.search(text) is not None)"
+        if state.final_newline:  # a `$` may match before a newline that ends the text
+            test = 'text.endswith("\\n")' if test == "False" else f'{_grouped(test)} or text.endswith("\\n")'
         tests.setdefault(test, []).append(state.index)
     return tests
+
+
+def _grouped(test: str) -> str:
+    """`test` as the left operand of an `or`: an `and` of two tests reads better in brackets."""
+    return f"({test})" if " and " in test else test
 
 
 def _assign_busy(out: CodeWriter, busy: dict[str, list[int]]) -> None:
@@ -210,7 +223,8 @@ def _second_look_source(states: list[ParserState]) -> str | None:
                 widen(ord(lit[0]), ((ord(lit[1]), ord(lit[1])),) if len(lit) > 1 else None)
             continue
         follows = second_chars(watch.delimiter.pattern)
-        for first in sorted(delimiter_first_chars(watch.delimiter) or ()):
+        starts = match_starts(watch.delimiter)
+        for first in sorted(() if starts is None else starts.chars):
             widen(first, None if follows is None else follows.get(first))
     if all(follow is None for follow in seconds.values()):
         return None

@@ -23,7 +23,7 @@ from pathlib import Path
 import jinja2
 
 from rtcompile.backends.codegen.docstring import escaped_name, module_docstring
-from rtcompile.backends.codegen.fast_path import specialised_feed
+from rtcompile.backends.codegen.fast_path import engine_class, specialised_feed
 from rtcompile.backends.codegen.handlers import handlers
 from rtcompile.backends.codegen.layout import INDENT, import_lines, lay_out
 from rtcompile.backends.codegen.lift import attributes_read, lift
@@ -94,6 +94,8 @@ def generate_module(
         template.start_anchor.pattern, "start anchor", (anchor_key,), streamed=False, captures=False
     )
     program = _program(parts, plan, scanners, field_handlers, anchor, function_schema[1])
+    if engine_class(plan) == "WaitingParser":
+        parts.need("waiting", "WaitingParser")
     parser_class = _parser_class(plan, feed)
     types = message_types(parts, template)
     openai = openai_section(parts, template) if options.openai else ""
@@ -163,7 +165,7 @@ def _parser_class(plan: ParserPlan, feed: str | None) -> str:
     """The module's `ResponseParser`: the engine with this template's program plugged in, and the
     feed written for it."""
     out = CodeWriter()
-    with out.block("class ResponseParser(StreamingParser):"):
+    with out.block(f"class ResponseParser({engine_class(plan)}):"):
         out.line('"""Parses one generation as it streams; see the module docstring."""')
         out.line()
         out.line("_program = _PROGRAM")
