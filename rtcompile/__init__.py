@@ -24,7 +24,7 @@ from rtcompile.api import (
     load_template,
     parse_response,
 )
-from rtcompile.frontend.errors import TemplateError
+from rtcompile.errors import TemplateError
 from rtcompile.ir import Template
 from rtcompile.openai_roles import openai_roles
 from rtcompile.runtime.engine import StartAnchorWarning

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from rtcompile.backends.interpreter import Event, Message, ResponseParser
+from rtcompile.errors import Diagnostic, TemplateError, TemplateWarning
 from rtcompile.frontend.diagnostics import template_warnings
-from rtcompile.frontend.errors import Diagnostic, TemplateError, TemplateWarning
 from rtcompile.frontend.loader import build_template
 from rtcompile.frontend.source import SourceDocument, TemplateText, read_template_source
 from rtcompile.ir import Template

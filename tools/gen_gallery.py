@@ -26,7 +26,7 @@ from typing import Any
 
 import rtcompile
 from rtcompile.backends.interpreter import after_last_anchor, anchor_pattern
-from rtcompile.frontend.errors import TemplateWarning
+from rtcompile.errors import TemplateWarning
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"

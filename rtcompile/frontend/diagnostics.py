@@ -12,7 +12,7 @@ import difflib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from rtcompile.frontend.errors import Diagnostic
+from rtcompile.errors import Diagnostic
 from rtcompile.ir import Field, TDict, Template, TList, TPlaceholder, Transform
 from rtcompile.regex.analysis import nested_unbounded_repeat, portability_concerns
 from rtcompile.regex.ast import ParsedRegex

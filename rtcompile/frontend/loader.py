@@ -20,14 +20,7 @@ from typing import Any, cast
 
 import regex
 
-from rtcompile.frontend.errors import TemplateError, TemplateTypeError, quote
-from rtcompile.frontend.nesting import (
-    MAX_DEFAULTS_LEVEL,
-    MAX_TRANSFORM_LOAD_LEVEL,
-    TemplateRecursionError,
-    copy_nested,
-    deepest_level,
-)
+from rtcompile.errors import TemplateError, TemplateTypeError, quote
 from rtcompile.ir import (
     ContentParser,
     Delimiter,
@@ -44,6 +37,13 @@ from rtcompile.ir import (
     TPlaceholder,
     Transform,
     XmlInlineParser,
+)
+from rtcompile.nesting import (
+    MAX_DEFAULTS_LEVEL,
+    MAX_TRANSFORM_LOAD_LEVEL,
+    TemplateRecursionError,
+    copy_nested,
+    deepest_level,
 )
 
 Path = tuple[str | int, ...]

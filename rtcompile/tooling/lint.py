@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 from rtcompile.api import examine_template
 from rtcompile.backends.interpreter import ResponseParser, after_last_anchor, anchor_pattern
+from rtcompile.errors import Diagnostic, render_message
 from rtcompile.frontend.diagnostics import walk_placeholders
-from rtcompile.frontend.errors import Diagnostic, render_message
 from rtcompile.ir import Template, Transform, XmlInlineParser
 from rtcompile.prompt import normalize_messages, render_chat_template
 from rtcompile.regex.analysis import optional_group_names

@@ -31,7 +31,7 @@ from rtcompile.backends.codegen.parts import REGEX_IMPORT, ModuleParts, RegexFal
 from rtcompile.backends.codegen.scanners import plain_check, scanner
 from rtcompile.backends.codegen.types import message_types
 from rtcompile.backends.codegen.writer import CodeWriter, literal, needs_builder
-from rtcompile.frontend.errors import format_path
+from rtcompile.errors import format_path
 from rtcompile.ir import Template
 from rtcompile.plan import ParserPlan, plan_parser
 from rtcompile.version import VERSION

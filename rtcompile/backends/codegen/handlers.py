@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.writer import MAX_LITERAL_NESTING, CodeWriter, literal
-from rtcompile.frontend.errors import JsonPath
+from rtcompile.errors import JsonPath
 from rtcompile.ir import (
     ContentParser,
     FailingParser,
