@@ -13,14 +13,13 @@ Errors carry the JSON path of the offending value; `rtcompile.api` adds file:lin
 from __future__ import annotations
 
 import copy
-import difflib
 import itertools
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 import regex
 
-from rtcompile.errors import TemplateError, TemplateTypeError, quote
+from rtcompile.errors import JsonPath, TemplateError, TemplateTypeError, did_you_mean, quote
 from rtcompile.ir import (
     ContentParser,
     Delimiter,
@@ -45,8 +44,6 @@ from rtcompile.nesting import (
     copy_nested,
     deepest_level,
 )
-
-Path = tuple[str | int, ...]
 
 TOP_LEVEL_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
 FIELD_KEYS = frozenset(
@@ -126,7 +123,7 @@ def _copy_defaults(defaults: Mapping[Any, Any]) -> dict[Any, Any]:
 
 def _build_field(name: object, raw: object) -> Field:
     scope = f"Field {quote(name)}"
-    path: Path = ("fields", str(name))
+    path: JsonPath = ("fields", str(name))
     if not isinstance(name, str):
         raise TemplateTypeError(f"{scope}: field names must be strings, got {type(name).__name__}", path=path)
     if not isinstance(raw, Mapping):
@@ -145,7 +142,7 @@ def _build_field(name: object, raw: object) -> Field:
         )
     if content not in CONTENT_PARSER_NAMES:
         raise TemplateError(
-            f"{scope}: unknown content parser {quote(content)}{_did_you_mean(content, CONTENT_PARSER_NAMES)}. "
+            f"{scope}: unknown content parser {quote(content)}{did_you_mean(content, CONTENT_PARSER_NAMES)}. "
             f"Available: {sorted(CONTENT_PARSER_NAMES)}",
             path=(*path, "content"),
         )
@@ -206,19 +203,14 @@ def _unknown_keys(unknown: Iterable[object], allowed: Iterable[str], elsewhere: 
         text = str(key)
         if text in other_keys:
             described.append(f"{quote(key)} (it belongs {other_place})")
-        elif _did_you_mean(text, allowed):
-            described.append(f"{quote(key)}{_did_you_mean(text, allowed)}")
-        elif _did_you_mean(text, other_keys):
-            described.append(f"{quote(key)}{_did_you_mean(text, other_keys)[:-1]} It belongs {other_place})")
+        elif did_you_mean(text, allowed):
+            described.append(f"{quote(key)}{did_you_mean(text, allowed)}")
+        elif did_you_mean(text, other_keys):
+            described.append(f"{quote(key)}{did_you_mean(text, other_keys)[:-1]} It belongs {other_place})")
         else:
             described.append(quote(key))
     noun = "key" if len(described) == 1 else "keys"
     return f"unknown {noun} {', '.join(described)}; allowed keys: {', '.join(sorted(allowed))}"
-
-
-def _did_you_mean(word: object, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(str(word), sorted(choices), n=1) if isinstance(word, str) else []
-    return f" (did you mean {quote(close[0])}?)" if close else ""
 
 
 def _hashable(value: object) -> bool:
@@ -233,7 +225,7 @@ def _hashable(value: object) -> bool:
 
 
 def _build_delimiter(
-    scope: str, path: Path, raw: Mapping[Any, Any], literal_key: str, pattern_key: str
+    scope: str, path: JsonPath, raw: Mapping[Any, Any], literal_key: str, pattern_key: str
 ) -> Delimiter | None:
     """A literal (string or list of strings) or regex delimiter, compiled as the reference does."""
     if literal_key in raw and pattern_key in raw:
@@ -247,7 +239,7 @@ def _build_delimiter(
     return None
 
 
-def _literal_delimiter(scope: str, path: Path, key: str, value: object) -> Delimiter:
+def _literal_delimiter(scope: str, path: JsonPath, key: str, value: object) -> Delimiter:
     if isinstance(value, str):
         literals = [value]
     elif isinstance(value, list):
@@ -271,7 +263,7 @@ def _literal_delimiter(scope: str, path: Path, key: str, value: object) -> Delim
     return Delimiter(pattern=pattern, literals=tuple(literals), can_extend=can_extend, group_names=())
 
 
-def _regex_delimiter(scope: str, path: Path, key: str, value: object) -> Delimiter:
+def _regex_delimiter(scope: str, path: JsonPath, key: str, value: object) -> Delimiter:
     if not isinstance(value, str):
         raise TemplateTypeError(f"{scope}: '{key}' must be a regex string, got {type(value).__name__}", path=path)
     try:
@@ -284,7 +276,7 @@ def _regex_delimiter(scope: str, path: Path, key: str, value: object) -> Delimit
 # --------------------------------------------------------------------------- transforms
 
 
-def _build_transform(scope: str, path: Path, raw: object) -> Transform:
+def _build_transform(scope: str, path: JsonPath, raw: object) -> Transform:
     """The transform tree as IR, built without recursion (a transform may nest hundreds of levels).
 
     Nodes are entered depth first, members in order, as the reference's `validate_transform_strings`
@@ -292,7 +284,7 @@ def _build_transform(scope: str, path: Path, raw: object) -> Transform:
     one the reference meets first is the error raised.
     """
     built: list[Transform] = []  # finished subtrees, in order; a container takes its members off the end
-    pending: list[tuple[object, int, Path, bool]] = [(raw, 0, path, False)]
+    pending: list[tuple[object, int, JsonPath, bool]] = [(raw, 0, path, False)]
     while pending:
         node, level, where, members_built = pending.pop()
         if members_built:
@@ -322,7 +314,7 @@ def _build_transform(scope: str, path: Path, raw: object) -> Transform:
     return transform
 
 
-def _transform_leaf(scope: str, path: Path, raw: object) -> Transform:
+def _transform_leaf(scope: str, path: JsonPath, raw: object) -> Transform:
     if not isinstance(raw, str):
         return TLiteral(raw)
     whole = PLACEHOLDER.fullmatch(raw)
@@ -343,7 +335,7 @@ def _transform_leaf(scope: str, path: Path, raw: object) -> Transform:
 # --------------------------------------------------------------------------- content parsers
 
 
-def _build_parser(name: str, args: object, path: Path) -> ContentParser:
+def _build_parser(name: str, args: object, path: JsonPath) -> ContentParser:
     """Normalise `content_args` for parser `name`, deciding once what the reference decides per call."""
     if name == "python-call-list":
         return PythonCallListParser()  # takes no arguments; the reference never reads them
@@ -397,7 +389,7 @@ def _build_parser(name: str, args: object, path: Path) -> ContentParser:
     )
 
 
-def _value_parser(raw: object, path: Path) -> ContentParser | None:
+def _value_parser(raw: object, path: JsonPath) -> ContentParser | None:
     """The nested `{"name": ..., "args": ...}` parser of xml-inline and kv-lines values."""
     if raw is None:
         return None
@@ -412,7 +404,7 @@ def _value_parser(raw: object, path: Path) -> ContentParser | None:
     return _build_parser(name, raw.get("args", {}), (*path, "args"))
 
 
-def _string_delims(raw: object, path: Path) -> tuple[tuple[str, str], ...]:
+def _string_delims(raw: object, path: JsonPath) -> tuple[tuple[str, str], ...]:
     if not raw:
         return ()
     if isinstance(raw, (list, tuple)):
