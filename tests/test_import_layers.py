@@ -38,6 +38,7 @@ MODULE_LAYERS: dict[str, str] = {
     "rtcompile.frontend": "frontend",
     "rtcompile.plan": "plan",
     "rtcompile.transform_program": "plan",
+    "rtcompile.content_calls": "plan",
     "rtcompile.openai_roles": "plan",
     "rtcompile.backends": "backends",
     "rtcompile.api": "api",

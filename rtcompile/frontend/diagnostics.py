@@ -12,22 +12,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from rtcompile.errors import Diagnostic, JsonPath, did_you_mean
-from rtcompile.ir import Field, TDict, Template, TList, TPlaceholder, Transform
+from rtcompile.ir import KINDS, Field, TDict, Template, TList, TPlaceholder, Transform
 from rtcompile.regex.analysis import nested_unbounded_repeat, portability_concerns
 from rtcompile.regex.ast import ParsedRegex
 from rtcompile.regex.backtracking import polynomial_backtracking
 from rtcompile.regex.parser import parse_regex
 
-CONTENT_ARG_KEYS: dict[str, frozenset[str]] = {
-    "text": frozenset({"strip"}),
-    "int": frozenset({"strip"}),
-    "float": frozenset({"strip"}),
-    "bool": frozenset({"strip"}),
-    "json": frozenset({"unquoted_keys", "string_delims", "allow_non_json", "strip"}),
-    "xml-inline": frozenset({"tag_pattern", "value_parser", "merge_duplicates"}),
-    "kv-lines": frozenset({"line_sep", "kv_sep", "strip", "value_parser"}),
-    "python-call-list": frozenset(),
-}
 VALUE_PARSER_KEYS = frozenset({"name", "args"})
 
 
@@ -63,7 +53,7 @@ def _content_args(content: str, args: Any, path: JsonPath) -> Iterator[Diagnosti
         if content != "python-call-list":
             yield warn(f"content_args must be an object; every {content!r} region will fail to parse", path)
         return
-    known = CONTENT_ARG_KEYS.get(content, frozenset())
+    known = KINDS[content].arguments
     for key in args:
         if key not in known:
             yield warn(
@@ -108,8 +98,8 @@ def _value_parser(raw: Any, path: JsonPath) -> Iterator[Diagnostic]:
             f"value_parser name must be a string, got {type(name).__name__}; every value will fail", (*path, "name")
         )
         return
-    if name not in CONTENT_ARG_KEYS:
-        hint = did_you_mean(str(name), CONTENT_ARG_KEYS)
+    if name not in KINDS:
+        hint = did_you_mean(str(name), KINDS)
         yield warn(f"unknown value_parser {name!r}{hint}; every value will fail with KeyError", (*path, "name"))
         return
     yield from _content_args(name, raw.get("args", {}), (*path, "args"))

@@ -10,18 +10,20 @@ from __future__ import annotations
 from rtcompile.backends.codegen.layout import INDENT, lay_out
 from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.writer import literal
-from rtcompile.ir import FailingParser, Field, TDict, Template, TList, TLiteral, TPlaceholder, Transform, unreachable
+from rtcompile.ir import (
+    KINDS,
+    FailingParser,
+    Field,
+    TDict,
+    Template,
+    TList,
+    TLiteral,
+    TPlaceholder,
+    Transform,
+    unreachable,
+)
 
 MAX_SHAPE_NESTING = 8  # transform dicts nested deeper than this are typed `Any`
-_CONTENT_TYPES = {
-    "text": "str",
-    "int": "int",
-    "float": "float",
-    "bool": "bool",
-    "xml-inline": "dict[str, Any]",
-    "kv-lines": "dict[str, Any]",
-    "python-call-list": "list[dict[str, Any]]",
-}
 
 
 # The event types, the same in every module.
@@ -68,7 +70,7 @@ else:
 
 
 def _value_type(parts: ModuleParts, f: Field) -> str:
-    base = "Any" if isinstance(f.parser, FailingParser) else _CONTENT_TYPES.get(f.content, "Any")
+    base = "Any" if isinstance(f.parser, FailingParser) else KINDS[f.content].value_type
     if f.transform is not None:
         shape = _transform_type(parts, f.transform, base, f.name)
         base = f"list[{shape}]" if f.transform_each else shape
