@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from types import EllipsisType
 
-from rtcompile.ir import Field, ScalarParser, TDict, Template, TLiteral, TPlaceholder
+from rtcompile.ir import Field, ScalarParser, TDict, Template, TLiteral, TPlaceholder, Transform
 from rtcompile.runtime.openai import OpenAIField, OpenAIRegionText, OpenAIRoles
 
 #: Field names that hold reasoning, in order of preference (gpt-oss calls it `thinking`, Cohere `tool_plan`).
@@ -57,11 +57,17 @@ def openai_roles(
 
 def _tool_call_field(template: Template) -> Field | None:
     for f in template.fields:
-        if isinstance(f.transform, TDict):
-            items = dict(f.transform.items)
-            if items.get("type") == TLiteral("function") and "function" in items:
-                return f
+        if makes_tool_calls(f.transform):
+            return f
     return next((f for f in template.fields if f.name == "tool_calls"), None)
+
+
+def makes_tool_calls(transform: Transform | None) -> bool:
+    """Whether a transform makes OpenAI-style tool calls: `{"type": "function", "function": ...}`."""
+    if not isinstance(transform, TDict):
+        return False
+    items = dict(transform.items)
+    return items.get("type") == TLiteral("function") and "function" in items
 
 
 def _rules(field: Field | None, template: Template) -> OpenAIField | None:
