@@ -25,7 +25,7 @@ from rtcompile.api import (
     openai_roles,
     parse_response,
 )
-from rtcompile.errors import TemplateError
+from rtcompile.errors import TemplateError, TemplateWarning
 from rtcompile.ir import Template
 from rtcompile.runtime.engine import StartAnchorWarning
 from rtcompile.runtime.openai import OpenAIField, OpenAIRoles, call_id_factory, to_openai
@@ -60,6 +60,7 @@ __all__ = [
     "StartAnchorWarning",
     "Template",
     "TemplateError",
+    "TemplateWarning",
     "TemplateText",
     "__version__",
     "call_id_factory",

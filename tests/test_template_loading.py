@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 import rtcompile
-from rtcompile.errors import TemplateWarning
 
 # Loads, parses, and warns twice: an unknown content_args key, and a lookaround in a pattern.
 WARNING = {
@@ -42,7 +41,7 @@ def warned(call: Callable[[], object]) -> list[tuple[str, str, int]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         call()
-    return [(str(w.message), w.filename, w.lineno) for w in caught if issubclass(w.category, TemplateWarning)]
+    return [(str(w.message), w.filename, w.lineno) for w in caught if issubclass(w.category, rtcompile.TemplateWarning)]
 
 
 @pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))
