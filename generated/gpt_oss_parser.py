@@ -106,7 +106,7 @@ if TYPE_CHECKING:
 
     FieldName = Literal["thinking", "content", "tool_calls"]
     Shape_tool_calls_function = TypedDict(
-        "Shape_tool_calls_function", {"name": Any, "arguments": Any}
+        "Shape_tool_calls_function", {"name": str, "arguments": Any}
     )
     Shape_tool_calls = TypedDict(
         "Shape_tool_calls",

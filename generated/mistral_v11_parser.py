@@ -96,7 +96,7 @@ if TYPE_CHECKING:
 
     FieldName = Literal["reasoning_content", "tool_calls", "content"]
     Shape_tool_calls_function = TypedDict(
-        "Shape_tool_calls_function", {"name": Any, "arguments": Any}
+        "Shape_tool_calls_function", {"name": str, "arguments": Any}
     )
     Shape_tool_calls = TypedDict(
         "Shape_tool_calls",

@@ -97,8 +97,13 @@ if TYPE_CHECKING:
     from typing_extensions import NotRequired, Required  # noqa: UP035
 
     FieldName = Literal["reasoning_content", "tool_calls", "content"]
+    # the function as the OpenAI convention has it: what the model writes is not checked
+    Shape_tool_calls_function = TypedDict(
+        "Shape_tool_calls_function", {"name": str, "arguments": Any}
+    )
     Shape_tool_calls = TypedDict(
-        "Shape_tool_calls", {"type": Literal["function"], "function": Any}
+        "Shape_tool_calls",
+        {"type": Literal["function"], "function": Shape_tool_calls_function},
     )
     Message = TypedDict(
         "Message",

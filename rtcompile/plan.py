@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from rtcompile.frontend.errors import JsonPath
+from rtcompile.errors import JsonPath
 from rtcompile.ir import Delimiter, Field, Template
 from rtcompile.regex.analysis import anchored_start, history, pending_run_class
 from rtcompile.regex.ast import Chars, walk

@@ -30,7 +30,7 @@ import jinja2.parser
 import jinja2.sandbox
 import jinja2.utils
 
-from rtcompile.frontend.errors import TemplateError
+from rtcompile.errors import TemplateError
 from rtcompile.frontend.source import TOKENIZER_CONFIG_NAME, read_json_file, read_text_file, resolve_template_path
 from rtcompile.runtime.tool_schema import function_to_tool_schema
 

@@ -24,7 +24,7 @@ from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
 from transformers.utils.chat_parsing import parse_response as reference_parse
 
 import rtcompile
-from rtcompile.frontend.errors import TemplateWarning
+from rtcompile.errors import TemplateWarning
 from tests.bundled import template_file, template_of
 from tests.compiled import compiled_module
 

@@ -34,7 +34,7 @@ def test_a_module_without_the_adapter_parses_as_the_default_one(tmp_path: Path) 
     assert [parser.feed(c) for c in OUTPUT] == [reference.feed(c) for c in OUTPUT]
     assert parser.finalize() == reference.finalize()
     assert unreached(code) == []
-    assert "--no-openai" in without.__doc__
+    assert without.__doc__ is not None and "--no-openai" in without.__doc__
     assert code.count("\n") < default_code.count("\n") - 500  # the adapter is most of 700 lines
 
 

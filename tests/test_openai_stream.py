@@ -17,7 +17,7 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionChunk
 
 import rtcompile
-from rtcompile.backends.interpreter import ResponseParser
+from rtcompile.api import ResponseParser
 from rtcompile.openai_roles import openai_roles
 from rtcompile.runtime.openai import OpenAIRoles, call_id_factory, to_openai
 from rtcompile.runtime.openai_stream import ChatCompletionChunks, DeltaStream, chat_completion_chunk

@@ -40,8 +40,8 @@ from typing import NoReturn
 
 from rtcompile.api import REGEX_FALLBACK_NOTE, compile_module
 from rtcompile.backends.codegen.options import DEFAULT_OPTIONS, ModuleOptions
+from rtcompile.errors import TemplateError, printable
 from rtcompile.frontend.catalog import bundled_directory, bundled_templates
-from rtcompile.frontend.errors import TemplateError, printable
 from rtcompile.frontend.source import TOKENIZER_CONFIG_NAME, TemplateText, resolve_template_path
 from rtcompile.tooling.outputs import OutputError, write_all, write_stdout
 from rtcompile.tooling.signals import INTERRUPT_EXIT_STATUS, Terminated, termination_raises

@@ -15,7 +15,7 @@ import textwrap
 from rtcompile.backends.codegen.layout import LINE_LENGTH
 from rtcompile.backends.codegen.options import ModuleOptions
 from rtcompile.backends.codegen.parts import RegexFallback
-from rtcompile.frontend.errors import JsonPath, format_path
+from rtcompile.errors import JsonPath, format_path
 from rtcompile.ir import Delimiter, Field, Template
 
 # What a region's content becomes, by content parser.

@@ -15,7 +15,7 @@ from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, width
 from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.scanners import state_hint
 from rtcompile.backends.codegen.writer import CodeWriter, literal
-from rtcompile.frontend.errors import format_path
+from rtcompile.errors import format_path
 from rtcompile.plan import ParserPlan, ParserState
 from rtcompile.regex.charsets import Ranges, complement, normalise, size
 from rtcompile.regex.first_chars import char_class, match_starts

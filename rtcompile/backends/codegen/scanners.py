@@ -21,7 +21,7 @@ from typing import TypeAlias
 
 from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.writer import CodeWriter, literal
-from rtcompile.frontend.errors import format_path
+from rtcompile.errors import format_path
 from rtcompile.ir import Template
 from rtcompile.plan import ParserState, Watch
 
