@@ -2205,8 +2205,8 @@ _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_OUTSIDE_RUN_BREAK: re.Pattern[str]
-_RE_OUTSIDE_RUN_FOREIGN: re.Pattern[str]
-_RE_OUTSIDE_LAST_INERT: re.Pattern[str]
+_RE_OUTSIDE_RUN_BUSY: re.Pattern[str]
+_RE_OUTSIDE_LAST_BREAK: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
@@ -2216,8 +2216,8 @@ def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
     global _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_RUN_BREAK
-    global _RE_OUTSIDE_RUN_FOREIGN, _RE_OUTSIDE_LAST_INERT
-    global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
+    global _RE_OUTSIDE_RUN_BUSY, _RE_OUTSIDE_LAST_BREAK, _RE_IN_REASONING_CONTENT_STARTS
+    global _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
     _RE_TOOL_CALLS_OPEN = re.compile(
         "(?:\\[TOOL_CALLS\\])?(?P<name>[^\\u0009-\\u000d \\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)\\[ARGS\\]",
         re.DOTALL,
@@ -2246,9 +2246,9 @@ def _compile_patterns() -> None:
         "[\\u0009-\\u000d <\\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]",
         0,
     )
-    _RE_OUTSIDE_RUN_FOREIGN = re.compile("[<\\[\\]]", 0)
-    _RE_OUTSIDE_LAST_INERT = re.compile(
-        ".*[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]",
+    _RE_OUTSIDE_RUN_BUSY = re.compile("[<\\[]", 0)
+    _RE_OUTSIDE_LAST_BREAK = re.compile(
+        ".*[\\u0009-\\u000d <\\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]",
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("\\[(?:[/]|\\Z)", re.DOTALL)
@@ -2441,19 +2441,21 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        if self._fast and self._state == 0:
-            # held back: a run that may still begin fields.tool_calls.open_pattern
-            foreign, breaks = _RE_OUTSIDE_RUN_FOREIGN, _RE_OUTSIDE_RUN_BREAK
-            shortcut = foreign.search(text) is None
-            if shortcut and not self._run_pending:
-                shortcut = breaks.search(self._buffer, self._pos) is None
-            if shortcut:
-                self._run_pending = True
-                last = _RE_OUTSIDE_LAST_INERT.match(text)
-                if last is None:
+        if self._fast and self._state == 0 and not _RE_OUTSIDE_RUN_BUSY.search(text):
+            # held back, if anything: a run that may still begin fields.tool_calls.open_pattern
+            held = self._buffer
+            if not held or self._run_pending or not _RE_OUTSIDE_RUN_BREAK.search(
+                self._buffer, self._pos
+            ):
+                last = _RE_OUTSIDE_LAST_BREAK.match(text)
+                if last is None:  # the run goes on
+                    self._run_pending = True
                     self._buffer += text
                     return []
-                return self._commit_run(text, last.end())
+                if held or last.end() < len(text):
+                    self._run_pending = True
+                    return self._commit_run(text, last.end())
+                return [self._region_text(text)]
         self._run_pending = False
         state = self._state
         if state == 0:

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 
 from rtcompile.errors import JsonPath
 from rtcompile.ir import Delimiter, Field, Template
-from rtcompile.regex.analysis import anchored_start, history, pending_run_class
-from rtcompile.regex.ast import Chars, walk
-from rtcompile.regex.charsets import Ranges, complement, normalise
+from rtcompile.regex.analysis import LeadingRun, anchored_start, history, leading_run
+from rtcompile.regex.charsets import Ranges, normalise
 from rtcompile.regex.errors import InvalidRegex
 from rtcompile.regex.first_chars import MatchStarts, delimiter_first_chars, match_starts, modelled_tree
 from rtcompile.regex.parser import parse_regex
@@ -167,54 +166,42 @@ class PendingRun:
     """What a state's held-back text may take without a scan (see `pending_run`)."""
 
     run: Ranges  # characters that lengthen the held-back run
-    inert: Ranges  # characters no watched delimiter contains: the run ends at them, all else commits
+    busy: Ranges  # characters that may begin something else: text holding one is scanned
     owner: Watch  # the delimiter the run may begin
 
 
 def pending_run(watches: list[Watch]) -> PendingRun | None:
     r"""How text held back in this state as a run can be taken without scanning, when one watched
-    pattern starts with a run that can only grow into a match, never hold one (`pending_run_class`).
+    pattern starts with a run that can only grow into a match (`rtcompile.regex.analysis.leading_run`).
 
-    mistral's `[^\s\[\]]+\[ARGS\]` is the case in point: every word outside a region is held back as a
-    possible tool name. Text made only of the run's characters (less those another watch can start
-    with) and of characters no watch contains (`inert`, whitespace there) cannot hold a match, and a
-    partial match can only start after its last inert character: scanning would commit the text up
-    to there and hold back the rest, which the generated `feed` does directly."""
+    mistral's `(?:\[TOOL_CALLS\])?[^\s\[\]]+\[ARGS\]` is the case in point: every word outside a
+    region is held back as a possible tool name; `\s*</tool_call>` holds back the whitespace that ends
+    a chunk. In text without a `busy` character (what the rest of that pattern, and every other
+    watch, can start with), nothing matches, and the one partial match is the run of `run`
+    characters at the end: scanning would commit the text up to that run and hold the run back,
+    which the generated `feed` does directly. (`run` leaves out what another watch can start with, so
+    that a held run never hides the start of another delimiter.)"""
     runs = [(w, run) for w in watches if not w.delimiter.is_literal and (run := _run_of(w.delimiter)) is not None]
     if len(runs) != 1:
         return None
-    owner, run = runs[0]
+    owner, leading = runs[0]
     starts: set[int] = set()
-    used: list[tuple[int, int]] = []
     for watch in watches:
         if watch is not owner:
             first = delimiter_first_chars(watch.delimiter)
             if first is None:
                 return None
             starts |= first
-        chars = _characters_of(watch.delimiter)
-        if chars is None:
-            return None
-        used += chars
-    remaining = normalise(r for r in _minus(run, starts))
+    remaining = normalise(r for r in _minus(leading.run, starts))
     if not remaining:
         return None
-    return PendingRun(remaining, complement(normalise(used)), owner)
+    busy = normalise([*leading.busy, *((c, c) for c in starts)])
+    return PendingRun(remaining, busy, owner)
 
 
-def _characters_of(delimiter: Delimiter) -> Ranges | None:
-    """Every character a match of `delimiter` can contain; None where the tree cannot say."""
-    if delimiter.literals is not None:
-        return normalise((ord(c), ord(c)) for lit in delimiter.literals for c in lit)
+def _run_of(delimiter: Delimiter) -> LeadingRun | None:
     parsed = modelled_tree(delimiter.pattern)
-    if parsed is None:
-        return None
-    return normalise(r for node in walk(parsed.root) if isinstance(node, Chars) for r in node.ranges)
-
-
-def _run_of(delimiter: Delimiter) -> Ranges | None:
-    parsed = modelled_tree(delimiter.pattern)
-    return None if parsed is None else pending_run_class(parsed.root)
+    return None if parsed is None else leading_run(parsed.root)
 
 
 def _minus(ranges: Ranges, points: set[int]) -> list[tuple[int, int]]:
