@@ -1353,6 +1353,11 @@ class OpenAIRoles(_OpenAIRecord):
         self.tool_calls = tool_calls
 
 
+# The key (or keys) a message's reasoning is sent under: clients disagree. DeepSeek's API, LiteLLM and the
+# Vercel AI SDK read `reasoning_content`; vLLM's OpenAI server sends `reasoning`. A tuple sends it under both.
+ReasoningKey: TypeAlias = "str | tuple[str, ...]"  # a string: see above
+
+
 def openai_call_items(value: Any) -> list[Any]:
     """The tool calls in a tool-call field's value: a list of calls, one call, or None.
 
@@ -1371,6 +1376,25 @@ def openai_call_items(value: Any) -> list[Any]:
     for item in value:
         items.extend(item if isinstance(item, list) else [item])
     return items
+
+
+#: The reasoning keys `reasoning_key` may name.
+OPENAI_REASONING_KEYS: tuple[str, ...] = ("reasoning_content", "reasoning")
+
+
+def openai_reasoning_keys(reasoning_key: ReasoningKey) -> tuple[str, ...]:
+    """The keys the reasoning is sent under: `reasoning_key` as a tuple, checked."""
+    keys = (reasoning_key,) if isinstance(reasoning_key, str) else tuple(reasoning_key)
+    if (
+        not keys
+        or len(set(keys)) != len(keys)
+        or any(k not in OPENAI_REASONING_KEYS for k in keys)
+    ):
+        raise ValueError(
+            f"reasoning_key must be one of {OPENAI_REASONING_KEYS} or a tuple of them, "
+            f"got {reasoning_key!r}"
+        )
+    return keys
 
 
 def openai_text(value: Any) -> str | None:
@@ -1431,19 +1455,25 @@ def random_call_id() -> str:
 
 
 def openai_message(
-    message: Mapping[str, Any], roles: OpenAIRoles, id_factory: Callable[[], str] | None
+    message: Mapping[str, Any],
+    roles: OpenAIRoles,
+    id_factory: Callable[[], str] | None,
+    reasoning_key: ReasoningKey,
 ) -> dict[str, Any]:
     """`to_openai` without defaults (what a generated module's own `to_openai` calls)."""
+    keys = openai_reasoning_keys(reasoning_key)
     new_id = id_factory if id_factory is not None else random_call_id
-    result: dict[str, Any] = {
-        "role": "assistant",
-        "content": None
-        if roles.content is None
-        else openai_text(message.get(roles.content.name)),
-        "reasoning_content": None
+    content = (
+        None if roles.content is None else openai_text(message.get(roles.content.name))
+    )
+    reasoning = (
+        None
         if roles.reasoning is None
-        else openai_text(message.get(roles.reasoning.name)),
-    }
+        else openai_text(message.get(roles.reasoning.name))
+    )
+    result: dict[str, Any] = {"role": "assistant", "content": content}
+    for key in keys:
+        result[key] = reasoning
     if roles.tool_calls is not None:
         items = openai_call_items(message.get(roles.tool_calls.name))
         calls = [
@@ -1471,7 +1501,9 @@ class DeltaStream:
     at the end those of `finalize`, with `finish`. Each call returns the deltas the events caused; once
     finished, `finish_reason` is `"tool_calls"` if a tool call was sent, `"length"` if the caller says the
     generation was cut (`truncated=True`), else `"stop"`. `roles` must describe the template (build it
-    with `rtcompile.openai_roles`); tool-call ids the model did not write come from `id_factory`.
+    with `rtcompile.openai_roles`); tool-call ids the model did not write come from `id_factory`. The
+    reasoning goes under `reasoning_key`: `"reasoning_content"`, `"reasoning"`, or both as a tuple (each
+    reasoning delta then carries the same text under both keys).
     """
 
     def __init__(
@@ -1480,12 +1512,13 @@ class DeltaStream:
         *,
         id_factory: Callable[[], str] | None = None,
         hold_replaceable: bool = False,
+        reasoning_key: ReasoningKey = "reasoning_content",
     ) -> None:
         self._texts = {
-            field.name: _OpenAITextDeltas(key, field, hold_replaceable)
-            for key, field in (
-                ("reasoning_content", roles.reasoning),
-                ("content", roles.content),
+            field.name: _OpenAITextDeltas(keys, field, hold_replaceable)
+            for keys, field in (
+                (openai_reasoning_keys(reasoning_key), roles.reasoning),
+                (("content",), roles.content),
             )
             if field is not None
         }
@@ -1555,7 +1588,7 @@ class DeltaStream:
         deltas = self.feed(final_events)
         for text in self._texts.values():
             if not text.finish(deltas):
-                self.diverged.append(text.key)
+                self.diverged.extend(text.keys)
         calls_sent = False
         if self._calls is not None:
             if not self._calls.finish(deltas):
@@ -1885,7 +1918,8 @@ FinishReason: TypeAlias = (
 class _OpenAICallDeltas:
     """The deltas of the tool calls: each call whole, once its region has closed and it is certain; or, when
     the parser reports open-delimiter captures that name the call, its id, type and name when its region
-    opens and its arguments when it closes."""
+    opens and its arguments when it closes. Either way the first delta of every index carries `id`, `type`
+    and `function.name`: clients such as the Vercel AI SDK drop a call whose first delta has no name."""
 
     def __init__(
         self, field: OpenAIField, hold_replaceable: bool, new_id: Callable[[], str]
@@ -2018,10 +2052,12 @@ class _OpenAICallDeltas:
 
 
 class _OpenAITextDeltas:
-    """The deltas of one text key (`content` or `reasoning_content`)."""
+    """The deltas of one text: `content`, or the reasoning under each of its keys (the same text)."""
 
-    def __init__(self, key: str, field: OpenAIField, hold_replaceable: bool) -> None:
-        self.key = key
+    def __init__(
+        self, keys: tuple[str, ...], field: OpenAIField, hold_replaceable: bool
+    ) -> None:
+        self.keys = keys
         self.state = _OpenAIFieldValue(field)
         self.hold_replaceable = hold_replaceable
         self.sent: list[str] = []
@@ -2039,7 +2075,7 @@ class _OpenAITextDeltas:
     def _send(self, text: str, deltas: list[dict[str, Any]]) -> None:
         if text:
             self.sent.append(text)
-            deltas.append({self.key: text})
+            deltas.append(dict.fromkeys(self.keys, text))
 
     def _certain(self) -> str | None:
         """The text the final message is certain to start with, up to the open region; None: not known yet."""
@@ -2488,11 +2524,14 @@ def to_openai(
     *,
     roles: OpenAIRoles = OPENAI_ROLES,
     id_factory: Callable[[], str] | None = None,
+    reasoning_key: str | tuple[str, ...] = "reasoning_content",
 ) -> dict[str, Any]:
     """`message` as an OpenAI chat-completion assistant message: `content`, `reasoning_content` and
     `tool_calls` with ids and JSON-string arguments. Ids the model wrote are kept; others come from
-    `id_factory` (random by default; `call_id_factory(seed)` for reproducible ones)."""
-    return openai_message(message, roles, id_factory)
+    `id_factory` (random by default; `call_id_factory(seed)` for reproducible ones). The
+    reasoning goes under `reasoning_key`: "reasoning_content", "reasoning" as vLLM's
+    server sends it, or both as a tuple."""
+    return openai_message(message, roles, id_factory, reasoning_key)
 
 
 __all__ = [

@@ -74,6 +74,7 @@ FAMILIES: Mapping[str, str] = {
     "magistral": "Mistral",
     "mimo": "MiMo",
     "minicpm": "MiniCPM",
+    "minicpm5": "MiniCPM",
     "minimax_m1": "MiniMax",
     "minimax_m2": "MiniMax",
     "minimax_m3": "MiniMax",

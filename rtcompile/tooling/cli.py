@@ -522,7 +522,8 @@ def run_list(args: argparse.Namespace) -> int:
     width = max(40, min(shutil.get_terminal_size().columns, 120))
     for template in templates:
         print(f"{template.name}  ({template.family})")
-        for label, text in (("covers", template.covers), ("source", template.source)):
+        prompt = "yes (render_prompt works by name)" if template.has_chat_template else "none bundled"
+        for label, text in (("covers", template.covers), ("source", template.source), ("chat template", prompt)):
             if text:
                 lines = textwrap.wrap(
                     text,
@@ -533,7 +534,11 @@ def run_list(args: argparse.Namespace) -> int:
                     break_on_hyphens=False,
                 )
                 print("\n".join(lines))
-    print(f"\n{len(templates)} templates; use a name wherever a template path goes: rtcompile NAME -o NAME_parser.py")
+    with_prompt = sum(t.has_chat_template for t in templates)
+    print(
+        f"\n{len(templates)} templates, {with_prompt} with their model's chat template; use a name wherever a "
+        "template path goes: rtcompile NAME -o NAME_parser.py"
+    )
     return EXIT_OK
 
 
