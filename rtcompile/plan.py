@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from rtcompile.errors import JsonPath
 from rtcompile.ir import Delimiter, Field, Template
 from rtcompile.regex.analysis import LeadingRun, anchored_start, history, leading_run
+from rtcompile.regex.ast import Assertion, Opaque, walk
 from rtcompile.regex.charsets import Ranges, normalise
 from rtcompile.regex.errors import InvalidRegex
 from rtcompile.regex.first_chars import MatchStarts, delimiter_first_chars, match_starts, modelled_tree
 from rtcompile.regex.parser import parse_regex
-from rtcompile.regex.translate import UnsupportedRegex, translate
+from rtcompile.regex.translate import UnsupportedRegex
 from rtcompile.runtime.program import Tables
 from rtcompile.strategies import Strategy, strategy
 
@@ -280,15 +281,28 @@ def one_scan_is_exact(template: Template) -> bool:
     """Whether a complete output may be parsed in one end-of-stream scan (`StreamingParser.parse_complete`).
 
     Streaming holds text back and scans again from where the held text starts; for a delimiter whose
-    match starts where its matching started, that later scan finds what one scan finds. A pattern with
-    no exact stdlib translation may break that (`\\K` reports a start after text it consumed, `\\G`
-    matches only where a scan starts): templates with one parse the way they stream.
+    matches do not depend on where a scan starts, that later scan finds what one scan finds, whatever
+    engine runs it. Some constructs do depend on it: `\\G` matches only where a scan starts, `\\K`
+    reports a start after text it consumed, control verbs move the next start, and `(?r)` searches
+    backwards from the end. Templates with one of those parse the way they stream.
     """
     for f in template.fields:
         for delimiter in (f.open, f.close):
-            if delimiter is not None and not delimiter.is_literal:
-                try:
-                    translate(delimiter.pattern)
-                except (UnsupportedRegex, ValueError):
-                    return False
+            if delimiter is not None and not delimiter.is_literal and _depends_on_scan_start(delimiter.pattern):
+                return False
     return True
+
+
+def _depends_on_scan_start(pattern: str) -> bool:
+    try:
+        parsed = parse_regex(pattern)
+    except (InvalidRegex, UnsupportedRegex, ValueError):
+        return True
+    if any(flag.letter == "r" for flag in parsed.inline_flags):
+        return True
+    for node in walk(parsed.root):
+        if isinstance(node, Assertion) and node.kind == "search_anchor":
+            return True
+        if isinstance(node, Opaque) and node.construct in ("\\K keep", "control verb"):
+            return True
+    return False
