@@ -223,14 +223,16 @@ def component_costs(engines: Engines, w: Workload) -> list[tuple[str, str, float
 
     compiled = engines.parser("compiled", w)
     compiled.feed("Hello")
-    region = compiled._names[compiled._field] if compiled._field >= 0 else "no field"
+    region = compiled._program.tables.names[compiled._field] if compiled._field >= 0 else "no field"
     piece("compiled", f"whole `feed({plain!r})` in {region} (fast path)", lambda: lambda: compiled.feed(plain))
     piece("compiled", f"whole `feed({busy!r})` in {region} (slow path)", lambda: lambda: compiled.feed(busy))
-    piece("compiled", f"`_feed_scanning({plain!r})`", lambda: lambda: compiled._feed_scanning(plain))
+    engine: Any = type(compiled).__mro__[1]  # the engine class, whose `feed` scans (no fast path)
+    scanning = engine.feed
+    piece("compiled", f"the engine's `feed({plain!r})` (scanning)", lambda: lambda: scanning(compiled, plain))
 
     def scanner() -> Callable[[], Any]:
-        scan = compiled._scanners[compiled._state]
-        return lambda: scan(busy, 0, False)
+        scan = compiled._program.scanners[compiled._state]
+        return lambda: scan(busy, 0, False, [])
 
     piece("compiled", f"the state's scanner on {busy!r} (no match)", scanner)
     events: list[Any] = []

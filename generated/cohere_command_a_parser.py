@@ -178,6 +178,7 @@ class ParserProgram:
         "handlers",
         "after_anchor",
         "function_schema",
+        "memo_slots",
         "_compile_patterns",
         "_lock",
     )
@@ -190,6 +191,7 @@ class ParserProgram:
         handlers: tuple[Handler, ...],
         after_anchor: Callable[[str], str | None],
         function_schema: FunctionSchema,
+        memo_slots: int,
         compile_patterns: Callable[[], None] | None,
     ) -> None:
         self.tables = tables
@@ -198,6 +200,9 @@ class ParserProgram:
         # the prompt after the last match of the start anchor; None if it never matches
         self.after_anchor = after_anchor
         self.function_schema = function_schema  # Python-function tools to JSON schemas
+        self.memo_slots = (
+            memo_slots  # what the scanners remember at the end of the stream
+        )
         self._compile_patterns = compile_patterns
         # First use may come from many threads at once: one compiles, the others wait for it.
         # (`_thread` rather than `threading`, which costs a module import for one lock.)
@@ -383,9 +388,11 @@ class StreamingParser:
         """Commit every delimiter that can be committed, and the region text before it."""
         scanners = self._program.scanners
         actions = self._program.tables.actions
+        # At the end of the stream the buffer stays as it is: scanners may remember their searches.
+        memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
         while True:
             which, start, end, groups, hold = scanners[self._state](
-                self._buffer, self._pos, eos
+                self._buffer, self._pos, eos, memo
             )
             if which == WAITING:
                 self._start_waiting()
@@ -1043,6 +1050,26 @@ def search_literals(
     return None
 
 
+# What `recall` answers when the memo cannot: search again.
+FORGOTTEN: Final = object()
+
+
+def recall(memo: list[Any], slot: int, start: int) -> Any:
+    """What an end-of-stream search from `start` finds, as remembered in `memo[slot]` (a pair: where
+    the last search started, and its match or None), or `FORGOTTEN`.
+
+    At the end of the stream the buffer no longer changes and searches only move on, so a search
+    that started no later and found nothing, or found a match starting at or after `start`, still
+    answers: a one-shot parse does not search the rest of its output again for each region."""
+    remembered = memo[slot]
+    if remembered is None:
+        return FORGOTTEN
+    since, match = remembered
+    if since <= start and (match is None or match.start() >= start):
+        return match
+    return FORGOTTEN
+
+
 def find_literal(buf: str, literal: str, pos: int) -> int:
     """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's first
     character are candidates, each checked with one comparison, until they prove dense."""
@@ -1054,6 +1081,18 @@ def find_literal(buf: str, literal: str, pos: int) -> int:
         if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
             return buf.find(literal, at + 1)
         at = buf.find(head, at + 1)
+    return at
+
+
+def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` at the end of the stream, remembered in `memo[slot]` (see `recall`):
+    an occurrence at or after `pos`, or none found from an earlier position, still answers."""
+    at: int | None = memo[slot]
+    if at is None or 0 <= at < pos:
+        long = len(buf) - pos >= LONG_SCAN
+        at = memo[slot] = (
+            find_literal(buf, literal, pos) if long else buf.find(literal, pos)
+        )
     return at
 
 
@@ -1662,8 +1701,11 @@ FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
 Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
 
 
-# A parser state's scanner: (buffer, scan position, whether the stream has ended) -> its answer.
-Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+# A parser state's scanner: (buffer, scan position, whether the stream has ended, memo) -> its answer.
+# At the end of the stream the buffer no longer changes and the scan position only moves on, so a
+# scanner may remember in `memo` (the program's `memo_slots` entries, fresh for each end-of-stream
+# pass) where a search found its next match, or that it found none, instead of searching again.
+Scanner: TypeAlias = "Callable[[str, int, bool, list[Any]], ScanResult]"
 
 
 PREFIX_REQUIRED: Final = (
@@ -1737,6 +1779,11 @@ def _caller_stacklevel() -> int:
 # Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
 # little beyond its text mid-stream, even with a thousand parsers open at once.
 BLOCK_CHUNKS: Final = 32
+
+
+NO_MEMO: Final[
+    list[Any]
+] = []  # while streaming, scanners remember nothing (the buffer grows)
 
 
 # A scanner's `which` when nothing in its state can be committed before the string the state awaits
@@ -2220,38 +2267,56 @@ def _compile_patterns() -> None:
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:\\|(?:S(?:T(?:A(?:R(?:T(?:_(?:(?:A(?:C(?:T(?:I(?:O(?:N(?:\\|)?)?)?)?)?)?|R(?:E(?:S(?:P(?:O(?:N(?:S(?:E(?:\\|)?)?)?)?)?)?)?)?|T(?:H(?:I(?:N(?:K(?:I(?:N(?:G(?:\\|)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?)?\\Z",
+        "<(?:\\|(?:S(?:T(?:A(?:R(?:T(?:_(?:(?:A(?:C(?:T(?:I(?:O(?:N(?:\\|)?)?)?)?)?)?|"
+        "R(?:E(?:S(?:P(?:O(?:N(?:S(?:E(?:\\|)?)?)?)?)?)?)?)?|T(?:H(?:I(?:N(?:K(?:I(?:N"
+        "(?:G(?:\\|)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?)?\\Z",
         re.DOTALL,
     )
     _RE_IN_TOOL_PLAN_PENDING = re.compile(
-        "<(?:\\|(?:E(?:N(?:D(?:_(?:T(?:H(?:I(?:N(?:K(?:I(?:N(?:G(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?\\Z",
+        "<(?:\\|(?:E(?:N(?:D(?:_(?:T(?:H(?:I(?:N(?:K(?:I(?:N(?:G(?:\\|)?)?)?)?)?)?)?)?"
+        ")?)?)?)?)?)?\\Z",
         re.DOTALL,
     )
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
-        "<(?:\\|(?:E(?:N(?:D(?:_(?:A(?:C(?:T(?:I(?:O(?:N(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?\\Z",
+        "<(?:\\|(?:E(?:N(?:D(?:_(?:A(?:C(?:T(?:I(?:O(?:N(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?"
+        "\\Z",
         re.DOTALL,
     )
     _RE_IN_CONTENT_PENDING = re.compile(
-        "<(?:\\|(?:E(?:N(?:D(?:_(?:R(?:E(?:S(?:P(?:O(?:N(?:S(?:E(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?\\Z",
+        "<(?:\\|(?:E(?:N(?:D(?:_(?:R(?:E(?:S(?:P(?:O(?:N(?:S(?:E(?:\\|)?)?)?)?)?)?)?)?"
+        ")?)?)?)?)?)?\\Z",
         re.DOTALL,
     )
     _RE_DELIMITER_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
+    # start_anchor: "<\\|START_OF_TURN_TOKEN\\|><\\|CHATBOT_TOKEN\\|>"
     _RE_START_ANCHOR = re.compile(
         "<\\|START_OF_TURN_TOKEN\\|><\\|CHATBOT_TOKEN\\|>", re.DOTALL
     )
 
 
-def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # outside any explicit region: fields.content.open, fields.tool_calls.open, fields.tool_plan.open
     n = len(buf)
     hold = n
-    m = (
-        _RE_OUTSIDE_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(
-            _RE_OUTSIDE_LITERALS, buf, pos, "<", _OUTSIDE_LITERAL_WATCHES, n
+    if eos:
+        m = recall(memo, 0, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_OUTSIDE_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_OUTSIDE_LITERALS, buf, pos, "<", _OUTSIDE_LITERAL_WATCHES, n
+                )
+            )
+            memo[0] = (pos, m)
+    else:
+        m = (
+            _RE_OUTSIDE_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_OUTSIDE_LITERALS, buf, pos, "<", _OUTSIDE_LITERAL_WATCHES, n
+            )
         )
-    )
     if m is not None:
         start, end = m.span()
         rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
@@ -2268,14 +2333,14 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     return -1, 0, 0, NO_GROUPS, hold
 
 
-def _scan_in_tool_plan(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_tool_plan(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # inside field 'tool_plan': fields.tool_plan.close
     n = len(buf)
     hold = n
     start = (
-        buf.find("<|END_THINKING|>", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "<|END_THINKING|>", pos)
+        find_once(memo, 1, buf, "<|END_THINKING|>", pos)
+        if eos
+        else buf.find("<|END_THINKING|>", pos)
     )
     if start >= 0:
         end = start + 16
@@ -2289,14 +2354,14 @@ def _scan_in_tool_plan(buf: str, pos: int, eos: bool) -> ScanResult:
     return -1, 0, 0, NO_GROUPS, hold
 
 
-def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
     start = (
-        buf.find("<|END_ACTION|>", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "<|END_ACTION|>", pos)
+        find_once(memo, 2, buf, "<|END_ACTION|>", pos)
+        if eos
+        else buf.find("<|END_ACTION|>", pos)
     )
     if start >= 0:
         end = start + 14
@@ -2310,14 +2375,14 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
     return -1, 0, 0, NO_GROUPS, hold
 
 
-def _scan_in_content(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_content(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # inside field 'content': fields.content.close
     n = len(buf)
     hold = n
     start = (
-        buf.find("<|END_RESPONSE|>", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "<|END_RESPONSE|>", pos)
+        find_once(memo, 3, buf, "<|END_RESPONSE|>", pos)
+        if eos
+        else buf.find("<|END_RESPONSE|>", pos)
     )
     if start >= 0:
         end = start + 16
@@ -2390,6 +2455,7 @@ _PROGRAM: Final = ParserProgram(
     handlers=(_handle_text, _handle_tool_calls, _handle_text),
     after_anchor=_after_anchor,
     function_schema=function_to_tool_schema,
+    memo_slots=4,
     compile_patterns=_compile_patterns,
 )
 

@@ -188,6 +188,7 @@ class ParserProgram:
         "handlers",
         "after_anchor",
         "function_schema",
+        "memo_slots",
         "_compile_patterns",
         "_lock",
     )
@@ -200,6 +201,7 @@ class ParserProgram:
         handlers: tuple[Handler, ...],
         after_anchor: Callable[[str], str | None],
         function_schema: FunctionSchema,
+        memo_slots: int,
         compile_patterns: Callable[[], None] | None,
     ) -> None:
         self.tables = tables
@@ -208,6 +210,9 @@ class ParserProgram:
         # the prompt after the last match of the start anchor; None if it never matches
         self.after_anchor = after_anchor
         self.function_schema = function_schema  # Python-function tools to JSON schemas
+        self.memo_slots = (
+            memo_slots  # what the scanners remember at the end of the stream
+        )
         self._compile_patterns = compile_patterns
         # First use may come from many threads at once: one compiles, the others wait for it.
         # (`_thread` rather than `threading`, which costs a module import for one lock.)
@@ -393,9 +398,11 @@ class StreamingParser:
         """Commit every delimiter that can be committed, and the region text before it."""
         scanners = self._program.scanners
         actions = self._program.tables.actions
+        # At the end of the stream the buffer stays as it is: scanners may remember their searches.
+        memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
         while True:
             which, start, end, groups, hold = scanners[self._state](
-                self._buffer, self._pos, eos
+                self._buffer, self._pos, eos, memo
             )
             if which == WAITING:
                 self._start_waiting()
@@ -993,6 +1000,38 @@ def find_literal(buf: str, literal: str, pos: int) -> int:
             return buf.find(literal, at + 1)
         at = buf.find(head, at + 1)
     return at
+
+
+def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` at the end of the stream, remembered in `memo[slot]` (see `recall`):
+    an occurrence at or after `pos`, or none found from an earlier position, still answers."""
+    at: int | None = memo[slot]
+    if at is None or 0 <= at < pos:
+        long = len(buf) - pos >= LONG_SCAN
+        at = memo[slot] = (
+            find_literal(buf, literal, pos) if long else buf.find(literal, pos)
+        )
+    return at
+
+
+# What `recall` answers when the memo cannot: search again.
+FORGOTTEN: Final = object()
+
+
+def recall(memo: list[Any], slot: int, start: int) -> Any:
+    """What an end-of-stream search from `start` finds, as remembered in `memo[slot]` (a pair: where
+    the last search started, and its match or None), or `FORGOTTEN`.
+
+    At the end of the stream the buffer no longer changes and searches only move on, so a search
+    that started no later and found nothing, or found a match starting at or after `start`, still
+    answers: a one-shot parse does not search the rest of its output again for each region."""
+    remembered = memo[slot]
+    if remembered is None:
+        return FORGOTTEN
+    since, match = remembered
+    if since <= start and (match is None or match.start() >= start):
+        return match
+    return FORGOTTEN
 
 
 # The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
@@ -1695,8 +1734,11 @@ FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
 Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
 
 
-# A parser state's scanner: (buffer, scan position, whether the stream has ended) -> its answer.
-Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+# A parser state's scanner: (buffer, scan position, whether the stream has ended, memo) -> its answer.
+# At the end of the stream the buffer no longer changes and the scan position only moves on, so a
+# scanner may remember in `memo` (the program's `memo_slots` entries, fresh for each end-of-stream
+# pass) where a search found its next match, or that it found none, instead of searching again.
+Scanner: TypeAlias = "Callable[[str, int, bool, list[Any]], ScanResult]"
 
 
 PREFIX_REQUIRED: Final = (
@@ -1770,6 +1812,11 @@ def _caller_stacklevel() -> int:
 # Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
 # little beyond its text mid-stream, even with a thousand parsers open at once.
 BLOCK_CHUNKS: Final = 32
+
+
+NO_MEMO: Final[
+    list[Any]
+] = []  # while streaming, scanners remember nothing (the buffer grows)
 
 
 # A scanner's `which` when nothing in its state can be committed before the string the state awaits
@@ -2255,42 +2302,69 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE
     global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS
     global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
+    # fields.tool_calls.open_pattern:
+    # "<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\\n<]+)\\n```json"
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "<\\uff5ctool\\u2581call\\u2581begin\\uff5c>function<\\uff5ctool\\u2581sep\\uff5c>(?P<name>[^\\u000a<]+)\\u000a```json",
+        "<\\uff5ctool\\u2581call\\u2581begin\\uff5c>function<\\uff5ctool\\u2581sep\\uf"
+        "f5c>(?P<name>[^\\u000a<]+)\\u000a```json",
         re.DOTALL,
     )
+    # where fields.tool_calls.open_pattern may still match, as the regex module's
+    # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all\\u2581\\Z|all\\u2581b\\Z|all\\u2581be\\Z|all\\u2581beg\\Z|all\\u2581begi(?:\\Z|n\\Z|n\\uff5c\\Z|n\\uff5c>\\Z|n\\uff5c>f\\Z|n\\uff5c>fu\\Z|n\\uff5c>fun\\Z|n\\uff5c>func\\Z|n\\uff5c>funct(?:\\Z|i\\Z|io\\Z|ion\\Z|ion<\\Z|ion<\\uff5c\\Z|ion<\\uff5ct\\Z|ion<\\uff5cto\\Z|ion<\\uff5ctoo(?:\\Z|l\\Z|l\\u2581\\Z|l\\u2581s\\Z|l\\u2581se\\Z|l\\u2581sep\\Z|l\\u2581sep\\uff5c\\Z|l\\u2581sep\\uff5c>(?:[^\\u000a<]*\\Z|(?:[^\\u000a<]+)(?:\\Z|\\u000a\\Z|\\u000a`\\Z|\\u000a``\\Z|\\u000a```\\Z|\\u000a```j\\Z|\\u000a```js\\Z|\\u000a```jso\\Z)))))))",
+        "(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctoo"
+        "l\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all"
+        "\\u2581\\Z|all\\u2581b\\Z|all\\u2581be\\Z|all\\u2581beg\\Z|all\\u2581begi(?:"
+        "\\Z|n\\Z|n\\uff5c\\Z|n\\uff5c>\\Z|n\\uff5c>f\\Z|n\\uff5c>fu\\Z|n\\uff5c>fun\\"
+        "Z|n\\uff5c>func\\Z|n\\uff5c>funct(?:\\Z|i\\Z|io\\Z|ion\\Z|ion<\\Z|ion<\\uff5c"
+        "\\Z|ion<\\uff5ct\\Z|ion<\\uff5cto\\Z|ion<\\uff5ctoo(?:\\Z|l\\Z|l\\u2581\\Z|l"
+        "\\u2581s\\Z|l\\u2581se\\Z|l\\u2581sep\\Z|l\\u2581sep\\uff5c\\Z|l\\u2581sep\\u"
+        "ff5c>(?:[^\\u000a<]*\\Z|(?:[^\\u000a<]+)(?:\\Z|\\u000a\\Z|\\u000a`\\Z|\\u000a"
+        "``\\Z|\\u000a```\\Z|\\u000a```j\\Z|\\u000a```js\\Z|\\u000a```jso\\Z)))))))",
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:t(?:h(?:i(?:n(?:k)?)?)?)?|｜(?:(?:e(?:n(?:d(?:▁(?:o(?:f(?:▁(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:｜)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:s(?:▁(?:(?:b(?:e(?:g(?:i(?:n(?:｜)?)?)?)?)?|e(?:n(?:d(?:｜)?)?)?))?)?)?)?)?)?)?)?)?)?)?))?))?\\Z",
+        "<(?:(?:t(?:h(?:i(?:n(?:k)?)?)?)?|｜(?:(?:e(?:n(?:d(?:▁(?:o(?:f(?:▁(?:s(?:e(?:"
+        "n(?:t(?:e(?:n(?:c(?:e(?:｜)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:▁(?:"
+        "c(?:a(?:l(?:l(?:s(?:▁(?:(?:b(?:e(?:g(?:i(?:n(?:｜)?)?)?)?)?|e(?:n(?:d(?:｜)?)"
+        "?)?))?)?)?)?)?)?)?)?)?)?)?))?))?\\Z",
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
         "<(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?)?\\Z", re.DOTALL
     )
+    # fields.tool_calls.close_pattern: "```\\s*<｜tool▁call▁end｜>"
     _RE_TOOL_CALLS_CLOSE = re.compile(
-        "```[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool\\u2581call\\u2581end\\uff5c>",
+        "```[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
+        "\\u202f\\u205f\\u3000]*<\\uff5ctool\\u2581call\\u2581end\\uff5c>",
         re.DOTALL,
     )
+    # where fields.tool_calls.close_pattern may still match, as the regex module's
+    # partial=True finds
     _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
-        "(?:\\Z|`\\Z|``\\Z|```(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all\\u2581\\Z|all\\u2581e\\Z|all\\u2581en\\Z|all\\u2581end\\Z|all\\u2581end\\uff5c\\Z))))",
+        "(?:\\Z|`\\Z|``\\Z|```(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-"
+        "\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u00"
+        "85\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<"
+        "\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\"
+        "uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all\\u2581\\"
+        "Z|all\\u2581e\\Z|all\\u2581en\\Z|all\\u2581end\\Z|all\\u2581end\\uff5c\\Z))))",
         re.DOTALL,
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[t｜]|\\Z)", re.DOTALL)
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
     _RE_IN_TOOL_CALLS_STARTS = re.compile("`(?:[`]|\\Z)", re.DOTALL)
+    # start_anchor: "<｜tool▁outputs▁end｜>|<｜tool▁output▁end｜>|<｜Assistant｜>"
     _RE_START_ANCHOR = re.compile(
-        "<\\uff5ctool\\u2581outputs\\u2581end\\uff5c>|<\\uff5ctool\\u2581output\\u2581end\\uff5c>|<\\uff5cAssistant\\uff5c>",
+        "<\\uff5ctool\\u2581outputs\\u2581end\\uff5c>|<\\uff5ctool\\u2581output\\u2581"
+        "end\\uff5c>|<\\uff5cAssistant\\uff5c>",
         re.DOTALL,
     )
 
 
-def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # outside any explicit region
     n = len(buf)
     hold = n
@@ -2301,18 +2375,28 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     # fields.tool_calls.open_pattern
     # strategy: search; after '<｜tool▁call▁begin｜>function<｜tool▁sep｜>' then '\n```json'; from that string
     found = (
-        buf.find("<｜tool▁call▁begin｜>function<｜tool▁sep｜>", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "<｜tool▁call▁begin｜>function<｜tool▁sep｜>", pos)
+        find_once(memo, 0, buf, "<｜tool▁call▁begin｜>function<｜tool▁sep｜>", pos)
+        if eos
+        else buf.find("<｜tool▁call▁begin｜>function<｜tool▁sep｜>", pos)
     )
-    if found < 0 or buf.find("\n```json", found + 39) < 0:
+    at = found
+    if at >= 0:
+        at = (
+            find_once(memo, 1, buf, "\n```json", at + 39)
+            if eos
+            else buf.find("\n```json", at + 39)
+        )
+    if at < 0:
         m = None  # every match contains '<｜tool▁call▁begin｜>function<｜tool▁sep｜>' then '\n```json'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = _RE_TOOL_CALLS_OPEN.search(buf, found)
+        m = recall(memo, 2, found)
+        if m is FORGOTTEN:
+            m = _RE_TOOL_CALLS_OPEN.search(buf, found)
+            memo[2] = (found, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
@@ -2329,18 +2413,30 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
                 best_groups = m.groupdict()
 
     # fields.reasoning_content.open, fields.content.close
-    m = (
-        _RE_OUTSIDE_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(
-            _RE_OUTSIDE_LITERALS,
-            buf,
-            pos,
-            "<",
-            _OUTSIDE_LITERAL_WATCHES,
-            best_start if best >= 0 else n,
+    if eos and best < 0:
+        m = recall(memo, 3, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_OUTSIDE_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_OUTSIDE_LITERALS, buf, pos, "<", _OUTSIDE_LITERAL_WATCHES, n
+                )
+            )
+            memo[3] = (pos, m)
+    else:
+        m = (
+            _RE_OUTSIDE_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_OUTSIDE_LITERALS,
+                buf,
+                pos,
+                "<",
+                _OUTSIDE_LITERAL_WATCHES,
+                best_start if best >= 0 else n,
+            )
         )
-    )
     if m is not None:
         start, end = m.span()
         rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
@@ -2362,14 +2458,14 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     return best, best_start, best_end, best_groups, hold
 
 
-def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_reasoning_content(
+    buf: str, pos: int, eos: bool, memo: list[Any]
+) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
     start = (
-        buf.find("</think>", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "</think>", pos)
+        find_once(memo, 4, buf, "</think>", pos) if eos else buf.find("</think>", pos)
     )
     if start >= 0:
         end = start + 8
@@ -2383,22 +2479,30 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     return -1, 0, 0, NO_GROUPS, hold
 
 
-def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close_pattern
     n = len(buf)
     hold = n
     # strategy: search; after '```' then '<｜tool▁call▁end｜>'; from that string
-    found = (
-        buf.find("```", pos) if n - pos < LONG_SCAN else find_literal(buf, "```", pos)
-    )
-    if found < 0 or buf.find("<｜tool▁call▁end｜>", found + 3) < 0:
+    found = find_once(memo, 5, buf, "```", pos) if eos else buf.find("```", pos)
+    at = found
+    if at >= 0:
+        at = (
+            find_once(memo, 6, buf, "<｜tool▁call▁end｜>", at + 3)
+            if eos
+            else buf.find("<｜tool▁call▁end｜>", at + 3)
+        )
+    if at < 0:
         m = None  # every match contains '```' then '<｜tool▁call▁end｜>'
         if not eos:
             live = _RE_TOOL_CALLS_CLOSE_PARTIAL.search(buf, pos)
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = _RE_TOOL_CALLS_CLOSE.search(buf, found)
+        m = recall(memo, 7, found)
+        if m is FORGOTTEN:
+            m = _RE_TOOL_CALLS_CLOSE.search(buf, found)
+            memo[7] = (found, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos
@@ -2462,6 +2566,7 @@ _PROGRAM: Final = ParserProgram(
     handlers=(_handle_text, _handle_tool_calls, _handle_text),
     after_anchor=_after_anchor,
     function_schema=function_to_tool_schema,
+    memo_slots=8,
     compile_patterns=_compile_patterns,
 )
 

@@ -177,6 +177,7 @@ class ParserProgram:
         "handlers",
         "after_anchor",
         "function_schema",
+        "memo_slots",
         "_compile_patterns",
         "_lock",
     )
@@ -189,6 +190,7 @@ class ParserProgram:
         handlers: tuple[Handler, ...],
         after_anchor: Callable[[str], str | None],
         function_schema: FunctionSchema,
+        memo_slots: int,
         compile_patterns: Callable[[], None] | None,
     ) -> None:
         self.tables = tables
@@ -197,6 +199,9 @@ class ParserProgram:
         # the prompt after the last match of the start anchor; None if it never matches
         self.after_anchor = after_anchor
         self.function_schema = function_schema  # Python-function tools to JSON schemas
+        self.memo_slots = (
+            memo_slots  # what the scanners remember at the end of the stream
+        )
         self._compile_patterns = compile_patterns
         # First use may come from many threads at once: one compiles, the others wait for it.
         # (`_thread` rather than `threading`, which costs a module import for one lock.)
@@ -382,9 +387,11 @@ class StreamingParser:
         """Commit every delimiter that can be committed, and the region text before it."""
         scanners = self._program.scanners
         actions = self._program.tables.actions
+        # At the end of the stream the buffer stays as it is: scanners may remember their searches.
+        memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
         while True:
             which, start, end, groups, hold = scanners[self._state](
-                self._buffer, self._pos, eos
+                self._buffer, self._pos, eos, memo
             )
             if which == WAITING:
                 self._start_waiting()
@@ -955,6 +962,26 @@ def partial_search(
     return None, None if live is None else live.start()
 
 
+# What `recall` answers when the memo cannot: search again.
+FORGOTTEN: Final = object()
+
+
+def recall(memo: list[Any], slot: int, start: int) -> Any:
+    """What an end-of-stream search from `start` finds, as remembered in `memo[slot]` (a pair: where
+    the last search started, and its match or None), or `FORGOTTEN`.
+
+    At the end of the stream the buffer no longer changes and searches only move on, so a search
+    that started no later and found nothing, or found a match starting at or after `start`, still
+    answers: a one-shot parse does not search the rest of its output again for each region."""
+    remembered = memo[slot]
+    if remembered is None:
+        return FORGOTTEN
+    since, match = remembered
+    if since <= start and (match is None or match.start() >= start):
+        return match
+    return FORGOTTEN
+
+
 # In a long buffer, literals are searched by jumping between occurrences of their first character: a
 # one-character `str.find` runs at memory speed (memchr), where a longer needle costs about 0.4 ns a
 # character and an alternation or a literal-prefixed pattern in `re` about as much, comparable to a
@@ -1098,6 +1125,18 @@ def find_literal(buf: str, literal: str, pos: int) -> int:
         if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
             return buf.find(literal, at + 1)
         at = buf.find(head, at + 1)
+    return at
+
+
+def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` at the end of the stream, remembered in `memo[slot]` (see `recall`):
+    an occurrence at or after `pos`, or none found from an earlier position, still answers."""
+    at: int | None = memo[slot]
+    if at is None or 0 <= at < pos:
+        long = len(buf) - pos >= LONG_SCAN
+        at = memo[slot] = (
+            find_literal(buf, literal, pos) if long else buf.find(literal, pos)
+        )
     return at
 
 
@@ -1652,8 +1691,11 @@ FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
 Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
 
 
-# A parser state's scanner: (buffer, scan position, whether the stream has ended) -> its answer.
-Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+# A parser state's scanner: (buffer, scan position, whether the stream has ended, memo) -> its answer.
+# At the end of the stream the buffer no longer changes and the scan position only moves on, so a
+# scanner may remember in `memo` (the program's `memo_slots` entries, fresh for each end-of-stream
+# pass) where a search found its next match, or that it found none, instead of searching again.
+Scanner: TypeAlias = "Callable[[str, int, bool, list[Any]], ScanResult]"
 
 
 PREFIX_REQUIRED: Final = (
@@ -1727,6 +1769,11 @@ def _caller_stacklevel() -> int:
 # Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
 # little beyond its text mid-stream, even with a thousand parsers open at once.
 BLOCK_CHUNKS: Final = 32
+
+
+NO_MEMO: Final[
+    list[Any]
+] = []  # while streaming, scanners remember nothing (the buffer grows)
 
 
 # A scanner's `which` when nothing in its state can be committed before the string the state awaits
@@ -2209,13 +2256,19 @@ def _compile_patterns() -> None:
     global _RE_REASONING_CONTENT_OPEN, _RE_REASONING_CONTENT_OPEN_PARTIAL
     global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
     global _RE_IN_TOOL_CALLS_PENDING, _RE_DELIMITER_STARTS, _RE_START_ANCHOR
+    # fields.reasoning_content.open_pattern: "^"
     _RE_REASONING_CONTENT_OPEN = re.compile("\\A", re.DOTALL)
+    # where fields.reasoning_content.open_pattern may still match, as the regex module's
+    # partial=True finds
     _RE_REASONING_CONTENT_OPEN_PARTIAL = re.compile("(?!)", re.DOTALL)
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:/(?:(?:r(?:e(?:s(?:p(?:o(?:n(?:s(?:e)?)?)?)?)?)?)?|s))?|r(?:e(?:s(?:p(?:o(?:n(?:s(?:e)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?|\\|(?:e(?:n(?:d(?:_(?:o(?:f(?:_(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
+        "<(?:(?:/(?:(?:r(?:e(?:s(?:p(?:o(?:n(?:s(?:e)?)?)?)?)?)?)?|s))?|r(?:e(?:s(?:p("
+        "?:o(?:n(?:s(?:e)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?"
+        ")?|\\|(?:e(?:n(?:d(?:_(?:o(?:f(?:_(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:\\|)?)?)"
+        "?)?)?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
@@ -2225,13 +2278,15 @@ def _compile_patterns() -> None:
         "<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?\\Z", re.DOTALL
     )
     _RE_DELIMITER_STARTS = re.compile("<(?:[/rt\\|]|\\Z)", re.DOTALL)
+    # start_anchor_pattern: "Assistant:[ \\t]*(?:<think>\\s*)?"
     _RE_START_ANCHOR = re.compile(
-        "Assistant:[\\u0009 ]*(?:<think>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?",
+        "Assistant:[\\u0009 ]*(?:<think>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\"
+        "u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?",
         re.DOTALL,
     )
 
 
-def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # outside any explicit region
     n = len(buf)
     hold = n
@@ -2244,7 +2299,10 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     if pos > 0:
         m = None
     elif eos:
-        m = _RE_REASONING_CONTENT_OPEN.search(buf, pos)
+        m = recall(memo, 0, pos)
+        if m is FORGOTTEN:
+            m = _RE_REASONING_CONTENT_OPEN.search(buf, pos)
+            memo[0] = (pos, m)
     else:
         m, partial_at = partial_search(
             _RE_REASONING_CONTENT_OPEN, _RE_REASONING_CONTENT_OPEN_PARTIAL, buf, pos
@@ -2261,18 +2319,30 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
                 best_groups = m.groupdict()
 
     # fields.tool_calls.open, fields.content.close
-    m = (
-        _RE_OUTSIDE_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(
-            _RE_OUTSIDE_LITERALS,
-            buf,
-            pos,
-            "<",
-            _OUTSIDE_LITERAL_WATCHES,
-            best_start if best >= 0 else n,
+    if eos and best < 0:
+        m = recall(memo, 1, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_OUTSIDE_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_OUTSIDE_LITERALS, buf, pos, "<", _OUTSIDE_LITERAL_WATCHES, n
+                )
+            )
+            memo[1] = (pos, m)
+    else:
+        m = (
+            _RE_OUTSIDE_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_OUTSIDE_LITERALS,
+                buf,
+                pos,
+                "<",
+                _OUTSIDE_LITERAL_WATCHES,
+                best_start if best >= 0 else n,
+            )
         )
-    )
     if m is not None:
         start, end = m.span()
         rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
@@ -2294,14 +2364,14 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     return best, best_start, best_end, best_groups, hold
 
 
-def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_reasoning_content(
+    buf: str, pos: int, eos: bool, memo: list[Any]
+) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
     start = (
-        buf.find("</think>", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "</think>", pos)
+        find_once(memo, 2, buf, "</think>", pos) if eos else buf.find("</think>", pos)
     )
     if start >= 0:
         end = start + 8
@@ -2315,14 +2385,14 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     return -1, 0, 0, NO_GROUPS, hold
 
 
-def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
     start = (
-        buf.find("</tool_call>", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "</tool_call>", pos)
+        find_once(memo, 3, buf, "</tool_call>", pos)
+        if eos
+        else buf.find("</tool_call>", pos)
     )
     if start >= 0:
         end = start + 12
@@ -2377,6 +2447,7 @@ _PROGRAM: Final = ParserProgram(
     handlers=(_handle_text, _handle_tool_calls, _handle_text),
     after_anchor=_after_anchor,
     function_schema=function_to_tool_schema,
+    memo_slots=4,
     compile_patterns=_compile_patterns,
 )
 

@@ -184,6 +184,7 @@ class ParserProgram:
         "handlers",
         "after_anchor",
         "function_schema",
+        "memo_slots",
         "_compile_patterns",
         "_lock",
     )
@@ -196,6 +197,7 @@ class ParserProgram:
         handlers: tuple[Handler, ...],
         after_anchor: Callable[[str], str | None],
         function_schema: FunctionSchema,
+        memo_slots: int,
         compile_patterns: Callable[[], None] | None,
     ) -> None:
         self.tables = tables
@@ -204,6 +206,9 @@ class ParserProgram:
         # the prompt after the last match of the start anchor; None if it never matches
         self.after_anchor = after_anchor
         self.function_schema = function_schema  # Python-function tools to JSON schemas
+        self.memo_slots = (
+            memo_slots  # what the scanners remember at the end of the stream
+        )
         self._compile_patterns = compile_patterns
         # First use may come from many threads at once: one compiles, the others wait for it.
         # (`_thread` rather than `threading`, which costs a module import for one lock.)
@@ -389,9 +394,11 @@ class StreamingParser:
         """Commit every delimiter that can be committed, and the region text before it."""
         scanners = self._program.scanners
         actions = self._program.tables.actions
+        # At the end of the stream the buffer stays as it is: scanners may remember their searches.
+        memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
         while True:
             which, start, end, groups, hold = scanners[self._state](
-                self._buffer, self._pos, eos
+                self._buffer, self._pos, eos, memo
             )
             if which == WAITING:
                 self._start_waiting()
@@ -991,6 +998,18 @@ def find_literal(buf: str, literal: str, pos: int) -> int:
     return at
 
 
+def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` at the end of the stream, remembered in `memo[slot]` (see `recall`):
+    an occurrence at or after `pos`, or none found from an earlier position, still answers."""
+    at: int | None = memo[slot]
+    if at is None or 0 <= at < pos:
+        long = len(buf) - pos >= LONG_SCAN
+        at = memo[slot] = (
+            find_literal(buf, literal, pos) if long else buf.find(literal, pos)
+        )
+    return at
+
+
 # ...and from this many for a pattern that opens with an optional part or an alternation, which `re`
 # runs in full at every position.
 LONG_UNPREFIXED_SCAN: Final = 1024
@@ -1083,6 +1102,26 @@ def search_from_starts(
     if isinstance(at, re.Match) or at is None:
         return at
     return pattern.search(buf, at)
+
+
+# What `recall` answers when the memo cannot: search again.
+FORGOTTEN: Final = object()
+
+
+def recall(memo: list[Any], slot: int, start: int) -> Any:
+    """What an end-of-stream search from `start` finds, as remembered in `memo[slot]` (a pair: where
+    the last search started, and its match or None), or `FORGOTTEN`.
+
+    At the end of the stream the buffer no longer changes and searches only move on, so a search
+    that started no later and found nothing, or found a match starting at or after `start`, still
+    answers: a one-shot parse does not search the rest of its output again for each region."""
+    remembered = memo[slot]
+    if remembered is None:
+        return FORGOTTEN
+    since, match = remembered
+    if since <= start and (match is None or match.start() >= start):
+        return match
+    return FORGOTTEN
 
 
 def search_literals(
@@ -1710,8 +1749,11 @@ FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
 Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
 
 
-# A parser state's scanner: (buffer, scan position, whether the stream has ended) -> its answer.
-Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+# A parser state's scanner: (buffer, scan position, whether the stream has ended, memo) -> its answer.
+# At the end of the stream the buffer no longer changes and the scan position only moves on, so a
+# scanner may remember in `memo` (the program's `memo_slots` entries, fresh for each end-of-stream
+# pass) where a search found its next match, or that it found none, instead of searching again.
+Scanner: TypeAlias = "Callable[[str, int, bool, list[Any]], ScanResult]"
 
 
 PREFIX_REQUIRED: Final = (
@@ -1785,6 +1827,11 @@ def _caller_stacklevel() -> int:
 # Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
 # little beyond its text mid-stream, even with a thousand parsers open at once.
 BLOCK_CHUNKS: Final = 32
+
+
+NO_MEMO: Final[
+    list[Any]
+] = []  # while streaming, scanners remember nothing (the buffer grows)
 
 
 # A scanner's `which` when nothing in its state can be committed before the string the state awaits
@@ -2272,19 +2319,54 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_PENDING, _RE_IN_THINKING_PENDING, _RE_IN_CONTENT_LITERALS
     global _RE_IN_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_STARTS
     global _RE_DELIMITER_STARTS, _RE_START_ANCHOR
+    # fields.tool_calls.open_pattern:
+    # "(?:<\\|channel\\|>commentary\\s+)?to=functions\\.(?P<name>[^\\s<]+)(?:\\s*<\\|cha
+    # nnel\\|>commentary)?[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>"
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+)?to=functions\\.(?P<name>[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary)?[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>",
+        "(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u20"
+        "00-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+)?to=functions\\.(?P<name>[^"
+        "\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u"
+        "205f\\u3000]+)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
+        "\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary)?[^<]*(?:<\\|"
+        "constrain\\|>[^<]*)?<\\|message\\|>",
         re.DOTALL,
     )
+    # where fields.tool_calls.open_pattern may still match, as the regex module's
+    # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|ch\\Z|<\\|cha\\Z|<\\|chan\\Z|<\\|chann\\Z|<\\|channe(?:\\Z|l\\Z|l\\|\\Z|l\\|>\\Z|l\\|>c\\Z|l\\|>co\\Z|l\\|>com\\Z|l\\|>comm\\Z|l\\|>comme(?:\\Z|n\\Z|nt\\Z|nta\\Z|ntar\\Z|ntary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z)))|(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+)?(?:\\Z|t\\Z|to\\Z|to=\\Z|to=f\\Z|to=fu\\Z|to=fun\\Z|to=func\\Z|to=funct(?:\\Z|i\\Z|io\\Z|ion\\Z|ions\\Z|ions\\.(?:[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|ch\\Z|<\\|cha\\Z|<\\|chan\\Z|<\\|chann\\Z|<\\|channe(?:\\Z|l\\Z|l\\|\\Z|l\\|>\\Z|l\\|>c\\Z|l\\|>co\\Z|l\\|>com\\Z|l\\|>comm\\Z|l\\|>comme(?:\\Z|n\\Z|nt\\Z|nta\\Z|ntar\\Z))))|(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary)?(?:[^<]*\\Z|[^<]*(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|co\\Z|<\\|con\\Z|<\\|cons\\Z|<\\|const\\Z|<\\|constr(?:\\Z|a\\Z|ai\\Z|ain\\Z|ain\\|\\Z|ain\\|>[^<]*\\Z))|(?:<\\|constrain\\|>[^<]*)?(?:\\Z|<\\Z|<\\|\\Z|<\\|m\\Z|<\\|me\\Z|<\\|mes\\Z|<\\|mess\\Z|<\\|messa\\Z|<\\|messag(?:\\Z|e\\Z|e\\|\\Z)))))))))|\\Z)",
+        "(?:(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|ch\\Z|<\\|cha\\Z|<\\|chan\\Z|<\\|chann"
+        "\\Z|<\\|channe(?:\\Z|l\\Z|l\\|\\Z|l\\|>\\Z|l\\|>c\\Z|l\\|>co\\Z|l\\|>com\\Z|l"
+        "\\|>comm\\Z|l\\|>comme(?:\\Z|n\\Z|nt\\Z|nta\\Z|ntar\\Z|ntary[\\u0009-\\u000d"
+        "\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u30"
+        "00]*\\Z)))|(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0"
+        "\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+)?(?:\\Z|t\\Z|to"
+        "\\Z|to=\\Z|to=f\\Z|to=fu\\Z|to=fun\\Z|to=func\\Z|to=funct(?:\\Z|i\\Z|io\\Z|io"
+        "n\\Z|ions\\Z|ions\\.(?:[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200"
+        "a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d <\\u0085\\u00a"
+        "0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:(?:[\\u0009-"
+        "\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u20"
+        "5f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u"
+        "2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|ch\\Z|<\\"
+        "|cha\\Z|<\\|chan\\Z|<\\|chann\\Z|<\\|channe(?:\\Z|l\\Z|l\\|\\Z|l\\|>\\Z|l\\|>"
+        "c\\Z|l\\|>co\\Z|l\\|>com\\Z|l\\|>comm\\Z|l\\|>comme(?:\\Z|n\\Z|nt\\Z|nta\\Z|n"
+        "tar\\Z))))|(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2"
+        "028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary)?(?:[^<]*\\Z|[^<]"
+        "*(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|co\\Z|<\\|con\\Z|<\\|cons\\Z|<\\|const\\"
+        "Z|<\\|constr(?:\\Z|a\\Z|ai\\Z|ain\\Z|ain\\|\\Z|ain\\|>[^<]*\\Z))|(?:<\\|const"
+        "rain\\|>[^<]*)?(?:\\Z|<\\Z|<\\|\\Z|<\\|m\\Z|<\\|me\\Z|<\\|mes\\Z|<\\|mess\\Z|"
+        "<\\|messa\\Z|<\\|messag(?:\\Z|e\\Z|e\\|\\Z)))))))))|\\Z)",
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>(?:(?:a(?:n(?:a(?:l(?:y(?:s(?:i(?:s(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?|c(?:o(?:m(?:m(?:e(?:n(?:t(?:a(?:r(?:y(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?|f(?:i(?:n(?:a(?:l(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?)?)?)?)?\\Z",
+        "<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>(?:(?:a(?:n(?:a(?:l(?:y(?:s(?:i("
+        "?:s(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?"
+        ")?)?|c(?:o(?:m(?:m(?:e(?:n(?:t(?:a(?:r(?:y(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g("
+        "?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?|f(?:i(?:n(?:a(?:l(?:<(?:\\|(?"
+        ":m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?)?"
+        ")?)?)?\\Z",
         re.DOTALL,
     )
     _RE_IN_THINKING_PENDING = re.compile(
@@ -2294,7 +2376,8 @@ def _compile_patterns() -> None:
         "|".join(map(re.escape, _IN_CONTENT_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_IN_CONTENT_PENDING = re.compile(
-        "<(?:\\|(?:(?:e(?:n(?:d(?:\\|)?)?)?|r(?:e(?:t(?:u(?:r(?:n(?:\\|)?)?)?)?)?)?))?)?\\Z",
+        "<(?:\\|(?:(?:e(?:n(?:d(?:\\|)?)?)?|r(?:e(?:t(?:u(?:r(?:n(?:\\|)?)?)?)?)?)?))?"
+        ")?\\Z",
         re.DOTALL,
     )
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
@@ -2302,10 +2385,11 @@ def _compile_patterns() -> None:
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[\\|]|\\Z)|t(?:[o]|\\Z)", re.DOTALL)
     _RE_DELIMITER_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
+    # start_anchor: "<\\|start\\|>assistant"
     _RE_START_ANCHOR = re.compile("<\\|start\\|>assistant", re.DOTALL)
 
 
-def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # outside any explicit region
     n = len(buf)
     hold = n
@@ -2316,27 +2400,37 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     # fields.tool_calls.open_pattern
     # strategy: search; after 'to=functions.' then '<|message|>'; one-shot at '<|channel|>commentary', 'to=functions.'
     found = (
-        buf.find("to=functions.", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "to=functions.", pos)
+        find_once(memo, 0, buf, "to=functions.", pos)
+        if eos
+        else buf.find("to=functions.", pos)
     )
-    if found < 0 or buf.find("<|message|>", found + 13) < 0:
+    at = found
+    if at >= 0:
+        at = (
+            find_once(memo, 1, buf, "<|message|>", at + 13)
+            if eos
+            else buf.find("<|message|>", at + 13)
+        )
+    if at < 0:
         m = None  # every match contains 'to=functions.' then '<|message|>'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = (
-            _RE_TOOL_CALLS_OPEN.search(buf, pos)
-            if n - pos < LONG_UNPREFIXED_SCAN
-            else search_from_starts(
-                _RE_TOOL_CALLS_OPEN,
-                buf,
-                pos,
-                ("<|channel|>commentary", "to=functions."),
+        m = recall(memo, 2, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_TOOL_CALLS_OPEN.search(buf, pos)
+                if n - pos < LONG_UNPREFIXED_SCAN
+                else search_from_starts(
+                    _RE_TOOL_CALLS_OPEN,
+                    buf,
+                    pos,
+                    ("<|channel|>commentary", "to=functions."),
+                )
             )
-        )
+            memo[2] = (pos, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
@@ -2353,18 +2447,30 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
                 best_groups = m.groupdict()
 
     # fields.content.open, fields.thinking.open
-    m = (
-        _RE_OUTSIDE_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(
-            _RE_OUTSIDE_LITERALS,
-            buf,
-            pos,
-            "<",
-            _OUTSIDE_LITERAL_WATCHES,
-            best_start if best >= 0 else n,
+    if eos and best < 0:
+        m = recall(memo, 3, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_OUTSIDE_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_OUTSIDE_LITERALS, buf, pos, "<", _OUTSIDE_LITERAL_WATCHES, n
+                )
+            )
+            memo[3] = (pos, m)
+    else:
+        m = (
+            _RE_OUTSIDE_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_OUTSIDE_LITERALS,
+                buf,
+                pos,
+                "<",
+                _OUTSIDE_LITERAL_WATCHES,
+                best_start if best >= 0 else n,
+            )
         )
-    )
     if m is not None:
         start, end = m.span()
         rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
@@ -2386,15 +2492,11 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     return best, best_start, best_end, best_groups, hold
 
 
-def _scan_in_thinking(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_thinking(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # inside field 'thinking': fields.thinking.close
     n = len(buf)
     hold = n
-    start = (
-        buf.find("<|end|>", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "<|end|>", pos)
-    )
+    start = find_once(memo, 4, buf, "<|end|>", pos) if eos else buf.find("<|end|>", pos)
     if start >= 0:
         end = start + 7
         return 0, start, end, NO_GROUPS, n
@@ -2407,17 +2509,34 @@ def _scan_in_thinking(buf: str, pos: int, eos: bool) -> ScanResult:
     return -1, 0, 0, NO_GROUPS, hold
 
 
-def _scan_in_content(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_content(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # inside field 'content': fields.content.close
     n = len(buf)
     hold = n
-    m = (
-        _RE_IN_CONTENT_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(
-            _RE_IN_CONTENT_LITERALS, buf, pos, "<", _IN_CONTENT_LITERAL_WATCHES, n
+    if eos:
+        m = recall(memo, 5, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_IN_CONTENT_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_IN_CONTENT_LITERALS,
+                    buf,
+                    pos,
+                    "<",
+                    _IN_CONTENT_LITERAL_WATCHES,
+                    n,
+                )
+            )
+            memo[5] = (pos, m)
+    else:
+        m = (
+            _RE_IN_CONTENT_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_IN_CONTENT_LITERALS, buf, pos, "<", _IN_CONTENT_LITERAL_WATCHES, n
+            )
         )
-    )
     if m is not None:
         start, end = m.span()
         rank, grows = _IN_CONTENT_LITERAL_WATCHES[m.group()]
@@ -2434,14 +2553,12 @@ def _scan_in_content(buf: str, pos: int, eos: bool) -> ScanResult:
     return -1, 0, 0, NO_GROUPS, hold
 
 
-def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
     start = (
-        buf.find("<|call|>", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "<|call|>", pos)
+        find_once(memo, 6, buf, "<|call|>", pos) if eos else buf.find("<|call|>", pos)
     )
     if start >= 0:
         end = start + 8
@@ -2508,6 +2625,7 @@ _PROGRAM: Final = ParserProgram(
     handlers=(_handle_text, _handle_text, _handle_tool_calls),
     after_anchor=_after_anchor,
     function_schema=function_to_tool_schema,
+    memo_slots=7,
     compile_patterns=_compile_patterns,
 )
 

@@ -173,6 +173,7 @@ class ParserProgram:
         "handlers",
         "after_anchor",
         "function_schema",
+        "memo_slots",
         "_compile_patterns",
         "_lock",
     )
@@ -185,6 +186,7 @@ class ParserProgram:
         handlers: tuple[Handler, ...],
         after_anchor: Callable[[str], str | None],
         function_schema: FunctionSchema,
+        memo_slots: int,
         compile_patterns: Callable[[], None] | None,
     ) -> None:
         self.tables = tables
@@ -193,6 +195,9 @@ class ParserProgram:
         # the prompt after the last match of the start anchor; None if it never matches
         self.after_anchor = after_anchor
         self.function_schema = function_schema  # Python-function tools to JSON schemas
+        self.memo_slots = (
+            memo_slots  # what the scanners remember at the end of the stream
+        )
         self._compile_patterns = compile_patterns
         # First use may come from many threads at once: one compiles, the others wait for it.
         # (`_thread` rather than `threading`, which costs a module import for one lock.)
@@ -378,9 +383,11 @@ class StreamingParser:
         """Commit every delimiter that can be committed, and the region text before it."""
         scanners = self._program.scanners
         actions = self._program.tables.actions
+        # At the end of the stream the buffer stays as it is: scanners may remember their searches.
+        memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
         while True:
             which, start, end, groups, hold = scanners[self._state](
-                self._buffer, self._pos, eos
+                self._buffer, self._pos, eos, memo
             )
             if which == WAITING:
                 self._start_waiting()
@@ -980,6 +987,18 @@ def find_literal(buf: str, literal: str, pos: int) -> int:
     return at
 
 
+def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` at the end of the stream, remembered in `memo[slot]` (see `recall`):
+    an occurrence at or after `pos`, or none found from an earlier position, still answers."""
+    at: int | None = memo[slot]
+    if at is None or 0 <= at < pos:
+        long = len(buf) - pos >= LONG_SCAN
+        at = memo[slot] = (
+            find_literal(buf, literal, pos) if long else buf.find(literal, pos)
+        )
+    return at
+
+
 # ...and from this many for a pattern that opens with an optional part or an alternation, which `re`
 # runs in full at every position.
 LONG_UNPREFIXED_SCAN: Final = 1024
@@ -1072,6 +1091,26 @@ def search_from_starts(
     if isinstance(at, re.Match) or at is None:
         return at
     return pattern.search(buf, at)
+
+
+# What `recall` answers when the memo cannot: search again.
+FORGOTTEN: Final = object()
+
+
+def recall(memo: list[Any], slot: int, start: int) -> Any:
+    """What an end-of-stream search from `start` finds, as remembered in `memo[slot]` (a pair: where
+    the last search started, and its match or None), or `FORGOTTEN`.
+
+    At the end of the stream the buffer no longer changes and searches only move on, so a search
+    that started no later and found nothing, or found a match starting at or after `start`, still
+    answers: a one-shot parse does not search the rest of its output again for each region."""
+    remembered = memo[slot]
+    if remembered is None:
+        return FORGOTTEN
+    since, match = remembered
+    if since <= start and (match is None or match.start() >= start):
+        return match
+    return FORGOTTEN
 
 
 def search_literals(
@@ -1699,8 +1738,11 @@ FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
 Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
 
 
-# A parser state's scanner: (buffer, scan position, whether the stream has ended) -> its answer.
-Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+# A parser state's scanner: (buffer, scan position, whether the stream has ended, memo) -> its answer.
+# At the end of the stream the buffer no longer changes and the scan position only moves on, so a
+# scanner may remember in `memo` (the program's `memo_slots` entries, fresh for each end-of-stream
+# pass) where a search found its next match, or that it found none, instead of searching again.
+Scanner: TypeAlias = "Callable[[str, int, bool, list[Any]], ScanResult]"
 
 
 PREFIX_REQUIRED: Final = (
@@ -1774,6 +1816,11 @@ def _caller_stacklevel() -> int:
 # Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
 # little beyond its text mid-stream, even with a thousand parsers open at once.
 BLOCK_CHUNKS: Final = 32
+
+
+NO_MEMO: Final[
+    list[Any]
+] = []  # while streaming, scanners remember nothing (the buffer grows)
 
 
 # A scanner's `which` when nothing in its state can be committed before the string the state awaits
@@ -2253,37 +2300,77 @@ def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL
     global _RE_OUTSIDE_STARTS, _RE_START_ANCHOR
+    # fields.tool_calls.open_pattern:
+    # '(?:<function_call>\\s*)?\\{\\s*"name":\\s*"(?P<name>[^"]+)",\\s*"arguments":\\s*'
     _RE_TOOL_CALLS_OPEN = re.compile(
-        '(?:<function_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?\\{[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"name":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"(?P<name>[^"]+)",[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"arguments":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*',
+        "(?:<function_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
+        "\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?\\{[\\u0009-\\u000d\\u0020\\u0085\\u0"
+        '0a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"name":[\\u000'
+        "9-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u"
+        '205f\\u3000]*"(?P<name>[^"]+)",[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\'
+        'u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"arguments":[\\u0009-\\u00'
+        "0d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u"
+        "3000]*",
         re.DOTALL,
     )
+    # where fields.tool_calls.open_pattern may still match, as the regex module's
+    # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        '(?:(?:(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n_\\Z|n_c\\Z|n_ca\\Z|n_cal\\Z|n_call\\Z|n_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z))|(?:<function_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?(?:\\Z|\\{(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"\\Z|"n\\Z|"na\\Z|"nam\\Z|"name\\Z|"name"\\Z|"name":(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"\\Z|",(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"\\Z|"a\\Z|"ar\\Z|"arg\\Z|"argu\\Z|"argum\\Z|"argume\\Z|"argumen(?:\\Z|t\\Z|ts\\Z|ts"\\Z|ts":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z)))))))))))|\\Z)',
+        "(?:(?:(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio"
+        "(?:\\Z|n\\Z|n_\\Z|n_c\\Z|n_ca\\Z|n_cal\\Z|n_call\\Z|n_call>[\\u0009-\\u000d\\"
+        "u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000"
+        "]*\\Z))|(?:<function_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000"
+        "-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?(?:\\Z|\\{(?:[\\u0009-\\u000d"
+        "\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u30"
+        "00]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\"
+        'u2029\\u202f\\u205f\\u3000]*(?:\\Z|"\\Z|"n\\Z|"na\\Z|"nam\\Z|"name\\Z|"name"'
+        '\\Z|"name":(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2'
+        "028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\"
+        'u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"(?:[^"]*\\Z'
+        '|(?:[^"]+)(?:\\Z|"\\Z|",(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u200'
+        "0-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u"
+        "0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z"
+        '|"\\Z|"a\\Z|"ar\\Z|"arg\\Z|"argu\\Z|"argum\\Z|"argume\\Z|"argumen(?:\\Z|t\\Z|'
+        'ts\\Z|ts"\\Z|ts":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a'
+        "\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z)))))))))))|\\Z)",
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?)?)?|\\|(?:e(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?)?))?\\Z",
+        "<(?:(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?)"
+        "?)?|\\|(?:e(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?)?))?\\Z",
         re.DOTALL,
     )
+    # fields.tool_calls.close_pattern: "\\}\\s*(?:<function_call>|<\\|endoftext\\|>|$)"
     _RE_TOOL_CALLS_CLOSE = re.compile(
-        "\\}[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:<function_call>|<\\|endoftext\\|>|(?=\\n?\\Z))",
+        "\\}[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
+        "\\u202f\\u205f\\u3000]*(?:<function_call>|<\\|endoftext\\|>|(?=\\n?\\Z))",
         re.DOTALL,
     )
+    # where fields.tool_calls.close_pattern may still match, as the regex module's
+    # partial=True finds
     _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
-        "(?:\\Z|\\}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n_\\Z|n_c\\Z|n_ca\\Z|n_cal\\Z|n_call\\Z))|(?:\\Z|<\\Z|<\\|\\Z|<\\|e\\Z|<\\|en\\Z|<\\|end\\Z|<\\|endo\\Z|<\\|endof\\Z|<\\|endoft(?:\\Z|e\\Z|ex\\Z|ext\\Z|ext\\|\\Z)))))",
+        "(?:\\Z|\\}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u20"
+        "28-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u"
+        "1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|<\\Z|<f\\Z"
+        "|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n_\\Z|n_c\\"
+        "Z|n_ca\\Z|n_cal\\Z|n_call\\Z))|(?:\\Z|<\\Z|<\\|\\Z|<\\|e\\Z|<\\|en\\Z|<\\|end"
+        "\\Z|<\\|endo\\Z|<\\|endof\\Z|<\\|endoft(?:\\Z|e\\Z|ex\\Z|ext\\Z|ext\\|\\Z))))"
+        ")",
         re.DOTALL,
     )
     _RE_OUTSIDE_STARTS = re.compile(
-        '<(?:[f\\|]|\\Z)|\\{(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)',
+        '<(?:[f\\|]|\\Z)|\\{(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a'
+        "\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)",
         re.DOTALL,
     )
+    # start_anchor: "\\\nASSISTANT:\\ "
     _RE_START_ANCHOR = re.compile("\\u000aASSISTANT: ", re.DOTALL)
 
 
-def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # outside any explicit region
     n = len(buf)
     hold = n
@@ -2293,26 +2380,33 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
 
     # fields.tool_calls.open_pattern
     # strategy: search; after '"name":' then '",' then '"arguments":'; one-shot at '<function_call>', '{'
-    found = (
-        buf.find('"name":', pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, '"name":', pos)
-    )
-    at = buf.find('",', found + 7) if found >= 0 else -1
-    if at < 0 or buf.find('"arguments":', at + 2) < 0:
+    found = find_once(memo, 0, buf, '"name":', pos) if eos else buf.find('"name":', pos)
+    at = found
+    if at >= 0:
+        at = find_once(memo, 1, buf, '",', at + 7) if eos else buf.find('",', at + 7)
+    if at >= 0:
+        at = (
+            find_once(memo, 2, buf, '"arguments":', at + 2)
+            if eos
+            else buf.find('"arguments":', at + 2)
+        )
+    if at < 0:
         m = None  # every match contains '"name":' then '",' then '"arguments":'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = (
-            _RE_TOOL_CALLS_OPEN.search(buf, pos)
-            if n - pos < LONG_UNPREFIXED_SCAN
-            else search_from_starts(
-                _RE_TOOL_CALLS_OPEN, buf, pos, ("<function_call>", "{")
+        m = recall(memo, 3, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_TOOL_CALLS_OPEN.search(buf, pos)
+                if n - pos < LONG_UNPREFIXED_SCAN
+                else search_from_starts(
+                    _RE_TOOL_CALLS_OPEN, buf, pos, ("<function_call>", "{")
+                )
             )
-        )
+            memo[3] = (pos, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
@@ -2329,18 +2423,30 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
                 best_groups = m.groupdict()
 
     # fields.content.close
-    m = (
-        _RE_OUTSIDE_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(
-            _RE_OUTSIDE_LITERALS,
-            buf,
-            pos,
-            "<",
-            _OUTSIDE_LITERAL_WATCHES,
-            best_start if best >= 0 else n,
+    if eos and best < 0:
+        m = recall(memo, 4, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_OUTSIDE_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_OUTSIDE_LITERALS, buf, pos, "<", _OUTSIDE_LITERAL_WATCHES, n
+                )
+            )
+            memo[4] = (pos, m)
+    else:
+        m = (
+            _RE_OUTSIDE_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_OUTSIDE_LITERALS,
+                buf,
+                pos,
+                "<",
+                _OUTSIDE_LITERAL_WATCHES,
+                best_start if best >= 0 else n,
+            )
         )
-    )
     if m is not None:
         start, end = m.span()
         rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
@@ -2362,14 +2468,20 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     return best, best_start, best_end, best_groups, hold
 
 
-def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close_pattern
     n = len(buf)
     hold = n
     # strategy: search; one-shot from '}'
     if eos:
-        found = buf.find("}", pos)
-        m = None if found < 0 else _RE_TOOL_CALLS_CLOSE.search(buf, found)
+        found = find_once(memo, 5, buf, "}", pos)
+        if found < 0:
+            m = None
+        else:
+            m = recall(memo, 6, found)
+            if m is FORGOTTEN:
+                m = _RE_TOOL_CALLS_CLOSE.search(buf, found)
+                memo[6] = (found, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos
@@ -2433,6 +2545,7 @@ _PROGRAM: Final = ParserProgram(
     handlers=(_handle_tool_calls, _handle_content),
     after_anchor=_after_anchor,
     function_schema=function_to_tool_schema,
+    memo_slots=7,
     compile_patterns=_compile_patterns,
 )
 

@@ -195,6 +195,7 @@ class ParserProgram:
         "handlers",
         "after_anchor",
         "function_schema",
+        "memo_slots",
         "_compile_patterns",
         "_lock",
     )
@@ -207,6 +208,7 @@ class ParserProgram:
         handlers: tuple[Handler, ...],
         after_anchor: Callable[[str], str | None],
         function_schema: FunctionSchema,
+        memo_slots: int,
         compile_patterns: Callable[[], None] | None,
     ) -> None:
         self.tables = tables
@@ -215,6 +217,9 @@ class ParserProgram:
         # the prompt after the last match of the start anchor; None if it never matches
         self.after_anchor = after_anchor
         self.function_schema = function_schema  # Python-function tools to JSON schemas
+        self.memo_slots = (
+            memo_slots  # what the scanners remember at the end of the stream
+        )
         self._compile_patterns = compile_patterns
         # First use may come from many threads at once: one compiles, the others wait for it.
         # (`_thread` rather than `threading`, which costs a module import for one lock.)
@@ -400,9 +405,11 @@ class StreamingParser:
         """Commit every delimiter that can be committed, and the region text before it."""
         scanners = self._program.scanners
         actions = self._program.tables.actions
+        # At the end of the stream the buffer stays as it is: scanners may remember their searches.
+        memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
         while True:
             which, start, end, groups, hold = scanners[self._state](
-                self._buffer, self._pos, eos
+                self._buffer, self._pos, eos, memo
             )
             if which == WAITING:
                 self._start_waiting()
@@ -1000,6 +1007,38 @@ def find_literal(buf: str, literal: str, pos: int) -> int:
             return buf.find(literal, at + 1)
         at = buf.find(head, at + 1)
     return at
+
+
+def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` at the end of the stream, remembered in `memo[slot]` (see `recall`):
+    an occurrence at or after `pos`, or none found from an earlier position, still answers."""
+    at: int | None = memo[slot]
+    if at is None or 0 <= at < pos:
+        long = len(buf) - pos >= LONG_SCAN
+        at = memo[slot] = (
+            find_literal(buf, literal, pos) if long else buf.find(literal, pos)
+        )
+    return at
+
+
+# What `recall` answers when the memo cannot: search again.
+FORGOTTEN: Final = object()
+
+
+def recall(memo: list[Any], slot: int, start: int) -> Any:
+    """What an end-of-stream search from `start` finds, as remembered in `memo[slot]` (a pair: where
+    the last search started, and its match or None), or `FORGOTTEN`.
+
+    At the end of the stream the buffer no longer changes and searches only move on, so a search
+    that started no later and found nothing, or found a match starting at or after `start`, still
+    answers: a one-shot parse does not search the rest of its output again for each region."""
+    remembered = memo[slot]
+    if remembered is None:
+        return FORGOTTEN
+    since, match = remembered
+    if since <= start and (match is None or match.start() >= start):
+        return match
+    return FORGOTTEN
 
 
 # The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
@@ -1709,8 +1748,11 @@ FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
 Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
 
 
-# A parser state's scanner: (buffer, scan position, whether the stream has ended) -> its answer.
-Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+# A parser state's scanner: (buffer, scan position, whether the stream has ended, memo) -> its answer.
+# At the end of the stream the buffer no longer changes and the scan position only moves on, so a
+# scanner may remember in `memo` (the program's `memo_slots` entries, fresh for each end-of-stream
+# pass) where a search found its next match, or that it found none, instead of searching again.
+Scanner: TypeAlias = "Callable[[str, int, bool, list[Any]], ScanResult]"
 
 
 PREFIX_REQUIRED: Final = (
@@ -1784,6 +1826,11 @@ def _caller_stacklevel() -> int:
 # Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
 # little beyond its text mid-stream, even with a thousand parsers open at once.
 BLOCK_CHUNKS: Final = 32
+
+
+NO_MEMO: Final[
+    list[Any]
+] = []  # while streaming, scanners remember nothing (the buffer grows)
 
 
 # A scanner's `which` when nothing in its state can be committed before the string the state awaits
@@ -2278,43 +2325,140 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING
     global _RE_DELIMITER_STARTS, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    # fields.tool_calls.open_pattern: '<\\|open\\|>call tool="(?P<name>[^"]+)"(?:
+    # index="\\d+")?<\\|sep\\|>'
     _RE_TOOL_CALLS_OPEN = re.compile(
-        '<\\|open\\|>call tool="(?P<name>[^"]+)"(?: index="[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+")?<\\|sep\\|>',
+        '<\\|open\\|>call tool="(?P<name>[^"]+)"(?: index="[\\u0030-\\u0039\\u0660-\\u'
+        "0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a"
+        "6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef"
+        "\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\"
+        "u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u1"
+        "9d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c4"
+        "0-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-"
+        "\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a"
+        "0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U000"
+        "1106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U"
+        "000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650"
+        "-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U0001"
+        "1739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U0"
+        "0011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-"
+        "\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016"
+        "a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U00"
+        "01ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-"
+        "\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e"
+        '959\\U0001fbf0-\\U0001fbf9]+")?<\\|sep\\|>',
         re.DOTALL,
     )
+    # where fields.tool_calls.open_pattern may still match, as the regex module's
+    # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        '(?:\\Z|<\\Z|<\\|\\Z|<\\|o\\Z|<\\|op\\Z|<\\|ope\\Z|<\\|open\\Z|<\\|open\\|\\Z|<\\|open\\|>(?:\\Z|c\\Z|ca\\Z|cal\\Z|call\\Z|call \\Z|call t\\Z|call to\\Z|call too(?:\\Z|l\\Z|l=\\Z|l="(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"(?:(?:\\Z| \\Z| i\\Z| in\\Z| ind\\Z| inde\\Z| index\\Z| index=\\Z| index="(?:[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]*\\Z|[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+\\Z))|(?: index="[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001fbf0-\\U0001fbf9]+")?(?:\\Z|<\\Z|<\\|\\Z|<\\|s\\Z|<\\|se\\Z|<\\|sep\\Z|<\\|sep\\|\\Z)))))))',
+        "(?:\\Z|<\\Z|<\\|\\Z|<\\|o\\Z|<\\|op\\Z|<\\|ope\\Z|<\\|open\\Z|<\\|open\\|\\Z|"
+        "<\\|open\\|>(?:\\Z|c\\Z|ca\\Z|cal\\Z|call\\Z|call \\Z|call t\\Z|call to\\Z|ca"
+        'll too(?:\\Z|l\\Z|l=\\Z|l="(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"(?:(?:\\Z| \\Z| i\\Z|'
+        ' in\\Z| ind\\Z| inde\\Z| index\\Z| index=\\Z| index="(?:[\\u0030-\\u0039\\u06'
+        "60-\\u0669\\u06f0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66"
+        "-\\u0a6f\\u0ae6-\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-"
+        "\\u0cef\\u0d66-\\u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\"
+        "u0f29\\u1040-\\u1049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u1"
+        "94f\\u19d0-\\u19d9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb"
+        "9\\u1c40-\\u1c49\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909"
+        "\\ua9d0-\\ua9d9\\ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\"
+        "U000104a0-\\U000104a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U0001106"
+        "6-\\U0001106f\\U000110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000"
+        "111d9\\U000112f0-\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U"
+        "00011650-\\U00011659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730"
+        "-\\U00011739\\U000118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U0001"
+        "1bf9\\U00011c50-\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U0"
+        "0011de0-\\U00011de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-"
+        "\\U00016a69\\U00016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016"
+        "d79\\U0001ccf0-\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U00"
+        "01e2f0-\\U0001e2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-"
+        "\\U0001e959\\U0001fbf0-\\U0001fbf9]*\\Z|[\\u0030-\\u0039\\u0660-\\u0669\\u06f"
+        "0-\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-"
+        "\\u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\"
+        "u0d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u1"
+        "049\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d"
+        "9\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49"
+        "\\u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\"
+        "ua9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U0001"
+        "04a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U0"
+        "00110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-"
+        "\\U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U00011"
+        "659\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U00"
+        "0118e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-"
+        "\\U00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011"
+        "de9\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00"
+        "016ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-"
+        "\\U0001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e"
+        "2f9\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U00"
+        '01fbf0-\\U0001fbf9]+\\Z))|(?: index="[\\u0030-\\u0039\\u0660-\\u0669\\u06f0-'
+        "\\u06f9\\u07c0-\\u07c9\\u0966-\\u096f\\u09e6-\\u09ef\\u0a66-\\u0a6f\\u0ae6-\\"
+        "u0aef\\u0b66-\\u0b6f\\u0be6-\\u0bef\\u0c66-\\u0c6f\\u0ce6-\\u0cef\\u0d66-\\u0"
+        "d6f\\u0de6-\\u0def\\u0e50-\\u0e59\\u0ed0-\\u0ed9\\u0f20-\\u0f29\\u1040-\\u104"
+        "9\\u1090-\\u1099\\u17e0-\\u17e9\\u1810-\\u1819\\u1946-\\u194f\\u19d0-\\u19d9"
+        "\\u1a80-\\u1a89\\u1a90-\\u1a99\\u1b50-\\u1b59\\u1bb0-\\u1bb9\\u1c40-\\u1c49\\"
+        "u1c50-\\u1c59\\ua620-\\ua629\\ua8d0-\\ua8d9\\ua900-\\ua909\\ua9d0-\\ua9d9\\ua"
+        "9f0-\\ua9f9\\uaa50-\\uaa59\\uabf0-\\uabf9\\uff10-\\uff19\\U000104a0-\\U000104"
+        "a9\\U00010d30-\\U00010d39\\U00010d40-\\U00010d49\\U00011066-\\U0001106f\\U000"
+        "110f0-\\U000110f9\\U00011136-\\U0001113f\\U000111d0-\\U000111d9\\U000112f0-\\"
+        "U000112f9\\U00011450-\\U00011459\\U000114d0-\\U000114d9\\U00011650-\\U0001165"
+        "9\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011730-\\U00011739\\U0001"
+        "18e0-\\U000118e9\\U00011950-\\U00011959\\U00011bf0-\\U00011bf9\\U00011c50-\\U"
+        "00011c59\\U00011d50-\\U00011d59\\U00011da0-\\U00011da9\\U00011de0-\\U00011de9"
+        "\\U00011f50-\\U00011f59\\U00016130-\\U00016139\\U00016a60-\\U00016a69\\U00016"
+        "ac0-\\U00016ac9\\U00016b50-\\U00016b59\\U00016d70-\\U00016d79\\U0001ccf0-\\U0"
+        "001ccf9\\U0001d7ce-\\U0001d7ff\\U0001e140-\\U0001e149\\U0001e2f0-\\U0001e2f9"
+        "\\U0001e4f0-\\U0001e4f9\\U0001e5f1-\\U0001e5fa\\U0001e950-\\U0001e959\\U0001f"
+        'bf0-\\U0001fbf9]+")?(?:\\Z|<\\Z|<\\|\\Z|<\\|s\\Z|<\\|se\\Z|<\\|sep\\Z|<\\|sep'
+        "\\|\\Z)))))))",
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:\\|(?:(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?|r(?:e(?:s(?:p(?:o(?:n(?:s(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:s(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?|e(?:n(?:d(?:_(?:o(?:f(?:_(?:m(?:s(?:g(?:\\|)?)?)?)?)?)?)?)?)?)?|o(?:p(?:e(?:n(?:\\|(?:>(?:(?:r(?:e(?:s(?:p(?:o(?:n(?:s(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:(?:h(?:i(?:n(?:k(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?|o(?:o(?:l(?:s(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?))?))?)?)?)?)?)?))?)?\\Z",
+        "<(?:\\|(?:(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:<(?"
+        ":\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?|r(?:e(?:s(?:p(?:o(?:n(?:s(?:e("
+        "?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:s(?:<(?"
+        ":\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?|e(?:n(?:d(?:_(?:o(?"
+        ":f(?:_(?:m(?:s(?:g(?:\\|)?)?)?)?)?)?)?)?)?)?|o(?:p(?:e(?:n(?:\\|(?:>(?:(?:r(?"
+        ":e(?:s(?:p(?:o(?:n(?:s(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)"
+        "?)?|t(?:(?:h(?:i(?:n(?:k(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?|o(?:o("
+        "?:l(?:s(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?))?))?)?)?)?)?)?))?)?\\Z",
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_LITERALS = re.compile(
         "|".join(map(re.escape, _IN_REASONING_CONTENT_LITERAL)), re.DOTALL
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
-        "<(?:\\|(?:(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?|t(?:h(?:i(?:n(?:k(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?|e(?:n(?:d(?:_(?:o(?:f(?:_(?:m(?:s(?:g(?:\\|)?)?)?)?)?)?)?)?)?)?))?)?\\Z",
+        "<(?:\\|(?:(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:<(?"
+        ":\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?|t(?:h(?:i(?:n(?:k(?:<(?:\\|(?:"
+        "s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?|e(?:n(?:d(?:_(?:o(?:f(?:_("
+        "?:m(?:s(?:g(?:\\|)?)?)?)?)?)?)?)?)?)?))?)?\\Z",
         re.DOTALL,
     )
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
-        "<(?:\\|(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:c(?:a(?:l(?:l(?:<(?:\\|(?:s(?:e(?:p(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?\\Z",
+        "<(?:\\|(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:c(?:a(?:l(?:l(?:<(?:\\|(?:s(?:e(?:p(?"
+        ":\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?\\Z",
         re.DOTALL,
     )
     _RE_DELIMITER_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
+    # fields.tool_calls.content_args.tag_pattern: '<\\|open\\|>argument
+    # key="(?P<key>[^"]+)"(?:
+    # type="[a-z]+")?<\\|sep\\|>(?P<value>.*?)<\\|close\\|>argument<\\|sep\\|>'
     _RE_TOOL_CALLS_TAGS = re.compile(
-        '<\\|open\\|>argument key="(?P<key>[^"]+)"(?: type="[a-z]+")?<\\|sep\\|>(?P<value>[^<]*(?:(?!<\\|close\\|>argument<\\|sep\\|>)<[^<]*)*)<\\|close\\|>argument<\\|sep\\|>',
+        '<\\|open\\|>argument key="(?P<key>[^"]+)"(?: type="[a-z]+")?<\\|sep\\|>(?P<va'
+        "lue>[^<]*(?:(?!<\\|close\\|>argument<\\|sep\\|>)<[^<]*)*)<\\|close\\|>argumen"
+        "t<\\|sep\\|>",
         re.DOTALL,
     )
+    # start_anchor: '<\\|open\\|>message\\ role="assistant"<\\|sep\\|>'
     _RE_START_ANCHOR = re.compile(
         '<\\|open\\|>message role="assistant"<\\|sep\\|>', re.DOTALL
     )
 
 
-def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # outside any explicit region
     n = len(buf)
     hold = n
@@ -2325,18 +2469,28 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     # fields.tool_calls.open_pattern
     # strategy: search; after '<|open|>call tool="' then '<|sep|>'; from that string
     found = (
-        buf.find('<|open|>call tool="', pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, '<|open|>call tool="', pos)
+        find_once(memo, 0, buf, '<|open|>call tool="', pos)
+        if eos
+        else buf.find('<|open|>call tool="', pos)
     )
-    if found < 0 or buf.find("<|sep|>", found + 19) < 0:
+    at = found
+    if at >= 0:
+        at = (
+            find_once(memo, 1, buf, "<|sep|>", at + 19)
+            if eos
+            else buf.find("<|sep|>", at + 19)
+        )
+    if at < 0:
         m = None  # every match contains '<|open|>call tool="' then '<|sep|>'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = _RE_TOOL_CALLS_OPEN.search(buf, found)
+        m = recall(memo, 2, found)
+        if m is FORGOTTEN:
+            m = _RE_TOOL_CALLS_OPEN.search(buf, found)
+            memo[2] = (found, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
@@ -2353,18 +2507,30 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
                 best_groups = m.groupdict()
 
     # fields.reasoning_content.open, fields.content.close
-    m = (
-        _RE_OUTSIDE_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(
-            _RE_OUTSIDE_LITERALS,
-            buf,
-            pos,
-            "<",
-            _OUTSIDE_LITERAL_WATCHES,
-            best_start if best >= 0 else n,
+    if eos and best < 0:
+        m = recall(memo, 3, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_OUTSIDE_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_OUTSIDE_LITERALS, buf, pos, "<", _OUTSIDE_LITERAL_WATCHES, n
+                )
+            )
+            memo[3] = (pos, m)
+    else:
+        m = (
+            _RE_OUTSIDE_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_OUTSIDE_LITERALS,
+                buf,
+                pos,
+                "<",
+                _OUTSIDE_LITERAL_WATCHES,
+                best_start if best >= 0 else n,
+            )
         )
-    )
     if m is not None:
         start, end = m.span()
         rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
@@ -2386,22 +2552,41 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     return best, best_start, best_end, best_groups, hold
 
 
-def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_reasoning_content(
+    buf: str, pos: int, eos: bool, memo: list[Any]
+) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    m = (
-        _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(
-            _RE_IN_REASONING_CONTENT_LITERALS,
-            buf,
-            pos,
-            "<",
-            _IN_REASONING_CONTENT_LITERAL,
-            n,
+    if eos:
+        m = recall(memo, 4, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_IN_REASONING_CONTENT_LITERALS,
+                    buf,
+                    pos,
+                    "<",
+                    _IN_REASONING_CONTENT_LITERAL,
+                    n,
+                )
+            )
+            memo[4] = (pos, m)
+    else:
+        m = (
+            _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_IN_REASONING_CONTENT_LITERALS,
+                buf,
+                pos,
+                "<",
+                _IN_REASONING_CONTENT_LITERAL,
+                n,
+            )
         )
-    )
     if m is not None:
         start, end = m.span()
         rank, grows = _IN_REASONING_CONTENT_LITERAL[m.group()]
@@ -2418,14 +2603,14 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     return -1, 0, 0, NO_GROUPS, hold
 
 
-def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
     start = (
-        buf.find("<|close|>call<|sep|>", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "<|close|>call<|sep|>", pos)
+        find_once(memo, 5, buf, "<|close|>call<|sep|>", pos)
+        if eos
+        else buf.find("<|close|>call<|sep|>", pos)
     )
     if start >= 0:
         end = start + 20
@@ -2491,6 +2676,7 @@ _PROGRAM: Final = ParserProgram(
     handlers=(_handle_text, _handle_tool_calls, _handle_text),
     after_anchor=_after_anchor,
     function_schema=function_to_tool_schema,
+    memo_slots=6,
     compile_patterns=_compile_patterns,
 )
 

@@ -183,6 +183,7 @@ class ParserProgram:
         "handlers",
         "after_anchor",
         "function_schema",
+        "memo_slots",
         "_compile_patterns",
         "_lock",
     )
@@ -195,6 +196,7 @@ class ParserProgram:
         handlers: tuple[Handler, ...],
         after_anchor: Callable[[str], str | None],
         function_schema: FunctionSchema,
+        memo_slots: int,
         compile_patterns: Callable[[], None] | None,
     ) -> None:
         self.tables = tables
@@ -203,6 +205,9 @@ class ParserProgram:
         # the prompt after the last match of the start anchor; None if it never matches
         self.after_anchor = after_anchor
         self.function_schema = function_schema  # Python-function tools to JSON schemas
+        self.memo_slots = (
+            memo_slots  # what the scanners remember at the end of the stream
+        )
         self._compile_patterns = compile_patterns
         # First use may come from many threads at once: one compiles, the others wait for it.
         # (`_thread` rather than `threading`, which costs a module import for one lock.)
@@ -388,9 +393,11 @@ class StreamingParser:
         """Commit every delimiter that can be committed, and the region text before it."""
         scanners = self._program.scanners
         actions = self._program.tables.actions
+        # At the end of the stream the buffer stays as it is: scanners may remember their searches.
+        memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
         while True:
             which, start, end, groups, hold = scanners[self._state](
-                self._buffer, self._pos, eos
+                self._buffer, self._pos, eos, memo
             )
             if which == WAITING:
                 self._start_waiting()
@@ -988,6 +995,38 @@ def find_literal(buf: str, literal: str, pos: int) -> int:
             return buf.find(literal, at + 1)
         at = buf.find(head, at + 1)
     return at
+
+
+def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` at the end of the stream, remembered in `memo[slot]` (see `recall`):
+    an occurrence at or after `pos`, or none found from an earlier position, still answers."""
+    at: int | None = memo[slot]
+    if at is None or 0 <= at < pos:
+        long = len(buf) - pos >= LONG_SCAN
+        at = memo[slot] = (
+            find_literal(buf, literal, pos) if long else buf.find(literal, pos)
+        )
+    return at
+
+
+# What `recall` answers when the memo cannot: search again.
+FORGOTTEN: Final = object()
+
+
+def recall(memo: list[Any], slot: int, start: int) -> Any:
+    """What an end-of-stream search from `start` finds, as remembered in `memo[slot]` (a pair: where
+    the last search started, and its match or None), or `FORGOTTEN`.
+
+    At the end of the stream the buffer no longer changes and searches only move on, so a search
+    that started no later and found nothing, or found a match starting at or after `start`, still
+    answers: a one-shot parse does not search the rest of its output again for each region."""
+    remembered = memo[slot]
+    if remembered is None:
+        return FORGOTTEN
+    since, match = remembered
+    if since <= start and (match is None or match.start() >= start):
+        return match
+    return FORGOTTEN
 
 
 # The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
@@ -1697,8 +1736,11 @@ FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
 Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
 
 
-# A parser state's scanner: (buffer, scan position, whether the stream has ended) -> its answer.
-Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+# A parser state's scanner: (buffer, scan position, whether the stream has ended, memo) -> its answer.
+# At the end of the stream the buffer no longer changes and the scan position only moves on, so a
+# scanner may remember in `memo` (the program's `memo_slots` entries, fresh for each end-of-stream
+# pass) where a search found its next match, or that it found none, instead of searching again.
+Scanner: TypeAlias = "Callable[[str, int, bool, list[Any]], ScanResult]"
 
 
 PREFIX_REQUIRED: Final = (
@@ -1772,6 +1814,11 @@ def _caller_stacklevel() -> int:
 # Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
 # little beyond its text mid-stream, even with a thousand parsers open at once.
 BLOCK_CHUNKS: Final = 32
+
+
+NO_MEMO: Final[
+    list[Any]
+] = []  # while streaming, scanners remember nothing (the buffer grows)
 
 
 # A scanner's `which` when nothing in its state can be committed before the string the state awaits
@@ -2250,19 +2297,26 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
     global _RE_IN_TOOL_CALLS_PENDING, _RE_DELIMITER_STARTS, _RE_TOOL_CALLS_TAGS
     global _RE_START_ANCHOR
+    # fields.tool_calls.open_pattern: "<tool_call>(?P<name>[^\\s<\\\\]+)"
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "<tool_call>(?P<name>[^\\u0009-\\u000d <\\\\\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)",
+        "<tool_call>(?P<name>[^\\u0009-\\u000d <\\\\\\u0085\\u00a0\\u1680\\u2000-\\u20"
+        "0a\\u2028\\u2029\\u202f\\u205f\\u3000]+)",
         re.DOTALL,
     )
+    # where fields.tool_calls.open_pattern may still match, as the regex module's
+    # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\Z|ll\\Z|ll>[^\\u0009-\\u000d <\\\\\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z))",
+        "(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z"
+        "|l\\Z|ll\\Z|ll>[^\\u0009-\\u000d <\\\\\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u"
+        "2028\\u2029\\u202f\\u205f\\u3000]*\\Z))",
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:r(?:o(?:l(?:e(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?)?)?)?))?\\Z",
+        "<(?:(?:t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:r(?:o(?:l(?:e(?:_(?:e(?:n(?:d(?:\\|)?)"
+        "?)?)?)?)?)?)?)?))?\\Z",
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
@@ -2272,14 +2326,21 @@ def _compile_patterns() -> None:
         "<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?\\Z", re.DOTALL
     )
     _RE_DELIMITER_STARTS = re.compile("<(?:[/t\\|]|\\Z)", re.DOTALL)
+    # fields.tool_calls.content_args.tag_pattern:
+    # "<arg_key>(?P<key>.*?)</arg_key>(?:\\s|\\\\n)*<arg_value>(?P<value>.*?)</arg_value
+    # >"
     _RE_TOOL_CALLS_TAGS = re.compile(
-        "<arg_key>(?P<key>.*?)</arg_key>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\\\n[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)*<arg_value>(?P<value>[^<]*(?:(?!</arg_value>)<[^<]*)*)</arg_value>",
+        "<arg_key>(?P<key>.*?)</arg_key>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\"
+        "u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\\\n[\\u0009-\\u000d\\"
+        "u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000"
+        "]*)*<arg_value>(?P<value>[^<]*(?:(?!</arg_value>)<[^<]*)*)</arg_value>",
         re.DOTALL,
     )
+    # start_anchor: "<role>ASSISTANT</role>"
     _RE_START_ANCHOR = re.compile("<role>ASSISTANT</role>", re.DOTALL)
 
 
-def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # outside any explicit region
     n = len(buf)
     hold = n
@@ -2290,9 +2351,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     # fields.tool_calls.open_pattern
     # strategy: search; after '<tool_call>'; from that string
     found = (
-        buf.find("<tool_call>", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "<tool_call>", pos)
+        find_once(memo, 0, buf, "<tool_call>", pos)
+        if eos
+        else buf.find("<tool_call>", pos)
     )
     if found < 0:
         m = None  # every match contains '<tool_call>'
@@ -2301,7 +2362,10 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = _RE_TOOL_CALLS_OPEN.search(buf, found)
+        m = recall(memo, 1, found)
+        if m is FORGOTTEN:
+            m = _RE_TOOL_CALLS_OPEN.search(buf, found)
+            memo[1] = (found, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
@@ -2318,18 +2382,30 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
                 best_groups = m.groupdict()
 
     # fields.reasoning_content.open, fields.content.close
-    m = (
-        _RE_OUTSIDE_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(
-            _RE_OUTSIDE_LITERALS,
-            buf,
-            pos,
-            "<",
-            _OUTSIDE_LITERAL_WATCHES,
-            best_start if best >= 0 else n,
+    if eos and best < 0:
+        m = recall(memo, 2, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_OUTSIDE_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_OUTSIDE_LITERALS, buf, pos, "<", _OUTSIDE_LITERAL_WATCHES, n
+                )
+            )
+            memo[2] = (pos, m)
+    else:
+        m = (
+            _RE_OUTSIDE_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_OUTSIDE_LITERALS,
+                buf,
+                pos,
+                "<",
+                _OUTSIDE_LITERAL_WATCHES,
+                best_start if best >= 0 else n,
+            )
         )
-    )
     if m is not None:
         start, end = m.span()
         rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
@@ -2351,14 +2427,14 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     return best, best_start, best_end, best_groups, hold
 
 
-def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_reasoning_content(
+    buf: str, pos: int, eos: bool, memo: list[Any]
+) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
     start = (
-        buf.find("</think>", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "</think>", pos)
+        find_once(memo, 3, buf, "</think>", pos) if eos else buf.find("</think>", pos)
     )
     if start >= 0:
         end = start + 8
@@ -2372,14 +2448,14 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     return -1, 0, 0, NO_GROUPS, hold
 
 
-def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
     start = (
-        buf.find("</tool_call>", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "</tool_call>", pos)
+        find_once(memo, 4, buf, "</tool_call>", pos)
+        if eos
+        else buf.find("</tool_call>", pos)
     )
     if start >= 0:
         end = start + 12
@@ -2445,6 +2521,7 @@ _PROGRAM: Final = ParserProgram(
     handlers=(_handle_text, _handle_tool_calls, _handle_text),
     after_anchor=_after_anchor,
     function_schema=function_to_tool_schema,
+    memo_slots=5,
     compile_patterns=_compile_patterns,
 )
 

@@ -180,6 +180,7 @@ class ParserProgram:
         "handlers",
         "after_anchor",
         "function_schema",
+        "memo_slots",
         "_compile_patterns",
         "_lock",
     )
@@ -192,6 +193,7 @@ class ParserProgram:
         handlers: tuple[Handler, ...],
         after_anchor: Callable[[str], str | None],
         function_schema: FunctionSchema,
+        memo_slots: int,
         compile_patterns: Callable[[], None] | None,
     ) -> None:
         self.tables = tables
@@ -200,6 +202,9 @@ class ParserProgram:
         # the prompt after the last match of the start anchor; None if it never matches
         self.after_anchor = after_anchor
         self.function_schema = function_schema  # Python-function tools to JSON schemas
+        self.memo_slots = (
+            memo_slots  # what the scanners remember at the end of the stream
+        )
         self._compile_patterns = compile_patterns
         # First use may come from many threads at once: one compiles, the others wait for it.
         # (`_thread` rather than `threading`, which costs a module import for one lock.)
@@ -397,9 +402,11 @@ class StreamingParser:
         """Commit every delimiter that can be committed, and the region text before it."""
         scanners = self._program.scanners
         actions = self._program.tables.actions
+        # At the end of the stream the buffer stays as it is: scanners may remember their searches.
+        memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
         while True:
             which, start, end, groups, hold = scanners[self._state](
-                self._buffer, self._pos, eos
+                self._buffer, self._pos, eos, memo
             )
             if which == WAITING:
                 self._start_waiting()
@@ -997,6 +1004,38 @@ def find_literal(buf: str, literal: str, pos: int) -> int:
             return buf.find(literal, at + 1)
         at = buf.find(head, at + 1)
     return at
+
+
+def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` at the end of the stream, remembered in `memo[slot]` (see `recall`):
+    an occurrence at or after `pos`, or none found from an earlier position, still answers."""
+    at: int | None = memo[slot]
+    if at is None or 0 <= at < pos:
+        long = len(buf) - pos >= LONG_SCAN
+        at = memo[slot] = (
+            find_literal(buf, literal, pos) if long else buf.find(literal, pos)
+        )
+    return at
+
+
+# What `recall` answers when the memo cannot: search again.
+FORGOTTEN: Final = object()
+
+
+def recall(memo: list[Any], slot: int, start: int) -> Any:
+    """What an end-of-stream search from `start` finds, as remembered in `memo[slot]` (a pair: where
+    the last search started, and its match or None), or `FORGOTTEN`.
+
+    At the end of the stream the buffer no longer changes and searches only move on, so a search
+    that started no later and found nothing, or found a match starting at or after `start`, still
+    answers: a one-shot parse does not search the rest of its output again for each region."""
+    remembered = memo[slot]
+    if remembered is None:
+        return FORGOTTEN
+    since, match = remembered
+    if since <= start and (match is None or match.start() >= start):
+        return match
+    return FORGOTTEN
 
 
 # The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
@@ -1699,8 +1738,11 @@ FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
 Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
 
 
-# A parser state's scanner: (buffer, scan position, whether the stream has ended) -> its answer.
-Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+# A parser state's scanner: (buffer, scan position, whether the stream has ended, memo) -> its answer.
+# At the end of the stream the buffer no longer changes and the scan position only moves on, so a
+# scanner may remember in `memo` (the program's `memo_slots` entries, fresh for each end-of-stream
+# pass) where a search found its next match, or that it found none, instead of searching again.
+Scanner: TypeAlias = "Callable[[str, int, bool, list[Any]], ScanResult]"
 
 
 PREFIX_REQUIRED: Final = (
@@ -1774,6 +1816,11 @@ def _caller_stacklevel() -> int:
 # Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
 # little beyond its text mid-stream, even with a thousand parsers open at once.
 BLOCK_CHUNKS: Final = 32
+
+
+NO_MEMO: Final[
+    list[Any]
+] = []  # while streaming, scanners remember nothing (the buffer grows)
 
 
 # A scanner's `which` when nothing in its state can be committed before the string the state awaits
@@ -2275,52 +2322,68 @@ def _compile_patterns() -> None:
     global _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_RUN_BREAK, _RE_OUTSIDE_RUN_BUSY
     global _RE_OUTSIDE_LAST_BREAK, _RE_IN_REASONING_CONTENT_STARTS
     global _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
+    # fields.tool_calls.open_pattern:
+    # "(?:\\[TOOL_CALLS\\])?(?P<name>[^\\s\\[\\]]+)\\[ARGS\\]"
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "(?:\\[TOOL_CALLS\\])?(?P<name>[^\\u0009-\\u000d \\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)\\[ARGS\\]",
+        "(?:\\[TOOL_CALLS\\])?(?P<name>[^\\u0009-\\u000d \\[\\]\\u0085\\u00a0\\u1680\\"
+        "u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)\\[ARGS\\]",
         re.DOTALL,
     )
+    # where fields.tool_calls.open_pattern may still match, as the regex module's
+    # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:(?:(?:\\Z|\\[\\Z|\\[T\\Z|\\[TO\\Z|\\[TOO\\Z|\\[TOOL\\Z|\\[TOOL_\\Z|\\[TOOL_C\\Z|\\[TOOL_CA(?:\\Z|L\\Z|LL\\Z|LLS\\Z))|(?:\\[TOOL_CALLS\\])?(?:[^\\u0009-\\u000d \\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d \\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:\\Z|\\[\\Z|\\[A\\Z|\\[AR\\Z|\\[ARG\\Z|\\[ARGS\\Z)))|\\Z)",
+        "(?:(?:(?:\\Z|\\[\\Z|\\[T\\Z|\\[TO\\Z|\\[TOO\\Z|\\[TOOL\\Z|\\[TOOL_\\Z|\\[TOOL"
+        "_C\\Z|\\[TOOL_CA(?:\\Z|L\\Z|LL\\Z|LLS\\Z))|(?:\\[TOOL_CALLS\\])?(?:[^\\u0009-"
+        "\\u000d \\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205"
+        "f\\u3000]*\\Z|(?:[^\\u0009-\\u000d \\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a"
+        "\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:\\Z|\\[\\Z|\\[A\\Z|\\[AR\\Z|\\[ARG\\"
+        "Z|\\[ARGS\\Z)))|\\Z)",
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "(?:<(?:(?:/(?:s)?|t(?:h(?:i(?:n(?:k)?)?)?)?))?|\\[(?:(?:/(?:T(?:H(?:I(?:N(?:K)?)?)?)?)?|T(?:H(?:I(?:N(?:K)?)?)?)?))?)\\Z",
+        "(?:<(?:(?:/(?:s)?|t(?:h(?:i(?:n(?:k)?)?)?)?))?|\\[(?:(?:/(?:T(?:H(?:I(?:N(?:K"
+        ")?)?)?)?)?|T(?:H(?:I(?:N(?:K)?)?)?)?))?)\\Z",
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_LITERALS = re.compile(
         "|".join(map(re.escape, _IN_REASONING_CONTENT_LITERAL)), re.DOTALL
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
-        "(?:<(?:/(?:(?:s|t(?:h(?:i(?:n(?:k)?)?)?)?))?)?|\\[(?:(?:/(?:T(?:H(?:I(?:N(?:K)?)?)?)?)?|T(?:O(?:O(?:L(?:_(?:C(?:A(?:L(?:L(?:S)?)?)?)?)?)?)?)?)?))?)\\Z",
+        "(?:<(?:/(?:(?:s|t(?:h(?:i(?:n(?:k)?)?)?)?))?)?|\\[(?:(?:/(?:T(?:H(?:I(?:N(?:K"
+        ")?)?)?)?)?|T(?:O(?:O(?:L(?:_(?:C(?:A(?:L(?:L(?:S)?)?)?)?)?)?)?)?)?))?)\\Z",
         re.DOTALL,
     )
     _RE_IN_TOOL_CALLS_LITERALS = re.compile(
         "|".join(map(re.escape, _IN_TOOL_CALLS_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
-        "(?:<(?:/(?:s)?)?|\\[(?:T(?:O(?:O(?:L(?:_(?:C(?:A(?:L(?:L(?:S)?)?)?)?)?)?)?)?)?)?)\\Z",
+        "(?:<(?:/(?:s)?)?|\\[(?:T(?:O(?:O(?:L(?:_(?:C(?:A(?:L(?:L(?:S)?)?)?)?)?)?)?)?)"
+        "?)?)\\Z",
         re.DOTALL,
     )
     _RE_OUTSIDE_RUN_BREAK = re.compile(
-        "[\\u0009-\\u000d <\\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]",
+        "[\\u0009-\\u000d <\\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u"
+        "202f\\u205f\\u3000]",
         0,
     )
     _RE_OUTSIDE_RUN_BUSY = re.compile("[<\\[]", 0)
     _RE_OUTSIDE_LAST_BREAK = re.compile(
-        ".*[\\u0009-\\u000d <\\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]",
+        ".*[\\u0009-\\u000d <\\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029"
+        "\\u202f\\u205f\\u3000]",
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_STARTS = re.compile(
         "<(?:[/]|\\Z)|\\[(?:[/T]|\\Z)", re.DOTALL
     )
     _RE_IN_TOOL_CALLS_STARTS = re.compile("<(?:[/]|\\Z)|\\[(?:[T]|\\Z)", re.DOTALL)
+    # start_anchor: "\\[/TOOL_RESULTS\\]|\\[/INST\\]"
     _RE_START_ANCHOR = re.compile("\\[/TOOL_RESULTS\\]|\\[/INST\\]", re.DOTALL)
 
 
-def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # outside any explicit region
     n = len(buf)
     hold = n
@@ -2330,11 +2393,7 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
 
     # fields.tool_calls.open_pattern
     # strategy: search; after '[ARGS]'
-    found = (
-        buf.find("[ARGS]", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "[ARGS]", pos)
-    )
+    found = find_once(memo, 0, buf, "[ARGS]", pos) if eos else buf.find("[ARGS]", pos)
     if found < 0:
         m = None  # every match contains '[ARGS]'
         if not eos:
@@ -2342,7 +2401,10 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = _RE_TOOL_CALLS_OPEN.search(buf, pos)
+        m = recall(memo, 1, pos)
+        if m is FORGOTTEN:
+            m = _RE_TOOL_CALLS_OPEN.search(buf, pos)
+            memo[1] = (pos, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
@@ -2359,18 +2421,30 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
                 best_groups = m.groupdict()
 
     # fields.reasoning_content.open, fields.content.close
-    m = (
-        _RE_OUTSIDE_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(
-            _RE_OUTSIDE_LITERALS,
-            buf,
-            pos,
-            "<[",
-            _OUTSIDE_LITERAL_WATCHES,
-            best_start if best >= 0 else n,
+    if eos and best < 0:
+        m = recall(memo, 2, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_OUTSIDE_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_OUTSIDE_LITERALS, buf, pos, "<[", _OUTSIDE_LITERAL_WATCHES, n
+                )
+            )
+            memo[2] = (pos, m)
+    else:
+        m = (
+            _RE_OUTSIDE_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_OUTSIDE_LITERALS,
+                buf,
+                pos,
+                "<[",
+                _OUTSIDE_LITERAL_WATCHES,
+                best_start if best >= 0 else n,
+            )
         )
-    )
     if m is not None:
         start, end = m.span()
         rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
@@ -2392,22 +2466,41 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     return best, best_start, best_end, best_groups, hold
 
 
-def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_reasoning_content(
+    buf: str, pos: int, eos: bool, memo: list[Any]
+) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    m = (
-        _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(
-            _RE_IN_REASONING_CONTENT_LITERALS,
-            buf,
-            pos,
-            "<[",
-            _IN_REASONING_CONTENT_LITERAL,
-            n,
+    if eos:
+        m = recall(memo, 3, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_IN_REASONING_CONTENT_LITERALS,
+                    buf,
+                    pos,
+                    "<[",
+                    _IN_REASONING_CONTENT_LITERAL,
+                    n,
+                )
+            )
+            memo[3] = (pos, m)
+    else:
+        m = (
+            _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_IN_REASONING_CONTENT_LITERALS,
+                buf,
+                pos,
+                "<[",
+                _IN_REASONING_CONTENT_LITERAL,
+                n,
+            )
         )
-    )
     if m is not None:
         start, end = m.span()
         rank, grows = _IN_REASONING_CONTENT_LITERAL[m.group()]
@@ -2424,22 +2517,39 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     return -1, 0, 0, NO_GROUPS, hold
 
 
-def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close
     n = len(buf)
     hold = n
-    m = (
-        _RE_IN_TOOL_CALLS_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(
-            _RE_IN_TOOL_CALLS_LITERALS,
-            buf,
-            pos,
-            "<[",
-            _IN_TOOL_CALLS_LITERAL_WATCHES,
-            n,
+    if eos:
+        m = recall(memo, 4, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_IN_TOOL_CALLS_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_IN_TOOL_CALLS_LITERALS,
+                    buf,
+                    pos,
+                    "<[",
+                    _IN_TOOL_CALLS_LITERAL_WATCHES,
+                    n,
+                )
+            )
+            memo[4] = (pos, m)
+    else:
+        m = (
+            _RE_IN_TOOL_CALLS_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_IN_TOOL_CALLS_LITERALS,
+                buf,
+                pos,
+                "<[",
+                _IN_TOOL_CALLS_LITERAL_WATCHES,
+                n,
+            )
         )
-    )
     if m is not None:
         start, end = m.span()
         rank, grows = _IN_TOOL_CALLS_LITERAL_WATCHES[m.group()]
@@ -2504,6 +2614,7 @@ _PROGRAM: Final = ParserProgram(
     handlers=(_handle_text, _handle_tool_calls, _handle_text),
     after_anchor=_after_anchor,
     function_schema=function_to_tool_schema,
+    memo_slots=5,
     compile_patterns=_compile_patterns,
 )
 

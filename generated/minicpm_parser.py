@@ -191,6 +191,7 @@ class ParserProgram:
         "handlers",
         "after_anchor",
         "function_schema",
+        "memo_slots",
         "_compile_patterns",
         "_lock",
     )
@@ -203,6 +204,7 @@ class ParserProgram:
         handlers: tuple[Handler, ...],
         after_anchor: Callable[[str], str | None],
         function_schema: FunctionSchema,
+        memo_slots: int,
         compile_patterns: Callable[[], None] | None,
     ) -> None:
         self.tables = tables
@@ -211,6 +213,9 @@ class ParserProgram:
         # the prompt after the last match of the start anchor; None if it never matches
         self.after_anchor = after_anchor
         self.function_schema = function_schema  # Python-function tools to JSON schemas
+        self.memo_slots = (
+            memo_slots  # what the scanners remember at the end of the stream
+        )
         self._compile_patterns = compile_patterns
         # First use may come from many threads at once: one compiles, the others wait for it.
         # (`_thread` rather than `threading`, which costs a module import for one lock.)
@@ -396,9 +401,11 @@ class StreamingParser:
         """Commit every delimiter that can be committed, and the region text before it."""
         scanners = self._program.scanners
         actions = self._program.tables.actions
+        # At the end of the stream the buffer stays as it is: scanners may remember their searches.
+        memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
         while True:
             which, start, end, groups, hold = scanners[self._state](
-                self._buffer, self._pos, eos
+                self._buffer, self._pos, eos, memo
             )
             if which == WAITING:
                 self._start_waiting()
@@ -996,6 +1003,38 @@ def partial_search(
         return match, None
     live = prefix.search(text, pos)
     return None, None if live is None else live.start()
+
+
+def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` at the end of the stream, remembered in `memo[slot]` (see `recall`):
+    an occurrence at or after `pos`, or none found from an earlier position, still answers."""
+    at: int | None = memo[slot]
+    if at is None or 0 <= at < pos:
+        long = len(buf) - pos >= LONG_SCAN
+        at = memo[slot] = (
+            find_literal(buf, literal, pos) if long else buf.find(literal, pos)
+        )
+    return at
+
+
+# What `recall` answers when the memo cannot: search again.
+FORGOTTEN: Final = object()
+
+
+def recall(memo: list[Any], slot: int, start: int) -> Any:
+    """What an end-of-stream search from `start` finds, as remembered in `memo[slot]` (a pair: where
+    the last search started, and its match or None), or `FORGOTTEN`.
+
+    At the end of the stream the buffer no longer changes and searches only move on, so a search
+    that started no later and found nothing, or found a match starting at or after `start`, still
+    answers: a one-shot parse does not search the rest of its output again for each region."""
+    remembered = memo[slot]
+    if remembered is None:
+        return FORGOTTEN
+    since, match = remembered
+    if since <= start and (match is None or match.start() >= start):
+        return match
+    return FORGOTTEN
 
 
 # The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
@@ -1740,8 +1779,11 @@ FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
 Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
 
 
-# A parser state's scanner: (buffer, scan position, whether the stream has ended) -> its answer.
-Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+# A parser state's scanner: (buffer, scan position, whether the stream has ended, memo) -> its answer.
+# At the end of the stream the buffer no longer changes and the scan position only moves on, so a
+# scanner may remember in `memo` (the program's `memo_slots` entries, fresh for each end-of-stream
+# pass) where a search found its next match, or that it found none, instead of searching again.
+Scanner: TypeAlias = "Callable[[str, int, bool, list[Any]], ScanResult]"
 
 
 PREFIX_REQUIRED: Final = (
@@ -1815,6 +1857,11 @@ def _caller_stacklevel() -> int:
 # Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
 # little beyond its text mid-stream, even with a thousand parsers open at once.
 BLOCK_CHUNKS: Final = 32
+
+
+NO_MEMO: Final[
+    list[Any]
+] = []  # while streaming, scanners remember nothing (the buffer grows)
 
 
 # A scanner's `which` when nothing in its state can be committed before the string the state awaits
@@ -2315,43 +2362,809 @@ def _compile_patterns() -> None:
     global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS
     global _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
     _RE_REASONING_CONTENT_OPEN_PENDING = re.compile(
-        "<(?:(?:t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:t(?:h(?:o(?:u(?:g(?:h(?:t(?:_(?:s(?:t(?:a(?:r(?:t(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
+        "<(?:(?:t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:t(?:h(?:o(?:u(?:g(?:h(?:t(?:_(?:s(?:t("
+        "?:a(?:r(?:t(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
         re.DOTALL,
     )
+    # fields.tool_calls.open_pattern:
+    # "<\\|tool_call_start\\|>\\s*```python\\n(?P<name>[A-Za-z_][\\w.-]*)\\("
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "<\\|tool_call_start\\|>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*```python\\u000a(?P<name>[A-Z_a-z][\\-.0-9A-Z_a-z\\u00aa\\u00b5\\u00ba\\u00c0-\\u00d6\\u00d8-\\u00f6\\u00f8-\\u02c1\\u02c6-\\u02d1\\u02e0-\\u02e4\\u02ec\\u02ee\\u0300-\\u0374\\u0376\\u0377\\u037a-\\u037d\\u037f\\u0386\\u0388-\\u038a\\u038c\\u038e-\\u03a1\\u03a3-\\u03f5\\u03f7-\\u0481\\u0483-\\u052f\\u0531-\\u0556\\u0558\\u0559\\u0560-\\u0588\\u058b\\u058c\\u0591-\\u05bd\\u05bf\\u05c1\\u05c2\\u05c4\\u05c5\\u05c7-\\u05c9\\u05d0-\\u05ea\\u05ef-\\u05f2\\u0610-\\u061a\\u0620-\\u0669\\u066e-\\u06d3\\u06d5-\\u06dc\\u06df-\\u06e8\\u06ea-\\u06fc\\u06ff\\u0710-\\u074a\\u074d-\\u07b1\\u07c0-\\u07f5\\u07fa\\u07fd\\u0800-\\u082d\\u0840-\\u085b\\u0860-\\u086a\\u0870-\\u0887\\u0889-\\u088f\\u0897-\\u08e1\\u08e3-\\u0963\\u0966-\\u096f\\u0971-\\u0983\\u0985-\\u098c\\u098f\\u0990\\u0993-\\u09a8\\u09aa-\\u09b0\\u09b2\\u09b6-\\u09b9\\u09bc-\\u09c4\\u09c7\\u09c8\\u09cb-\\u09ce\\u09d7\\u09dc\\u09dd\\u09df-\\u09e3\\u09e6-\\u09f1\\u09fc\\u09fe\\u0a01-\\u0a03\\u0a05-\\u0a0a\\u0a0f\\u0a10\\u0a13-\\u0a28\\u0a2a-\\u0a30\\u0a32\\u0a33\\u0a35\\u0a36\\u0a38\\u0a39\\u0a3c\\u0a3e-\\u0a42\\u0a47\\u0a48\\u0a4b-\\u0a4d\\u0a51\\u0a59-\\u0a5c\\u0a5e\\u0a66-\\u0a75\\u0a81-\\u0a83\\u0a85-\\u0a8d\\u0a8f-\\u0a91\\u0a93-\\u0aa8\\u0aaa-\\u0ab0\\u0ab2\\u0ab3\\u0ab5-\\u0ab9\\u0abc-\\u0ac5\\u0ac7-\\u0ac9\\u0acb-\\u0acd\\u0ad0\\u0ae0-\\u0ae3\\u0ae6-\\u0aef\\u0af9-\\u0aff\\u0b01-\\u0b03\\u0b05-\\u0b0c\\u0b0f\\u0b10\\u0b13-\\u0b28\\u0b2a-\\u0b30\\u0b32\\u0b33\\u0b35-\\u0b39\\u0b3c-\\u0b44\\u0b47\\u0b48\\u0b4b-\\u0b4d\\u0b53-\\u0b57\\u0b5c\\u0b5d\\u0b5f-\\u0b63\\u0b66-\\u0b6f\\u0b71\\u0b82\\u0b83\\u0b85-\\u0b8a\\u0b8e-\\u0b90\\u0b92-\\u0b95\\u0b99\\u0b9a\\u0b9c\\u0b9e\\u0b9f\\u0ba3\\u0ba4\\u0ba8-\\u0baa\\u0bae-\\u0bb9\\u0bbe-\\u0bc2\\u0bc6-\\u0bc8\\u0bca-\\u0bcd\\u0bd0\\u0bd7\\u0be6-\\u0bef\\u0c00-\\u0c0c\\u0c0e-\\u0c10\\u0c12-\\u0c28\\u0c2a-\\u0c39\\u0c3c-\\u0c44\\u0c46-\\u0c48\\u0c4a-\\u0c4d\\u0c55\\u0c56\\u0c58-\\u0c5a\\u0c5c\\u0c5d\\u0c60-\\u0c63\\u0c66-\\u0c6f\\u0c80-\\u0c83\\u0c85-\\u0c8c\\u0c8e-\\u0c90\\u0c92-\\u0ca8\\u0caa-\\u0cb3\\u0cb5-\\u0cb9\\u0cbc-\\u0cc4\\u0cc6-\\u0cc8\\u0cca-\\u0ccd\\u0cd5\\u0cd6\\u0cdc-\\u0cde\\u0ce0-\\u0ce3\\u0ce6-\\u0cef\\u0cf1-\\u0cf3\\u0d00-\\u0d0c\\u0d0e-\\u0d10\\u0d12-\\u0d44\\u0d46-\\u0d48\\u0d4a-\\u0d4e\\u0d54-\\u0d57\\u0d5f-\\u0d63\\u0d66-\\u0d6f\\u0d7a-\\u0d7f\\u0d81-\\u0d83\\u0d85-\\u0d96\\u0d9a-\\u0db1\\u0db3-\\u0dbb\\u0dbd\\u0dc0-\\u0dc6\\u0dca\\u0dcf-\\u0dd4\\u0dd6\\u0dd8-\\u0ddf\\u0de6-\\u0def\\u0df2\\u0df3\\u0e01-\\u0e3a\\u0e40-\\u0e4e\\u0e50-\\u0e59\\u0e81\\u0e82\\u0e84\\u0e86-\\u0e8a\\u0e8c-\\u0ea3\\u0ea5\\u0ea7-\\u0ebd\\u0ec0-\\u0ec4\\u0ec6\\u0ec8-\\u0ece\\u0ed0-\\u0ed9\\u0edc-\\u0edf\\u0f00\\u0f18\\u0f19\\u0f20-\\u0f29\\u0f35\\u0f37\\u0f39\\u0f3e-\\u0f47\\u0f49-\\u0f6c\\u0f71-\\u0f84\\u0f86-\\u0f97\\u0f99-\\u0fbc\\u0fc6\\u1000-\\u1049\\u1050-\\u109d\\u10a0-\\u10c5\\u10c7\\u10cd\\u10d0-\\u10fa\\u10fc-\\u1248\\u124a-\\u124d\\u1250-\\u1256\\u1258\\u125a-\\u125d\\u1260-\\u1288\\u128a-\\u128d\\u1290-\\u12b0\\u12b2-\\u12b5\\u12b8-\\u12be\\u12c0\\u12c2-\\u12c5\\u12c8-\\u12d6\\u12d8-\\u1310\\u1312-\\u1315\\u1318-\\u135a\\u135d-\\u135f\\u1380-\\u138f\\u13a0-\\u13f5\\u13f8-\\u13fd\\u1401-\\u166c\\u166f-\\u167f\\u1681-\\u169a\\u16a0-\\u16ea\\u16ee-\\u16f8\\u1700-\\u1715\\u171f-\\u1734\\u1740-\\u1753\\u1760-\\u176c\\u176e-\\u1770\\u1772\\u1773\\u1780-\\u17d3\\u17d7\\u17dc\\u17dd\\u17e0-\\u17e9\\u180b-\\u180d\\u180f-\\u1819\\u1820-\\u1878\\u1880-\\u18aa\\u18b0-\\u18f5\\u1900-\\u191e\\u1920-\\u192b\\u1930-\\u193b\\u1946-\\u196d\\u1970-\\u1974\\u1980-\\u19ab\\u19b0-\\u19c9\\u19d0-\\u19d9\\u1a00-\\u1a1b\\u1a20-\\u1a5e\\u1a60-\\u1a7c\\u1a7f-\\u1a89\\u1a90-\\u1a99\\u1aa7\\u1ab0-\\u1af0\\u1b00-\\u1b4c\\u1b50-\\u1b59\\u1b6b-\\u1b73\\u1b80-\\u1bf3\\u1c00-\\u1c37\\u1c40-\\u1c49\\u1c4d-\\u1c7d\\u1c80-\\u1c8a\\u1c90-\\u1cba\\u1cbd-\\u1cbf\\u1cd0-\\u1cd2\\u1cd4-\\u1cfa\\u1d00-\\u1f15\\u1f18-\\u1f1d\\u1f20-\\u1f45\\u1f48-\\u1f4d\\u1f50-\\u1f57\\u1f59\\u1f5b\\u1f5d\\u1f5f-\\u1f7d\\u1f80-\\u1fb4\\u1fb6-\\u1fbc\\u1fbe\\u1fc2-\\u1fc4\\u1fc6-\\u1fcc\\u1fd0-\\u1fd3\\u1fd6-\\u1fdb\\u1fe0-\\u1fec\\u1ff2-\\u1ff4\\u1ff6-\\u1ffc\\u200c\\u200d\\u203f\\u2040\\u2054\\u2071\\u207f\\u208f-\\u209f\\u20d0-\\u20f0\\u2102\\u2107\\u210a-\\u2113\\u2115\\u2119-\\u211d\\u2124\\u2126\\u2128\\u212a-\\u212d\\u212f-\\u2139\\u213c-\\u213f\\u2145-\\u2149\\u214e\\u2160-\\u2188\\u24b6-\\u24e9\\u2c00-\\u2ce4\\u2ceb-\\u2cf3\\u2d00-\\u2d25\\u2d27\\u2d2d\\u2d30-\\u2d67\\u2d6f\\u2d7f-\\u2d96\\u2da0-\\u2da6\\u2da8-\\u2dae\\u2db0-\\u2db6\\u2db8-\\u2dbe\\u2dc0-\\u2dc6\\u2dc8-\\u2dce\\u2dd0-\\u2dd6\\u2dd8-\\u2dde\\u2de0-\\u2dff\\u2e2f\\u3005-\\u3007\\u3021-\\u302f\\u3031-\\u3035\\u3038-\\u303c\\u3041-\\u3096\\u3099\\u309a\\u309d-\\u309f\\u30a1-\\u30fa\\u30fc-\\u30ff\\u3105-\\u312f\\u3131-\\u318e\\u31a0-\\u31bf\\u31f0-\\u31ff\\u3400-\\u4dbf\\u4e00-\\ua48c\\ua4d0-\\ua4fd\\ua500-\\ua60c\\ua610-\\ua62b\\ua640-\\ua672\\ua674-\\ua67d\\ua67f-\\ua6f1\\ua717-\\ua71f\\ua722-\\ua788\\ua78b-\\ua7dd\\ua7e2\\ua7f1-\\ua827\\ua82c\\ua840-\\ua873\\ua880-\\ua8c5\\ua8d0-\\ua8d9\\ua8e0-\\ua8f7\\ua8fb\\ua8fd-\\ua92d\\ua930-\\ua953\\ua960-\\ua97c\\ua980-\\ua9c0\\ua9cf-\\ua9d9\\ua9e0-\\ua9fe\\uaa00-\\uaa36\\uaa40-\\uaa4d\\uaa50-\\uaa59\\uaa60-\\uaa76\\uaa7a-\\uaac2\\uaadb-\\uaadd\\uaae0-\\uaaef\\uaaf2-\\uaaf6\\uab01-\\uab06\\uab09-\\uab0e\\uab11-\\uab16\\uab20-\\uab26\\uab28-\\uab2e\\uab30-\\uab5a\\uab5c-\\uab69\\uab6c\\uab6d\\uab70-\\uabea\\uabec\\uabed\\uabf0-\\uabf9\\uac00-\\ud7a3\\ud7b0-\\ud7c6\\ud7cb-\\ud7fb\\uf900-\\ufa6d\\ufa70-\\ufad9\\ufb00-\\ufb06\\ufb13-\\ufb17\\ufb1d-\\ufb28\\ufb2a-\\ufb36\\ufb38-\\ufb3c\\ufb3e\\ufb40\\ufb41\\ufb43\\ufb44\\ufb46-\\ufbb1\\ufbd3-\\ufd3d\\ufd50-\\ufd8f\\ufd92-\\ufdc7\\ufdf0-\\ufdfb\\ufe00-\\ufe0f\\ufe20-\\ufe2f\\ufe33\\ufe34\\ufe4d-\\ufe4f\\ufe70-\\ufe74\\ufe76-\\ufefc\\uff10-\\uff19\\uff21-\\uff3a\\uff3f\\uff41-\\uff5a\\uff66-\\uffbe\\uffc2-\\uffc7\\uffca-\\uffcf\\uffd2-\\uffd7\\uffda-\\uffdc\\U00010000-\\U0001000b\\U0001000d-\\U00010026\\U00010028-\\U0001003a\\U0001003c\\U0001003d\\U0001003f-\\U0001004d\\U00010050-\\U0001005d\\U00010080-\\U000100fa\\U00010140-\\U00010174\\U000101fd\\U00010280-\\U0001029c\\U000102a0-\\U000102d0\\U000102e0\\U00010300-\\U0001031f\\U0001032d-\\U0001034a\\U00010350-\\U0001037a\\U00010380-\\U0001039d\\U000103a0-\\U000103c3\\U000103c8-\\U000103cf\\U000103d1-\\U000103d5\\U00010400-\\U0001049d\\U000104a0-\\U000104a9\\U000104b0-\\U000104d3\\U000104d8-\\U000104fb\\U00010500-\\U00010527\\U00010530-\\U00010563\\U00010570-\\U0001057a\\U0001057c-\\U0001058a\\U0001058c-\\U00010592\\U00010594\\U00010595\\U00010597-\\U000105a1\\U000105a3-\\U000105b1\\U000105b3-\\U000105b9\\U000105bb\\U000105bc\\U000105c0-\\U000105f3\\U00010600-\\U00010736\\U00010740-\\U00010755\\U00010760-\\U00010767\\U00010780-\\U00010785\\U00010787-\\U000107b0\\U000107b2-\\U000107bf\\U00010800-\\U00010805\\U00010808\\U0001080a-\\U00010835\\U00010837\\U00010838\\U0001083c\\U0001083f-\\U00010855\\U00010860-\\U00010876\\U00010880-\\U0001089e\\U000108e0-\\U000108f2\\U000108f4\\U000108f5\\U00010900-\\U00010915\\U00010920-\\U00010939\\U00010940-\\U00010959\\U00010980-\\U000109b7\\U000109be\\U000109bf\\U00010a00-\\U00010a03\\U00010a05\\U00010a06\\U00010a0c-\\U00010a13\\U00010a15-\\U00010a17\\U00010a19-\\U00010a35\\U00010a38-\\U00010a3a\\U00010a3f\\U00010a60-\\U00010a7c\\U00010a80-\\U00010a9c\\U00010ac0-\\U00010ac7\\U00010ac9-\\U00010ae6\\U00010b00-\\U00010b35\\U00010b40-\\U00010b55\\U00010b60-\\U00010b72\\U00010b80-\\U00010b91\\U00010c00-\\U00010c48\\U00010c80-\\U00010cb2\\U00010cc0-\\U00010cf2\\U00010d00-\\U00010d27\\U00010d30-\\U00010d39\\U00010d40-\\U00010d65\\U00010d69-\\U00010d6d\\U00010d6f-\\U00010d85\\U00010e80-\\U00010ea9\\U00010eab\\U00010eac\\U00010eb0\\U00010eb1\\U00010ec2-\\U00010ec7\\U00010ecb-\\U00010ecf\\U00010ed9-\\U00010eee\\U00010ef0-\\U00010f1c\\U00010f27\\U00010f30-\\U00010f50\\U00010f70-\\U00010f85\\U00010fb0-\\U00010fc4\\U00010fe0-\\U00010ff6\\U00011000-\\U00011046\\U00011066-\\U00011075\\U0001107f-\\U000110ba\\U000110c2\\U000110d0-\\U000110e8\\U000110f0-\\U000110f9\\U00011100-\\U00011134\\U00011136-\\U0001113f\\U00011144-\\U00011147\\U00011150-\\U00011173\\U00011176\\U00011180-\\U000111c4\\U000111c9-\\U000111cc\\U000111ce-\\U000111da\\U000111dc\\U00011200-\\U00011211\\U00011213-\\U00011237\\U0001123e-\\U00011241\\U00011280-\\U00011286\\U00011288\\U0001128a-\\U0001128d\\U0001128f-\\U0001129d\\U0001129f-\\U000112a8\\U000112b0-\\U000112ea\\U000112f0-\\U000112f9\\U00011300-\\U00011303\\U00011305-\\U0001130c\\U0001130f\\U00011310\\U00011313-\\U00011328\\U0001132a-\\U00011330\\U00011332\\U00011333\\U00011335-\\U00011339\\U0001133b-\\U00011344\\U00011347\\U00011348\\U0001134b-\\U0001134d\\U00011350\\U00011357\\U0001135d-\\U00011363\\U00011366-\\U0001136c\\U00011370-\\U00011374\\U00011380-\\U00011389\\U0001138b\\U0001138e\\U00011390-\\U000113b5\\U000113b7-\\U000113c0\\U000113c2\\U000113c5\\U000113c7-\\U000113ca\\U000113cc-\\U000113d3\\U000113e1\\U000113e2\\U00011400-\\U0001144a\\U00011450-\\U00011459\\U0001145e-\\U00011461\\U00011480-\\U000114c5\\U000114c7\\U000114d0-\\U000114d9\\U00011580-\\U000115b5\\U000115b8-\\U000115c0\\U000115d8-\\U000115dd\\U00011600-\\U00011640\\U00011644\\U00011650-\\U00011659\\U00011680-\\U000116b8\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011700-\\U0001171a\\U0001171d-\\U0001172b\\U00011730-\\U00011739\\U00011740-\\U00011746\\U00011800-\\U0001183a\\U000118a0-\\U000118e9\\U000118ff-\\U00011906\\U00011909\\U0001190c-\\U00011913\\U00011915\\U00011916\\U00011918-\\U00011935\\U00011937\\U00011938\\U0001193b-\\U00011943\\U00011950-\\U00011959\\U000119a0-\\U000119a7\\U000119aa-\\U000119d7\\U000119da-\\U000119e1\\U000119e3\\U000119e4\\U00011a00-\\U00011a3e\\U00011a47\\U00011a50-\\U00011a99\\U00011a9d\\U00011ab0-\\U00011af8\\U00011b0a\\U00011b60-\\U00011b67\\U00011bc0-\\U00011be0\\U00011bf0-\\U00011bf9\\U00011c00-\\U00011c08\\U00011c0a-\\U00011c36\\U00011c38-\\U00011c40\\U00011c50-\\U00011c59\\U00011c72-\\U00011c8f\\U00011c92-\\U00011ca7\\U00011ca9-\\U00011cb6\\U00011d00-\\U00011d06\\U00011d08\\U00011d09\\U00011d0b-\\U00011d36\\U00011d3a\\U00011d3c\\U00011d3d\\U00011d3f-\\U00011d47\\U00011d50-\\U00011d59\\U00011d60-\\U00011d65\\U00011d67\\U00011d68\\U00011d6a-\\U00011d8e\\U00011d90\\U00011d91\\U00011d93-\\U00011d98\\U00011da0-\\U00011da9\\U00011db0-\\U00011ddb\\U00011de0-\\U00011de9\\U00011df0\\U00011df1\\U00011ee0-\\U00011ef6\\U00011f00-\\U00011f10\\U00011f12-\\U00011f3a\\U00011f3e-\\U00011f42\\U00011f50-\\U00011f5a\\U00011fb0\\U00012000-\\U00012399\\U00012400-\\U0001246f\\U00012475-\\U00012543\\U00012550-\\U00012686\\U00012f90-\\U00012ff0\\U00013000-\\U0001342f\\U00013440-\\U00013455\\U00013460-\\U000143fa\\U00014400-\\U00014646\\U00016100-\\U00016139\\U00016800-\\U00016a38\\U00016a40-\\U00016a5e\\U00016a60-\\U00016a69\\U00016a70-\\U00016abe\\U00016ac0-\\U00016ac9\\U00016ad0-\\U00016aed\\U00016af0-\\U00016af4\\U00016b00-\\U00016b36\\U00016b40-\\U00016b43\\U00016b50-\\U00016b59\\U00016b63-\\U00016b77\\U00016b7d-\\U00016b8f\\U00016d40-\\U00016d6c\\U00016d70-\\U00016d79\\U00016e40-\\U00016e7f\\U00016ea0-\\U00016eb8\\U00016ebb-\\U00016ed3\\U00016f00-\\U00016f4a\\U00016f4f-\\U00016f87\\U00016f8f-\\U00016f9f\\U00016fe0\\U00016fe1\\U00016fe3\\U00016fe4\\U00016ff0-\\U00016ff6\\U00017000-\\U00018cda\\U00018cff-\\U00018d20\\U00018d80-\\U00018df2\\U00018e00-\\U00019191\\U000191a0-\\U000191d2\\U0001aff0-\\U0001aff3\\U0001aff5-\\U0001affb\\U0001affd\\U0001affe\\U0001b000-\\U0001b128\\U0001b132\\U0001b150-\\U0001b152\\U0001b155\\U0001b164-\\U0001b168\\U0001b170-\\U0001b2fb\\U0001bc00-\\U0001bc6a\\U0001bc70-\\U0001bc7c\\U0001bc80-\\U0001bc88\\U0001bc90-\\U0001bc99\\U0001bc9d\\U0001bc9e\\U0001ccf0-\\U0001ccf9\\U0001cf00-\\U0001cf2d\\U0001cf30-\\U0001cf46\\U0001d127\\U0001d128\\U0001d165-\\U0001d169\\U0001d16d-\\U0001d172\\U0001d17b-\\U0001d182\\U0001d185-\\U0001d18b\\U0001d1aa-\\U0001d1ad\\U0001d242-\\U0001d244\\U0001d250-\\U0001d252\\U0001d25b\\U0001d25c\\U0001d25f\\U0001d280\\U0001d281\\U0001d400-\\U0001d454\\U0001d456-\\U0001d49c\\U0001d49e\\U0001d49f\\U0001d4a2\\U0001d4a5\\U0001d4a6\\U0001d4a9-\\U0001d4ac\\U0001d4ae-\\U0001d4b9\\U0001d4bb\\U0001d4bd-\\U0001d4c3\\U0001d4c5-\\U0001d505\\U0001d507-\\U0001d50a\\U0001d50d-\\U0001d514\\U0001d516-\\U0001d51c\\U0001d51e-\\U0001d539\\U0001d53b-\\U0001d53e\\U0001d540-\\U0001d544\\U0001d546\\U0001d54a-\\U0001d550\\U0001d552-\\U0001d6a6\\U0001d6a8-\\U0001d6c0\\U0001d6c2-\\U0001d6da\\U0001d6dc-\\U0001d6fa\\U0001d6fc-\\U0001d714\\U0001d716-\\U0001d734\\U0001d736-\\U0001d74e\\U0001d750-\\U0001d76e\\U0001d770-\\U0001d788\\U0001d78a-\\U0001d7a8\\U0001d7aa-\\U0001d7c2\\U0001d7c4-\\U0001d7cb\\U0001d7ce-\\U0001d7ff\\U0001da00-\\U0001da36\\U0001da3b-\\U0001da6c\\U0001da75\\U0001da84\\U0001da9b-\\U0001da9f\\U0001daa1-\\U0001daaf\\U0001df00-\\U0001df81\\U0001df90-\\U0001df96\\U0001dfcd-\\U0001e006\\U0001e008-\\U0001e018\\U0001e01b-\\U0001e021\\U0001e023\\U0001e024\\U0001e026-\\U0001e02a\\U0001e030-\\U0001e06d\\U0001e08f\\U0001e100-\\U0001e12c\\U0001e130-\\U0001e13d\\U0001e140-\\U0001e149\\U0001e14e\\U0001e290-\\U0001e2ae\\U0001e2c0-\\U0001e2f9\\U0001e4d0-\\U0001e4f9\\U0001e5d0-\\U0001e5fa\\U0001e6c0-\\U0001e6de\\U0001e6e0-\\U0001e6f5\\U0001e6fe\\U0001e6ff\\U0001e7e0-\\U0001e7e6\\U0001e7e8-\\U0001e7eb\\U0001e7ed\\U0001e7ee\\U0001e7f0-\\U0001e7fe\\U0001e800-\\U0001e8c4\\U0001e8d0-\\U0001e8d6\\U0001e900-\\U0001e94b\\U0001e950-\\U0001e959\\U0001ee00-\\U0001ee03\\U0001ee05-\\U0001ee1f\\U0001ee21\\U0001ee22\\U0001ee24\\U0001ee27\\U0001ee29-\\U0001ee32\\U0001ee34-\\U0001ee37\\U0001ee39\\U0001ee3b\\U0001ee42\\U0001ee47\\U0001ee49\\U0001ee4b\\U0001ee4d-\\U0001ee4f\\U0001ee51\\U0001ee52\\U0001ee54\\U0001ee57\\U0001ee59\\U0001ee5b\\U0001ee5d\\U0001ee5f\\U0001ee61\\U0001ee62\\U0001ee64\\U0001ee67-\\U0001ee6a\\U0001ee6c-\\U0001ee72\\U0001ee74-\\U0001ee77\\U0001ee79-\\U0001ee7c\\U0001ee7e\\U0001ee80-\\U0001ee89\\U0001ee8b-\\U0001ee9b\\U0001eea1-\\U0001eea3\\U0001eea5-\\U0001eea9\\U0001eeab-\\U0001eebb\\U0001f130-\\U0001f149\\U0001f150-\\U0001f169\\U0001f170-\\U0001f189\\U0001fbf0-\\U0001fbf9\\U00020000-\\U0002a6df\\U0002a700-\\U0002b81e\\U0002b820-\\U0002cead\\U0002ceb0-\\U0002ebe0\\U0002ebf0-\\U0002ee5d\\U0002f800-\\U0002fa1d\\U00030000-\\U0003134a\\U00031350-\\U00033479\\U0003d000-\\U0003fc3f\\U000e0100-\\U000e01ef]*)\\(",
+        "<\\|tool_call_start\\|>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\"
+        "u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*```python\\u000a(?P<name>[A-Z_a-z]"
+        "[\\-.0-9A-Z_a-z\\u00aa\\u00b5\\u00ba\\u00c0-\\u00d6\\u00d8-\\u00f6\\u00f8-\\u"
+        "02c1\\u02c6-\\u02d1\\u02e0-\\u02e4\\u02ec\\u02ee\\u0300-\\u0374\\u0376\\u0377"
+        "\\u037a-\\u037d\\u037f\\u0386\\u0388-\\u038a\\u038c\\u038e-\\u03a1\\u03a3-\\u"
+        "03f5\\u03f7-\\u0481\\u0483-\\u052f\\u0531-\\u0556\\u0558\\u0559\\u0560-\\u058"
+        "8\\u058b\\u058c\\u0591-\\u05bd\\u05bf\\u05c1\\u05c2\\u05c4\\u05c5\\u05c7-\\u0"
+        "5c9\\u05d0-\\u05ea\\u05ef-\\u05f2\\u0610-\\u061a\\u0620-\\u0669\\u066e-\\u06d"
+        "3\\u06d5-\\u06dc\\u06df-\\u06e8\\u06ea-\\u06fc\\u06ff\\u0710-\\u074a\\u074d-"
+        "\\u07b1\\u07c0-\\u07f5\\u07fa\\u07fd\\u0800-\\u082d\\u0840-\\u085b\\u0860-\\u"
+        "086a\\u0870-\\u0887\\u0889-\\u088f\\u0897-\\u08e1\\u08e3-\\u0963\\u0966-\\u09"
+        "6f\\u0971-\\u0983\\u0985-\\u098c\\u098f\\u0990\\u0993-\\u09a8\\u09aa-\\u09b0"
+        "\\u09b2\\u09b6-\\u09b9\\u09bc-\\u09c4\\u09c7\\u09c8\\u09cb-\\u09ce\\u09d7\\u0"
+        "9dc\\u09dd\\u09df-\\u09e3\\u09e6-\\u09f1\\u09fc\\u09fe\\u0a01-\\u0a03\\u0a05-"
+        "\\u0a0a\\u0a0f\\u0a10\\u0a13-\\u0a28\\u0a2a-\\u0a30\\u0a32\\u0a33\\u0a35\\u0a"
+        "36\\u0a38\\u0a39\\u0a3c\\u0a3e-\\u0a42\\u0a47\\u0a48\\u0a4b-\\u0a4d\\u0a51\\u"
+        "0a59-\\u0a5c\\u0a5e\\u0a66-\\u0a75\\u0a81-\\u0a83\\u0a85-\\u0a8d\\u0a8f-\\u0a"
+        "91\\u0a93-\\u0aa8\\u0aaa-\\u0ab0\\u0ab2\\u0ab3\\u0ab5-\\u0ab9\\u0abc-\\u0ac5"
+        "\\u0ac7-\\u0ac9\\u0acb-\\u0acd\\u0ad0\\u0ae0-\\u0ae3\\u0ae6-\\u0aef\\u0af9-\\"
+        "u0aff\\u0b01-\\u0b03\\u0b05-\\u0b0c\\u0b0f\\u0b10\\u0b13-\\u0b28\\u0b2a-\\u0b"
+        "30\\u0b32\\u0b33\\u0b35-\\u0b39\\u0b3c-\\u0b44\\u0b47\\u0b48\\u0b4b-\\u0b4d\\"
+        "u0b53-\\u0b57\\u0b5c\\u0b5d\\u0b5f-\\u0b63\\u0b66-\\u0b6f\\u0b71\\u0b82\\u0b8"
+        "3\\u0b85-\\u0b8a\\u0b8e-\\u0b90\\u0b92-\\u0b95\\u0b99\\u0b9a\\u0b9c\\u0b9e\\u"
+        "0b9f\\u0ba3\\u0ba4\\u0ba8-\\u0baa\\u0bae-\\u0bb9\\u0bbe-\\u0bc2\\u0bc6-\\u0bc"
+        "8\\u0bca-\\u0bcd\\u0bd0\\u0bd7\\u0be6-\\u0bef\\u0c00-\\u0c0c\\u0c0e-\\u0c10\\"
+        "u0c12-\\u0c28\\u0c2a-\\u0c39\\u0c3c-\\u0c44\\u0c46-\\u0c48\\u0c4a-\\u0c4d\\u0"
+        "c55\\u0c56\\u0c58-\\u0c5a\\u0c5c\\u0c5d\\u0c60-\\u0c63\\u0c66-\\u0c6f\\u0c80-"
+        "\\u0c83\\u0c85-\\u0c8c\\u0c8e-\\u0c90\\u0c92-\\u0ca8\\u0caa-\\u0cb3\\u0cb5-\\"
+        "u0cb9\\u0cbc-\\u0cc4\\u0cc6-\\u0cc8\\u0cca-\\u0ccd\\u0cd5\\u0cd6\\u0cdc-\\u0c"
+        "de\\u0ce0-\\u0ce3\\u0ce6-\\u0cef\\u0cf1-\\u0cf3\\u0d00-\\u0d0c\\u0d0e-\\u0d10"
+        "\\u0d12-\\u0d44\\u0d46-\\u0d48\\u0d4a-\\u0d4e\\u0d54-\\u0d57\\u0d5f-\\u0d63\\"
+        "u0d66-\\u0d6f\\u0d7a-\\u0d7f\\u0d81-\\u0d83\\u0d85-\\u0d96\\u0d9a-\\u0db1\\u0"
+        "db3-\\u0dbb\\u0dbd\\u0dc0-\\u0dc6\\u0dca\\u0dcf-\\u0dd4\\u0dd6\\u0dd8-\\u0ddf"
+        "\\u0de6-\\u0def\\u0df2\\u0df3\\u0e01-\\u0e3a\\u0e40-\\u0e4e\\u0e50-\\u0e59\\u"
+        "0e81\\u0e82\\u0e84\\u0e86-\\u0e8a\\u0e8c-\\u0ea3\\u0ea5\\u0ea7-\\u0ebd\\u0ec0"
+        "-\\u0ec4\\u0ec6\\u0ec8-\\u0ece\\u0ed0-\\u0ed9\\u0edc-\\u0edf\\u0f00\\u0f18\\u"
+        "0f19\\u0f20-\\u0f29\\u0f35\\u0f37\\u0f39\\u0f3e-\\u0f47\\u0f49-\\u0f6c\\u0f71"
+        "-\\u0f84\\u0f86-\\u0f97\\u0f99-\\u0fbc\\u0fc6\\u1000-\\u1049\\u1050-\\u109d\\"
+        "u10a0-\\u10c5\\u10c7\\u10cd\\u10d0-\\u10fa\\u10fc-\\u1248\\u124a-\\u124d\\u12"
+        "50-\\u1256\\u1258\\u125a-\\u125d\\u1260-\\u1288\\u128a-\\u128d\\u1290-\\u12b0"
+        "\\u12b2-\\u12b5\\u12b8-\\u12be\\u12c0\\u12c2-\\u12c5\\u12c8-\\u12d6\\u12d8-\\"
+        "u1310\\u1312-\\u1315\\u1318-\\u135a\\u135d-\\u135f\\u1380-\\u138f\\u13a0-\\u1"
+        "3f5\\u13f8-\\u13fd\\u1401-\\u166c\\u166f-\\u167f\\u1681-\\u169a\\u16a0-\\u16e"
+        "a\\u16ee-\\u16f8\\u1700-\\u1715\\u171f-\\u1734\\u1740-\\u1753\\u1760-\\u176c"
+        "\\u176e-\\u1770\\u1772\\u1773\\u1780-\\u17d3\\u17d7\\u17dc\\u17dd\\u17e0-\\u1"
+        "7e9\\u180b-\\u180d\\u180f-\\u1819\\u1820-\\u1878\\u1880-\\u18aa\\u18b0-\\u18f"
+        "5\\u1900-\\u191e\\u1920-\\u192b\\u1930-\\u193b\\u1946-\\u196d\\u1970-\\u1974"
+        "\\u1980-\\u19ab\\u19b0-\\u19c9\\u19d0-\\u19d9\\u1a00-\\u1a1b\\u1a20-\\u1a5e\\"
+        "u1a60-\\u1a7c\\u1a7f-\\u1a89\\u1a90-\\u1a99\\u1aa7\\u1ab0-\\u1af0\\u1b00-\\u1"
+        "b4c\\u1b50-\\u1b59\\u1b6b-\\u1b73\\u1b80-\\u1bf3\\u1c00-\\u1c37\\u1c40-\\u1c4"
+        "9\\u1c4d-\\u1c7d\\u1c80-\\u1c8a\\u1c90-\\u1cba\\u1cbd-\\u1cbf\\u1cd0-\\u1cd2"
+        "\\u1cd4-\\u1cfa\\u1d00-\\u1f15\\u1f18-\\u1f1d\\u1f20-\\u1f45\\u1f48-\\u1f4d\\"
+        "u1f50-\\u1f57\\u1f59\\u1f5b\\u1f5d\\u1f5f-\\u1f7d\\u1f80-\\u1fb4\\u1fb6-\\u1f"
+        "bc\\u1fbe\\u1fc2-\\u1fc4\\u1fc6-\\u1fcc\\u1fd0-\\u1fd3\\u1fd6-\\u1fdb\\u1fe0-"
+        "\\u1fec\\u1ff2-\\u1ff4\\u1ff6-\\u1ffc\\u200c\\u200d\\u203f\\u2040\\u2054\\u20"
+        "71\\u207f\\u208f-\\u209f\\u20d0-\\u20f0\\u2102\\u2107\\u210a-\\u2113\\u2115\\"
+        "u2119-\\u211d\\u2124\\u2126\\u2128\\u212a-\\u212d\\u212f-\\u2139\\u213c-\\u21"
+        "3f\\u2145-\\u2149\\u214e\\u2160-\\u2188\\u24b6-\\u24e9\\u2c00-\\u2ce4\\u2ceb-"
+        "\\u2cf3\\u2d00-\\u2d25\\u2d27\\u2d2d\\u2d30-\\u2d67\\u2d6f\\u2d7f-\\u2d96\\u2"
+        "da0-\\u2da6\\u2da8-\\u2dae\\u2db0-\\u2db6\\u2db8-\\u2dbe\\u2dc0-\\u2dc6\\u2dc"
+        "8-\\u2dce\\u2dd0-\\u2dd6\\u2dd8-\\u2dde\\u2de0-\\u2dff\\u2e2f\\u3005-\\u3007"
+        "\\u3021-\\u302f\\u3031-\\u3035\\u3038-\\u303c\\u3041-\\u3096\\u3099\\u309a\\u"
+        "309d-\\u309f\\u30a1-\\u30fa\\u30fc-\\u30ff\\u3105-\\u312f\\u3131-\\u318e\\u31"
+        "a0-\\u31bf\\u31f0-\\u31ff\\u3400-\\u4dbf\\u4e00-\\ua48c\\ua4d0-\\ua4fd\\ua500"
+        "-\\ua60c\\ua610-\\ua62b\\ua640-\\ua672\\ua674-\\ua67d\\ua67f-\\ua6f1\\ua717-"
+        "\\ua71f\\ua722-\\ua788\\ua78b-\\ua7dd\\ua7e2\\ua7f1-\\ua827\\ua82c\\ua840-\\u"
+        "a873\\ua880-\\ua8c5\\ua8d0-\\ua8d9\\ua8e0-\\ua8f7\\ua8fb\\ua8fd-\\ua92d\\ua93"
+        "0-\\ua953\\ua960-\\ua97c\\ua980-\\ua9c0\\ua9cf-\\ua9d9\\ua9e0-\\ua9fe\\uaa00-"
+        "\\uaa36\\uaa40-\\uaa4d\\uaa50-\\uaa59\\uaa60-\\uaa76\\uaa7a-\\uaac2\\uaadb-\\"
+        "uaadd\\uaae0-\\uaaef\\uaaf2-\\uaaf6\\uab01-\\uab06\\uab09-\\uab0e\\uab11-\\ua"
+        "b16\\uab20-\\uab26\\uab28-\\uab2e\\uab30-\\uab5a\\uab5c-\\uab69\\uab6c\\uab6d"
+        "\\uab70-\\uabea\\uabec\\uabed\\uabf0-\\uabf9\\uac00-\\ud7a3\\ud7b0-\\ud7c6\\u"
+        "d7cb-\\ud7fb\\uf900-\\ufa6d\\ufa70-\\ufad9\\ufb00-\\ufb06\\ufb13-\\ufb17\\ufb"
+        "1d-\\ufb28\\ufb2a-\\ufb36\\ufb38-\\ufb3c\\ufb3e\\ufb40\\ufb41\\ufb43\\ufb44\\"
+        "ufb46-\\ufbb1\\ufbd3-\\ufd3d\\ufd50-\\ufd8f\\ufd92-\\ufdc7\\ufdf0-\\ufdfb\\uf"
+        "e00-\\ufe0f\\ufe20-\\ufe2f\\ufe33\\ufe34\\ufe4d-\\ufe4f\\ufe70-\\ufe74\\ufe76"
+        "-\\ufefc\\uff10-\\uff19\\uff21-\\uff3a\\uff3f\\uff41-\\uff5a\\uff66-\\uffbe\\"
+        "uffc2-\\uffc7\\uffca-\\uffcf\\uffd2-\\uffd7\\uffda-\\uffdc\\U00010000-\\U0001"
+        "000b\\U0001000d-\\U00010026\\U00010028-\\U0001003a\\U0001003c\\U0001003d\\U00"
+        "01003f-\\U0001004d\\U00010050-\\U0001005d\\U00010080-\\U000100fa\\U00010140-"
+        "\\U00010174\\U000101fd\\U00010280-\\U0001029c\\U000102a0-\\U000102d0\\U000102"
+        "e0\\U00010300-\\U0001031f\\U0001032d-\\U0001034a\\U00010350-\\U0001037a\\U000"
+        "10380-\\U0001039d\\U000103a0-\\U000103c3\\U000103c8-\\U000103cf\\U000103d1-\\"
+        "U000103d5\\U00010400-\\U0001049d\\U000104a0-\\U000104a9\\U000104b0-\\U000104d"
+        "3\\U000104d8-\\U000104fb\\U00010500-\\U00010527\\U00010530-\\U00010563\\U0001"
+        "0570-\\U0001057a\\U0001057c-\\U0001058a\\U0001058c-\\U00010592\\U00010594\\U0"
+        "0010595\\U00010597-\\U000105a1\\U000105a3-\\U000105b1\\U000105b3-\\U000105b9"
+        "\\U000105bb\\U000105bc\\U000105c0-\\U000105f3\\U00010600-\\U00010736\\U000107"
+        "40-\\U00010755\\U00010760-\\U00010767\\U00010780-\\U00010785\\U00010787-\\U00"
+        "0107b0\\U000107b2-\\U000107bf\\U00010800-\\U00010805\\U00010808\\U0001080a-\\"
+        "U00010835\\U00010837\\U00010838\\U0001083c\\U0001083f-\\U00010855\\U00010860-"
+        "\\U00010876\\U00010880-\\U0001089e\\U000108e0-\\U000108f2\\U000108f4\\U000108"
+        "f5\\U00010900-\\U00010915\\U00010920-\\U00010939\\U00010940-\\U00010959\\U000"
+        "10980-\\U000109b7\\U000109be\\U000109bf\\U00010a00-\\U00010a03\\U00010a05\\U0"
+        "0010a06\\U00010a0c-\\U00010a13\\U00010a15-\\U00010a17\\U00010a19-\\U00010a35"
+        "\\U00010a38-\\U00010a3a\\U00010a3f\\U00010a60-\\U00010a7c\\U00010a80-\\U00010"
+        "a9c\\U00010ac0-\\U00010ac7\\U00010ac9-\\U00010ae6\\U00010b00-\\U00010b35\\U00"
+        "010b40-\\U00010b55\\U00010b60-\\U00010b72\\U00010b80-\\U00010b91\\U00010c00-"
+        "\\U00010c48\\U00010c80-\\U00010cb2\\U00010cc0-\\U00010cf2\\U00010d00-\\U00010"
+        "d27\\U00010d30-\\U00010d39\\U00010d40-\\U00010d65\\U00010d69-\\U00010d6d\\U00"
+        "010d6f-\\U00010d85\\U00010e80-\\U00010ea9\\U00010eab\\U00010eac\\U00010eb0\\U"
+        "00010eb1\\U00010ec2-\\U00010ec7\\U00010ecb-\\U00010ecf\\U00010ed9-\\U00010eee"
+        "\\U00010ef0-\\U00010f1c\\U00010f27\\U00010f30-\\U00010f50\\U00010f70-\\U00010"
+        "f85\\U00010fb0-\\U00010fc4\\U00010fe0-\\U00010ff6\\U00011000-\\U00011046\\U00"
+        "011066-\\U00011075\\U0001107f-\\U000110ba\\U000110c2\\U000110d0-\\U000110e8\\"
+        "U000110f0-\\U000110f9\\U00011100-\\U00011134\\U00011136-\\U0001113f\\U0001114"
+        "4-\\U00011147\\U00011150-\\U00011173\\U00011176\\U00011180-\\U000111c4\\U0001"
+        "11c9-\\U000111cc\\U000111ce-\\U000111da\\U000111dc\\U00011200-\\U00011211\\U0"
+        "0011213-\\U00011237\\U0001123e-\\U00011241\\U00011280-\\U00011286\\U00011288"
+        "\\U0001128a-\\U0001128d\\U0001128f-\\U0001129d\\U0001129f-\\U000112a8\\U00011"
+        "2b0-\\U000112ea\\U000112f0-\\U000112f9\\U00011300-\\U00011303\\U00011305-\\U0"
+        "001130c\\U0001130f\\U00011310\\U00011313-\\U00011328\\U0001132a-\\U00011330\\"
+        "U00011332\\U00011333\\U00011335-\\U00011339\\U0001133b-\\U00011344\\U00011347"
+        "\\U00011348\\U0001134b-\\U0001134d\\U00011350\\U00011357\\U0001135d-\\U000113"
+        "63\\U00011366-\\U0001136c\\U00011370-\\U00011374\\U00011380-\\U00011389\\U000"
+        "1138b\\U0001138e\\U00011390-\\U000113b5\\U000113b7-\\U000113c0\\U000113c2\\U0"
+        "00113c5\\U000113c7-\\U000113ca\\U000113cc-\\U000113d3\\U000113e1\\U000113e2\\"
+        "U00011400-\\U0001144a\\U00011450-\\U00011459\\U0001145e-\\U00011461\\U0001148"
+        "0-\\U000114c5\\U000114c7\\U000114d0-\\U000114d9\\U00011580-\\U000115b5\\U0001"
+        "15b8-\\U000115c0\\U000115d8-\\U000115dd\\U00011600-\\U00011640\\U00011644\\U0"
+        "0011650-\\U00011659\\U00011680-\\U000116b8\\U000116c0-\\U000116c9\\U000116d0-"
+        "\\U000116e3\\U00011700-\\U0001171a\\U0001171d-\\U0001172b\\U00011730-\\U00011"
+        "739\\U00011740-\\U00011746\\U00011800-\\U0001183a\\U000118a0-\\U000118e9\\U00"
+        "0118ff-\\U00011906\\U00011909\\U0001190c-\\U00011913\\U00011915\\U00011916\\U"
+        "00011918-\\U00011935\\U00011937\\U00011938\\U0001193b-\\U00011943\\U00011950-"
+        "\\U00011959\\U000119a0-\\U000119a7\\U000119aa-\\U000119d7\\U000119da-\\U00011"
+        "9e1\\U000119e3\\U000119e4\\U00011a00-\\U00011a3e\\U00011a47\\U00011a50-\\U000"
+        "11a99\\U00011a9d\\U00011ab0-\\U00011af8\\U00011b0a\\U00011b60-\\U00011b67\\U0"
+        "0011bc0-\\U00011be0\\U00011bf0-\\U00011bf9\\U00011c00-\\U00011c08\\U00011c0a-"
+        "\\U00011c36\\U00011c38-\\U00011c40\\U00011c50-\\U00011c59\\U00011c72-\\U00011"
+        "c8f\\U00011c92-\\U00011ca7\\U00011ca9-\\U00011cb6\\U00011d00-\\U00011d06\\U00"
+        "011d08\\U00011d09\\U00011d0b-\\U00011d36\\U00011d3a\\U00011d3c\\U00011d3d\\U0"
+        "0011d3f-\\U00011d47\\U00011d50-\\U00011d59\\U00011d60-\\U00011d65\\U00011d67"
+        "\\U00011d68\\U00011d6a-\\U00011d8e\\U00011d90\\U00011d91\\U00011d93-\\U00011d"
+        "98\\U00011da0-\\U00011da9\\U00011db0-\\U00011ddb\\U00011de0-\\U00011de9\\U000"
+        "11df0\\U00011df1\\U00011ee0-\\U00011ef6\\U00011f00-\\U00011f10\\U00011f12-\\U"
+        "00011f3a\\U00011f3e-\\U00011f42\\U00011f50-\\U00011f5a\\U00011fb0\\U00012000-"
+        "\\U00012399\\U00012400-\\U0001246f\\U00012475-\\U00012543\\U00012550-\\U00012"
+        "686\\U00012f90-\\U00012ff0\\U00013000-\\U0001342f\\U00013440-\\U00013455\\U00"
+        "013460-\\U000143fa\\U00014400-\\U00014646\\U00016100-\\U00016139\\U00016800-"
+        "\\U00016a38\\U00016a40-\\U00016a5e\\U00016a60-\\U00016a69\\U00016a70-\\U00016"
+        "abe\\U00016ac0-\\U00016ac9\\U00016ad0-\\U00016aed\\U00016af0-\\U00016af4\\U00"
+        "016b00-\\U00016b36\\U00016b40-\\U00016b43\\U00016b50-\\U00016b59\\U00016b63-"
+        "\\U00016b77\\U00016b7d-\\U00016b8f\\U00016d40-\\U00016d6c\\U00016d70-\\U00016"
+        "d79\\U00016e40-\\U00016e7f\\U00016ea0-\\U00016eb8\\U00016ebb-\\U00016ed3\\U00"
+        "016f00-\\U00016f4a\\U00016f4f-\\U00016f87\\U00016f8f-\\U00016f9f\\U00016fe0\\"
+        "U00016fe1\\U00016fe3\\U00016fe4\\U00016ff0-\\U00016ff6\\U00017000-\\U00018cda"
+        "\\U00018cff-\\U00018d20\\U00018d80-\\U00018df2\\U00018e00-\\U00019191\\U00019"
+        "1a0-\\U000191d2\\U0001aff0-\\U0001aff3\\U0001aff5-\\U0001affb\\U0001affd\\U00"
+        "01affe\\U0001b000-\\U0001b128\\U0001b132\\U0001b150-\\U0001b152\\U0001b155\\U"
+        "0001b164-\\U0001b168\\U0001b170-\\U0001b2fb\\U0001bc00-\\U0001bc6a\\U0001bc70"
+        "-\\U0001bc7c\\U0001bc80-\\U0001bc88\\U0001bc90-\\U0001bc99\\U0001bc9d\\U0001b"
+        "c9e\\U0001ccf0-\\U0001ccf9\\U0001cf00-\\U0001cf2d\\U0001cf30-\\U0001cf46\\U00"
+        "01d127\\U0001d128\\U0001d165-\\U0001d169\\U0001d16d-\\U0001d172\\U0001d17b-\\"
+        "U0001d182\\U0001d185-\\U0001d18b\\U0001d1aa-\\U0001d1ad\\U0001d242-\\U0001d24"
+        "4\\U0001d250-\\U0001d252\\U0001d25b\\U0001d25c\\U0001d25f\\U0001d280\\U0001d2"
+        "81\\U0001d400-\\U0001d454\\U0001d456-\\U0001d49c\\U0001d49e\\U0001d49f\\U0001"
+        "d4a2\\U0001d4a5\\U0001d4a6\\U0001d4a9-\\U0001d4ac\\U0001d4ae-\\U0001d4b9\\U00"
+        "01d4bb\\U0001d4bd-\\U0001d4c3\\U0001d4c5-\\U0001d505\\U0001d507-\\U0001d50a\\"
+        "U0001d50d-\\U0001d514\\U0001d516-\\U0001d51c\\U0001d51e-\\U0001d539\\U0001d53"
+        "b-\\U0001d53e\\U0001d540-\\U0001d544\\U0001d546\\U0001d54a-\\U0001d550\\U0001"
+        "d552-\\U0001d6a6\\U0001d6a8-\\U0001d6c0\\U0001d6c2-\\U0001d6da\\U0001d6dc-\\U"
+        "0001d6fa\\U0001d6fc-\\U0001d714\\U0001d716-\\U0001d734\\U0001d736-\\U0001d74e"
+        "\\U0001d750-\\U0001d76e\\U0001d770-\\U0001d788\\U0001d78a-\\U0001d7a8\\U0001d"
+        "7aa-\\U0001d7c2\\U0001d7c4-\\U0001d7cb\\U0001d7ce-\\U0001d7ff\\U0001da00-\\U0"
+        "001da36\\U0001da3b-\\U0001da6c\\U0001da75\\U0001da84\\U0001da9b-\\U0001da9f\\"
+        "U0001daa1-\\U0001daaf\\U0001df00-\\U0001df81\\U0001df90-\\U0001df96\\U0001dfc"
+        "d-\\U0001e006\\U0001e008-\\U0001e018\\U0001e01b-\\U0001e021\\U0001e023\\U0001"
+        "e024\\U0001e026-\\U0001e02a\\U0001e030-\\U0001e06d\\U0001e08f\\U0001e100-\\U0"
+        "001e12c\\U0001e130-\\U0001e13d\\U0001e140-\\U0001e149\\U0001e14e\\U0001e290-"
+        "\\U0001e2ae\\U0001e2c0-\\U0001e2f9\\U0001e4d0-\\U0001e4f9\\U0001e5d0-\\U0001e"
+        "5fa\\U0001e6c0-\\U0001e6de\\U0001e6e0-\\U0001e6f5\\U0001e6fe\\U0001e6ff\\U000"
+        "1e7e0-\\U0001e7e6\\U0001e7e8-\\U0001e7eb\\U0001e7ed\\U0001e7ee\\U0001e7f0-\\U"
+        "0001e7fe\\U0001e800-\\U0001e8c4\\U0001e8d0-\\U0001e8d6\\U0001e900-\\U0001e94b"
+        "\\U0001e950-\\U0001e959\\U0001ee00-\\U0001ee03\\U0001ee05-\\U0001ee1f\\U0001e"
+        "e21\\U0001ee22\\U0001ee24\\U0001ee27\\U0001ee29-\\U0001ee32\\U0001ee34-\\U000"
+        "1ee37\\U0001ee39\\U0001ee3b\\U0001ee42\\U0001ee47\\U0001ee49\\U0001ee4b\\U000"
+        "1ee4d-\\U0001ee4f\\U0001ee51\\U0001ee52\\U0001ee54\\U0001ee57\\U0001ee59\\U00"
+        "01ee5b\\U0001ee5d\\U0001ee5f\\U0001ee61\\U0001ee62\\U0001ee64\\U0001ee67-\\U0"
+        "001ee6a\\U0001ee6c-\\U0001ee72\\U0001ee74-\\U0001ee77\\U0001ee79-\\U0001ee7c"
+        "\\U0001ee7e\\U0001ee80-\\U0001ee89\\U0001ee8b-\\U0001ee9b\\U0001eea1-\\U0001e"
+        "ea3\\U0001eea5-\\U0001eea9\\U0001eeab-\\U0001eebb\\U0001f130-\\U0001f149\\U00"
+        "01f150-\\U0001f169\\U0001f170-\\U0001f189\\U0001fbf0-\\U0001fbf9\\U00020000-"
+        "\\U0002a6df\\U0002a700-\\U0002b81e\\U0002b820-\\U0002cead\\U0002ceb0-\\U0002e"
+        "be0\\U0002ebf0-\\U0002ee5d\\U0002f800-\\U0002fa1d\\U00030000-\\U0003134a\\U00"
+        "031350-\\U00033479\\U0003d000-\\U0003fc3f\\U000e0100-\\U000e01ef]*)\\(",
         re.DOTALL,
     )
+    # where fields.tool_calls.open_pattern may still match, as the regex module's
+    # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z|<\\|tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_s\\Z|all_st\\Z|all_sta\\Z|all_star(?:\\Z|t\\Z|t\\|\\Z|t\\|>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|`\\Z|``\\Z|```\\Z|```p\\Z|```py\\Z|```pyt\\Z|```pyth\\Z|```pytho(?:\\Z|n\\Z|n\\u000a(?:(?:\\Z|[A-Z_a-z][\\-.0-9A-Z_a-z\\u00aa\\u00b5\\u00ba\\u00c0-\\u00d6\\u00d8-\\u00f6\\u00f8-\\u02c1\\u02c6-\\u02d1\\u02e0-\\u02e4\\u02ec\\u02ee\\u0300-\\u0374\\u0376\\u0377\\u037a-\\u037d\\u037f\\u0386\\u0388-\\u038a\\u038c\\u038e-\\u03a1\\u03a3-\\u03f5\\u03f7-\\u0481\\u0483-\\u052f\\u0531-\\u0556\\u0558\\u0559\\u0560-\\u0588\\u058b\\u058c\\u0591-\\u05bd\\u05bf\\u05c1\\u05c2\\u05c4\\u05c5\\u05c7-\\u05c9\\u05d0-\\u05ea\\u05ef-\\u05f2\\u0610-\\u061a\\u0620-\\u0669\\u066e-\\u06d3\\u06d5-\\u06dc\\u06df-\\u06e8\\u06ea-\\u06fc\\u06ff\\u0710-\\u074a\\u074d-\\u07b1\\u07c0-\\u07f5\\u07fa\\u07fd\\u0800-\\u082d\\u0840-\\u085b\\u0860-\\u086a\\u0870-\\u0887\\u0889-\\u088f\\u0897-\\u08e1\\u08e3-\\u0963\\u0966-\\u096f\\u0971-\\u0983\\u0985-\\u098c\\u098f\\u0990\\u0993-\\u09a8\\u09aa-\\u09b0\\u09b2\\u09b6-\\u09b9\\u09bc-\\u09c4\\u09c7\\u09c8\\u09cb-\\u09ce\\u09d7\\u09dc\\u09dd\\u09df-\\u09e3\\u09e6-\\u09f1\\u09fc\\u09fe\\u0a01-\\u0a03\\u0a05-\\u0a0a\\u0a0f\\u0a10\\u0a13-\\u0a28\\u0a2a-\\u0a30\\u0a32\\u0a33\\u0a35\\u0a36\\u0a38\\u0a39\\u0a3c\\u0a3e-\\u0a42\\u0a47\\u0a48\\u0a4b-\\u0a4d\\u0a51\\u0a59-\\u0a5c\\u0a5e\\u0a66-\\u0a75\\u0a81-\\u0a83\\u0a85-\\u0a8d\\u0a8f-\\u0a91\\u0a93-\\u0aa8\\u0aaa-\\u0ab0\\u0ab2\\u0ab3\\u0ab5-\\u0ab9\\u0abc-\\u0ac5\\u0ac7-\\u0ac9\\u0acb-\\u0acd\\u0ad0\\u0ae0-\\u0ae3\\u0ae6-\\u0aef\\u0af9-\\u0aff\\u0b01-\\u0b03\\u0b05-\\u0b0c\\u0b0f\\u0b10\\u0b13-\\u0b28\\u0b2a-\\u0b30\\u0b32\\u0b33\\u0b35-\\u0b39\\u0b3c-\\u0b44\\u0b47\\u0b48\\u0b4b-\\u0b4d\\u0b53-\\u0b57\\u0b5c\\u0b5d\\u0b5f-\\u0b63\\u0b66-\\u0b6f\\u0b71\\u0b82\\u0b83\\u0b85-\\u0b8a\\u0b8e-\\u0b90\\u0b92-\\u0b95\\u0b99\\u0b9a\\u0b9c\\u0b9e\\u0b9f\\u0ba3\\u0ba4\\u0ba8-\\u0baa\\u0bae-\\u0bb9\\u0bbe-\\u0bc2\\u0bc6-\\u0bc8\\u0bca-\\u0bcd\\u0bd0\\u0bd7\\u0be6-\\u0bef\\u0c00-\\u0c0c\\u0c0e-\\u0c10\\u0c12-\\u0c28\\u0c2a-\\u0c39\\u0c3c-\\u0c44\\u0c46-\\u0c48\\u0c4a-\\u0c4d\\u0c55\\u0c56\\u0c58-\\u0c5a\\u0c5c\\u0c5d\\u0c60-\\u0c63\\u0c66-\\u0c6f\\u0c80-\\u0c83\\u0c85-\\u0c8c\\u0c8e-\\u0c90\\u0c92-\\u0ca8\\u0caa-\\u0cb3\\u0cb5-\\u0cb9\\u0cbc-\\u0cc4\\u0cc6-\\u0cc8\\u0cca-\\u0ccd\\u0cd5\\u0cd6\\u0cdc-\\u0cde\\u0ce0-\\u0ce3\\u0ce6-\\u0cef\\u0cf1-\\u0cf3\\u0d00-\\u0d0c\\u0d0e-\\u0d10\\u0d12-\\u0d44\\u0d46-\\u0d48\\u0d4a-\\u0d4e\\u0d54-\\u0d57\\u0d5f-\\u0d63\\u0d66-\\u0d6f\\u0d7a-\\u0d7f\\u0d81-\\u0d83\\u0d85-\\u0d96\\u0d9a-\\u0db1\\u0db3-\\u0dbb\\u0dbd\\u0dc0-\\u0dc6\\u0dca\\u0dcf-\\u0dd4\\u0dd6\\u0dd8-\\u0ddf\\u0de6-\\u0def\\u0df2\\u0df3\\u0e01-\\u0e3a\\u0e40-\\u0e4e\\u0e50-\\u0e59\\u0e81\\u0e82\\u0e84\\u0e86-\\u0e8a\\u0e8c-\\u0ea3\\u0ea5\\u0ea7-\\u0ebd\\u0ec0-\\u0ec4\\u0ec6\\u0ec8-\\u0ece\\u0ed0-\\u0ed9\\u0edc-\\u0edf\\u0f00\\u0f18\\u0f19\\u0f20-\\u0f29\\u0f35\\u0f37\\u0f39\\u0f3e-\\u0f47\\u0f49-\\u0f6c\\u0f71-\\u0f84\\u0f86-\\u0f97\\u0f99-\\u0fbc\\u0fc6\\u1000-\\u1049\\u1050-\\u109d\\u10a0-\\u10c5\\u10c7\\u10cd\\u10d0-\\u10fa\\u10fc-\\u1248\\u124a-\\u124d\\u1250-\\u1256\\u1258\\u125a-\\u125d\\u1260-\\u1288\\u128a-\\u128d\\u1290-\\u12b0\\u12b2-\\u12b5\\u12b8-\\u12be\\u12c0\\u12c2-\\u12c5\\u12c8-\\u12d6\\u12d8-\\u1310\\u1312-\\u1315\\u1318-\\u135a\\u135d-\\u135f\\u1380-\\u138f\\u13a0-\\u13f5\\u13f8-\\u13fd\\u1401-\\u166c\\u166f-\\u167f\\u1681-\\u169a\\u16a0-\\u16ea\\u16ee-\\u16f8\\u1700-\\u1715\\u171f-\\u1734\\u1740-\\u1753\\u1760-\\u176c\\u176e-\\u1770\\u1772\\u1773\\u1780-\\u17d3\\u17d7\\u17dc\\u17dd\\u17e0-\\u17e9\\u180b-\\u180d\\u180f-\\u1819\\u1820-\\u1878\\u1880-\\u18aa\\u18b0-\\u18f5\\u1900-\\u191e\\u1920-\\u192b\\u1930-\\u193b\\u1946-\\u196d\\u1970-\\u1974\\u1980-\\u19ab\\u19b0-\\u19c9\\u19d0-\\u19d9\\u1a00-\\u1a1b\\u1a20-\\u1a5e\\u1a60-\\u1a7c\\u1a7f-\\u1a89\\u1a90-\\u1a99\\u1aa7\\u1ab0-\\u1af0\\u1b00-\\u1b4c\\u1b50-\\u1b59\\u1b6b-\\u1b73\\u1b80-\\u1bf3\\u1c00-\\u1c37\\u1c40-\\u1c49\\u1c4d-\\u1c7d\\u1c80-\\u1c8a\\u1c90-\\u1cba\\u1cbd-\\u1cbf\\u1cd0-\\u1cd2\\u1cd4-\\u1cfa\\u1d00-\\u1f15\\u1f18-\\u1f1d\\u1f20-\\u1f45\\u1f48-\\u1f4d\\u1f50-\\u1f57\\u1f59\\u1f5b\\u1f5d\\u1f5f-\\u1f7d\\u1f80-\\u1fb4\\u1fb6-\\u1fbc\\u1fbe\\u1fc2-\\u1fc4\\u1fc6-\\u1fcc\\u1fd0-\\u1fd3\\u1fd6-\\u1fdb\\u1fe0-\\u1fec\\u1ff2-\\u1ff4\\u1ff6-\\u1ffc\\u200c\\u200d\\u203f\\u2040\\u2054\\u2071\\u207f\\u208f-\\u209f\\u20d0-\\u20f0\\u2102\\u2107\\u210a-\\u2113\\u2115\\u2119-\\u211d\\u2124\\u2126\\u2128\\u212a-\\u212d\\u212f-\\u2139\\u213c-\\u213f\\u2145-\\u2149\\u214e\\u2160-\\u2188\\u24b6-\\u24e9\\u2c00-\\u2ce4\\u2ceb-\\u2cf3\\u2d00-\\u2d25\\u2d27\\u2d2d\\u2d30-\\u2d67\\u2d6f\\u2d7f-\\u2d96\\u2da0-\\u2da6\\u2da8-\\u2dae\\u2db0-\\u2db6\\u2db8-\\u2dbe\\u2dc0-\\u2dc6\\u2dc8-\\u2dce\\u2dd0-\\u2dd6\\u2dd8-\\u2dde\\u2de0-\\u2dff\\u2e2f\\u3005-\\u3007\\u3021-\\u302f\\u3031-\\u3035\\u3038-\\u303c\\u3041-\\u3096\\u3099\\u309a\\u309d-\\u309f\\u30a1-\\u30fa\\u30fc-\\u30ff\\u3105-\\u312f\\u3131-\\u318e\\u31a0-\\u31bf\\u31f0-\\u31ff\\u3400-\\u4dbf\\u4e00-\\ua48c\\ua4d0-\\ua4fd\\ua500-\\ua60c\\ua610-\\ua62b\\ua640-\\ua672\\ua674-\\ua67d\\ua67f-\\ua6f1\\ua717-\\ua71f\\ua722-\\ua788\\ua78b-\\ua7dd\\ua7e2\\ua7f1-\\ua827\\ua82c\\ua840-\\ua873\\ua880-\\ua8c5\\ua8d0-\\ua8d9\\ua8e0-\\ua8f7\\ua8fb\\ua8fd-\\ua92d\\ua930-\\ua953\\ua960-\\ua97c\\ua980-\\ua9c0\\ua9cf-\\ua9d9\\ua9e0-\\ua9fe\\uaa00-\\uaa36\\uaa40-\\uaa4d\\uaa50-\\uaa59\\uaa60-\\uaa76\\uaa7a-\\uaac2\\uaadb-\\uaadd\\uaae0-\\uaaef\\uaaf2-\\uaaf6\\uab01-\\uab06\\uab09-\\uab0e\\uab11-\\uab16\\uab20-\\uab26\\uab28-\\uab2e\\uab30-\\uab5a\\uab5c-\\uab69\\uab6c\\uab6d\\uab70-\\uabea\\uabec\\uabed\\uabf0-\\uabf9\\uac00-\\ud7a3\\ud7b0-\\ud7c6\\ud7cb-\\ud7fb\\uf900-\\ufa6d\\ufa70-\\ufad9\\ufb00-\\ufb06\\ufb13-\\ufb17\\ufb1d-\\ufb28\\ufb2a-\\ufb36\\ufb38-\\ufb3c\\ufb3e\\ufb40\\ufb41\\ufb43\\ufb44\\ufb46-\\ufbb1\\ufbd3-\\ufd3d\\ufd50-\\ufd8f\\ufd92-\\ufdc7\\ufdf0-\\ufdfb\\ufe00-\\ufe0f\\ufe20-\\ufe2f\\ufe33\\ufe34\\ufe4d-\\ufe4f\\ufe70-\\ufe74\\ufe76-\\ufefc\\uff10-\\uff19\\uff21-\\uff3a\\uff3f\\uff41-\\uff5a\\uff66-\\uffbe\\uffc2-\\uffc7\\uffca-\\uffcf\\uffd2-\\uffd7\\uffda-\\uffdc\\U00010000-\\U0001000b\\U0001000d-\\U00010026\\U00010028-\\U0001003a\\U0001003c\\U0001003d\\U0001003f-\\U0001004d\\U00010050-\\U0001005d\\U00010080-\\U000100fa\\U00010140-\\U00010174\\U000101fd\\U00010280-\\U0001029c\\U000102a0-\\U000102d0\\U000102e0\\U00010300-\\U0001031f\\U0001032d-\\U0001034a\\U00010350-\\U0001037a\\U00010380-\\U0001039d\\U000103a0-\\U000103c3\\U000103c8-\\U000103cf\\U000103d1-\\U000103d5\\U00010400-\\U0001049d\\U000104a0-\\U000104a9\\U000104b0-\\U000104d3\\U000104d8-\\U000104fb\\U00010500-\\U00010527\\U00010530-\\U00010563\\U00010570-\\U0001057a\\U0001057c-\\U0001058a\\U0001058c-\\U00010592\\U00010594\\U00010595\\U00010597-\\U000105a1\\U000105a3-\\U000105b1\\U000105b3-\\U000105b9\\U000105bb\\U000105bc\\U000105c0-\\U000105f3\\U00010600-\\U00010736\\U00010740-\\U00010755\\U00010760-\\U00010767\\U00010780-\\U00010785\\U00010787-\\U000107b0\\U000107b2-\\U000107bf\\U00010800-\\U00010805\\U00010808\\U0001080a-\\U00010835\\U00010837\\U00010838\\U0001083c\\U0001083f-\\U00010855\\U00010860-\\U00010876\\U00010880-\\U0001089e\\U000108e0-\\U000108f2\\U000108f4\\U000108f5\\U00010900-\\U00010915\\U00010920-\\U00010939\\U00010940-\\U00010959\\U00010980-\\U000109b7\\U000109be\\U000109bf\\U00010a00-\\U00010a03\\U00010a05\\U00010a06\\U00010a0c-\\U00010a13\\U00010a15-\\U00010a17\\U00010a19-\\U00010a35\\U00010a38-\\U00010a3a\\U00010a3f\\U00010a60-\\U00010a7c\\U00010a80-\\U00010a9c\\U00010ac0-\\U00010ac7\\U00010ac9-\\U00010ae6\\U00010b00-\\U00010b35\\U00010b40-\\U00010b55\\U00010b60-\\U00010b72\\U00010b80-\\U00010b91\\U00010c00-\\U00010c48\\U00010c80-\\U00010cb2\\U00010cc0-\\U00010cf2\\U00010d00-\\U00010d27\\U00010d30-\\U00010d39\\U00010d40-\\U00010d65\\U00010d69-\\U00010d6d\\U00010d6f-\\U00010d85\\U00010e80-\\U00010ea9\\U00010eab\\U00010eac\\U00010eb0\\U00010eb1\\U00010ec2-\\U00010ec7\\U00010ecb-\\U00010ecf\\U00010ed9-\\U00010eee\\U00010ef0-\\U00010f1c\\U00010f27\\U00010f30-\\U00010f50\\U00010f70-\\U00010f85\\U00010fb0-\\U00010fc4\\U00010fe0-\\U00010ff6\\U00011000-\\U00011046\\U00011066-\\U00011075\\U0001107f-\\U000110ba\\U000110c2\\U000110d0-\\U000110e8\\U000110f0-\\U000110f9\\U00011100-\\U00011134\\U00011136-\\U0001113f\\U00011144-\\U00011147\\U00011150-\\U00011173\\U00011176\\U00011180-\\U000111c4\\U000111c9-\\U000111cc\\U000111ce-\\U000111da\\U000111dc\\U00011200-\\U00011211\\U00011213-\\U00011237\\U0001123e-\\U00011241\\U00011280-\\U00011286\\U00011288\\U0001128a-\\U0001128d\\U0001128f-\\U0001129d\\U0001129f-\\U000112a8\\U000112b0-\\U000112ea\\U000112f0-\\U000112f9\\U00011300-\\U00011303\\U00011305-\\U0001130c\\U0001130f\\U00011310\\U00011313-\\U00011328\\U0001132a-\\U00011330\\U00011332\\U00011333\\U00011335-\\U00011339\\U0001133b-\\U00011344\\U00011347\\U00011348\\U0001134b-\\U0001134d\\U00011350\\U00011357\\U0001135d-\\U00011363\\U00011366-\\U0001136c\\U00011370-\\U00011374\\U00011380-\\U00011389\\U0001138b\\U0001138e\\U00011390-\\U000113b5\\U000113b7-\\U000113c0\\U000113c2\\U000113c5\\U000113c7-\\U000113ca\\U000113cc-\\U000113d3\\U000113e1\\U000113e2\\U00011400-\\U0001144a\\U00011450-\\U00011459\\U0001145e-\\U00011461\\U00011480-\\U000114c5\\U000114c7\\U000114d0-\\U000114d9\\U00011580-\\U000115b5\\U000115b8-\\U000115c0\\U000115d8-\\U000115dd\\U00011600-\\U00011640\\U00011644\\U00011650-\\U00011659\\U00011680-\\U000116b8\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011700-\\U0001171a\\U0001171d-\\U0001172b\\U00011730-\\U00011739\\U00011740-\\U00011746\\U00011800-\\U0001183a\\U000118a0-\\U000118e9\\U000118ff-\\U00011906\\U00011909\\U0001190c-\\U00011913\\U00011915\\U00011916\\U00011918-\\U00011935\\U00011937\\U00011938\\U0001193b-\\U00011943\\U00011950-\\U00011959\\U000119a0-\\U000119a7\\U000119aa-\\U000119d7\\U000119da-\\U000119e1\\U000119e3\\U000119e4\\U00011a00-\\U00011a3e\\U00011a47\\U00011a50-\\U00011a99\\U00011a9d\\U00011ab0-\\U00011af8\\U00011b0a\\U00011b60-\\U00011b67\\U00011bc0-\\U00011be0\\U00011bf0-\\U00011bf9\\U00011c00-\\U00011c08\\U00011c0a-\\U00011c36\\U00011c38-\\U00011c40\\U00011c50-\\U00011c59\\U00011c72-\\U00011c8f\\U00011c92-\\U00011ca7\\U00011ca9-\\U00011cb6\\U00011d00-\\U00011d06\\U00011d08\\U00011d09\\U00011d0b-\\U00011d36\\U00011d3a\\U00011d3c\\U00011d3d\\U00011d3f-\\U00011d47\\U00011d50-\\U00011d59\\U00011d60-\\U00011d65\\U00011d67\\U00011d68\\U00011d6a-\\U00011d8e\\U00011d90\\U00011d91\\U00011d93-\\U00011d98\\U00011da0-\\U00011da9\\U00011db0-\\U00011ddb\\U00011de0-\\U00011de9\\U00011df0\\U00011df1\\U00011ee0-\\U00011ef6\\U00011f00-\\U00011f10\\U00011f12-\\U00011f3a\\U00011f3e-\\U00011f42\\U00011f50-\\U00011f5a\\U00011fb0\\U00012000-\\U00012399\\U00012400-\\U0001246f\\U00012475-\\U00012543\\U00012550-\\U00012686\\U00012f90-\\U00012ff0\\U00013000-\\U0001342f\\U00013440-\\U00013455\\U00013460-\\U000143fa\\U00014400-\\U00014646\\U00016100-\\U00016139\\U00016800-\\U00016a38\\U00016a40-\\U00016a5e\\U00016a60-\\U00016a69\\U00016a70-\\U00016abe\\U00016ac0-\\U00016ac9\\U00016ad0-\\U00016aed\\U00016af0-\\U00016af4\\U00016b00-\\U00016b36\\U00016b40-\\U00016b43\\U00016b50-\\U00016b59\\U00016b63-\\U00016b77\\U00016b7d-\\U00016b8f\\U00016d40-\\U00016d6c\\U00016d70-\\U00016d79\\U00016e40-\\U00016e7f\\U00016ea0-\\U00016eb8\\U00016ebb-\\U00016ed3\\U00016f00-\\U00016f4a\\U00016f4f-\\U00016f87\\U00016f8f-\\U00016f9f\\U00016fe0\\U00016fe1\\U00016fe3\\U00016fe4\\U00016ff0-\\U00016ff6\\U00017000-\\U00018cda\\U00018cff-\\U00018d20\\U00018d80-\\U00018df2\\U00018e00-\\U00019191\\U000191a0-\\U000191d2\\U0001aff0-\\U0001aff3\\U0001aff5-\\U0001affb\\U0001affd\\U0001affe\\U0001b000-\\U0001b128\\U0001b132\\U0001b150-\\U0001b152\\U0001b155\\U0001b164-\\U0001b168\\U0001b170-\\U0001b2fb\\U0001bc00-\\U0001bc6a\\U0001bc70-\\U0001bc7c\\U0001bc80-\\U0001bc88\\U0001bc90-\\U0001bc99\\U0001bc9d\\U0001bc9e\\U0001ccf0-\\U0001ccf9\\U0001cf00-\\U0001cf2d\\U0001cf30-\\U0001cf46\\U0001d127\\U0001d128\\U0001d165-\\U0001d169\\U0001d16d-\\U0001d172\\U0001d17b-\\U0001d182\\U0001d185-\\U0001d18b\\U0001d1aa-\\U0001d1ad\\U0001d242-\\U0001d244\\U0001d250-\\U0001d252\\U0001d25b\\U0001d25c\\U0001d25f\\U0001d280\\U0001d281\\U0001d400-\\U0001d454\\U0001d456-\\U0001d49c\\U0001d49e\\U0001d49f\\U0001d4a2\\U0001d4a5\\U0001d4a6\\U0001d4a9-\\U0001d4ac\\U0001d4ae-\\U0001d4b9\\U0001d4bb\\U0001d4bd-\\U0001d4c3\\U0001d4c5-\\U0001d505\\U0001d507-\\U0001d50a\\U0001d50d-\\U0001d514\\U0001d516-\\U0001d51c\\U0001d51e-\\U0001d539\\U0001d53b-\\U0001d53e\\U0001d540-\\U0001d544\\U0001d546\\U0001d54a-\\U0001d550\\U0001d552-\\U0001d6a6\\U0001d6a8-\\U0001d6c0\\U0001d6c2-\\U0001d6da\\U0001d6dc-\\U0001d6fa\\U0001d6fc-\\U0001d714\\U0001d716-\\U0001d734\\U0001d736-\\U0001d74e\\U0001d750-\\U0001d76e\\U0001d770-\\U0001d788\\U0001d78a-\\U0001d7a8\\U0001d7aa-\\U0001d7c2\\U0001d7c4-\\U0001d7cb\\U0001d7ce-\\U0001d7ff\\U0001da00-\\U0001da36\\U0001da3b-\\U0001da6c\\U0001da75\\U0001da84\\U0001da9b-\\U0001da9f\\U0001daa1-\\U0001daaf\\U0001df00-\\U0001df81\\U0001df90-\\U0001df96\\U0001dfcd-\\U0001e006\\U0001e008-\\U0001e018\\U0001e01b-\\U0001e021\\U0001e023\\U0001e024\\U0001e026-\\U0001e02a\\U0001e030-\\U0001e06d\\U0001e08f\\U0001e100-\\U0001e12c\\U0001e130-\\U0001e13d\\U0001e140-\\U0001e149\\U0001e14e\\U0001e290-\\U0001e2ae\\U0001e2c0-\\U0001e2f9\\U0001e4d0-\\U0001e4f9\\U0001e5d0-\\U0001e5fa\\U0001e6c0-\\U0001e6de\\U0001e6e0-\\U0001e6f5\\U0001e6fe\\U0001e6ff\\U0001e7e0-\\U0001e7e6\\U0001e7e8-\\U0001e7eb\\U0001e7ed\\U0001e7ee\\U0001e7f0-\\U0001e7fe\\U0001e800-\\U0001e8c4\\U0001e8d0-\\U0001e8d6\\U0001e900-\\U0001e94b\\U0001e950-\\U0001e959\\U0001ee00-\\U0001ee03\\U0001ee05-\\U0001ee1f\\U0001ee21\\U0001ee22\\U0001ee24\\U0001ee27\\U0001ee29-\\U0001ee32\\U0001ee34-\\U0001ee37\\U0001ee39\\U0001ee3b\\U0001ee42\\U0001ee47\\U0001ee49\\U0001ee4b\\U0001ee4d-\\U0001ee4f\\U0001ee51\\U0001ee52\\U0001ee54\\U0001ee57\\U0001ee59\\U0001ee5b\\U0001ee5d\\U0001ee5f\\U0001ee61\\U0001ee62\\U0001ee64\\U0001ee67-\\U0001ee6a\\U0001ee6c-\\U0001ee72\\U0001ee74-\\U0001ee77\\U0001ee79-\\U0001ee7c\\U0001ee7e\\U0001ee80-\\U0001ee89\\U0001ee8b-\\U0001ee9b\\U0001eea1-\\U0001eea3\\U0001eea5-\\U0001eea9\\U0001eeab-\\U0001eebb\\U0001f130-\\U0001f149\\U0001f150-\\U0001f169\\U0001f170-\\U0001f189\\U0001fbf0-\\U0001fbf9\\U00020000-\\U0002a6df\\U0002a700-\\U0002b81e\\U0002b820-\\U0002cead\\U0002ceb0-\\U0002ebe0\\U0002ebf0-\\U0002ee5d\\U0002f800-\\U0002fa1d\\U00030000-\\U0003134a\\U00031350-\\U00033479\\U0003d000-\\U0003fc3f\\U000e0100-\\U000e01ef]*\\Z)|(?:[A-Z_a-z][\\-.0-9A-Z_a-z\\u00aa\\u00b5\\u00ba\\u00c0-\\u00d6\\u00d8-\\u00f6\\u00f8-\\u02c1\\u02c6-\\u02d1\\u02e0-\\u02e4\\u02ec\\u02ee\\u0300-\\u0374\\u0376\\u0377\\u037a-\\u037d\\u037f\\u0386\\u0388-\\u038a\\u038c\\u038e-\\u03a1\\u03a3-\\u03f5\\u03f7-\\u0481\\u0483-\\u052f\\u0531-\\u0556\\u0558\\u0559\\u0560-\\u0588\\u058b\\u058c\\u0591-\\u05bd\\u05bf\\u05c1\\u05c2\\u05c4\\u05c5\\u05c7-\\u05c9\\u05d0-\\u05ea\\u05ef-\\u05f2\\u0610-\\u061a\\u0620-\\u0669\\u066e-\\u06d3\\u06d5-\\u06dc\\u06df-\\u06e8\\u06ea-\\u06fc\\u06ff\\u0710-\\u074a\\u074d-\\u07b1\\u07c0-\\u07f5\\u07fa\\u07fd\\u0800-\\u082d\\u0840-\\u085b\\u0860-\\u086a\\u0870-\\u0887\\u0889-\\u088f\\u0897-\\u08e1\\u08e3-\\u0963\\u0966-\\u096f\\u0971-\\u0983\\u0985-\\u098c\\u098f\\u0990\\u0993-\\u09a8\\u09aa-\\u09b0\\u09b2\\u09b6-\\u09b9\\u09bc-\\u09c4\\u09c7\\u09c8\\u09cb-\\u09ce\\u09d7\\u09dc\\u09dd\\u09df-\\u09e3\\u09e6-\\u09f1\\u09fc\\u09fe\\u0a01-\\u0a03\\u0a05-\\u0a0a\\u0a0f\\u0a10\\u0a13-\\u0a28\\u0a2a-\\u0a30\\u0a32\\u0a33\\u0a35\\u0a36\\u0a38\\u0a39\\u0a3c\\u0a3e-\\u0a42\\u0a47\\u0a48\\u0a4b-\\u0a4d\\u0a51\\u0a59-\\u0a5c\\u0a5e\\u0a66-\\u0a75\\u0a81-\\u0a83\\u0a85-\\u0a8d\\u0a8f-\\u0a91\\u0a93-\\u0aa8\\u0aaa-\\u0ab0\\u0ab2\\u0ab3\\u0ab5-\\u0ab9\\u0abc-\\u0ac5\\u0ac7-\\u0ac9\\u0acb-\\u0acd\\u0ad0\\u0ae0-\\u0ae3\\u0ae6-\\u0aef\\u0af9-\\u0aff\\u0b01-\\u0b03\\u0b05-\\u0b0c\\u0b0f\\u0b10\\u0b13-\\u0b28\\u0b2a-\\u0b30\\u0b32\\u0b33\\u0b35-\\u0b39\\u0b3c-\\u0b44\\u0b47\\u0b48\\u0b4b-\\u0b4d\\u0b53-\\u0b57\\u0b5c\\u0b5d\\u0b5f-\\u0b63\\u0b66-\\u0b6f\\u0b71\\u0b82\\u0b83\\u0b85-\\u0b8a\\u0b8e-\\u0b90\\u0b92-\\u0b95\\u0b99\\u0b9a\\u0b9c\\u0b9e\\u0b9f\\u0ba3\\u0ba4\\u0ba8-\\u0baa\\u0bae-\\u0bb9\\u0bbe-\\u0bc2\\u0bc6-\\u0bc8\\u0bca-\\u0bcd\\u0bd0\\u0bd7\\u0be6-\\u0bef\\u0c00-\\u0c0c\\u0c0e-\\u0c10\\u0c12-\\u0c28\\u0c2a-\\u0c39\\u0c3c-\\u0c44\\u0c46-\\u0c48\\u0c4a-\\u0c4d\\u0c55\\u0c56\\u0c58-\\u0c5a\\u0c5c\\u0c5d\\u0c60-\\u0c63\\u0c66-\\u0c6f\\u0c80-\\u0c83\\u0c85-\\u0c8c\\u0c8e-\\u0c90\\u0c92-\\u0ca8\\u0caa-\\u0cb3\\u0cb5-\\u0cb9\\u0cbc-\\u0cc4\\u0cc6-\\u0cc8\\u0cca-\\u0ccd\\u0cd5\\u0cd6\\u0cdc-\\u0cde\\u0ce0-\\u0ce3\\u0ce6-\\u0cef\\u0cf1-\\u0cf3\\u0d00-\\u0d0c\\u0d0e-\\u0d10\\u0d12-\\u0d44\\u0d46-\\u0d48\\u0d4a-\\u0d4e\\u0d54-\\u0d57\\u0d5f-\\u0d63\\u0d66-\\u0d6f\\u0d7a-\\u0d7f\\u0d81-\\u0d83\\u0d85-\\u0d96\\u0d9a-\\u0db1\\u0db3-\\u0dbb\\u0dbd\\u0dc0-\\u0dc6\\u0dca\\u0dcf-\\u0dd4\\u0dd6\\u0dd8-\\u0ddf\\u0de6-\\u0def\\u0df2\\u0df3\\u0e01-\\u0e3a\\u0e40-\\u0e4e\\u0e50-\\u0e59\\u0e81\\u0e82\\u0e84\\u0e86-\\u0e8a\\u0e8c-\\u0ea3\\u0ea5\\u0ea7-\\u0ebd\\u0ec0-\\u0ec4\\u0ec6\\u0ec8-\\u0ece\\u0ed0-\\u0ed9\\u0edc-\\u0edf\\u0f00\\u0f18\\u0f19\\u0f20-\\u0f29\\u0f35\\u0f37\\u0f39\\u0f3e-\\u0f47\\u0f49-\\u0f6c\\u0f71-\\u0f84\\u0f86-\\u0f97\\u0f99-\\u0fbc\\u0fc6\\u1000-\\u1049\\u1050-\\u109d\\u10a0-\\u10c5\\u10c7\\u10cd\\u10d0-\\u10fa\\u10fc-\\u1248\\u124a-\\u124d\\u1250-\\u1256\\u1258\\u125a-\\u125d\\u1260-\\u1288\\u128a-\\u128d\\u1290-\\u12b0\\u12b2-\\u12b5\\u12b8-\\u12be\\u12c0\\u12c2-\\u12c5\\u12c8-\\u12d6\\u12d8-\\u1310\\u1312-\\u1315\\u1318-\\u135a\\u135d-\\u135f\\u1380-\\u138f\\u13a0-\\u13f5\\u13f8-\\u13fd\\u1401-\\u166c\\u166f-\\u167f\\u1681-\\u169a\\u16a0-\\u16ea\\u16ee-\\u16f8\\u1700-\\u1715\\u171f-\\u1734\\u1740-\\u1753\\u1760-\\u176c\\u176e-\\u1770\\u1772\\u1773\\u1780-\\u17d3\\u17d7\\u17dc\\u17dd\\u17e0-\\u17e9\\u180b-\\u180d\\u180f-\\u1819\\u1820-\\u1878\\u1880-\\u18aa\\u18b0-\\u18f5\\u1900-\\u191e\\u1920-\\u192b\\u1930-\\u193b\\u1946-\\u196d\\u1970-\\u1974\\u1980-\\u19ab\\u19b0-\\u19c9\\u19d0-\\u19d9\\u1a00-\\u1a1b\\u1a20-\\u1a5e\\u1a60-\\u1a7c\\u1a7f-\\u1a89\\u1a90-\\u1a99\\u1aa7\\u1ab0-\\u1af0\\u1b00-\\u1b4c\\u1b50-\\u1b59\\u1b6b-\\u1b73\\u1b80-\\u1bf3\\u1c00-\\u1c37\\u1c40-\\u1c49\\u1c4d-\\u1c7d\\u1c80-\\u1c8a\\u1c90-\\u1cba\\u1cbd-\\u1cbf\\u1cd0-\\u1cd2\\u1cd4-\\u1cfa\\u1d00-\\u1f15\\u1f18-\\u1f1d\\u1f20-\\u1f45\\u1f48-\\u1f4d\\u1f50-\\u1f57\\u1f59\\u1f5b\\u1f5d\\u1f5f-\\u1f7d\\u1f80-\\u1fb4\\u1fb6-\\u1fbc\\u1fbe\\u1fc2-\\u1fc4\\u1fc6-\\u1fcc\\u1fd0-\\u1fd3\\u1fd6-\\u1fdb\\u1fe0-\\u1fec\\u1ff2-\\u1ff4\\u1ff6-\\u1ffc\\u200c\\u200d\\u203f\\u2040\\u2054\\u2071\\u207f\\u208f-\\u209f\\u20d0-\\u20f0\\u2102\\u2107\\u210a-\\u2113\\u2115\\u2119-\\u211d\\u2124\\u2126\\u2128\\u212a-\\u212d\\u212f-\\u2139\\u213c-\\u213f\\u2145-\\u2149\\u214e\\u2160-\\u2188\\u24b6-\\u24e9\\u2c00-\\u2ce4\\u2ceb-\\u2cf3\\u2d00-\\u2d25\\u2d27\\u2d2d\\u2d30-\\u2d67\\u2d6f\\u2d7f-\\u2d96\\u2da0-\\u2da6\\u2da8-\\u2dae\\u2db0-\\u2db6\\u2db8-\\u2dbe\\u2dc0-\\u2dc6\\u2dc8-\\u2dce\\u2dd0-\\u2dd6\\u2dd8-\\u2dde\\u2de0-\\u2dff\\u2e2f\\u3005-\\u3007\\u3021-\\u302f\\u3031-\\u3035\\u3038-\\u303c\\u3041-\\u3096\\u3099\\u309a\\u309d-\\u309f\\u30a1-\\u30fa\\u30fc-\\u30ff\\u3105-\\u312f\\u3131-\\u318e\\u31a0-\\u31bf\\u31f0-\\u31ff\\u3400-\\u4dbf\\u4e00-\\ua48c\\ua4d0-\\ua4fd\\ua500-\\ua60c\\ua610-\\ua62b\\ua640-\\ua672\\ua674-\\ua67d\\ua67f-\\ua6f1\\ua717-\\ua71f\\ua722-\\ua788\\ua78b-\\ua7dd\\ua7e2\\ua7f1-\\ua827\\ua82c\\ua840-\\ua873\\ua880-\\ua8c5\\ua8d0-\\ua8d9\\ua8e0-\\ua8f7\\ua8fb\\ua8fd-\\ua92d\\ua930-\\ua953\\ua960-\\ua97c\\ua980-\\ua9c0\\ua9cf-\\ua9d9\\ua9e0-\\ua9fe\\uaa00-\\uaa36\\uaa40-\\uaa4d\\uaa50-\\uaa59\\uaa60-\\uaa76\\uaa7a-\\uaac2\\uaadb-\\uaadd\\uaae0-\\uaaef\\uaaf2-\\uaaf6\\uab01-\\uab06\\uab09-\\uab0e\\uab11-\\uab16\\uab20-\\uab26\\uab28-\\uab2e\\uab30-\\uab5a\\uab5c-\\uab69\\uab6c\\uab6d\\uab70-\\uabea\\uabec\\uabed\\uabf0-\\uabf9\\uac00-\\ud7a3\\ud7b0-\\ud7c6\\ud7cb-\\ud7fb\\uf900-\\ufa6d\\ufa70-\\ufad9\\ufb00-\\ufb06\\ufb13-\\ufb17\\ufb1d-\\ufb28\\ufb2a-\\ufb36\\ufb38-\\ufb3c\\ufb3e\\ufb40\\ufb41\\ufb43\\ufb44\\ufb46-\\ufbb1\\ufbd3-\\ufd3d\\ufd50-\\ufd8f\\ufd92-\\ufdc7\\ufdf0-\\ufdfb\\ufe00-\\ufe0f\\ufe20-\\ufe2f\\ufe33\\ufe34\\ufe4d-\\ufe4f\\ufe70-\\ufe74\\ufe76-\\ufefc\\uff10-\\uff19\\uff21-\\uff3a\\uff3f\\uff41-\\uff5a\\uff66-\\uffbe\\uffc2-\\uffc7\\uffca-\\uffcf\\uffd2-\\uffd7\\uffda-\\uffdc\\U00010000-\\U0001000b\\U0001000d-\\U00010026\\U00010028-\\U0001003a\\U0001003c\\U0001003d\\U0001003f-\\U0001004d\\U00010050-\\U0001005d\\U00010080-\\U000100fa\\U00010140-\\U00010174\\U000101fd\\U00010280-\\U0001029c\\U000102a0-\\U000102d0\\U000102e0\\U00010300-\\U0001031f\\U0001032d-\\U0001034a\\U00010350-\\U0001037a\\U00010380-\\U0001039d\\U000103a0-\\U000103c3\\U000103c8-\\U000103cf\\U000103d1-\\U000103d5\\U00010400-\\U0001049d\\U000104a0-\\U000104a9\\U000104b0-\\U000104d3\\U000104d8-\\U000104fb\\U00010500-\\U00010527\\U00010530-\\U00010563\\U00010570-\\U0001057a\\U0001057c-\\U0001058a\\U0001058c-\\U00010592\\U00010594\\U00010595\\U00010597-\\U000105a1\\U000105a3-\\U000105b1\\U000105b3-\\U000105b9\\U000105bb\\U000105bc\\U000105c0-\\U000105f3\\U00010600-\\U00010736\\U00010740-\\U00010755\\U00010760-\\U00010767\\U00010780-\\U00010785\\U00010787-\\U000107b0\\U000107b2-\\U000107bf\\U00010800-\\U00010805\\U00010808\\U0001080a-\\U00010835\\U00010837\\U00010838\\U0001083c\\U0001083f-\\U00010855\\U00010860-\\U00010876\\U00010880-\\U0001089e\\U000108e0-\\U000108f2\\U000108f4\\U000108f5\\U00010900-\\U00010915\\U00010920-\\U00010939\\U00010940-\\U00010959\\U00010980-\\U000109b7\\U000109be\\U000109bf\\U00010a00-\\U00010a03\\U00010a05\\U00010a06\\U00010a0c-\\U00010a13\\U00010a15-\\U00010a17\\U00010a19-\\U00010a35\\U00010a38-\\U00010a3a\\U00010a3f\\U00010a60-\\U00010a7c\\U00010a80-\\U00010a9c\\U00010ac0-\\U00010ac7\\U00010ac9-\\U00010ae6\\U00010b00-\\U00010b35\\U00010b40-\\U00010b55\\U00010b60-\\U00010b72\\U00010b80-\\U00010b91\\U00010c00-\\U00010c48\\U00010c80-\\U00010cb2\\U00010cc0-\\U00010cf2\\U00010d00-\\U00010d27\\U00010d30-\\U00010d39\\U00010d40-\\U00010d65\\U00010d69-\\U00010d6d\\U00010d6f-\\U00010d85\\U00010e80-\\U00010ea9\\U00010eab\\U00010eac\\U00010eb0\\U00010eb1\\U00010ec2-\\U00010ec7\\U00010ecb-\\U00010ecf\\U00010ed9-\\U00010eee\\U00010ef0-\\U00010f1c\\U00010f27\\U00010f30-\\U00010f50\\U00010f70-\\U00010f85\\U00010fb0-\\U00010fc4\\U00010fe0-\\U00010ff6\\U00011000-\\U00011046\\U00011066-\\U00011075\\U0001107f-\\U000110ba\\U000110c2\\U000110d0-\\U000110e8\\U000110f0-\\U000110f9\\U00011100-\\U00011134\\U00011136-\\U0001113f\\U00011144-\\U00011147\\U00011150-\\U00011173\\U00011176\\U00011180-\\U000111c4\\U000111c9-\\U000111cc\\U000111ce-\\U000111da\\U000111dc\\U00011200-\\U00011211\\U00011213-\\U00011237\\U0001123e-\\U00011241\\U00011280-\\U00011286\\U00011288\\U0001128a-\\U0001128d\\U0001128f-\\U0001129d\\U0001129f-\\U000112a8\\U000112b0-\\U000112ea\\U000112f0-\\U000112f9\\U00011300-\\U00011303\\U00011305-\\U0001130c\\U0001130f\\U00011310\\U00011313-\\U00011328\\U0001132a-\\U00011330\\U00011332\\U00011333\\U00011335-\\U00011339\\U0001133b-\\U00011344\\U00011347\\U00011348\\U0001134b-\\U0001134d\\U00011350\\U00011357\\U0001135d-\\U00011363\\U00011366-\\U0001136c\\U00011370-\\U00011374\\U00011380-\\U00011389\\U0001138b\\U0001138e\\U00011390-\\U000113b5\\U000113b7-\\U000113c0\\U000113c2\\U000113c5\\U000113c7-\\U000113ca\\U000113cc-\\U000113d3\\U000113e1\\U000113e2\\U00011400-\\U0001144a\\U00011450-\\U00011459\\U0001145e-\\U00011461\\U00011480-\\U000114c5\\U000114c7\\U000114d0-\\U000114d9\\U00011580-\\U000115b5\\U000115b8-\\U000115c0\\U000115d8-\\U000115dd\\U00011600-\\U00011640\\U00011644\\U00011650-\\U00011659\\U00011680-\\U000116b8\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011700-\\U0001171a\\U0001171d-\\U0001172b\\U00011730-\\U00011739\\U00011740-\\U00011746\\U00011800-\\U0001183a\\U000118a0-\\U000118e9\\U000118ff-\\U00011906\\U00011909\\U0001190c-\\U00011913\\U00011915\\U00011916\\U00011918-\\U00011935\\U00011937\\U00011938\\U0001193b-\\U00011943\\U00011950-\\U00011959\\U000119a0-\\U000119a7\\U000119aa-\\U000119d7\\U000119da-\\U000119e1\\U000119e3\\U000119e4\\U00011a00-\\U00011a3e\\U00011a47\\U00011a50-\\U00011a99\\U00011a9d\\U00011ab0-\\U00011af8\\U00011b0a\\U00011b60-\\U00011b67\\U00011bc0-\\U00011be0\\U00011bf0-\\U00011bf9\\U00011c00-\\U00011c08\\U00011c0a-\\U00011c36\\U00011c38-\\U00011c40\\U00011c50-\\U00011c59\\U00011c72-\\U00011c8f\\U00011c92-\\U00011ca7\\U00011ca9-\\U00011cb6\\U00011d00-\\U00011d06\\U00011d08\\U00011d09\\U00011d0b-\\U00011d36\\U00011d3a\\U00011d3c\\U00011d3d\\U00011d3f-\\U00011d47\\U00011d50-\\U00011d59\\U00011d60-\\U00011d65\\U00011d67\\U00011d68\\U00011d6a-\\U00011d8e\\U00011d90\\U00011d91\\U00011d93-\\U00011d98\\U00011da0-\\U00011da9\\U00011db0-\\U00011ddb\\U00011de0-\\U00011de9\\U00011df0\\U00011df1\\U00011ee0-\\U00011ef6\\U00011f00-\\U00011f10\\U00011f12-\\U00011f3a\\U00011f3e-\\U00011f42\\U00011f50-\\U00011f5a\\U00011fb0\\U00012000-\\U00012399\\U00012400-\\U0001246f\\U00012475-\\U00012543\\U00012550-\\U00012686\\U00012f90-\\U00012ff0\\U00013000-\\U0001342f\\U00013440-\\U00013455\\U00013460-\\U000143fa\\U00014400-\\U00014646\\U00016100-\\U00016139\\U00016800-\\U00016a38\\U00016a40-\\U00016a5e\\U00016a60-\\U00016a69\\U00016a70-\\U00016abe\\U00016ac0-\\U00016ac9\\U00016ad0-\\U00016aed\\U00016af0-\\U00016af4\\U00016b00-\\U00016b36\\U00016b40-\\U00016b43\\U00016b50-\\U00016b59\\U00016b63-\\U00016b77\\U00016b7d-\\U00016b8f\\U00016d40-\\U00016d6c\\U00016d70-\\U00016d79\\U00016e40-\\U00016e7f\\U00016ea0-\\U00016eb8\\U00016ebb-\\U00016ed3\\U00016f00-\\U00016f4a\\U00016f4f-\\U00016f87\\U00016f8f-\\U00016f9f\\U00016fe0\\U00016fe1\\U00016fe3\\U00016fe4\\U00016ff0-\\U00016ff6\\U00017000-\\U00018cda\\U00018cff-\\U00018d20\\U00018d80-\\U00018df2\\U00018e00-\\U00019191\\U000191a0-\\U000191d2\\U0001aff0-\\U0001aff3\\U0001aff5-\\U0001affb\\U0001affd\\U0001affe\\U0001b000-\\U0001b128\\U0001b132\\U0001b150-\\U0001b152\\U0001b155\\U0001b164-\\U0001b168\\U0001b170-\\U0001b2fb\\U0001bc00-\\U0001bc6a\\U0001bc70-\\U0001bc7c\\U0001bc80-\\U0001bc88\\U0001bc90-\\U0001bc99\\U0001bc9d\\U0001bc9e\\U0001ccf0-\\U0001ccf9\\U0001cf00-\\U0001cf2d\\U0001cf30-\\U0001cf46\\U0001d127\\U0001d128\\U0001d165-\\U0001d169\\U0001d16d-\\U0001d172\\U0001d17b-\\U0001d182\\U0001d185-\\U0001d18b\\U0001d1aa-\\U0001d1ad\\U0001d242-\\U0001d244\\U0001d250-\\U0001d252\\U0001d25b\\U0001d25c\\U0001d25f\\U0001d280\\U0001d281\\U0001d400-\\U0001d454\\U0001d456-\\U0001d49c\\U0001d49e\\U0001d49f\\U0001d4a2\\U0001d4a5\\U0001d4a6\\U0001d4a9-\\U0001d4ac\\U0001d4ae-\\U0001d4b9\\U0001d4bb\\U0001d4bd-\\U0001d4c3\\U0001d4c5-\\U0001d505\\U0001d507-\\U0001d50a\\U0001d50d-\\U0001d514\\U0001d516-\\U0001d51c\\U0001d51e-\\U0001d539\\U0001d53b-\\U0001d53e\\U0001d540-\\U0001d544\\U0001d546\\U0001d54a-\\U0001d550\\U0001d552-\\U0001d6a6\\U0001d6a8-\\U0001d6c0\\U0001d6c2-\\U0001d6da\\U0001d6dc-\\U0001d6fa\\U0001d6fc-\\U0001d714\\U0001d716-\\U0001d734\\U0001d736-\\U0001d74e\\U0001d750-\\U0001d76e\\U0001d770-\\U0001d788\\U0001d78a-\\U0001d7a8\\U0001d7aa-\\U0001d7c2\\U0001d7c4-\\U0001d7cb\\U0001d7ce-\\U0001d7ff\\U0001da00-\\U0001da36\\U0001da3b-\\U0001da6c\\U0001da75\\U0001da84\\U0001da9b-\\U0001da9f\\U0001daa1-\\U0001daaf\\U0001df00-\\U0001df81\\U0001df90-\\U0001df96\\U0001dfcd-\\U0001e006\\U0001e008-\\U0001e018\\U0001e01b-\\U0001e021\\U0001e023\\U0001e024\\U0001e026-\\U0001e02a\\U0001e030-\\U0001e06d\\U0001e08f\\U0001e100-\\U0001e12c\\U0001e130-\\U0001e13d\\U0001e140-\\U0001e149\\U0001e14e\\U0001e290-\\U0001e2ae\\U0001e2c0-\\U0001e2f9\\U0001e4d0-\\U0001e4f9\\U0001e5d0-\\U0001e5fa\\U0001e6c0-\\U0001e6de\\U0001e6e0-\\U0001e6f5\\U0001e6fe\\U0001e6ff\\U0001e7e0-\\U0001e7e6\\U0001e7e8-\\U0001e7eb\\U0001e7ed\\U0001e7ee\\U0001e7f0-\\U0001e7fe\\U0001e800-\\U0001e8c4\\U0001e8d0-\\U0001e8d6\\U0001e900-\\U0001e94b\\U0001e950-\\U0001e959\\U0001ee00-\\U0001ee03\\U0001ee05-\\U0001ee1f\\U0001ee21\\U0001ee22\\U0001ee24\\U0001ee27\\U0001ee29-\\U0001ee32\\U0001ee34-\\U0001ee37\\U0001ee39\\U0001ee3b\\U0001ee42\\U0001ee47\\U0001ee49\\U0001ee4b\\U0001ee4d-\\U0001ee4f\\U0001ee51\\U0001ee52\\U0001ee54\\U0001ee57\\U0001ee59\\U0001ee5b\\U0001ee5d\\U0001ee5f\\U0001ee61\\U0001ee62\\U0001ee64\\U0001ee67-\\U0001ee6a\\U0001ee6c-\\U0001ee72\\U0001ee74-\\U0001ee77\\U0001ee79-\\U0001ee7c\\U0001ee7e\\U0001ee80-\\U0001ee89\\U0001ee8b-\\U0001ee9b\\U0001eea1-\\U0001eea3\\U0001eea5-\\U0001eea9\\U0001eeab-\\U0001eebb\\U0001f130-\\U0001f149\\U0001f150-\\U0001f169\\U0001f170-\\U0001f189\\U0001fbf0-\\U0001fbf9\\U00020000-\\U0002a6df\\U0002a700-\\U0002b81e\\U0002b820-\\U0002cead\\U0002ceb0-\\U0002ebe0\\U0002ebf0-\\U0002ee5d\\U0002f800-\\U0002fa1d\\U00030000-\\U0003134a\\U00031350-\\U00033479\\U0003d000-\\U0003fc3f\\U000e0100-\\U000e01ef]*)\\Z)))))))",
+        "(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z|<"
+        "\\|tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_s\\Z|all_st\\Z|all_sta\\Z|all_s"
+        "tar(?:\\Z|t\\Z|t\\|\\Z|t\\|>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\"
+        "u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u002"
+        "0\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?"
+        ":\\Z|`\\Z|``\\Z|```\\Z|```p\\Z|```py\\Z|```pyt\\Z|```pyth\\Z|```pytho(?:\\Z|n"
+        "\\Z|n\\u000a(?:(?:\\Z|[A-Z_a-z][\\-.0-9A-Z_a-z\\u00aa\\u00b5\\u00ba\\u00c0-\\"
+        "u00d6\\u00d8-\\u00f6\\u00f8-\\u02c1\\u02c6-\\u02d1\\u02e0-\\u02e4\\u02ec\\u02"
+        "ee\\u0300-\\u0374\\u0376\\u0377\\u037a-\\u037d\\u037f\\u0386\\u0388-\\u038a\\"
+        "u038c\\u038e-\\u03a1\\u03a3-\\u03f5\\u03f7-\\u0481\\u0483-\\u052f\\u0531-\\u0"
+        "556\\u0558\\u0559\\u0560-\\u0588\\u058b\\u058c\\u0591-\\u05bd\\u05bf\\u05c1\\"
+        "u05c2\\u05c4\\u05c5\\u05c7-\\u05c9\\u05d0-\\u05ea\\u05ef-\\u05f2\\u0610-\\u06"
+        "1a\\u0620-\\u0669\\u066e-\\u06d3\\u06d5-\\u06dc\\u06df-\\u06e8\\u06ea-\\u06fc"
+        "\\u06ff\\u0710-\\u074a\\u074d-\\u07b1\\u07c0-\\u07f5\\u07fa\\u07fd\\u0800-\\u"
+        "082d\\u0840-\\u085b\\u0860-\\u086a\\u0870-\\u0887\\u0889-\\u088f\\u0897-\\u08"
+        "e1\\u08e3-\\u0963\\u0966-\\u096f\\u0971-\\u0983\\u0985-\\u098c\\u098f\\u0990"
+        "\\u0993-\\u09a8\\u09aa-\\u09b0\\u09b2\\u09b6-\\u09b9\\u09bc-\\u09c4\\u09c7\\u"
+        "09c8\\u09cb-\\u09ce\\u09d7\\u09dc\\u09dd\\u09df-\\u09e3\\u09e6-\\u09f1\\u09fc"
+        "\\u09fe\\u0a01-\\u0a03\\u0a05-\\u0a0a\\u0a0f\\u0a10\\u0a13-\\u0a28\\u0a2a-\\u"
+        "0a30\\u0a32\\u0a33\\u0a35\\u0a36\\u0a38\\u0a39\\u0a3c\\u0a3e-\\u0a42\\u0a47\\"
+        "u0a48\\u0a4b-\\u0a4d\\u0a51\\u0a59-\\u0a5c\\u0a5e\\u0a66-\\u0a75\\u0a81-\\u0a"
+        "83\\u0a85-\\u0a8d\\u0a8f-\\u0a91\\u0a93-\\u0aa8\\u0aaa-\\u0ab0\\u0ab2\\u0ab3"
+        "\\u0ab5-\\u0ab9\\u0abc-\\u0ac5\\u0ac7-\\u0ac9\\u0acb-\\u0acd\\u0ad0\\u0ae0-\\"
+        "u0ae3\\u0ae6-\\u0aef\\u0af9-\\u0aff\\u0b01-\\u0b03\\u0b05-\\u0b0c\\u0b0f\\u0b"
+        "10\\u0b13-\\u0b28\\u0b2a-\\u0b30\\u0b32\\u0b33\\u0b35-\\u0b39\\u0b3c-\\u0b44"
+        "\\u0b47\\u0b48\\u0b4b-\\u0b4d\\u0b53-\\u0b57\\u0b5c\\u0b5d\\u0b5f-\\u0b63\\u0"
+        "b66-\\u0b6f\\u0b71\\u0b82\\u0b83\\u0b85-\\u0b8a\\u0b8e-\\u0b90\\u0b92-\\u0b95"
+        "\\u0b99\\u0b9a\\u0b9c\\u0b9e\\u0b9f\\u0ba3\\u0ba4\\u0ba8-\\u0baa\\u0bae-\\u0b"
+        "b9\\u0bbe-\\u0bc2\\u0bc6-\\u0bc8\\u0bca-\\u0bcd\\u0bd0\\u0bd7\\u0be6-\\u0bef"
+        "\\u0c00-\\u0c0c\\u0c0e-\\u0c10\\u0c12-\\u0c28\\u0c2a-\\u0c39\\u0c3c-\\u0c44\\"
+        "u0c46-\\u0c48\\u0c4a-\\u0c4d\\u0c55\\u0c56\\u0c58-\\u0c5a\\u0c5c\\u0c5d\\u0c6"
+        "0-\\u0c63\\u0c66-\\u0c6f\\u0c80-\\u0c83\\u0c85-\\u0c8c\\u0c8e-\\u0c90\\u0c92-"
+        "\\u0ca8\\u0caa-\\u0cb3\\u0cb5-\\u0cb9\\u0cbc-\\u0cc4\\u0cc6-\\u0cc8\\u0cca-\\"
+        "u0ccd\\u0cd5\\u0cd6\\u0cdc-\\u0cde\\u0ce0-\\u0ce3\\u0ce6-\\u0cef\\u0cf1-\\u0c"
+        "f3\\u0d00-\\u0d0c\\u0d0e-\\u0d10\\u0d12-\\u0d44\\u0d46-\\u0d48\\u0d4a-\\u0d4e"
+        "\\u0d54-\\u0d57\\u0d5f-\\u0d63\\u0d66-\\u0d6f\\u0d7a-\\u0d7f\\u0d81-\\u0d83\\"
+        "u0d85-\\u0d96\\u0d9a-\\u0db1\\u0db3-\\u0dbb\\u0dbd\\u0dc0-\\u0dc6\\u0dca\\u0d"
+        "cf-\\u0dd4\\u0dd6\\u0dd8-\\u0ddf\\u0de6-\\u0def\\u0df2\\u0df3\\u0e01-\\u0e3a"
+        "\\u0e40-\\u0e4e\\u0e50-\\u0e59\\u0e81\\u0e82\\u0e84\\u0e86-\\u0e8a\\u0e8c-\\u"
+        "0ea3\\u0ea5\\u0ea7-\\u0ebd\\u0ec0-\\u0ec4\\u0ec6\\u0ec8-\\u0ece\\u0ed0-\\u0ed"
+        "9\\u0edc-\\u0edf\\u0f00\\u0f18\\u0f19\\u0f20-\\u0f29\\u0f35\\u0f37\\u0f39\\u0"
+        "f3e-\\u0f47\\u0f49-\\u0f6c\\u0f71-\\u0f84\\u0f86-\\u0f97\\u0f99-\\u0fbc\\u0fc"
+        "6\\u1000-\\u1049\\u1050-\\u109d\\u10a0-\\u10c5\\u10c7\\u10cd\\u10d0-\\u10fa\\"
+        "u10fc-\\u1248\\u124a-\\u124d\\u1250-\\u1256\\u1258\\u125a-\\u125d\\u1260-\\u1"
+        "288\\u128a-\\u128d\\u1290-\\u12b0\\u12b2-\\u12b5\\u12b8-\\u12be\\u12c0\\u12c2"
+        "-\\u12c5\\u12c8-\\u12d6\\u12d8-\\u1310\\u1312-\\u1315\\u1318-\\u135a\\u135d-"
+        "\\u135f\\u1380-\\u138f\\u13a0-\\u13f5\\u13f8-\\u13fd\\u1401-\\u166c\\u166f-\\"
+        "u167f\\u1681-\\u169a\\u16a0-\\u16ea\\u16ee-\\u16f8\\u1700-\\u1715\\u171f-\\u1"
+        "734\\u1740-\\u1753\\u1760-\\u176c\\u176e-\\u1770\\u1772\\u1773\\u1780-\\u17d3"
+        "\\u17d7\\u17dc\\u17dd\\u17e0-\\u17e9\\u180b-\\u180d\\u180f-\\u1819\\u1820-\\u"
+        "1878\\u1880-\\u18aa\\u18b0-\\u18f5\\u1900-\\u191e\\u1920-\\u192b\\u1930-\\u19"
+        "3b\\u1946-\\u196d\\u1970-\\u1974\\u1980-\\u19ab\\u19b0-\\u19c9\\u19d0-\\u19d9"
+        "\\u1a00-\\u1a1b\\u1a20-\\u1a5e\\u1a60-\\u1a7c\\u1a7f-\\u1a89\\u1a90-\\u1a99\\"
+        "u1aa7\\u1ab0-\\u1af0\\u1b00-\\u1b4c\\u1b50-\\u1b59\\u1b6b-\\u1b73\\u1b80-\\u1"
+        "bf3\\u1c00-\\u1c37\\u1c40-\\u1c49\\u1c4d-\\u1c7d\\u1c80-\\u1c8a\\u1c90-\\u1cb"
+        "a\\u1cbd-\\u1cbf\\u1cd0-\\u1cd2\\u1cd4-\\u1cfa\\u1d00-\\u1f15\\u1f18-\\u1f1d"
+        "\\u1f20-\\u1f45\\u1f48-\\u1f4d\\u1f50-\\u1f57\\u1f59\\u1f5b\\u1f5d\\u1f5f-\\u"
+        "1f7d\\u1f80-\\u1fb4\\u1fb6-\\u1fbc\\u1fbe\\u1fc2-\\u1fc4\\u1fc6-\\u1fcc\\u1fd"
+        "0-\\u1fd3\\u1fd6-\\u1fdb\\u1fe0-\\u1fec\\u1ff2-\\u1ff4\\u1ff6-\\u1ffc\\u200c"
+        "\\u200d\\u203f\\u2040\\u2054\\u2071\\u207f\\u208f-\\u209f\\u20d0-\\u20f0\\u21"
+        "02\\u2107\\u210a-\\u2113\\u2115\\u2119-\\u211d\\u2124\\u2126\\u2128\\u212a-\\"
+        "u212d\\u212f-\\u2139\\u213c-\\u213f\\u2145-\\u2149\\u214e\\u2160-\\u2188\\u24"
+        "b6-\\u24e9\\u2c00-\\u2ce4\\u2ceb-\\u2cf3\\u2d00-\\u2d25\\u2d27\\u2d2d\\u2d30-"
+        "\\u2d67\\u2d6f\\u2d7f-\\u2d96\\u2da0-\\u2da6\\u2da8-\\u2dae\\u2db0-\\u2db6\\u"
+        "2db8-\\u2dbe\\u2dc0-\\u2dc6\\u2dc8-\\u2dce\\u2dd0-\\u2dd6\\u2dd8-\\u2dde\\u2d"
+        "e0-\\u2dff\\u2e2f\\u3005-\\u3007\\u3021-\\u302f\\u3031-\\u3035\\u3038-\\u303c"
+        "\\u3041-\\u3096\\u3099\\u309a\\u309d-\\u309f\\u30a1-\\u30fa\\u30fc-\\u30ff\\u"
+        "3105-\\u312f\\u3131-\\u318e\\u31a0-\\u31bf\\u31f0-\\u31ff\\u3400-\\u4dbf\\u4e"
+        "00-\\ua48c\\ua4d0-\\ua4fd\\ua500-\\ua60c\\ua610-\\ua62b\\ua640-\\ua672\\ua674"
+        "-\\ua67d\\ua67f-\\ua6f1\\ua717-\\ua71f\\ua722-\\ua788\\ua78b-\\ua7dd\\ua7e2\\"
+        "ua7f1-\\ua827\\ua82c\\ua840-\\ua873\\ua880-\\ua8c5\\ua8d0-\\ua8d9\\ua8e0-\\ua"
+        "8f7\\ua8fb\\ua8fd-\\ua92d\\ua930-\\ua953\\ua960-\\ua97c\\ua980-\\ua9c0\\ua9cf"
+        "-\\ua9d9\\ua9e0-\\ua9fe\\uaa00-\\uaa36\\uaa40-\\uaa4d\\uaa50-\\uaa59\\uaa60-"
+        "\\uaa76\\uaa7a-\\uaac2\\uaadb-\\uaadd\\uaae0-\\uaaef\\uaaf2-\\uaaf6\\uab01-\\"
+        "uab06\\uab09-\\uab0e\\uab11-\\uab16\\uab20-\\uab26\\uab28-\\uab2e\\uab30-\\ua"
+        "b5a\\uab5c-\\uab69\\uab6c\\uab6d\\uab70-\\uabea\\uabec\\uabed\\uabf0-\\uabf9"
+        "\\uac00-\\ud7a3\\ud7b0-\\ud7c6\\ud7cb-\\ud7fb\\uf900-\\ufa6d\\ufa70-\\ufad9\\"
+        "ufb00-\\ufb06\\ufb13-\\ufb17\\ufb1d-\\ufb28\\ufb2a-\\ufb36\\ufb38-\\ufb3c\\uf"
+        "b3e\\ufb40\\ufb41\\ufb43\\ufb44\\ufb46-\\ufbb1\\ufbd3-\\ufd3d\\ufd50-\\ufd8f"
+        "\\ufd92-\\ufdc7\\ufdf0-\\ufdfb\\ufe00-\\ufe0f\\ufe20-\\ufe2f\\ufe33\\ufe34\\u"
+        "fe4d-\\ufe4f\\ufe70-\\ufe74\\ufe76-\\ufefc\\uff10-\\uff19\\uff21-\\uff3a\\uff"
+        "3f\\uff41-\\uff5a\\uff66-\\uffbe\\uffc2-\\uffc7\\uffca-\\uffcf\\uffd2-\\uffd7"
+        "\\uffda-\\uffdc\\U00010000-\\U0001000b\\U0001000d-\\U00010026\\U00010028-\\U0"
+        "001003a\\U0001003c\\U0001003d\\U0001003f-\\U0001004d\\U00010050-\\U0001005d\\"
+        "U00010080-\\U000100fa\\U00010140-\\U00010174\\U000101fd\\U00010280-\\U0001029"
+        "c\\U000102a0-\\U000102d0\\U000102e0\\U00010300-\\U0001031f\\U0001032d-\\U0001"
+        "034a\\U00010350-\\U0001037a\\U00010380-\\U0001039d\\U000103a0-\\U000103c3\\U0"
+        "00103c8-\\U000103cf\\U000103d1-\\U000103d5\\U00010400-\\U0001049d\\U000104a0-"
+        "\\U000104a9\\U000104b0-\\U000104d3\\U000104d8-\\U000104fb\\U00010500-\\U00010"
+        "527\\U00010530-\\U00010563\\U00010570-\\U0001057a\\U0001057c-\\U0001058a\\U00"
+        "01058c-\\U00010592\\U00010594\\U00010595\\U00010597-\\U000105a1\\U000105a3-\\"
+        "U000105b1\\U000105b3-\\U000105b9\\U000105bb\\U000105bc\\U000105c0-\\U000105f3"
+        "\\U00010600-\\U00010736\\U00010740-\\U00010755\\U00010760-\\U00010767\\U00010"
+        "780-\\U00010785\\U00010787-\\U000107b0\\U000107b2-\\U000107bf\\U00010800-\\U0"
+        "0010805\\U00010808\\U0001080a-\\U00010835\\U00010837\\U00010838\\U0001083c\\U"
+        "0001083f-\\U00010855\\U00010860-\\U00010876\\U00010880-\\U0001089e\\U000108e0"
+        "-\\U000108f2\\U000108f4\\U000108f5\\U00010900-\\U00010915\\U00010920-\\U00010"
+        "939\\U00010940-\\U00010959\\U00010980-\\U000109b7\\U000109be\\U000109bf\\U000"
+        "10a00-\\U00010a03\\U00010a05\\U00010a06\\U00010a0c-\\U00010a13\\U00010a15-\\U"
+        "00010a17\\U00010a19-\\U00010a35\\U00010a38-\\U00010a3a\\U00010a3f\\U00010a60-"
+        "\\U00010a7c\\U00010a80-\\U00010a9c\\U00010ac0-\\U00010ac7\\U00010ac9-\\U00010"
+        "ae6\\U00010b00-\\U00010b35\\U00010b40-\\U00010b55\\U00010b60-\\U00010b72\\U00"
+        "010b80-\\U00010b91\\U00010c00-\\U00010c48\\U00010c80-\\U00010cb2\\U00010cc0-"
+        "\\U00010cf2\\U00010d00-\\U00010d27\\U00010d30-\\U00010d39\\U00010d40-\\U00010"
+        "d65\\U00010d69-\\U00010d6d\\U00010d6f-\\U00010d85\\U00010e80-\\U00010ea9\\U00"
+        "010eab\\U00010eac\\U00010eb0\\U00010eb1\\U00010ec2-\\U00010ec7\\U00010ecb-\\U"
+        "00010ecf\\U00010ed9-\\U00010eee\\U00010ef0-\\U00010f1c\\U00010f27\\U00010f30-"
+        "\\U00010f50\\U00010f70-\\U00010f85\\U00010fb0-\\U00010fc4\\U00010fe0-\\U00010"
+        "ff6\\U00011000-\\U00011046\\U00011066-\\U00011075\\U0001107f-\\U000110ba\\U00"
+        "0110c2\\U000110d0-\\U000110e8\\U000110f0-\\U000110f9\\U00011100-\\U00011134\\"
+        "U00011136-\\U0001113f\\U00011144-\\U00011147\\U00011150-\\U00011173\\U0001117"
+        "6\\U00011180-\\U000111c4\\U000111c9-\\U000111cc\\U000111ce-\\U000111da\\U0001"
+        "11dc\\U00011200-\\U00011211\\U00011213-\\U00011237\\U0001123e-\\U00011241\\U0"
+        "0011280-\\U00011286\\U00011288\\U0001128a-\\U0001128d\\U0001128f-\\U0001129d"
+        "\\U0001129f-\\U000112a8\\U000112b0-\\U000112ea\\U000112f0-\\U000112f9\\U00011"
+        "300-\\U00011303\\U00011305-\\U0001130c\\U0001130f\\U00011310\\U00011313-\\U00"
+        "011328\\U0001132a-\\U00011330\\U00011332\\U00011333\\U00011335-\\U00011339\\U"
+        "0001133b-\\U00011344\\U00011347\\U00011348\\U0001134b-\\U0001134d\\U00011350"
+        "\\U00011357\\U0001135d-\\U00011363\\U00011366-\\U0001136c\\U00011370-\\U00011"
+        "374\\U00011380-\\U00011389\\U0001138b\\U0001138e\\U00011390-\\U000113b5\\U000"
+        "113b7-\\U000113c0\\U000113c2\\U000113c5\\U000113c7-\\U000113ca\\U000113cc-\\U"
+        "000113d3\\U000113e1\\U000113e2\\U00011400-\\U0001144a\\U00011450-\\U00011459"
+        "\\U0001145e-\\U00011461\\U00011480-\\U000114c5\\U000114c7\\U000114d0-\\U00011"
+        "4d9\\U00011580-\\U000115b5\\U000115b8-\\U000115c0\\U000115d8-\\U000115dd\\U00"
+        "011600-\\U00011640\\U00011644\\U00011650-\\U00011659\\U00011680-\\U000116b8\\"
+        "U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011700-\\U0001171a\\U0001171"
+        "d-\\U0001172b\\U00011730-\\U00011739\\U00011740-\\U00011746\\U00011800-\\U000"
+        "1183a\\U000118a0-\\U000118e9\\U000118ff-\\U00011906\\U00011909\\U0001190c-\\U"
+        "00011913\\U00011915\\U00011916\\U00011918-\\U00011935\\U00011937\\U00011938\\"
+        "U0001193b-\\U00011943\\U00011950-\\U00011959\\U000119a0-\\U000119a7\\U000119a"
+        "a-\\U000119d7\\U000119da-\\U000119e1\\U000119e3\\U000119e4\\U00011a00-\\U0001"
+        "1a3e\\U00011a47\\U00011a50-\\U00011a99\\U00011a9d\\U00011ab0-\\U00011af8\\U00"
+        "011b0a\\U00011b60-\\U00011b67\\U00011bc0-\\U00011be0\\U00011bf0-\\U00011bf9\\"
+        "U00011c00-\\U00011c08\\U00011c0a-\\U00011c36\\U00011c38-\\U00011c40\\U00011c5"
+        "0-\\U00011c59\\U00011c72-\\U00011c8f\\U00011c92-\\U00011ca7\\U00011ca9-\\U000"
+        "11cb6\\U00011d00-\\U00011d06\\U00011d08\\U00011d09\\U00011d0b-\\U00011d36\\U0"
+        "0011d3a\\U00011d3c\\U00011d3d\\U00011d3f-\\U00011d47\\U00011d50-\\U00011d59\\"
+        "U00011d60-\\U00011d65\\U00011d67\\U00011d68\\U00011d6a-\\U00011d8e\\U00011d90"
+        "\\U00011d91\\U00011d93-\\U00011d98\\U00011da0-\\U00011da9\\U00011db0-\\U00011"
+        "ddb\\U00011de0-\\U00011de9\\U00011df0\\U00011df1\\U00011ee0-\\U00011ef6\\U000"
+        "11f00-\\U00011f10\\U00011f12-\\U00011f3a\\U00011f3e-\\U00011f42\\U00011f50-\\"
+        "U00011f5a\\U00011fb0\\U00012000-\\U00012399\\U00012400-\\U0001246f\\U00012475"
+        "-\\U00012543\\U00012550-\\U00012686\\U00012f90-\\U00012ff0\\U00013000-\\U0001"
+        "342f\\U00013440-\\U00013455\\U00013460-\\U000143fa\\U00014400-\\U00014646\\U0"
+        "0016100-\\U00016139\\U00016800-\\U00016a38\\U00016a40-\\U00016a5e\\U00016a60-"
+        "\\U00016a69\\U00016a70-\\U00016abe\\U00016ac0-\\U00016ac9\\U00016ad0-\\U00016"
+        "aed\\U00016af0-\\U00016af4\\U00016b00-\\U00016b36\\U00016b40-\\U00016b43\\U00"
+        "016b50-\\U00016b59\\U00016b63-\\U00016b77\\U00016b7d-\\U00016b8f\\U00016d40-"
+        "\\U00016d6c\\U00016d70-\\U00016d79\\U00016e40-\\U00016e7f\\U00016ea0-\\U00016"
+        "eb8\\U00016ebb-\\U00016ed3\\U00016f00-\\U00016f4a\\U00016f4f-\\U00016f87\\U00"
+        "016f8f-\\U00016f9f\\U00016fe0\\U00016fe1\\U00016fe3\\U00016fe4\\U00016ff0-\\U"
+        "00016ff6\\U00017000-\\U00018cda\\U00018cff-\\U00018d20\\U00018d80-\\U00018df2"
+        "\\U00018e00-\\U00019191\\U000191a0-\\U000191d2\\U0001aff0-\\U0001aff3\\U0001a"
+        "ff5-\\U0001affb\\U0001affd\\U0001affe\\U0001b000-\\U0001b128\\U0001b132\\U000"
+        "1b150-\\U0001b152\\U0001b155\\U0001b164-\\U0001b168\\U0001b170-\\U0001b2fb\\U"
+        "0001bc00-\\U0001bc6a\\U0001bc70-\\U0001bc7c\\U0001bc80-\\U0001bc88\\U0001bc90"
+        "-\\U0001bc99\\U0001bc9d\\U0001bc9e\\U0001ccf0-\\U0001ccf9\\U0001cf00-\\U0001c"
+        "f2d\\U0001cf30-\\U0001cf46\\U0001d127\\U0001d128\\U0001d165-\\U0001d169\\U000"
+        "1d16d-\\U0001d172\\U0001d17b-\\U0001d182\\U0001d185-\\U0001d18b\\U0001d1aa-\\"
+        "U0001d1ad\\U0001d242-\\U0001d244\\U0001d250-\\U0001d252\\U0001d25b\\U0001d25c"
+        "\\U0001d25f\\U0001d280\\U0001d281\\U0001d400-\\U0001d454\\U0001d456-\\U0001d4"
+        "9c\\U0001d49e\\U0001d49f\\U0001d4a2\\U0001d4a5\\U0001d4a6\\U0001d4a9-\\U0001d"
+        "4ac\\U0001d4ae-\\U0001d4b9\\U0001d4bb\\U0001d4bd-\\U0001d4c3\\U0001d4c5-\\U00"
+        "01d505\\U0001d507-\\U0001d50a\\U0001d50d-\\U0001d514\\U0001d516-\\U0001d51c\\"
+        "U0001d51e-\\U0001d539\\U0001d53b-\\U0001d53e\\U0001d540-\\U0001d544\\U0001d54"
+        "6\\U0001d54a-\\U0001d550\\U0001d552-\\U0001d6a6\\U0001d6a8-\\U0001d6c0\\U0001"
+        "d6c2-\\U0001d6da\\U0001d6dc-\\U0001d6fa\\U0001d6fc-\\U0001d714\\U0001d716-\\U"
+        "0001d734\\U0001d736-\\U0001d74e\\U0001d750-\\U0001d76e\\U0001d770-\\U0001d788"
+        "\\U0001d78a-\\U0001d7a8\\U0001d7aa-\\U0001d7c2\\U0001d7c4-\\U0001d7cb\\U0001d"
+        "7ce-\\U0001d7ff\\U0001da00-\\U0001da36\\U0001da3b-\\U0001da6c\\U0001da75\\U00"
+        "01da84\\U0001da9b-\\U0001da9f\\U0001daa1-\\U0001daaf\\U0001df00-\\U0001df81\\"
+        "U0001df90-\\U0001df96\\U0001dfcd-\\U0001e006\\U0001e008-\\U0001e018\\U0001e01"
+        "b-\\U0001e021\\U0001e023\\U0001e024\\U0001e026-\\U0001e02a\\U0001e030-\\U0001"
+        "e06d\\U0001e08f\\U0001e100-\\U0001e12c\\U0001e130-\\U0001e13d\\U0001e140-\\U0"
+        "001e149\\U0001e14e\\U0001e290-\\U0001e2ae\\U0001e2c0-\\U0001e2f9\\U0001e4d0-"
+        "\\U0001e4f9\\U0001e5d0-\\U0001e5fa\\U0001e6c0-\\U0001e6de\\U0001e6e0-\\U0001e"
+        "6f5\\U0001e6fe\\U0001e6ff\\U0001e7e0-\\U0001e7e6\\U0001e7e8-\\U0001e7eb\\U000"
+        "1e7ed\\U0001e7ee\\U0001e7f0-\\U0001e7fe\\U0001e800-\\U0001e8c4\\U0001e8d0-\\U"
+        "0001e8d6\\U0001e900-\\U0001e94b\\U0001e950-\\U0001e959\\U0001ee00-\\U0001ee03"
+        "\\U0001ee05-\\U0001ee1f\\U0001ee21\\U0001ee22\\U0001ee24\\U0001ee27\\U0001ee2"
+        "9-\\U0001ee32\\U0001ee34-\\U0001ee37\\U0001ee39\\U0001ee3b\\U0001ee42\\U0001e"
+        "e47\\U0001ee49\\U0001ee4b\\U0001ee4d-\\U0001ee4f\\U0001ee51\\U0001ee52\\U0001"
+        "ee54\\U0001ee57\\U0001ee59\\U0001ee5b\\U0001ee5d\\U0001ee5f\\U0001ee61\\U0001"
+        "ee62\\U0001ee64\\U0001ee67-\\U0001ee6a\\U0001ee6c-\\U0001ee72\\U0001ee74-\\U0"
+        "001ee77\\U0001ee79-\\U0001ee7c\\U0001ee7e\\U0001ee80-\\U0001ee89\\U0001ee8b-"
+        "\\U0001ee9b\\U0001eea1-\\U0001eea3\\U0001eea5-\\U0001eea9\\U0001eeab-\\U0001e"
+        "ebb\\U0001f130-\\U0001f149\\U0001f150-\\U0001f169\\U0001f170-\\U0001f189\\U00"
+        "01fbf0-\\U0001fbf9\\U00020000-\\U0002a6df\\U0002a700-\\U0002b81e\\U0002b820-"
+        "\\U0002cead\\U0002ceb0-\\U0002ebe0\\U0002ebf0-\\U0002ee5d\\U0002f800-\\U0002f"
+        "a1d\\U00030000-\\U0003134a\\U00031350-\\U00033479\\U0003d000-\\U0003fc3f\\U00"
+        "0e0100-\\U000e01ef]*\\Z)|(?:[A-Z_a-z][\\-.0-9A-Z_a-z\\u00aa\\u00b5\\u00ba\\u0"
+        "0c0-\\u00d6\\u00d8-\\u00f6\\u00f8-\\u02c1\\u02c6-\\u02d1\\u02e0-\\u02e4\\u02e"
+        "c\\u02ee\\u0300-\\u0374\\u0376\\u0377\\u037a-\\u037d\\u037f\\u0386\\u0388-\\u"
+        "038a\\u038c\\u038e-\\u03a1\\u03a3-\\u03f5\\u03f7-\\u0481\\u0483-\\u052f\\u053"
+        "1-\\u0556\\u0558\\u0559\\u0560-\\u0588\\u058b\\u058c\\u0591-\\u05bd\\u05bf\\u"
+        "05c1\\u05c2\\u05c4\\u05c5\\u05c7-\\u05c9\\u05d0-\\u05ea\\u05ef-\\u05f2\\u0610"
+        "-\\u061a\\u0620-\\u0669\\u066e-\\u06d3\\u06d5-\\u06dc\\u06df-\\u06e8\\u06ea-"
+        "\\u06fc\\u06ff\\u0710-\\u074a\\u074d-\\u07b1\\u07c0-\\u07f5\\u07fa\\u07fd\\u0"
+        "800-\\u082d\\u0840-\\u085b\\u0860-\\u086a\\u0870-\\u0887\\u0889-\\u088f\\u089"
+        "7-\\u08e1\\u08e3-\\u0963\\u0966-\\u096f\\u0971-\\u0983\\u0985-\\u098c\\u098f"
+        "\\u0990\\u0993-\\u09a8\\u09aa-\\u09b0\\u09b2\\u09b6-\\u09b9\\u09bc-\\u09c4\\u"
+        "09c7\\u09c8\\u09cb-\\u09ce\\u09d7\\u09dc\\u09dd\\u09df-\\u09e3\\u09e6-\\u09f1"
+        "\\u09fc\\u09fe\\u0a01-\\u0a03\\u0a05-\\u0a0a\\u0a0f\\u0a10\\u0a13-\\u0a28\\u0"
+        "a2a-\\u0a30\\u0a32\\u0a33\\u0a35\\u0a36\\u0a38\\u0a39\\u0a3c\\u0a3e-\\u0a42\\"
+        "u0a47\\u0a48\\u0a4b-\\u0a4d\\u0a51\\u0a59-\\u0a5c\\u0a5e\\u0a66-\\u0a75\\u0a8"
+        "1-\\u0a83\\u0a85-\\u0a8d\\u0a8f-\\u0a91\\u0a93-\\u0aa8\\u0aaa-\\u0ab0\\u0ab2"
+        "\\u0ab3\\u0ab5-\\u0ab9\\u0abc-\\u0ac5\\u0ac7-\\u0ac9\\u0acb-\\u0acd\\u0ad0\\u"
+        "0ae0-\\u0ae3\\u0ae6-\\u0aef\\u0af9-\\u0aff\\u0b01-\\u0b03\\u0b05-\\u0b0c\\u0b"
+        "0f\\u0b10\\u0b13-\\u0b28\\u0b2a-\\u0b30\\u0b32\\u0b33\\u0b35-\\u0b39\\u0b3c-"
+        "\\u0b44\\u0b47\\u0b48\\u0b4b-\\u0b4d\\u0b53-\\u0b57\\u0b5c\\u0b5d\\u0b5f-\\u0"
+        "b63\\u0b66-\\u0b6f\\u0b71\\u0b82\\u0b83\\u0b85-\\u0b8a\\u0b8e-\\u0b90\\u0b92-"
+        "\\u0b95\\u0b99\\u0b9a\\u0b9c\\u0b9e\\u0b9f\\u0ba3\\u0ba4\\u0ba8-\\u0baa\\u0ba"
+        "e-\\u0bb9\\u0bbe-\\u0bc2\\u0bc6-\\u0bc8\\u0bca-\\u0bcd\\u0bd0\\u0bd7\\u0be6-"
+        "\\u0bef\\u0c00-\\u0c0c\\u0c0e-\\u0c10\\u0c12-\\u0c28\\u0c2a-\\u0c39\\u0c3c-\\"
+        "u0c44\\u0c46-\\u0c48\\u0c4a-\\u0c4d\\u0c55\\u0c56\\u0c58-\\u0c5a\\u0c5c\\u0c5"
+        "d\\u0c60-\\u0c63\\u0c66-\\u0c6f\\u0c80-\\u0c83\\u0c85-\\u0c8c\\u0c8e-\\u0c90"
+        "\\u0c92-\\u0ca8\\u0caa-\\u0cb3\\u0cb5-\\u0cb9\\u0cbc-\\u0cc4\\u0cc6-\\u0cc8\\"
+        "u0cca-\\u0ccd\\u0cd5\\u0cd6\\u0cdc-\\u0cde\\u0ce0-\\u0ce3\\u0ce6-\\u0cef\\u0c"
+        "f1-\\u0cf3\\u0d00-\\u0d0c\\u0d0e-\\u0d10\\u0d12-\\u0d44\\u0d46-\\u0d48\\u0d4a"
+        "-\\u0d4e\\u0d54-\\u0d57\\u0d5f-\\u0d63\\u0d66-\\u0d6f\\u0d7a-\\u0d7f\\u0d81-"
+        "\\u0d83\\u0d85-\\u0d96\\u0d9a-\\u0db1\\u0db3-\\u0dbb\\u0dbd\\u0dc0-\\u0dc6\\u"
+        "0dca\\u0dcf-\\u0dd4\\u0dd6\\u0dd8-\\u0ddf\\u0de6-\\u0def\\u0df2\\u0df3\\u0e01"
+        "-\\u0e3a\\u0e40-\\u0e4e\\u0e50-\\u0e59\\u0e81\\u0e82\\u0e84\\u0e86-\\u0e8a\\u"
+        "0e8c-\\u0ea3\\u0ea5\\u0ea7-\\u0ebd\\u0ec0-\\u0ec4\\u0ec6\\u0ec8-\\u0ece\\u0ed"
+        "0-\\u0ed9\\u0edc-\\u0edf\\u0f00\\u0f18\\u0f19\\u0f20-\\u0f29\\u0f35\\u0f37\\u"
+        "0f39\\u0f3e-\\u0f47\\u0f49-\\u0f6c\\u0f71-\\u0f84\\u0f86-\\u0f97\\u0f99-\\u0f"
+        "bc\\u0fc6\\u1000-\\u1049\\u1050-\\u109d\\u10a0-\\u10c5\\u10c7\\u10cd\\u10d0-"
+        "\\u10fa\\u10fc-\\u1248\\u124a-\\u124d\\u1250-\\u1256\\u1258\\u125a-\\u125d\\u"
+        "1260-\\u1288\\u128a-\\u128d\\u1290-\\u12b0\\u12b2-\\u12b5\\u12b8-\\u12be\\u12"
+        "c0\\u12c2-\\u12c5\\u12c8-\\u12d6\\u12d8-\\u1310\\u1312-\\u1315\\u1318-\\u135a"
+        "\\u135d-\\u135f\\u1380-\\u138f\\u13a0-\\u13f5\\u13f8-\\u13fd\\u1401-\\u166c\\"
+        "u166f-\\u167f\\u1681-\\u169a\\u16a0-\\u16ea\\u16ee-\\u16f8\\u1700-\\u1715\\u1"
+        "71f-\\u1734\\u1740-\\u1753\\u1760-\\u176c\\u176e-\\u1770\\u1772\\u1773\\u1780"
+        "-\\u17d3\\u17d7\\u17dc\\u17dd\\u17e0-\\u17e9\\u180b-\\u180d\\u180f-\\u1819\\u"
+        "1820-\\u1878\\u1880-\\u18aa\\u18b0-\\u18f5\\u1900-\\u191e\\u1920-\\u192b\\u19"
+        "30-\\u193b\\u1946-\\u196d\\u1970-\\u1974\\u1980-\\u19ab\\u19b0-\\u19c9\\u19d0"
+        "-\\u19d9\\u1a00-\\u1a1b\\u1a20-\\u1a5e\\u1a60-\\u1a7c\\u1a7f-\\u1a89\\u1a90-"
+        "\\u1a99\\u1aa7\\u1ab0-\\u1af0\\u1b00-\\u1b4c\\u1b50-\\u1b59\\u1b6b-\\u1b73\\u"
+        "1b80-\\u1bf3\\u1c00-\\u1c37\\u1c40-\\u1c49\\u1c4d-\\u1c7d\\u1c80-\\u1c8a\\u1c"
+        "90-\\u1cba\\u1cbd-\\u1cbf\\u1cd0-\\u1cd2\\u1cd4-\\u1cfa\\u1d00-\\u1f15\\u1f18"
+        "-\\u1f1d\\u1f20-\\u1f45\\u1f48-\\u1f4d\\u1f50-\\u1f57\\u1f59\\u1f5b\\u1f5d\\u"
+        "1f5f-\\u1f7d\\u1f80-\\u1fb4\\u1fb6-\\u1fbc\\u1fbe\\u1fc2-\\u1fc4\\u1fc6-\\u1f"
+        "cc\\u1fd0-\\u1fd3\\u1fd6-\\u1fdb\\u1fe0-\\u1fec\\u1ff2-\\u1ff4\\u1ff6-\\u1ffc"
+        "\\u200c\\u200d\\u203f\\u2040\\u2054\\u2071\\u207f\\u208f-\\u209f\\u20d0-\\u20"
+        "f0\\u2102\\u2107\\u210a-\\u2113\\u2115\\u2119-\\u211d\\u2124\\u2126\\u2128\\u"
+        "212a-\\u212d\\u212f-\\u2139\\u213c-\\u213f\\u2145-\\u2149\\u214e\\u2160-\\u21"
+        "88\\u24b6-\\u24e9\\u2c00-\\u2ce4\\u2ceb-\\u2cf3\\u2d00-\\u2d25\\u2d27\\u2d2d"
+        "\\u2d30-\\u2d67\\u2d6f\\u2d7f-\\u2d96\\u2da0-\\u2da6\\u2da8-\\u2dae\\u2db0-\\"
+        "u2db6\\u2db8-\\u2dbe\\u2dc0-\\u2dc6\\u2dc8-\\u2dce\\u2dd0-\\u2dd6\\u2dd8-\\u2"
+        "dde\\u2de0-\\u2dff\\u2e2f\\u3005-\\u3007\\u3021-\\u302f\\u3031-\\u3035\\u3038"
+        "-\\u303c\\u3041-\\u3096\\u3099\\u309a\\u309d-\\u309f\\u30a1-\\u30fa\\u30fc-\\"
+        "u30ff\\u3105-\\u312f\\u3131-\\u318e\\u31a0-\\u31bf\\u31f0-\\u31ff\\u3400-\\u4"
+        "dbf\\u4e00-\\ua48c\\ua4d0-\\ua4fd\\ua500-\\ua60c\\ua610-\\ua62b\\ua640-\\ua67"
+        "2\\ua674-\\ua67d\\ua67f-\\ua6f1\\ua717-\\ua71f\\ua722-\\ua788\\ua78b-\\ua7dd"
+        "\\ua7e2\\ua7f1-\\ua827\\ua82c\\ua840-\\ua873\\ua880-\\ua8c5\\ua8d0-\\ua8d9\\u"
+        "a8e0-\\ua8f7\\ua8fb\\ua8fd-\\ua92d\\ua930-\\ua953\\ua960-\\ua97c\\ua980-\\ua9"
+        "c0\\ua9cf-\\ua9d9\\ua9e0-\\ua9fe\\uaa00-\\uaa36\\uaa40-\\uaa4d\\uaa50-\\uaa59"
+        "\\uaa60-\\uaa76\\uaa7a-\\uaac2\\uaadb-\\uaadd\\uaae0-\\uaaef\\uaaf2-\\uaaf6\\"
+        "uab01-\\uab06\\uab09-\\uab0e\\uab11-\\uab16\\uab20-\\uab26\\uab28-\\uab2e\\ua"
+        "b30-\\uab5a\\uab5c-\\uab69\\uab6c\\uab6d\\uab70-\\uabea\\uabec\\uabed\\uabf0-"
+        "\\uabf9\\uac00-\\ud7a3\\ud7b0-\\ud7c6\\ud7cb-\\ud7fb\\uf900-\\ufa6d\\ufa70-\\"
+        "ufad9\\ufb00-\\ufb06\\ufb13-\\ufb17\\ufb1d-\\ufb28\\ufb2a-\\ufb36\\ufb38-\\uf"
+        "b3c\\ufb3e\\ufb40\\ufb41\\ufb43\\ufb44\\ufb46-\\ufbb1\\ufbd3-\\ufd3d\\ufd50-"
+        "\\ufd8f\\ufd92-\\ufdc7\\ufdf0-\\ufdfb\\ufe00-\\ufe0f\\ufe20-\\ufe2f\\ufe33\\u"
+        "fe34\\ufe4d-\\ufe4f\\ufe70-\\ufe74\\ufe76-\\ufefc\\uff10-\\uff19\\uff21-\\uff"
+        "3a\\uff3f\\uff41-\\uff5a\\uff66-\\uffbe\\uffc2-\\uffc7\\uffca-\\uffcf\\uffd2-"
+        "\\uffd7\\uffda-\\uffdc\\U00010000-\\U0001000b\\U0001000d-\\U00010026\\U000100"
+        "28-\\U0001003a\\U0001003c\\U0001003d\\U0001003f-\\U0001004d\\U00010050-\\U000"
+        "1005d\\U00010080-\\U000100fa\\U00010140-\\U00010174\\U000101fd\\U00010280-\\U"
+        "0001029c\\U000102a0-\\U000102d0\\U000102e0\\U00010300-\\U0001031f\\U0001032d-"
+        "\\U0001034a\\U00010350-\\U0001037a\\U00010380-\\U0001039d\\U000103a0-\\U00010"
+        "3c3\\U000103c8-\\U000103cf\\U000103d1-\\U000103d5\\U00010400-\\U0001049d\\U00"
+        "0104a0-\\U000104a9\\U000104b0-\\U000104d3\\U000104d8-\\U000104fb\\U00010500-"
+        "\\U00010527\\U00010530-\\U00010563\\U00010570-\\U0001057a\\U0001057c-\\U00010"
+        "58a\\U0001058c-\\U00010592\\U00010594\\U00010595\\U00010597-\\U000105a1\\U000"
+        "105a3-\\U000105b1\\U000105b3-\\U000105b9\\U000105bb\\U000105bc\\U000105c0-\\U"
+        "000105f3\\U00010600-\\U00010736\\U00010740-\\U00010755\\U00010760-\\U00010767"
+        "\\U00010780-\\U00010785\\U00010787-\\U000107b0\\U000107b2-\\U000107bf\\U00010"
+        "800-\\U00010805\\U00010808\\U0001080a-\\U00010835\\U00010837\\U00010838\\U000"
+        "1083c\\U0001083f-\\U00010855\\U00010860-\\U00010876\\U00010880-\\U0001089e\\U"
+        "000108e0-\\U000108f2\\U000108f4\\U000108f5\\U00010900-\\U00010915\\U00010920-"
+        "\\U00010939\\U00010940-\\U00010959\\U00010980-\\U000109b7\\U000109be\\U000109"
+        "bf\\U00010a00-\\U00010a03\\U00010a05\\U00010a06\\U00010a0c-\\U00010a13\\U0001"
+        "0a15-\\U00010a17\\U00010a19-\\U00010a35\\U00010a38-\\U00010a3a\\U00010a3f\\U0"
+        "0010a60-\\U00010a7c\\U00010a80-\\U00010a9c\\U00010ac0-\\U00010ac7\\U00010ac9-"
+        "\\U00010ae6\\U00010b00-\\U00010b35\\U00010b40-\\U00010b55\\U00010b60-\\U00010"
+        "b72\\U00010b80-\\U00010b91\\U00010c00-\\U00010c48\\U00010c80-\\U00010cb2\\U00"
+        "010cc0-\\U00010cf2\\U00010d00-\\U00010d27\\U00010d30-\\U00010d39\\U00010d40-"
+        "\\U00010d65\\U00010d69-\\U00010d6d\\U00010d6f-\\U00010d85\\U00010e80-\\U00010"
+        "ea9\\U00010eab\\U00010eac\\U00010eb0\\U00010eb1\\U00010ec2-\\U00010ec7\\U0001"
+        "0ecb-\\U00010ecf\\U00010ed9-\\U00010eee\\U00010ef0-\\U00010f1c\\U00010f27\\U0"
+        "0010f30-\\U00010f50\\U00010f70-\\U00010f85\\U00010fb0-\\U00010fc4\\U00010fe0-"
+        "\\U00010ff6\\U00011000-\\U00011046\\U00011066-\\U00011075\\U0001107f-\\U00011"
+        "0ba\\U000110c2\\U000110d0-\\U000110e8\\U000110f0-\\U000110f9\\U00011100-\\U00"
+        "011134\\U00011136-\\U0001113f\\U00011144-\\U00011147\\U00011150-\\U00011173\\"
+        "U00011176\\U00011180-\\U000111c4\\U000111c9-\\U000111cc\\U000111ce-\\U000111d"
+        "a\\U000111dc\\U00011200-\\U00011211\\U00011213-\\U00011237\\U0001123e-\\U0001"
+        "1241\\U00011280-\\U00011286\\U00011288\\U0001128a-\\U0001128d\\U0001128f-\\U0"
+        "001129d\\U0001129f-\\U000112a8\\U000112b0-\\U000112ea\\U000112f0-\\U000112f9"
+        "\\U00011300-\\U00011303\\U00011305-\\U0001130c\\U0001130f\\U00011310\\U000113"
+        "13-\\U00011328\\U0001132a-\\U00011330\\U00011332\\U00011333\\U00011335-\\U000"
+        "11339\\U0001133b-\\U00011344\\U00011347\\U00011348\\U0001134b-\\U0001134d\\U0"
+        "0011350\\U00011357\\U0001135d-\\U00011363\\U00011366-\\U0001136c\\U00011370-"
+        "\\U00011374\\U00011380-\\U00011389\\U0001138b\\U0001138e\\U00011390-\\U000113"
+        "b5\\U000113b7-\\U000113c0\\U000113c2\\U000113c5\\U000113c7-\\U000113ca\\U0001"
+        "13cc-\\U000113d3\\U000113e1\\U000113e2\\U00011400-\\U0001144a\\U00011450-\\U0"
+        "0011459\\U0001145e-\\U00011461\\U00011480-\\U000114c5\\U000114c7\\U000114d0-"
+        "\\U000114d9\\U00011580-\\U000115b5\\U000115b8-\\U000115c0\\U000115d8-\\U00011"
+        "5dd\\U00011600-\\U00011640\\U00011644\\U00011650-\\U00011659\\U00011680-\\U00"
+        "0116b8\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011700-\\U0001171a\\"
+        "U0001171d-\\U0001172b\\U00011730-\\U00011739\\U00011740-\\U00011746\\U0001180"
+        "0-\\U0001183a\\U000118a0-\\U000118e9\\U000118ff-\\U00011906\\U00011909\\U0001"
+        "190c-\\U00011913\\U00011915\\U00011916\\U00011918-\\U00011935\\U00011937\\U00"
+        "011938\\U0001193b-\\U00011943\\U00011950-\\U00011959\\U000119a0-\\U000119a7\\"
+        "U000119aa-\\U000119d7\\U000119da-\\U000119e1\\U000119e3\\U000119e4\\U00011a00"
+        "-\\U00011a3e\\U00011a47\\U00011a50-\\U00011a99\\U00011a9d\\U00011ab0-\\U00011"
+        "af8\\U00011b0a\\U00011b60-\\U00011b67\\U00011bc0-\\U00011be0\\U00011bf0-\\U00"
+        "011bf9\\U00011c00-\\U00011c08\\U00011c0a-\\U00011c36\\U00011c38-\\U00011c40\\"
+        "U00011c50-\\U00011c59\\U00011c72-\\U00011c8f\\U00011c92-\\U00011ca7\\U00011ca"
+        "9-\\U00011cb6\\U00011d00-\\U00011d06\\U00011d08\\U00011d09\\U00011d0b-\\U0001"
+        "1d36\\U00011d3a\\U00011d3c\\U00011d3d\\U00011d3f-\\U00011d47\\U00011d50-\\U00"
+        "011d59\\U00011d60-\\U00011d65\\U00011d67\\U00011d68\\U00011d6a-\\U00011d8e\\U"
+        "00011d90\\U00011d91\\U00011d93-\\U00011d98\\U00011da0-\\U00011da9\\U00011db0-"
+        "\\U00011ddb\\U00011de0-\\U00011de9\\U00011df0\\U00011df1\\U00011ee0-\\U00011e"
+        "f6\\U00011f00-\\U00011f10\\U00011f12-\\U00011f3a\\U00011f3e-\\U00011f42\\U000"
+        "11f50-\\U00011f5a\\U00011fb0\\U00012000-\\U00012399\\U00012400-\\U0001246f\\U"
+        "00012475-\\U00012543\\U00012550-\\U00012686\\U00012f90-\\U00012ff0\\U00013000"
+        "-\\U0001342f\\U00013440-\\U00013455\\U00013460-\\U000143fa\\U00014400-\\U0001"
+        "4646\\U00016100-\\U00016139\\U00016800-\\U00016a38\\U00016a40-\\U00016a5e\\U0"
+        "0016a60-\\U00016a69\\U00016a70-\\U00016abe\\U00016ac0-\\U00016ac9\\U00016ad0-"
+        "\\U00016aed\\U00016af0-\\U00016af4\\U00016b00-\\U00016b36\\U00016b40-\\U00016"
+        "b43\\U00016b50-\\U00016b59\\U00016b63-\\U00016b77\\U00016b7d-\\U00016b8f\\U00"
+        "016d40-\\U00016d6c\\U00016d70-\\U00016d79\\U00016e40-\\U00016e7f\\U00016ea0-"
+        "\\U00016eb8\\U00016ebb-\\U00016ed3\\U00016f00-\\U00016f4a\\U00016f4f-\\U00016"
+        "f87\\U00016f8f-\\U00016f9f\\U00016fe0\\U00016fe1\\U00016fe3\\U00016fe4\\U0001"
+        "6ff0-\\U00016ff6\\U00017000-\\U00018cda\\U00018cff-\\U00018d20\\U00018d80-\\U"
+        "00018df2\\U00018e00-\\U00019191\\U000191a0-\\U000191d2\\U0001aff0-\\U0001aff3"
+        "\\U0001aff5-\\U0001affb\\U0001affd\\U0001affe\\U0001b000-\\U0001b128\\U0001b1"
+        "32\\U0001b150-\\U0001b152\\U0001b155\\U0001b164-\\U0001b168\\U0001b170-\\U000"
+        "1b2fb\\U0001bc00-\\U0001bc6a\\U0001bc70-\\U0001bc7c\\U0001bc80-\\U0001bc88\\U"
+        "0001bc90-\\U0001bc99\\U0001bc9d\\U0001bc9e\\U0001ccf0-\\U0001ccf9\\U0001cf00-"
+        "\\U0001cf2d\\U0001cf30-\\U0001cf46\\U0001d127\\U0001d128\\U0001d165-\\U0001d1"
+        "69\\U0001d16d-\\U0001d172\\U0001d17b-\\U0001d182\\U0001d185-\\U0001d18b\\U000"
+        "1d1aa-\\U0001d1ad\\U0001d242-\\U0001d244\\U0001d250-\\U0001d252\\U0001d25b\\U"
+        "0001d25c\\U0001d25f\\U0001d280\\U0001d281\\U0001d400-\\U0001d454\\U0001d456-"
+        "\\U0001d49c\\U0001d49e\\U0001d49f\\U0001d4a2\\U0001d4a5\\U0001d4a6\\U0001d4a9"
+        "-\\U0001d4ac\\U0001d4ae-\\U0001d4b9\\U0001d4bb\\U0001d4bd-\\U0001d4c3\\U0001d"
+        "4c5-\\U0001d505\\U0001d507-\\U0001d50a\\U0001d50d-\\U0001d514\\U0001d516-\\U0"
+        "001d51c\\U0001d51e-\\U0001d539\\U0001d53b-\\U0001d53e\\U0001d540-\\U0001d544"
+        "\\U0001d546\\U0001d54a-\\U0001d550\\U0001d552-\\U0001d6a6\\U0001d6a8-\\U0001d"
+        "6c0\\U0001d6c2-\\U0001d6da\\U0001d6dc-\\U0001d6fa\\U0001d6fc-\\U0001d714\\U00"
+        "01d716-\\U0001d734\\U0001d736-\\U0001d74e\\U0001d750-\\U0001d76e\\U0001d770-"
+        "\\U0001d788\\U0001d78a-\\U0001d7a8\\U0001d7aa-\\U0001d7c2\\U0001d7c4-\\U0001d"
+        "7cb\\U0001d7ce-\\U0001d7ff\\U0001da00-\\U0001da36\\U0001da3b-\\U0001da6c\\U00"
+        "01da75\\U0001da84\\U0001da9b-\\U0001da9f\\U0001daa1-\\U0001daaf\\U0001df00-\\"
+        "U0001df81\\U0001df90-\\U0001df96\\U0001dfcd-\\U0001e006\\U0001e008-\\U0001e01"
+        "8\\U0001e01b-\\U0001e021\\U0001e023\\U0001e024\\U0001e026-\\U0001e02a\\U0001e"
+        "030-\\U0001e06d\\U0001e08f\\U0001e100-\\U0001e12c\\U0001e130-\\U0001e13d\\U00"
+        "01e140-\\U0001e149\\U0001e14e\\U0001e290-\\U0001e2ae\\U0001e2c0-\\U0001e2f9\\"
+        "U0001e4d0-\\U0001e4f9\\U0001e5d0-\\U0001e5fa\\U0001e6c0-\\U0001e6de\\U0001e6e"
+        "0-\\U0001e6f5\\U0001e6fe\\U0001e6ff\\U0001e7e0-\\U0001e7e6\\U0001e7e8-\\U0001"
+        "e7eb\\U0001e7ed\\U0001e7ee\\U0001e7f0-\\U0001e7fe\\U0001e800-\\U0001e8c4\\U00"
+        "01e8d0-\\U0001e8d6\\U0001e900-\\U0001e94b\\U0001e950-\\U0001e959\\U0001ee00-"
+        "\\U0001ee03\\U0001ee05-\\U0001ee1f\\U0001ee21\\U0001ee22\\U0001ee24\\U0001ee2"
+        "7\\U0001ee29-\\U0001ee32\\U0001ee34-\\U0001ee37\\U0001ee39\\U0001ee3b\\U0001e"
+        "e42\\U0001ee47\\U0001ee49\\U0001ee4b\\U0001ee4d-\\U0001ee4f\\U0001ee51\\U0001"
+        "ee52\\U0001ee54\\U0001ee57\\U0001ee59\\U0001ee5b\\U0001ee5d\\U0001ee5f\\U0001"
+        "ee61\\U0001ee62\\U0001ee64\\U0001ee67-\\U0001ee6a\\U0001ee6c-\\U0001ee72\\U00"
+        "01ee74-\\U0001ee77\\U0001ee79-\\U0001ee7c\\U0001ee7e\\U0001ee80-\\U0001ee89\\"
+        "U0001ee8b-\\U0001ee9b\\U0001eea1-\\U0001eea3\\U0001eea5-\\U0001eea9\\U0001eea"
+        "b-\\U0001eebb\\U0001f130-\\U0001f149\\U0001f150-\\U0001f169\\U0001f170-\\U000"
+        "1f189\\U0001fbf0-\\U0001fbf9\\U00020000-\\U0002a6df\\U0002a700-\\U0002b81e\\U"
+        "0002b820-\\U0002cead\\U0002ceb0-\\U0002ebe0\\U0002ebf0-\\U0002ee5d\\U0002f800"
+        "-\\U0002fa1d\\U00030000-\\U0003134a\\U00031350-\\U00033479\\U0003d000-\\U0003"
+        "fc3f\\U000e0100-\\U000e01ef]*)\\Z)))))))",
         re.DOTALL,
     )
     _RE_CONTENT_CLOSE_PENDING = re.compile(
-        "(?:<(?:(?:/(?:s)?|\\|(?:(?:i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?|t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?))?))?|`(?:`(?:`(?:(?:\\\n(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?|<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?)?)?)\\Z",
+        "(?:<(?:(?:/(?:s)?|\\|(?:(?:i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?|t(?:o(?:o("
+        "?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?))?))?"
+        "|`(?:`(?:`(?:(?:\\\n(?:<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:_(?:e(?:"
+        "n(?:d(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?|<(?:\\|(?:t(?:o(?:o(?:l(?:_(?:c(?"
+        ":a(?:l(?:l(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?)?)?)\\Z",
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_LITERALS = re.compile(
         "|".join(map(re.escape, _IN_REASONING_CONTENT_LITERAL)), re.DOTALL
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
-        "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:t(?:h(?:o(?:u(?:g(?:h(?:t(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
+        "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:t(?:h(?:o(?:u(?:g(?:h(?:t(?:_(?:"
+        "e(?:n(?:d(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
         re.DOTALL,
     )
+    # fields.tool_calls.close_pattern: "\\)(?:\\n|```)"
     _RE_TOOL_CALLS_CLOSE = re.compile("\\)(?:\\u000a|```)", re.DOTALL)
+    # where fields.tool_calls.close_pattern may still match, as the regex module's
+    # partial=True finds
     _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
         "(?:\\Z|\\)(?:\\Z|(?:\\Z|`\\Z|``\\Z)))", re.DOTALL
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[/t\\|]|\\Z)|`(?:[`]|\\Z)", re.DOTALL)
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/\\|]|\\Z)", re.DOTALL)
     _RE_IN_TOOL_CALLS_STARTS = re.compile("\\)(?:[\\\n`]|\\Z)", re.DOTALL)
+    # fields.tool_calls.content_args.tag_pattern:
+    # "(?P<key>[A-Za-z_]\\w*)\\s*=\\s*(?P<value>\"(?:[^\"\\\\]|\\\\.)*\"|'(?:[^'\\\\]|\\
+    # \\.)*'|\\[.*?\\]|\\{.*?\\}|[^,\\s)\"'\\[\\]{}]+)"
     _RE_TOOL_CALLS_TAGS = re.compile(
-        "(?P<key>[A-Z_a-z][\\u0030-\\u0039\\u0041-\\u005a\\u005f\\u0061-\\u007a\\u00aa\\u00b5\\u00ba\\u00c0-\\u00d6\\u00d8-\\u00f6\\u00f8-\\u02c1\\u02c6-\\u02d1\\u02e0-\\u02e4\\u02ec\\u02ee\\u0300-\\u0374\\u0376-\\u0377\\u037a-\\u037d\\u037f\\u0386\\u0388-\\u038a\\u038c\\u038e-\\u03a1\\u03a3-\\u03f5\\u03f7-\\u0481\\u0483-\\u052f\\u0531-\\u0556\\u0558-\\u0559\\u0560-\\u0588\\u058b-\\u058c\\u0591-\\u05bd\\u05bf\\u05c1-\\u05c2\\u05c4-\\u05c5\\u05c7-\\u05c9\\u05d0-\\u05ea\\u05ef-\\u05f2\\u0610-\\u061a\\u0620-\\u0669\\u066e-\\u06d3\\u06d5-\\u06dc\\u06df-\\u06e8\\u06ea-\\u06fc\\u06ff\\u0710-\\u074a\\u074d-\\u07b1\\u07c0-\\u07f5\\u07fa\\u07fd\\u0800-\\u082d\\u0840-\\u085b\\u0860-\\u086a\\u0870-\\u0887\\u0889-\\u088f\\u0897-\\u08e1\\u08e3-\\u0963\\u0966-\\u096f\\u0971-\\u0983\\u0985-\\u098c\\u098f-\\u0990\\u0993-\\u09a8\\u09aa-\\u09b0\\u09b2\\u09b6-\\u09b9\\u09bc-\\u09c4\\u09c7-\\u09c8\\u09cb-\\u09ce\\u09d7\\u09dc-\\u09dd\\u09df-\\u09e3\\u09e6-\\u09f1\\u09fc\\u09fe\\u0a01-\\u0a03\\u0a05-\\u0a0a\\u0a0f-\\u0a10\\u0a13-\\u0a28\\u0a2a-\\u0a30\\u0a32-\\u0a33\\u0a35-\\u0a36\\u0a38-\\u0a39\\u0a3c\\u0a3e-\\u0a42\\u0a47-\\u0a48\\u0a4b-\\u0a4d\\u0a51\\u0a59-\\u0a5c\\u0a5e\\u0a66-\\u0a75\\u0a81-\\u0a83\\u0a85-\\u0a8d\\u0a8f-\\u0a91\\u0a93-\\u0aa8\\u0aaa-\\u0ab0\\u0ab2-\\u0ab3\\u0ab5-\\u0ab9\\u0abc-\\u0ac5\\u0ac7-\\u0ac9\\u0acb-\\u0acd\\u0ad0\\u0ae0-\\u0ae3\\u0ae6-\\u0aef\\u0af9-\\u0aff\\u0b01-\\u0b03\\u0b05-\\u0b0c\\u0b0f-\\u0b10\\u0b13-\\u0b28\\u0b2a-\\u0b30\\u0b32-\\u0b33\\u0b35-\\u0b39\\u0b3c-\\u0b44\\u0b47-\\u0b48\\u0b4b-\\u0b4d\\u0b53-\\u0b57\\u0b5c-\\u0b5d\\u0b5f-\\u0b63\\u0b66-\\u0b6f\\u0b71\\u0b82-\\u0b83\\u0b85-\\u0b8a\\u0b8e-\\u0b90\\u0b92-\\u0b95\\u0b99-\\u0b9a\\u0b9c\\u0b9e-\\u0b9f\\u0ba3-\\u0ba4\\u0ba8-\\u0baa\\u0bae-\\u0bb9\\u0bbe-\\u0bc2\\u0bc6-\\u0bc8\\u0bca-\\u0bcd\\u0bd0\\u0bd7\\u0be6-\\u0bef\\u0c00-\\u0c0c\\u0c0e-\\u0c10\\u0c12-\\u0c28\\u0c2a-\\u0c39\\u0c3c-\\u0c44\\u0c46-\\u0c48\\u0c4a-\\u0c4d\\u0c55-\\u0c56\\u0c58-\\u0c5a\\u0c5c-\\u0c5d\\u0c60-\\u0c63\\u0c66-\\u0c6f\\u0c80-\\u0c83\\u0c85-\\u0c8c\\u0c8e-\\u0c90\\u0c92-\\u0ca8\\u0caa-\\u0cb3\\u0cb5-\\u0cb9\\u0cbc-\\u0cc4\\u0cc6-\\u0cc8\\u0cca-\\u0ccd\\u0cd5-\\u0cd6\\u0cdc-\\u0cde\\u0ce0-\\u0ce3\\u0ce6-\\u0cef\\u0cf1-\\u0cf3\\u0d00-\\u0d0c\\u0d0e-\\u0d10\\u0d12-\\u0d44\\u0d46-\\u0d48\\u0d4a-\\u0d4e\\u0d54-\\u0d57\\u0d5f-\\u0d63\\u0d66-\\u0d6f\\u0d7a-\\u0d7f\\u0d81-\\u0d83\\u0d85-\\u0d96\\u0d9a-\\u0db1\\u0db3-\\u0dbb\\u0dbd\\u0dc0-\\u0dc6\\u0dca\\u0dcf-\\u0dd4\\u0dd6\\u0dd8-\\u0ddf\\u0de6-\\u0def\\u0df2-\\u0df3\\u0e01-\\u0e3a\\u0e40-\\u0e4e\\u0e50-\\u0e59\\u0e81-\\u0e82\\u0e84\\u0e86-\\u0e8a\\u0e8c-\\u0ea3\\u0ea5\\u0ea7-\\u0ebd\\u0ec0-\\u0ec4\\u0ec6\\u0ec8-\\u0ece\\u0ed0-\\u0ed9\\u0edc-\\u0edf\\u0f00\\u0f18-\\u0f19\\u0f20-\\u0f29\\u0f35\\u0f37\\u0f39\\u0f3e-\\u0f47\\u0f49-\\u0f6c\\u0f71-\\u0f84\\u0f86-\\u0f97\\u0f99-\\u0fbc\\u0fc6\\u1000-\\u1049\\u1050-\\u109d\\u10a0-\\u10c5\\u10c7\\u10cd\\u10d0-\\u10fa\\u10fc-\\u1248\\u124a-\\u124d\\u1250-\\u1256\\u1258\\u125a-\\u125d\\u1260-\\u1288\\u128a-\\u128d\\u1290-\\u12b0\\u12b2-\\u12b5\\u12b8-\\u12be\\u12c0\\u12c2-\\u12c5\\u12c8-\\u12d6\\u12d8-\\u1310\\u1312-\\u1315\\u1318-\\u135a\\u135d-\\u135f\\u1380-\\u138f\\u13a0-\\u13f5\\u13f8-\\u13fd\\u1401-\\u166c\\u166f-\\u167f\\u1681-\\u169a\\u16a0-\\u16ea\\u16ee-\\u16f8\\u1700-\\u1715\\u171f-\\u1734\\u1740-\\u1753\\u1760-\\u176c\\u176e-\\u1770\\u1772-\\u1773\\u1780-\\u17d3\\u17d7\\u17dc-\\u17dd\\u17e0-\\u17e9\\u180b-\\u180d\\u180f-\\u1819\\u1820-\\u1878\\u1880-\\u18aa\\u18b0-\\u18f5\\u1900-\\u191e\\u1920-\\u192b\\u1930-\\u193b\\u1946-\\u196d\\u1970-\\u1974\\u1980-\\u19ab\\u19b0-\\u19c9\\u19d0-\\u19d9\\u1a00-\\u1a1b\\u1a20-\\u1a5e\\u1a60-\\u1a7c\\u1a7f-\\u1a89\\u1a90-\\u1a99\\u1aa7\\u1ab0-\\u1af0\\u1b00-\\u1b4c\\u1b50-\\u1b59\\u1b6b-\\u1b73\\u1b80-\\u1bf3\\u1c00-\\u1c37\\u1c40-\\u1c49\\u1c4d-\\u1c7d\\u1c80-\\u1c8a\\u1c90-\\u1cba\\u1cbd-\\u1cbf\\u1cd0-\\u1cd2\\u1cd4-\\u1cfa\\u1d00-\\u1f15\\u1f18-\\u1f1d\\u1f20-\\u1f45\\u1f48-\\u1f4d\\u1f50-\\u1f57\\u1f59\\u1f5b\\u1f5d\\u1f5f-\\u1f7d\\u1f80-\\u1fb4\\u1fb6-\\u1fbc\\u1fbe\\u1fc2-\\u1fc4\\u1fc6-\\u1fcc\\u1fd0-\\u1fd3\\u1fd6-\\u1fdb\\u1fe0-\\u1fec\\u1ff2-\\u1ff4\\u1ff6-\\u1ffc\\u200c-\\u200d\\u203f-\\u2040\\u2054\\u2071\\u207f\\u208f-\\u209f\\u20d0-\\u20f0\\u2102\\u2107\\u210a-\\u2113\\u2115\\u2119-\\u211d\\u2124\\u2126\\u2128\\u212a-\\u212d\\u212f-\\u2139\\u213c-\\u213f\\u2145-\\u2149\\u214e\\u2160-\\u2188\\u24b6-\\u24e9\\u2c00-\\u2ce4\\u2ceb-\\u2cf3\\u2d00-\\u2d25\\u2d27\\u2d2d\\u2d30-\\u2d67\\u2d6f\\u2d7f-\\u2d96\\u2da0-\\u2da6\\u2da8-\\u2dae\\u2db0-\\u2db6\\u2db8-\\u2dbe\\u2dc0-\\u2dc6\\u2dc8-\\u2dce\\u2dd0-\\u2dd6\\u2dd8-\\u2dde\\u2de0-\\u2dff\\u2e2f\\u3005-\\u3007\\u3021-\\u302f\\u3031-\\u3035\\u3038-\\u303c\\u3041-\\u3096\\u3099-\\u309a\\u309d-\\u309f\\u30a1-\\u30fa\\u30fc-\\u30ff\\u3105-\\u312f\\u3131-\\u318e\\u31a0-\\u31bf\\u31f0-\\u31ff\\u3400-\\u4dbf\\u4e00-\\ua48c\\ua4d0-\\ua4fd\\ua500-\\ua60c\\ua610-\\ua62b\\ua640-\\ua672\\ua674-\\ua67d\\ua67f-\\ua6f1\\ua717-\\ua71f\\ua722-\\ua788\\ua78b-\\ua7dd\\ua7e2\\ua7f1-\\ua827\\ua82c\\ua840-\\ua873\\ua880-\\ua8c5\\ua8d0-\\ua8d9\\ua8e0-\\ua8f7\\ua8fb\\ua8fd-\\ua92d\\ua930-\\ua953\\ua960-\\ua97c\\ua980-\\ua9c0\\ua9cf-\\ua9d9\\ua9e0-\\ua9fe\\uaa00-\\uaa36\\uaa40-\\uaa4d\\uaa50-\\uaa59\\uaa60-\\uaa76\\uaa7a-\\uaac2\\uaadb-\\uaadd\\uaae0-\\uaaef\\uaaf2-\\uaaf6\\uab01-\\uab06\\uab09-\\uab0e\\uab11-\\uab16\\uab20-\\uab26\\uab28-\\uab2e\\uab30-\\uab5a\\uab5c-\\uab69\\uab6c-\\uab6d\\uab70-\\uabea\\uabec-\\uabed\\uabf0-\\uabf9\\uac00-\\ud7a3\\ud7b0-\\ud7c6\\ud7cb-\\ud7fb\\uf900-\\ufa6d\\ufa70-\\ufad9\\ufb00-\\ufb06\\ufb13-\\ufb17\\ufb1d-\\ufb28\\ufb2a-\\ufb36\\ufb38-\\ufb3c\\ufb3e\\ufb40-\\ufb41\\ufb43-\\ufb44\\ufb46-\\ufbb1\\ufbd3-\\ufd3d\\ufd50-\\ufd8f\\ufd92-\\ufdc7\\ufdf0-\\ufdfb\\ufe00-\\ufe0f\\ufe20-\\ufe2f\\ufe33-\\ufe34\\ufe4d-\\ufe4f\\ufe70-\\ufe74\\ufe76-\\ufefc\\uff10-\\uff19\\uff21-\\uff3a\\uff3f\\uff41-\\uff5a\\uff66-\\uffbe\\uffc2-\\uffc7\\uffca-\\uffcf\\uffd2-\\uffd7\\uffda-\\uffdc\\U00010000-\\U0001000b\\U0001000d-\\U00010026\\U00010028-\\U0001003a\\U0001003c-\\U0001003d\\U0001003f-\\U0001004d\\U00010050-\\U0001005d\\U00010080-\\U000100fa\\U00010140-\\U00010174\\U000101fd\\U00010280-\\U0001029c\\U000102a0-\\U000102d0\\U000102e0\\U00010300-\\U0001031f\\U0001032d-\\U0001034a\\U00010350-\\U0001037a\\U00010380-\\U0001039d\\U000103a0-\\U000103c3\\U000103c8-\\U000103cf\\U000103d1-\\U000103d5\\U00010400-\\U0001049d\\U000104a0-\\U000104a9\\U000104b0-\\U000104d3\\U000104d8-\\U000104fb\\U00010500-\\U00010527\\U00010530-\\U00010563\\U00010570-\\U0001057a\\U0001057c-\\U0001058a\\U0001058c-\\U00010592\\U00010594-\\U00010595\\U00010597-\\U000105a1\\U000105a3-\\U000105b1\\U000105b3-\\U000105b9\\U000105bb-\\U000105bc\\U000105c0-\\U000105f3\\U00010600-\\U00010736\\U00010740-\\U00010755\\U00010760-\\U00010767\\U00010780-\\U00010785\\U00010787-\\U000107b0\\U000107b2-\\U000107bf\\U00010800-\\U00010805\\U00010808\\U0001080a-\\U00010835\\U00010837-\\U00010838\\U0001083c\\U0001083f-\\U00010855\\U00010860-\\U00010876\\U00010880-\\U0001089e\\U000108e0-\\U000108f2\\U000108f4-\\U000108f5\\U00010900-\\U00010915\\U00010920-\\U00010939\\U00010940-\\U00010959\\U00010980-\\U000109b7\\U000109be-\\U000109bf\\U00010a00-\\U00010a03\\U00010a05-\\U00010a06\\U00010a0c-\\U00010a13\\U00010a15-\\U00010a17\\U00010a19-\\U00010a35\\U00010a38-\\U00010a3a\\U00010a3f\\U00010a60-\\U00010a7c\\U00010a80-\\U00010a9c\\U00010ac0-\\U00010ac7\\U00010ac9-\\U00010ae6\\U00010b00-\\U00010b35\\U00010b40-\\U00010b55\\U00010b60-\\U00010b72\\U00010b80-\\U00010b91\\U00010c00-\\U00010c48\\U00010c80-\\U00010cb2\\U00010cc0-\\U00010cf2\\U00010d00-\\U00010d27\\U00010d30-\\U00010d39\\U00010d40-\\U00010d65\\U00010d69-\\U00010d6d\\U00010d6f-\\U00010d85\\U00010e80-\\U00010ea9\\U00010eab-\\U00010eac\\U00010eb0-\\U00010eb1\\U00010ec2-\\U00010ec7\\U00010ecb-\\U00010ecf\\U00010ed9-\\U00010eee\\U00010ef0-\\U00010f1c\\U00010f27\\U00010f30-\\U00010f50\\U00010f70-\\U00010f85\\U00010fb0-\\U00010fc4\\U00010fe0-\\U00010ff6\\U00011000-\\U00011046\\U00011066-\\U00011075\\U0001107f-\\U000110ba\\U000110c2\\U000110d0-\\U000110e8\\U000110f0-\\U000110f9\\U00011100-\\U00011134\\U00011136-\\U0001113f\\U00011144-\\U00011147\\U00011150-\\U00011173\\U00011176\\U00011180-\\U000111c4\\U000111c9-\\U000111cc\\U000111ce-\\U000111da\\U000111dc\\U00011200-\\U00011211\\U00011213-\\U00011237\\U0001123e-\\U00011241\\U00011280-\\U00011286\\U00011288\\U0001128a-\\U0001128d\\U0001128f-\\U0001129d\\U0001129f-\\U000112a8\\U000112b0-\\U000112ea\\U000112f0-\\U000112f9\\U00011300-\\U00011303\\U00011305-\\U0001130c\\U0001130f-\\U00011310\\U00011313-\\U00011328\\U0001132a-\\U00011330\\U00011332-\\U00011333\\U00011335-\\U00011339\\U0001133b-\\U00011344\\U00011347-\\U00011348\\U0001134b-\\U0001134d\\U00011350\\U00011357\\U0001135d-\\U00011363\\U00011366-\\U0001136c\\U00011370-\\U00011374\\U00011380-\\U00011389\\U0001138b\\U0001138e\\U00011390-\\U000113b5\\U000113b7-\\U000113c0\\U000113c2\\U000113c5\\U000113c7-\\U000113ca\\U000113cc-\\U000113d3\\U000113e1-\\U000113e2\\U00011400-\\U0001144a\\U00011450-\\U00011459\\U0001145e-\\U00011461\\U00011480-\\U000114c5\\U000114c7\\U000114d0-\\U000114d9\\U00011580-\\U000115b5\\U000115b8-\\U000115c0\\U000115d8-\\U000115dd\\U00011600-\\U00011640\\U00011644\\U00011650-\\U00011659\\U00011680-\\U000116b8\\U000116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011700-\\U0001171a\\U0001171d-\\U0001172b\\U00011730-\\U00011739\\U00011740-\\U00011746\\U00011800-\\U0001183a\\U000118a0-\\U000118e9\\U000118ff-\\U00011906\\U00011909\\U0001190c-\\U00011913\\U00011915-\\U00011916\\U00011918-\\U00011935\\U00011937-\\U00011938\\U0001193b-\\U00011943\\U00011950-\\U00011959\\U000119a0-\\U000119a7\\U000119aa-\\U000119d7\\U000119da-\\U000119e1\\U000119e3-\\U000119e4\\U00011a00-\\U00011a3e\\U00011a47\\U00011a50-\\U00011a99\\U00011a9d\\U00011ab0-\\U00011af8\\U00011b0a\\U00011b60-\\U00011b67\\U00011bc0-\\U00011be0\\U00011bf0-\\U00011bf9\\U00011c00-\\U00011c08\\U00011c0a-\\U00011c36\\U00011c38-\\U00011c40\\U00011c50-\\U00011c59\\U00011c72-\\U00011c8f\\U00011c92-\\U00011ca7\\U00011ca9-\\U00011cb6\\U00011d00-\\U00011d06\\U00011d08-\\U00011d09\\U00011d0b-\\U00011d36\\U00011d3a\\U00011d3c-\\U00011d3d\\U00011d3f-\\U00011d47\\U00011d50-\\U00011d59\\U00011d60-\\U00011d65\\U00011d67-\\U00011d68\\U00011d6a-\\U00011d8e\\U00011d90-\\U00011d91\\U00011d93-\\U00011d98\\U00011da0-\\U00011da9\\U00011db0-\\U00011ddb\\U00011de0-\\U00011de9\\U00011df0-\\U00011df1\\U00011ee0-\\U00011ef6\\U00011f00-\\U00011f10\\U00011f12-\\U00011f3a\\U00011f3e-\\U00011f42\\U00011f50-\\U00011f5a\\U00011fb0\\U00012000-\\U00012399\\U00012400-\\U0001246f\\U00012475-\\U00012543\\U00012550-\\U00012686\\U00012f90-\\U00012ff0\\U00013000-\\U0001342f\\U00013440-\\U00013455\\U00013460-\\U000143fa\\U00014400-\\U00014646\\U00016100-\\U00016139\\U00016800-\\U00016a38\\U00016a40-\\U00016a5e\\U00016a60-\\U00016a69\\U00016a70-\\U00016abe\\U00016ac0-\\U00016ac9\\U00016ad0-\\U00016aed\\U00016af0-\\U00016af4\\U00016b00-\\U00016b36\\U00016b40-\\U00016b43\\U00016b50-\\U00016b59\\U00016b63-\\U00016b77\\U00016b7d-\\U00016b8f\\U00016d40-\\U00016d6c\\U00016d70-\\U00016d79\\U00016e40-\\U00016e7f\\U00016ea0-\\U00016eb8\\U00016ebb-\\U00016ed3\\U00016f00-\\U00016f4a\\U00016f4f-\\U00016f87\\U00016f8f-\\U00016f9f\\U00016fe0-\\U00016fe1\\U00016fe3-\\U00016fe4\\U00016ff0-\\U00016ff6\\U00017000-\\U00018cda\\U00018cff-\\U00018d20\\U00018d80-\\U00018df2\\U00018e00-\\U00019191\\U000191a0-\\U000191d2\\U0001aff0-\\U0001aff3\\U0001aff5-\\U0001affb\\U0001affd-\\U0001affe\\U0001b000-\\U0001b128\\U0001b132\\U0001b150-\\U0001b152\\U0001b155\\U0001b164-\\U0001b168\\U0001b170-\\U0001b2fb\\U0001bc00-\\U0001bc6a\\U0001bc70-\\U0001bc7c\\U0001bc80-\\U0001bc88\\U0001bc90-\\U0001bc99\\U0001bc9d-\\U0001bc9e\\U0001ccf0-\\U0001ccf9\\U0001cf00-\\U0001cf2d\\U0001cf30-\\U0001cf46\\U0001d127-\\U0001d128\\U0001d165-\\U0001d169\\U0001d16d-\\U0001d172\\U0001d17b-\\U0001d182\\U0001d185-\\U0001d18b\\U0001d1aa-\\U0001d1ad\\U0001d242-\\U0001d244\\U0001d250-\\U0001d252\\U0001d25b-\\U0001d25c\\U0001d25f\\U0001d280-\\U0001d281\\U0001d400-\\U0001d454\\U0001d456-\\U0001d49c\\U0001d49e-\\U0001d49f\\U0001d4a2\\U0001d4a5-\\U0001d4a6\\U0001d4a9-\\U0001d4ac\\U0001d4ae-\\U0001d4b9\\U0001d4bb\\U0001d4bd-\\U0001d4c3\\U0001d4c5-\\U0001d505\\U0001d507-\\U0001d50a\\U0001d50d-\\U0001d514\\U0001d516-\\U0001d51c\\U0001d51e-\\U0001d539\\U0001d53b-\\U0001d53e\\U0001d540-\\U0001d544\\U0001d546\\U0001d54a-\\U0001d550\\U0001d552-\\U0001d6a6\\U0001d6a8-\\U0001d6c0\\U0001d6c2-\\U0001d6da\\U0001d6dc-\\U0001d6fa\\U0001d6fc-\\U0001d714\\U0001d716-\\U0001d734\\U0001d736-\\U0001d74e\\U0001d750-\\U0001d76e\\U0001d770-\\U0001d788\\U0001d78a-\\U0001d7a8\\U0001d7aa-\\U0001d7c2\\U0001d7c4-\\U0001d7cb\\U0001d7ce-\\U0001d7ff\\U0001da00-\\U0001da36\\U0001da3b-\\U0001da6c\\U0001da75\\U0001da84\\U0001da9b-\\U0001da9f\\U0001daa1-\\U0001daaf\\U0001df00-\\U0001df81\\U0001df90-\\U0001df96\\U0001dfcd-\\U0001e006\\U0001e008-\\U0001e018\\U0001e01b-\\U0001e021\\U0001e023-\\U0001e024\\U0001e026-\\U0001e02a\\U0001e030-\\U0001e06d\\U0001e08f\\U0001e100-\\U0001e12c\\U0001e130-\\U0001e13d\\U0001e140-\\U0001e149\\U0001e14e\\U0001e290-\\U0001e2ae\\U0001e2c0-\\U0001e2f9\\U0001e4d0-\\U0001e4f9\\U0001e5d0-\\U0001e5fa\\U0001e6c0-\\U0001e6de\\U0001e6e0-\\U0001e6f5\\U0001e6fe-\\U0001e6ff\\U0001e7e0-\\U0001e7e6\\U0001e7e8-\\U0001e7eb\\U0001e7ed-\\U0001e7ee\\U0001e7f0-\\U0001e7fe\\U0001e800-\\U0001e8c4\\U0001e8d0-\\U0001e8d6\\U0001e900-\\U0001e94b\\U0001e950-\\U0001e959\\U0001ee00-\\U0001ee03\\U0001ee05-\\U0001ee1f\\U0001ee21-\\U0001ee22\\U0001ee24\\U0001ee27\\U0001ee29-\\U0001ee32\\U0001ee34-\\U0001ee37\\U0001ee39\\U0001ee3b\\U0001ee42\\U0001ee47\\U0001ee49\\U0001ee4b\\U0001ee4d-\\U0001ee4f\\U0001ee51-\\U0001ee52\\U0001ee54\\U0001ee57\\U0001ee59\\U0001ee5b\\U0001ee5d\\U0001ee5f\\U0001ee61-\\U0001ee62\\U0001ee64\\U0001ee67-\\U0001ee6a\\U0001ee6c-\\U0001ee72\\U0001ee74-\\U0001ee77\\U0001ee79-\\U0001ee7c\\U0001ee7e\\U0001ee80-\\U0001ee89\\U0001ee8b-\\U0001ee9b\\U0001eea1-\\U0001eea3\\U0001eea5-\\U0001eea9\\U0001eeab-\\U0001eebb\\U0001f130-\\U0001f149\\U0001f150-\\U0001f169\\U0001f170-\\U0001f189\\U0001fbf0-\\U0001fbf9\\U00020000-\\U0002a6df\\U0002a700-\\U0002b81e\\U0002b820-\\U0002cead\\U0002ceb0-\\U0002ebe0\\U0002ebf0-\\U0002ee5d\\U0002f800-\\U0002fa1d\\U00030000-\\U0003134a\\U00031350-\\U00033479\\U0003d000-\\U0003fc3f\\U000e0100-\\U000e01ef]*)[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*=[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?P<value>\"[^\"\\\\]*(?:\\\\.[^\"\\\\]*)*\"|'[^'\\\\]*(?:\\\\.[^'\\\\]*)*'|\\[[^\\]]*\\]|\\{[^}]*\\}|[^\\u0009-\\u000d \"'),\\[\\]{}\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)",
+        "(?P<key>[A-Z_a-z][\\u0030-\\u0039\\u0041-\\u005a\\u005f\\u0061-\\u007a\\u00aa"
+        "\\u00b5\\u00ba\\u00c0-\\u00d6\\u00d8-\\u00f6\\u00f8-\\u02c1\\u02c6-\\u02d1\\u"
+        "02e0-\\u02e4\\u02ec\\u02ee\\u0300-\\u0374\\u0376-\\u0377\\u037a-\\u037d\\u037"
+        "f\\u0386\\u0388-\\u038a\\u038c\\u038e-\\u03a1\\u03a3-\\u03f5\\u03f7-\\u0481\\"
+        "u0483-\\u052f\\u0531-\\u0556\\u0558-\\u0559\\u0560-\\u0588\\u058b-\\u058c\\u0"
+        "591-\\u05bd\\u05bf\\u05c1-\\u05c2\\u05c4-\\u05c5\\u05c7-\\u05c9\\u05d0-\\u05e"
+        "a\\u05ef-\\u05f2\\u0610-\\u061a\\u0620-\\u0669\\u066e-\\u06d3\\u06d5-\\u06dc"
+        "\\u06df-\\u06e8\\u06ea-\\u06fc\\u06ff\\u0710-\\u074a\\u074d-\\u07b1\\u07c0-\\"
+        "u07f5\\u07fa\\u07fd\\u0800-\\u082d\\u0840-\\u085b\\u0860-\\u086a\\u0870-\\u08"
+        "87\\u0889-\\u088f\\u0897-\\u08e1\\u08e3-\\u0963\\u0966-\\u096f\\u0971-\\u0983"
+        "\\u0985-\\u098c\\u098f-\\u0990\\u0993-\\u09a8\\u09aa-\\u09b0\\u09b2\\u09b6-\\"
+        "u09b9\\u09bc-\\u09c4\\u09c7-\\u09c8\\u09cb-\\u09ce\\u09d7\\u09dc-\\u09dd\\u09"
+        "df-\\u09e3\\u09e6-\\u09f1\\u09fc\\u09fe\\u0a01-\\u0a03\\u0a05-\\u0a0a\\u0a0f-"
+        "\\u0a10\\u0a13-\\u0a28\\u0a2a-\\u0a30\\u0a32-\\u0a33\\u0a35-\\u0a36\\u0a38-\\"
+        "u0a39\\u0a3c\\u0a3e-\\u0a42\\u0a47-\\u0a48\\u0a4b-\\u0a4d\\u0a51\\u0a59-\\u0a"
+        "5c\\u0a5e\\u0a66-\\u0a75\\u0a81-\\u0a83\\u0a85-\\u0a8d\\u0a8f-\\u0a91\\u0a93-"
+        "\\u0aa8\\u0aaa-\\u0ab0\\u0ab2-\\u0ab3\\u0ab5-\\u0ab9\\u0abc-\\u0ac5\\u0ac7-\\"
+        "u0ac9\\u0acb-\\u0acd\\u0ad0\\u0ae0-\\u0ae3\\u0ae6-\\u0aef\\u0af9-\\u0aff\\u0b"
+        "01-\\u0b03\\u0b05-\\u0b0c\\u0b0f-\\u0b10\\u0b13-\\u0b28\\u0b2a-\\u0b30\\u0b32"
+        "-\\u0b33\\u0b35-\\u0b39\\u0b3c-\\u0b44\\u0b47-\\u0b48\\u0b4b-\\u0b4d\\u0b53-"
+        "\\u0b57\\u0b5c-\\u0b5d\\u0b5f-\\u0b63\\u0b66-\\u0b6f\\u0b71\\u0b82-\\u0b83\\u"
+        "0b85-\\u0b8a\\u0b8e-\\u0b90\\u0b92-\\u0b95\\u0b99-\\u0b9a\\u0b9c\\u0b9e-\\u0b"
+        "9f\\u0ba3-\\u0ba4\\u0ba8-\\u0baa\\u0bae-\\u0bb9\\u0bbe-\\u0bc2\\u0bc6-\\u0bc8"
+        "\\u0bca-\\u0bcd\\u0bd0\\u0bd7\\u0be6-\\u0bef\\u0c00-\\u0c0c\\u0c0e-\\u0c10\\u"
+        "0c12-\\u0c28\\u0c2a-\\u0c39\\u0c3c-\\u0c44\\u0c46-\\u0c48\\u0c4a-\\u0c4d\\u0c"
+        "55-\\u0c56\\u0c58-\\u0c5a\\u0c5c-\\u0c5d\\u0c60-\\u0c63\\u0c66-\\u0c6f\\u0c80"
+        "-\\u0c83\\u0c85-\\u0c8c\\u0c8e-\\u0c90\\u0c92-\\u0ca8\\u0caa-\\u0cb3\\u0cb5-"
+        "\\u0cb9\\u0cbc-\\u0cc4\\u0cc6-\\u0cc8\\u0cca-\\u0ccd\\u0cd5-\\u0cd6\\u0cdc-\\"
+        "u0cde\\u0ce0-\\u0ce3\\u0ce6-\\u0cef\\u0cf1-\\u0cf3\\u0d00-\\u0d0c\\u0d0e-\\u0"
+        "d10\\u0d12-\\u0d44\\u0d46-\\u0d48\\u0d4a-\\u0d4e\\u0d54-\\u0d57\\u0d5f-\\u0d6"
+        "3\\u0d66-\\u0d6f\\u0d7a-\\u0d7f\\u0d81-\\u0d83\\u0d85-\\u0d96\\u0d9a-\\u0db1"
+        "\\u0db3-\\u0dbb\\u0dbd\\u0dc0-\\u0dc6\\u0dca\\u0dcf-\\u0dd4\\u0dd6\\u0dd8-\\u"
+        "0ddf\\u0de6-\\u0def\\u0df2-\\u0df3\\u0e01-\\u0e3a\\u0e40-\\u0e4e\\u0e50-\\u0e"
+        "59\\u0e81-\\u0e82\\u0e84\\u0e86-\\u0e8a\\u0e8c-\\u0ea3\\u0ea5\\u0ea7-\\u0ebd"
+        "\\u0ec0-\\u0ec4\\u0ec6\\u0ec8-\\u0ece\\u0ed0-\\u0ed9\\u0edc-\\u0edf\\u0f00\\u"
+        "0f18-\\u0f19\\u0f20-\\u0f29\\u0f35\\u0f37\\u0f39\\u0f3e-\\u0f47\\u0f49-\\u0f6"
+        "c\\u0f71-\\u0f84\\u0f86-\\u0f97\\u0f99-\\u0fbc\\u0fc6\\u1000-\\u1049\\u1050-"
+        "\\u109d\\u10a0-\\u10c5\\u10c7\\u10cd\\u10d0-\\u10fa\\u10fc-\\u1248\\u124a-\\u"
+        "124d\\u1250-\\u1256\\u1258\\u125a-\\u125d\\u1260-\\u1288\\u128a-\\u128d\\u129"
+        "0-\\u12b0\\u12b2-\\u12b5\\u12b8-\\u12be\\u12c0\\u12c2-\\u12c5\\u12c8-\\u12d6"
+        "\\u12d8-\\u1310\\u1312-\\u1315\\u1318-\\u135a\\u135d-\\u135f\\u1380-\\u138f\\"
+        "u13a0-\\u13f5\\u13f8-\\u13fd\\u1401-\\u166c\\u166f-\\u167f\\u1681-\\u169a\\u1"
+        "6a0-\\u16ea\\u16ee-\\u16f8\\u1700-\\u1715\\u171f-\\u1734\\u1740-\\u1753\\u176"
+        "0-\\u176c\\u176e-\\u1770\\u1772-\\u1773\\u1780-\\u17d3\\u17d7\\u17dc-\\u17dd"
+        "\\u17e0-\\u17e9\\u180b-\\u180d\\u180f-\\u1819\\u1820-\\u1878\\u1880-\\u18aa\\"
+        "u18b0-\\u18f5\\u1900-\\u191e\\u1920-\\u192b\\u1930-\\u193b\\u1946-\\u196d\\u1"
+        "970-\\u1974\\u1980-\\u19ab\\u19b0-\\u19c9\\u19d0-\\u19d9\\u1a00-\\u1a1b\\u1a2"
+        "0-\\u1a5e\\u1a60-\\u1a7c\\u1a7f-\\u1a89\\u1a90-\\u1a99\\u1aa7\\u1ab0-\\u1af0"
+        "\\u1b00-\\u1b4c\\u1b50-\\u1b59\\u1b6b-\\u1b73\\u1b80-\\u1bf3\\u1c00-\\u1c37\\"
+        "u1c40-\\u1c49\\u1c4d-\\u1c7d\\u1c80-\\u1c8a\\u1c90-\\u1cba\\u1cbd-\\u1cbf\\u1"
+        "cd0-\\u1cd2\\u1cd4-\\u1cfa\\u1d00-\\u1f15\\u1f18-\\u1f1d\\u1f20-\\u1f45\\u1f4"
+        "8-\\u1f4d\\u1f50-\\u1f57\\u1f59\\u1f5b\\u1f5d\\u1f5f-\\u1f7d\\u1f80-\\u1fb4\\"
+        "u1fb6-\\u1fbc\\u1fbe\\u1fc2-\\u1fc4\\u1fc6-\\u1fcc\\u1fd0-\\u1fd3\\u1fd6-\\u1"
+        "fdb\\u1fe0-\\u1fec\\u1ff2-\\u1ff4\\u1ff6-\\u1ffc\\u200c-\\u200d\\u203f-\\u204"
+        "0\\u2054\\u2071\\u207f\\u208f-\\u209f\\u20d0-\\u20f0\\u2102\\u2107\\u210a-\\u"
+        "2113\\u2115\\u2119-\\u211d\\u2124\\u2126\\u2128\\u212a-\\u212d\\u212f-\\u2139"
+        "\\u213c-\\u213f\\u2145-\\u2149\\u214e\\u2160-\\u2188\\u24b6-\\u24e9\\u2c00-\\"
+        "u2ce4\\u2ceb-\\u2cf3\\u2d00-\\u2d25\\u2d27\\u2d2d\\u2d30-\\u2d67\\u2d6f\\u2d7"
+        "f-\\u2d96\\u2da0-\\u2da6\\u2da8-\\u2dae\\u2db0-\\u2db6\\u2db8-\\u2dbe\\u2dc0-"
+        "\\u2dc6\\u2dc8-\\u2dce\\u2dd0-\\u2dd6\\u2dd8-\\u2dde\\u2de0-\\u2dff\\u2e2f\\u"
+        "3005-\\u3007\\u3021-\\u302f\\u3031-\\u3035\\u3038-\\u303c\\u3041-\\u3096\\u30"
+        "99-\\u309a\\u309d-\\u309f\\u30a1-\\u30fa\\u30fc-\\u30ff\\u3105-\\u312f\\u3131"
+        "-\\u318e\\u31a0-\\u31bf\\u31f0-\\u31ff\\u3400-\\u4dbf\\u4e00-\\ua48c\\ua4d0-"
+        "\\ua4fd\\ua500-\\ua60c\\ua610-\\ua62b\\ua640-\\ua672\\ua674-\\ua67d\\ua67f-\\"
+        "ua6f1\\ua717-\\ua71f\\ua722-\\ua788\\ua78b-\\ua7dd\\ua7e2\\ua7f1-\\ua827\\ua8"
+        "2c\\ua840-\\ua873\\ua880-\\ua8c5\\ua8d0-\\ua8d9\\ua8e0-\\ua8f7\\ua8fb\\ua8fd-"
+        "\\ua92d\\ua930-\\ua953\\ua960-\\ua97c\\ua980-\\ua9c0\\ua9cf-\\ua9d9\\ua9e0-\\"
+        "ua9fe\\uaa00-\\uaa36\\uaa40-\\uaa4d\\uaa50-\\uaa59\\uaa60-\\uaa76\\uaa7a-\\ua"
+        "ac2\\uaadb-\\uaadd\\uaae0-\\uaaef\\uaaf2-\\uaaf6\\uab01-\\uab06\\uab09-\\uab0"
+        "e\\uab11-\\uab16\\uab20-\\uab26\\uab28-\\uab2e\\uab30-\\uab5a\\uab5c-\\uab69"
+        "\\uab6c-\\uab6d\\uab70-\\uabea\\uabec-\\uabed\\uabf0-\\uabf9\\uac00-\\ud7a3\\"
+        "ud7b0-\\ud7c6\\ud7cb-\\ud7fb\\uf900-\\ufa6d\\ufa70-\\ufad9\\ufb00-\\ufb06\\uf"
+        "b13-\\ufb17\\ufb1d-\\ufb28\\ufb2a-\\ufb36\\ufb38-\\ufb3c\\ufb3e\\ufb40-\\ufb4"
+        "1\\ufb43-\\ufb44\\ufb46-\\ufbb1\\ufbd3-\\ufd3d\\ufd50-\\ufd8f\\ufd92-\\ufdc7"
+        "\\ufdf0-\\ufdfb\\ufe00-\\ufe0f\\ufe20-\\ufe2f\\ufe33-\\ufe34\\ufe4d-\\ufe4f\\"
+        "ufe70-\\ufe74\\ufe76-\\ufefc\\uff10-\\uff19\\uff21-\\uff3a\\uff3f\\uff41-\\uf"
+        "f5a\\uff66-\\uffbe\\uffc2-\\uffc7\\uffca-\\uffcf\\uffd2-\\uffd7\\uffda-\\uffd"
+        "c\\U00010000-\\U0001000b\\U0001000d-\\U00010026\\U00010028-\\U0001003a\\U0001"
+        "003c-\\U0001003d\\U0001003f-\\U0001004d\\U00010050-\\U0001005d\\U00010080-\\U"
+        "000100fa\\U00010140-\\U00010174\\U000101fd\\U00010280-\\U0001029c\\U000102a0-"
+        "\\U000102d0\\U000102e0\\U00010300-\\U0001031f\\U0001032d-\\U0001034a\\U000103"
+        "50-\\U0001037a\\U00010380-\\U0001039d\\U000103a0-\\U000103c3\\U000103c8-\\U00"
+        "0103cf\\U000103d1-\\U000103d5\\U00010400-\\U0001049d\\U000104a0-\\U000104a9\\"
+        "U000104b0-\\U000104d3\\U000104d8-\\U000104fb\\U00010500-\\U00010527\\U0001053"
+        "0-\\U00010563\\U00010570-\\U0001057a\\U0001057c-\\U0001058a\\U0001058c-\\U000"
+        "10592\\U00010594-\\U00010595\\U00010597-\\U000105a1\\U000105a3-\\U000105b1\\U"
+        "000105b3-\\U000105b9\\U000105bb-\\U000105bc\\U000105c0-\\U000105f3\\U00010600"
+        "-\\U00010736\\U00010740-\\U00010755\\U00010760-\\U00010767\\U00010780-\\U0001"
+        "0785\\U00010787-\\U000107b0\\U000107b2-\\U000107bf\\U00010800-\\U00010805\\U0"
+        "0010808\\U0001080a-\\U00010835\\U00010837-\\U00010838\\U0001083c\\U0001083f-"
+        "\\U00010855\\U00010860-\\U00010876\\U00010880-\\U0001089e\\U000108e0-\\U00010"
+        "8f2\\U000108f4-\\U000108f5\\U00010900-\\U00010915\\U00010920-\\U00010939\\U00"
+        "010940-\\U00010959\\U00010980-\\U000109b7\\U000109be-\\U000109bf\\U00010a00-"
+        "\\U00010a03\\U00010a05-\\U00010a06\\U00010a0c-\\U00010a13\\U00010a15-\\U00010"
+        "a17\\U00010a19-\\U00010a35\\U00010a38-\\U00010a3a\\U00010a3f\\U00010a60-\\U00"
+        "010a7c\\U00010a80-\\U00010a9c\\U00010ac0-\\U00010ac7\\U00010ac9-\\U00010ae6\\"
+        "U00010b00-\\U00010b35\\U00010b40-\\U00010b55\\U00010b60-\\U00010b72\\U00010b8"
+        "0-\\U00010b91\\U00010c00-\\U00010c48\\U00010c80-\\U00010cb2\\U00010cc0-\\U000"
+        "10cf2\\U00010d00-\\U00010d27\\U00010d30-\\U00010d39\\U00010d40-\\U00010d65\\U"
+        "00010d69-\\U00010d6d\\U00010d6f-\\U00010d85\\U00010e80-\\U00010ea9\\U00010eab"
+        "-\\U00010eac\\U00010eb0-\\U00010eb1\\U00010ec2-\\U00010ec7\\U00010ecb-\\U0001"
+        "0ecf\\U00010ed9-\\U00010eee\\U00010ef0-\\U00010f1c\\U00010f27\\U00010f30-\\U0"
+        "0010f50\\U00010f70-\\U00010f85\\U00010fb0-\\U00010fc4\\U00010fe0-\\U00010ff6"
+        "\\U00011000-\\U00011046\\U00011066-\\U00011075\\U0001107f-\\U000110ba\\U00011"
+        "0c2\\U000110d0-\\U000110e8\\U000110f0-\\U000110f9\\U00011100-\\U00011134\\U00"
+        "011136-\\U0001113f\\U00011144-\\U00011147\\U00011150-\\U00011173\\U00011176\\"
+        "U00011180-\\U000111c4\\U000111c9-\\U000111cc\\U000111ce-\\U000111da\\U000111d"
+        "c\\U00011200-\\U00011211\\U00011213-\\U00011237\\U0001123e-\\U00011241\\U0001"
+        "1280-\\U00011286\\U00011288\\U0001128a-\\U0001128d\\U0001128f-\\U0001129d\\U0"
+        "001129f-\\U000112a8\\U000112b0-\\U000112ea\\U000112f0-\\U000112f9\\U00011300-"
+        "\\U00011303\\U00011305-\\U0001130c\\U0001130f-\\U00011310\\U00011313-\\U00011"
+        "328\\U0001132a-\\U00011330\\U00011332-\\U00011333\\U00011335-\\U00011339\\U00"
+        "01133b-\\U00011344\\U00011347-\\U00011348\\U0001134b-\\U0001134d\\U00011350\\"
+        "U00011357\\U0001135d-\\U00011363\\U00011366-\\U0001136c\\U00011370-\\U0001137"
+        "4\\U00011380-\\U00011389\\U0001138b\\U0001138e\\U00011390-\\U000113b5\\U00011"
+        "3b7-\\U000113c0\\U000113c2\\U000113c5\\U000113c7-\\U000113ca\\U000113cc-\\U00"
+        "0113d3\\U000113e1-\\U000113e2\\U00011400-\\U0001144a\\U00011450-\\U00011459\\"
+        "U0001145e-\\U00011461\\U00011480-\\U000114c5\\U000114c7\\U000114d0-\\U000114d"
+        "9\\U00011580-\\U000115b5\\U000115b8-\\U000115c0\\U000115d8-\\U000115dd\\U0001"
+        "1600-\\U00011640\\U00011644\\U00011650-\\U00011659\\U00011680-\\U000116b8\\U0"
+        "00116c0-\\U000116c9\\U000116d0-\\U000116e3\\U00011700-\\U0001171a\\U0001171d-"
+        "\\U0001172b\\U00011730-\\U00011739\\U00011740-\\U00011746\\U00011800-\\U00011"
+        "83a\\U000118a0-\\U000118e9\\U000118ff-\\U00011906\\U00011909\\U0001190c-\\U00"
+        "011913\\U00011915-\\U00011916\\U00011918-\\U00011935\\U00011937-\\U00011938\\"
+        "U0001193b-\\U00011943\\U00011950-\\U00011959\\U000119a0-\\U000119a7\\U000119a"
+        "a-\\U000119d7\\U000119da-\\U000119e1\\U000119e3-\\U000119e4\\U00011a00-\\U000"
+        "11a3e\\U00011a47\\U00011a50-\\U00011a99\\U00011a9d\\U00011ab0-\\U00011af8\\U0"
+        "0011b0a\\U00011b60-\\U00011b67\\U00011bc0-\\U00011be0\\U00011bf0-\\U00011bf9"
+        "\\U00011c00-\\U00011c08\\U00011c0a-\\U00011c36\\U00011c38-\\U00011c40\\U00011"
+        "c50-\\U00011c59\\U00011c72-\\U00011c8f\\U00011c92-\\U00011ca7\\U00011ca9-\\U0"
+        "0011cb6\\U00011d00-\\U00011d06\\U00011d08-\\U00011d09\\U00011d0b-\\U00011d36"
+        "\\U00011d3a\\U00011d3c-\\U00011d3d\\U00011d3f-\\U00011d47\\U00011d50-\\U00011"
+        "d59\\U00011d60-\\U00011d65\\U00011d67-\\U00011d68\\U00011d6a-\\U00011d8e\\U00"
+        "011d90-\\U00011d91\\U00011d93-\\U00011d98\\U00011da0-\\U00011da9\\U00011db0-"
+        "\\U00011ddb\\U00011de0-\\U00011de9\\U00011df0-\\U00011df1\\U00011ee0-\\U00011"
+        "ef6\\U00011f00-\\U00011f10\\U00011f12-\\U00011f3a\\U00011f3e-\\U00011f42\\U00"
+        "011f50-\\U00011f5a\\U00011fb0\\U00012000-\\U00012399\\U00012400-\\U0001246f\\"
+        "U00012475-\\U00012543\\U00012550-\\U00012686\\U00012f90-\\U00012ff0\\U0001300"
+        "0-\\U0001342f\\U00013440-\\U00013455\\U00013460-\\U000143fa\\U00014400-\\U000"
+        "14646\\U00016100-\\U00016139\\U00016800-\\U00016a38\\U00016a40-\\U00016a5e\\U"
+        "00016a60-\\U00016a69\\U00016a70-\\U00016abe\\U00016ac0-\\U00016ac9\\U00016ad0"
+        "-\\U00016aed\\U00016af0-\\U00016af4\\U00016b00-\\U00016b36\\U00016b40-\\U0001"
+        "6b43\\U00016b50-\\U00016b59\\U00016b63-\\U00016b77\\U00016b7d-\\U00016b8f\\U0"
+        "0016d40-\\U00016d6c\\U00016d70-\\U00016d79\\U00016e40-\\U00016e7f\\U00016ea0-"
+        "\\U00016eb8\\U00016ebb-\\U00016ed3\\U00016f00-\\U00016f4a\\U00016f4f-\\U00016"
+        "f87\\U00016f8f-\\U00016f9f\\U00016fe0-\\U00016fe1\\U00016fe3-\\U00016fe4\\U00"
+        "016ff0-\\U00016ff6\\U00017000-\\U00018cda\\U00018cff-\\U00018d20\\U00018d80-"
+        "\\U00018df2\\U00018e00-\\U00019191\\U000191a0-\\U000191d2\\U0001aff0-\\U0001a"
+        "ff3\\U0001aff5-\\U0001affb\\U0001affd-\\U0001affe\\U0001b000-\\U0001b128\\U00"
+        "01b132\\U0001b150-\\U0001b152\\U0001b155\\U0001b164-\\U0001b168\\U0001b170-\\"
+        "U0001b2fb\\U0001bc00-\\U0001bc6a\\U0001bc70-\\U0001bc7c\\U0001bc80-\\U0001bc8"
+        "8\\U0001bc90-\\U0001bc99\\U0001bc9d-\\U0001bc9e\\U0001ccf0-\\U0001ccf9\\U0001"
+        "cf00-\\U0001cf2d\\U0001cf30-\\U0001cf46\\U0001d127-\\U0001d128\\U0001d165-\\U"
+        "0001d169\\U0001d16d-\\U0001d172\\U0001d17b-\\U0001d182\\U0001d185-\\U0001d18b"
+        "\\U0001d1aa-\\U0001d1ad\\U0001d242-\\U0001d244\\U0001d250-\\U0001d252\\U0001d"
+        "25b-\\U0001d25c\\U0001d25f\\U0001d280-\\U0001d281\\U0001d400-\\U0001d454\\U00"
+        "01d456-\\U0001d49c\\U0001d49e-\\U0001d49f\\U0001d4a2\\U0001d4a5-\\U0001d4a6\\"
+        "U0001d4a9-\\U0001d4ac\\U0001d4ae-\\U0001d4b9\\U0001d4bb\\U0001d4bd-\\U0001d4c"
+        "3\\U0001d4c5-\\U0001d505\\U0001d507-\\U0001d50a\\U0001d50d-\\U0001d514\\U0001"
+        "d516-\\U0001d51c\\U0001d51e-\\U0001d539\\U0001d53b-\\U0001d53e\\U0001d540-\\U"
+        "0001d544\\U0001d546\\U0001d54a-\\U0001d550\\U0001d552-\\U0001d6a6\\U0001d6a8-"
+        "\\U0001d6c0\\U0001d6c2-\\U0001d6da\\U0001d6dc-\\U0001d6fa\\U0001d6fc-\\U0001d"
+        "714\\U0001d716-\\U0001d734\\U0001d736-\\U0001d74e\\U0001d750-\\U0001d76e\\U00"
+        "01d770-\\U0001d788\\U0001d78a-\\U0001d7a8\\U0001d7aa-\\U0001d7c2\\U0001d7c4-"
+        "\\U0001d7cb\\U0001d7ce-\\U0001d7ff\\U0001da00-\\U0001da36\\U0001da3b-\\U0001d"
+        "a6c\\U0001da75\\U0001da84\\U0001da9b-\\U0001da9f\\U0001daa1-\\U0001daaf\\U000"
+        "1df00-\\U0001df81\\U0001df90-\\U0001df96\\U0001dfcd-\\U0001e006\\U0001e008-\\"
+        "U0001e018\\U0001e01b-\\U0001e021\\U0001e023-\\U0001e024\\U0001e026-\\U0001e02"
+        "a\\U0001e030-\\U0001e06d\\U0001e08f\\U0001e100-\\U0001e12c\\U0001e130-\\U0001"
+        "e13d\\U0001e140-\\U0001e149\\U0001e14e\\U0001e290-\\U0001e2ae\\U0001e2c0-\\U0"
+        "001e2f9\\U0001e4d0-\\U0001e4f9\\U0001e5d0-\\U0001e5fa\\U0001e6c0-\\U0001e6de"
+        "\\U0001e6e0-\\U0001e6f5\\U0001e6fe-\\U0001e6ff\\U0001e7e0-\\U0001e7e6\\U0001e"
+        "7e8-\\U0001e7eb\\U0001e7ed-\\U0001e7ee\\U0001e7f0-\\U0001e7fe\\U0001e800-\\U0"
+        "001e8c4\\U0001e8d0-\\U0001e8d6\\U0001e900-\\U0001e94b\\U0001e950-\\U0001e959"
+        "\\U0001ee00-\\U0001ee03\\U0001ee05-\\U0001ee1f\\U0001ee21-\\U0001ee22\\U0001e"
+        "e24\\U0001ee27\\U0001ee29-\\U0001ee32\\U0001ee34-\\U0001ee37\\U0001ee39\\U000"
+        "1ee3b\\U0001ee42\\U0001ee47\\U0001ee49\\U0001ee4b\\U0001ee4d-\\U0001ee4f\\U00"
+        "01ee51-\\U0001ee52\\U0001ee54\\U0001ee57\\U0001ee59\\U0001ee5b\\U0001ee5d\\U0"
+        "001ee5f\\U0001ee61-\\U0001ee62\\U0001ee64\\U0001ee67-\\U0001ee6a\\U0001ee6c-"
+        "\\U0001ee72\\U0001ee74-\\U0001ee77\\U0001ee79-\\U0001ee7c\\U0001ee7e\\U0001ee"
+        "80-\\U0001ee89\\U0001ee8b-\\U0001ee9b\\U0001eea1-\\U0001eea3\\U0001eea5-\\U00"
+        "01eea9\\U0001eeab-\\U0001eebb\\U0001f130-\\U0001f149\\U0001f150-\\U0001f169\\"
+        "U0001f170-\\U0001f189\\U0001fbf0-\\U0001fbf9\\U00020000-\\U0002a6df\\U0002a70"
+        "0-\\U0002b81e\\U0002b820-\\U0002cead\\U0002ceb0-\\U0002ebe0\\U0002ebf0-\\U000"
+        "2ee5d\\U0002f800-\\U0002fa1d\\U00030000-\\U0003134a\\U00031350-\\U00033479\\U"
+        "0003d000-\\U0003fc3f\\U000e0100-\\U000e01ef]*)[\\u0009-\\u000d\\u0020\\u0085"
+        "\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*=[\\u0009-"
+        "\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u20"
+        '5f\\u3000]*(?P<value>"[^"\\\\]*(?:\\\\.[^"\\\\]*)*"|\'[^\'\\\\]*(?:\\\\.[^\''
+        "\\\\]*)*'|\\[[^\\]]*\\]|\\{[^}]*\\}|[^\\u0009-\\u000d \"'),\\[\\]{}\\u0085\\u"
+        "00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)",
         re.DOTALL,
     )
+    # start_anchor: "<\\|im_start\\|>assistant\\\n"
     _RE_START_ANCHOR = re.compile("<\\|im_start\\|>assistant\\u000a", re.DOTALL)
 
 
-def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # outside any explicit region
     n = len(buf)
     hold = n
@@ -2379,18 +3192,28 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     # fields.tool_calls.open_pattern
     # strategy: search; after '<|tool_call_start|>' then '```python\n'; from that string
     found = (
-        buf.find("<|tool_call_start|>", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "<|tool_call_start|>", pos)
+        find_once(memo, 0, buf, "<|tool_call_start|>", pos)
+        if eos
+        else buf.find("<|tool_call_start|>", pos)
     )
-    if found < 0 or buf.find("```python\n", found + 19) < 0:
+    at = found
+    if at >= 0:
+        at = (
+            find_once(memo, 1, buf, "```python\n", at + 19)
+            if eos
+            else buf.find("```python\n", at + 19)
+        )
+    if at < 0:
         m = None  # every match contains '<|tool_call_start|>' then '```python\n'
         if not eos:
             live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = _RE_TOOL_CALLS_OPEN.search(buf, found)
+        m = recall(memo, 2, found)
+        if m is FORGOTTEN:
+            m = _RE_TOOL_CALLS_OPEN.search(buf, found)
+            memo[2] = (found, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
@@ -2428,22 +3251,41 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     return best, best_start, best_end, best_groups, hold
 
 
-def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_reasoning_content(
+    buf: str, pos: int, eos: bool, memo: list[Any]
+) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    m = (
-        _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(
-            _RE_IN_REASONING_CONTENT_LITERALS,
-            buf,
-            pos,
-            "<",
-            _IN_REASONING_CONTENT_LITERAL,
-            n,
+    if eos:
+        m = recall(memo, 3, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_IN_REASONING_CONTENT_LITERALS,
+                    buf,
+                    pos,
+                    "<",
+                    _IN_REASONING_CONTENT_LITERAL,
+                    n,
+                )
+            )
+            memo[3] = (pos, m)
+    else:
+        m = (
+            _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_IN_REASONING_CONTENT_LITERALS,
+                buf,
+                pos,
+                "<",
+                _IN_REASONING_CONTENT_LITERAL,
+                n,
+            )
         )
-    )
     if m is not None:
         start, end = m.span()
         rank, grows = _IN_REASONING_CONTENT_LITERAL[m.group()]
@@ -2460,14 +3302,20 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     return -1, 0, 0, NO_GROUPS, hold
 
 
-def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close_pattern
     n = len(buf)
     hold = n
     # strategy: search; one-shot from ')'
     if eos:
-        found = buf.find(")", pos)
-        m = None if found < 0 else _RE_TOOL_CALLS_CLOSE.search(buf, found)
+        found = find_once(memo, 4, buf, ")", pos)
+        if found < 0:
+            m = None
+        else:
+            m = recall(memo, 5, found)
+            if m is FORGOTTEN:
+                m = _RE_TOOL_CALLS_CLOSE.search(buf, found)
+                memo[5] = (found, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos
@@ -2540,6 +3388,7 @@ _PROGRAM: Final = ParserProgram(
     handlers=(_handle_text, _handle_tool_calls, _handle_text),
     after_anchor=_after_anchor,
     function_schema=function_to_tool_schema,
+    memo_slots=6,
     compile_patterns=_compile_patterns,
 )
 

@@ -184,6 +184,7 @@ class ParserProgram:
         "handlers",
         "after_anchor",
         "function_schema",
+        "memo_slots",
         "_compile_patterns",
         "_lock",
     )
@@ -196,6 +197,7 @@ class ParserProgram:
         handlers: tuple[Handler, ...],
         after_anchor: Callable[[str], str | None],
         function_schema: FunctionSchema,
+        memo_slots: int,
         compile_patterns: Callable[[], None] | None,
     ) -> None:
         self.tables = tables
@@ -204,6 +206,9 @@ class ParserProgram:
         # the prompt after the last match of the start anchor; None if it never matches
         self.after_anchor = after_anchor
         self.function_schema = function_schema  # Python-function tools to JSON schemas
+        self.memo_slots = (
+            memo_slots  # what the scanners remember at the end of the stream
+        )
         self._compile_patterns = compile_patterns
         # First use may come from many threads at once: one compiles, the others wait for it.
         # (`_thread` rather than `threading`, which costs a module import for one lock.)
@@ -389,9 +394,11 @@ class StreamingParser:
         """Commit every delimiter that can be committed, and the region text before it."""
         scanners = self._program.scanners
         actions = self._program.tables.actions
+        # At the end of the stream the buffer stays as it is: scanners may remember their searches.
+        memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
         while True:
             which, start, end, groups, hold = scanners[self._state](
-                self._buffer, self._pos, eos
+                self._buffer, self._pos, eos, memo
             )
             if which == WAITING:
                 self._start_waiting()
@@ -991,6 +998,18 @@ def find_literal(buf: str, literal: str, pos: int) -> int:
     return at
 
 
+def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` at the end of the stream, remembered in `memo[slot]` (see `recall`):
+    an occurrence at or after `pos`, or none found from an earlier position, still answers."""
+    at: int | None = memo[slot]
+    if at is None or 0 <= at < pos:
+        long = len(buf) - pos >= LONG_SCAN
+        at = memo[slot] = (
+            find_literal(buf, literal, pos) if long else buf.find(literal, pos)
+        )
+    return at
+
+
 # ...and from this many for a pattern that opens with an optional part or an alternation, which `re`
 # runs in full at every position.
 LONG_UNPREFIXED_SCAN: Final = 1024
@@ -1083,6 +1102,26 @@ def search_from_starts(
     if isinstance(at, re.Match) or at is None:
         return at
     return pattern.search(buf, at)
+
+
+# What `recall` answers when the memo cannot: search again.
+FORGOTTEN: Final = object()
+
+
+def recall(memo: list[Any], slot: int, start: int) -> Any:
+    """What an end-of-stream search from `start` finds, as remembered in `memo[slot]` (a pair: where
+    the last search started, and its match or None), or `FORGOTTEN`.
+
+    At the end of the stream the buffer no longer changes and searches only move on, so a search
+    that started no later and found nothing, or found a match starting at or after `start`, still
+    answers: a one-shot parse does not search the rest of its output again for each region."""
+    remembered = memo[slot]
+    if remembered is None:
+        return FORGOTTEN
+    since, match = remembered
+    if since <= start and (match is None or match.start() >= start):
+        return match
+    return FORGOTTEN
 
 
 def search_literals(
@@ -1717,8 +1756,11 @@ FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
 Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
 
 
-# A parser state's scanner: (buffer, scan position, whether the stream has ended) -> its answer.
-Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+# A parser state's scanner: (buffer, scan position, whether the stream has ended, memo) -> its answer.
+# At the end of the stream the buffer no longer changes and the scan position only moves on, so a
+# scanner may remember in `memo` (the program's `memo_slots` entries, fresh for each end-of-stream
+# pass) where a search found its next match, or that it found none, instead of searching again.
+Scanner: TypeAlias = "Callable[[str, int, bool, list[Any]], ScanResult]"
 
 
 PREFIX_REQUIRED: Final = (
@@ -1792,6 +1834,11 @@ def _caller_stacklevel() -> int:
 # Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
 # little beyond its text mid-stream, even with a thousand parsers open at once.
 BLOCK_CHUNKS: Final = 32
+
+
+NO_MEMO: Final[
+    list[Any]
+] = []  # while streaming, scanners remember nothing (the buffer grows)
 
 
 # A scanner's `which` when nothing in its state can be committed before the string the state awaits
@@ -2278,47 +2325,81 @@ def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS
     global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS
     global _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    # fields.tool_calls.open_pattern:
+    # "(?:<seed:tool_call>\\s*)?<function=(?P<name>[^>\\n]+)>"
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "(?:<seed:tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<function=(?P<name>[^\\u000a>]+)>",
+        "(?:<seed:tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200"
+        "a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<function=(?P<name>[^\\u000a>]+)>",
         re.DOTALL,
     )
+    # where fields.tool_calls.open_pattern may still match, as the regex module's
+    # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:(?:(?:\\Z|<\\Z|<s\\Z|<se\\Z|<see\\Z|<seed\\Z|<seed:\\Z|<seed:t\\Z|<seed:to(?:\\Z|o\\Z|ol\\Z|ol_\\Z|ol_c\\Z|ol_ca\\Z|ol_cal\\Z|ol_call\\Z|ol_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z))|(?:<seed:tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n=(?:[^\\u000a>]*\\Z|(?:[^\\u000a>]+)\\Z))))|\\Z)",
+        "(?:(?:(?:\\Z|<\\Z|<s\\Z|<se\\Z|<see\\Z|<seed\\Z|<seed:\\Z|<seed:t\\Z|<seed:to"
+        "(?:\\Z|o\\Z|ol\\Z|ol_\\Z|ol_c\\Z|ol_ca\\Z|ol_cal\\Z|ol_call\\Z|ol_call>[\\u00"
+        "09-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\"
+        "u205f\\u3000]*\\Z))|(?:<seed:tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0"
+        "\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?(?:\\Z|<\\Z|<f"
+        "\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n=(?:[^"
+        "\\u000a>]*\\Z|(?:[^\\u000a>]+)\\Z))))|\\Z)",
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:/(?:s(?:e(?:e(?:d(?::(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?)?)?)?)?|s(?:e(?:e(?:d(?::(?:(?:e(?:o(?:s)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?))?)?)?)?)?))?\\Z",
+        "<(?:(?:/(?:s(?:e(?:e(?:d(?::(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)"
+        "?)?)?)?)?)?)?)?|s(?:e(?:e(?:d(?::(?:(?:e(?:o(?:s)?)?|t(?:h(?:i(?:n(?:k)?)?)?)"
+        "?))?)?)?)?)?))?\\Z",
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
         "<(?:/(?:s(?:e(?:e(?:d(?::(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?)?)?)?)?)?)?\\Z",
         re.DOTALL,
     )
+    # fields.tool_calls.close_pattern:
+    # "(?<=</function>)\\s*(?:</seed:tool_call>|(?=<function=|<seed:tool_call>))"
     _RE_TOOL_CALLS_CLOSE = re.compile(
-        "(?<=</function>)[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:</seed:tool_call>|(?=<function=|<seed:tool_call>))",
+        "(?<=</function>)[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\"
+        "u2028-\\u2029\\u202f\\u205f\\u3000]*(?:</seed:tool_call>|(?=<function=|<seed:"
+        "tool_call>))",
         re.DOTALL,
     )
+    # where fields.tool_calls.close_pattern may still match, as the regex module's
+    # partial=True finds
     _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
-        "(?:(?<=</function>)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|<\\Z|</\\Z|</s\\Z|</se\\Z|</see\\Z|</seed\\Z|</seed:\\Z|</seed:t(?:\\Z|o\\Z|oo\\Z|ool\\Z|ool_\\Z|ool_c\\Z|ool_ca\\Z|ool_cal\\Z|ool_call\\Z))|(?:(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z))|(?:\\Z|<\\Z|<s\\Z|<se\\Z|<see\\Z|<seed\\Z|<seed:\\Z|<seed:t\\Z|<seed:to(?:\\Z|o\\Z|ol\\Z|ol_\\Z|ol_c\\Z|ol_ca\\Z|ol_cal\\Z|ol_call\\Z)))))|\\Z)",
+        "(?:(?<=</function>)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u"
+        "200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085"
+        "\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|"
+        "<\\Z|</\\Z|</s\\Z|</se\\Z|</see\\Z|</seed\\Z|</seed:\\Z|</seed:t(?:\\Z|o\\Z|o"
+        "o\\Z|ool\\Z|ool_\\Z|ool_c\\Z|ool_ca\\Z|ool_cal\\Z|ool_call\\Z))|(?:(?:\\Z|<\\"
+        "Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z))|(?"
+        ":\\Z|<\\Z|<s\\Z|<se\\Z|<see\\Z|<seed\\Z|<seed:\\Z|<seed:t\\Z|<seed:to(?:\\Z|o"
+        "\\Z|ol\\Z|ol_\\Z|ol_c\\Z|ol_ca\\Z|ol_cal\\Z|ol_call\\Z)))))|\\Z)",
         re.DOTALL,
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[/fs]|\\Z)", re.DOTALL)
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
     _RE_IN_TOOL_CALLS_STARTS = re.compile(
-        "[\\u0009\\u000a\\u000b\\u000c\\u000d\\u0020\\u003c\\u0085\\u00a0\\u1680\\u2000\\u2001\\u2002\\u2003\\u2004\\u2005\\u2006\\u2007\\u2008\\u2009\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]",
+        "[\\u0009\\u000a\\u000b\\u000c\\u000d\\u0020\\u003c\\u0085\\u00a0\\u1680\\u200"
+        "0\\u2001\\u2002\\u2003\\u2004\\u2005\\u2006\\u2007\\u2008\\u2009\\u200a\\u202"
+        "8\\u2029\\u202f\\u205f\\u3000]",
         0,
     )
+    # fields.tool_calls.content_args.tag_pattern:
+    # "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)(?:\\n?</parameter>|\\n(?=<paramet
+    # er=|</function>))"
     _RE_TOOL_CALLS_TAGS = re.compile(
-        "<parameter=(?P<key>[^\\u000a>]+)>\\u000a?(?P<value>[^\\u000a<]*(?:(?!\\u000a?</parameter>|\\u000a(?=<parameter=|</function>))[\\u000a<][^\\u000a<]*)*)(?:\\u000a?</parameter>|\\u000a(?=<parameter=|</function>))",
+        "<parameter=(?P<key>[^\\u000a>]+)>\\u000a?(?P<value>[^\\u000a<]*(?:(?!\\u000a?"
+        "</parameter>|\\u000a(?=<parameter=|</function>))[\\u000a<][^\\u000a<]*)*)(?:"
+        "\\u000a?</parameter>|\\u000a(?=<parameter=|</function>))",
         re.DOTALL,
     )
+    # start_anchor: "<seed:bos>assistant\\\n"
     _RE_START_ANCHOR = re.compile("<seed:bos>assistant\\u000a", re.DOTALL)
 
 
-def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # outside any explicit region
     n = len(buf)
     hold = n
@@ -2329,9 +2410,9 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     # fields.tool_calls.open_pattern
     # strategy: search; after '<function='; one-shot at '<function=', '<seed:tool_call>'
     found = (
-        buf.find("<function=", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "<function=", pos)
+        find_once(memo, 0, buf, "<function=", pos)
+        if eos
+        else buf.find("<function=", pos)
     )
     if found < 0:
         m = None  # every match contains '<function='
@@ -2340,13 +2421,16 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = (
-            _RE_TOOL_CALLS_OPEN.search(buf, pos)
-            if n - pos < LONG_UNPREFIXED_SCAN
-            else search_from_starts(
-                _RE_TOOL_CALLS_OPEN, buf, pos, ("<function=", "<seed:tool_call>")
+        m = recall(memo, 1, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_TOOL_CALLS_OPEN.search(buf, pos)
+                if n - pos < LONG_UNPREFIXED_SCAN
+                else search_from_starts(
+                    _RE_TOOL_CALLS_OPEN, buf, pos, ("<function=", "<seed:tool_call>")
+                )
             )
-        )
+            memo[1] = (pos, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
@@ -2363,18 +2447,30 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
                 best_groups = m.groupdict()
 
     # fields.reasoning_content.open, fields.content.close
-    m = (
-        _RE_OUTSIDE_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(
-            _RE_OUTSIDE_LITERALS,
-            buf,
-            pos,
-            "<",
-            _OUTSIDE_LITERAL_WATCHES,
-            best_start if best >= 0 else n,
+    if eos and best < 0:
+        m = recall(memo, 2, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_OUTSIDE_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_OUTSIDE_LITERALS, buf, pos, "<", _OUTSIDE_LITERAL_WATCHES, n
+                )
+            )
+            memo[2] = (pos, m)
+    else:
+        m = (
+            _RE_OUTSIDE_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_OUTSIDE_LITERALS,
+                buf,
+                pos,
+                "<",
+                _OUTSIDE_LITERAL_WATCHES,
+                best_start if best >= 0 else n,
+            )
         )
-    )
     if m is not None:
         start, end = m.span()
         rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
@@ -2396,14 +2492,16 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     return best, best_start, best_end, best_groups, hold
 
 
-def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_reasoning_content(
+    buf: str, pos: int, eos: bool, memo: list[Any]
+) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
     start = (
-        buf.find("</seed:think>", pos)
-        if n - pos < LONG_SCAN
-        else find_literal(buf, "</seed:think>", pos)
+        find_once(memo, 3, buf, "</seed:think>", pos)
+        if eos
+        else buf.find("</seed:think>", pos)
     )
     if start >= 0:
         end = start + 13
@@ -2417,13 +2515,16 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     return -1, 0, 0, NO_GROUPS, hold
 
 
-def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close_pattern
     n = len(buf)
     hold = n
     # strategy: search
     if eos:
-        m = _RE_TOOL_CALLS_CLOSE.search(buf, pos)
+        m = recall(memo, 4, pos)
+        if m is FORGOTTEN:
+            m = _RE_TOOL_CALLS_CLOSE.search(buf, pos)
+            memo[4] = (pos, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos
@@ -2491,6 +2592,7 @@ _PROGRAM: Final = ParserProgram(
     handlers=(_handle_text, _handle_tool_calls, _handle_text),
     after_anchor=_after_anchor,
     function_schema=function_to_tool_schema,
+    memo_slots=5,
     compile_patterns=_compile_patterns,
 )
 

@@ -189,6 +189,7 @@ class ParserProgram:
         "handlers",
         "after_anchor",
         "function_schema",
+        "memo_slots",
         "_compile_patterns",
         "_lock",
     )
@@ -201,6 +202,7 @@ class ParserProgram:
         handlers: tuple[Handler, ...],
         after_anchor: Callable[[str], str | None],
         function_schema: FunctionSchema,
+        memo_slots: int,
         compile_patterns: Callable[[], None] | None,
     ) -> None:
         self.tables = tables
@@ -209,6 +211,9 @@ class ParserProgram:
         # the prompt after the last match of the start anchor; None if it never matches
         self.after_anchor = after_anchor
         self.function_schema = function_schema  # Python-function tools to JSON schemas
+        self.memo_slots = (
+            memo_slots  # what the scanners remember at the end of the stream
+        )
         self._compile_patterns = compile_patterns
         # First use may come from many threads at once: one compiles, the others wait for it.
         # (`_thread` rather than `threading`, which costs a module import for one lock.)
@@ -394,9 +399,11 @@ class StreamingParser:
         """Commit every delimiter that can be committed, and the region text before it."""
         scanners = self._program.scanners
         actions = self._program.tables.actions
+        # At the end of the stream the buffer stays as it is: scanners may remember their searches.
+        memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
         while True:
             which, start, end, groups, hold = scanners[self._state](
-                self._buffer, self._pos, eos
+                self._buffer, self._pos, eos, memo
             )
             if which == WAITING:
                 self._start_waiting()
@@ -1069,6 +1076,26 @@ def search_from_starts(
     return pattern.search(buf, at)
 
 
+# What `recall` answers when the memo cannot: search again.
+FORGOTTEN: Final = object()
+
+
+def recall(memo: list[Any], slot: int, start: int) -> Any:
+    """What an end-of-stream search from `start` finds, as remembered in `memo[slot]` (a pair: where
+    the last search started, and its match or None), or `FORGOTTEN`.
+
+    At the end of the stream the buffer no longer changes and searches only move on, so a search
+    that started no later and found nothing, or found a match starting at or after `start`, still
+    answers: a one-shot parse does not search the rest of its output again for each region."""
+    remembered = memo[slot]
+    if remembered is None:
+        return FORGOTTEN
+    since, match = remembered
+    if since <= start and (match is None or match.start() >= start):
+        return match
+    return FORGOTTEN
+
+
 # In a long buffer, literals are searched by jumping between occurrences of their first character: a
 # one-character `str.find` runs at memory speed (memchr), where a longer needle costs about 0.4 ns a
 # character and an alternation or a literal-prefixed pattern in `re` about as much, comparable to a
@@ -1708,8 +1735,11 @@ FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
 Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
 
 
-# A parser state's scanner: (buffer, scan position, whether the stream has ended) -> its answer.
-Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+# A parser state's scanner: (buffer, scan position, whether the stream has ended, memo) -> its answer.
+# At the end of the stream the buffer no longer changes and the scan position only moves on, so a
+# scanner may remember in `memo` (the program's `memo_slots` entries, fresh for each end-of-stream
+# pass) where a search found its next match, or that it found none, instead of searching again.
+Scanner: TypeAlias = "Callable[[str, int, bool, list[Any]], ScanResult]"
 
 
 PREFIX_REQUIRED: Final = (
@@ -1783,6 +1813,11 @@ def _caller_stacklevel() -> int:
 # Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
 # little beyond its text mid-stream, even with a thousand parsers open at once.
 BLOCK_CHUNKS: Final = 32
+
+
+NO_MEMO: Final[
+    list[Any]
+] = []  # while streaming, scanners remember nothing (the buffer grows)
 
 
 # A scanner's `which` when nothing in its state can be committed before the string the state awaits
@@ -2281,52 +2316,125 @@ def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS
     global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS
     global _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    # fields.tool_calls.open_pattern:
+    # '(?:<｜tool_call_begin｜>\\s*function\\s*<｜tool_sep｜>\\s*<steptml:invoke
+    # name="|(?:<tool_call>\\s*)?<function=)(?P<name>[^">\\n]+)"?>'
     _RE_TOOL_CALLS_OPEN = re.compile(
-        '(?:<\\uff5ctool_call_begin\\uff5c>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*function[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool_sep\\uff5c>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<steptml:invoke name="|(?:<tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<function=)(?P<name>[^\\u000a">]+)"?>',
+        "(?:<\\uff5ctool_call_begin\\uff5c>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u168"
+        "0\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*function[\\u0009-\\u000"
+        "d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3"
+        "000]*<\\uff5ctool_sep\\uff5c>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2"
+        '000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<steptml:invoke name="|(?:<t'
+        "ool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-"
+        '\\u2029\\u202f\\u205f\\u3000]*)?<function=)(?P<name>[^\\u000a">]+)"?>',
         re.DOTALL,
     )
+    # where fields.tool_calls.open_pattern may still match, as the regex module's
+    # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        '(?:(?:(?:(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool_\\Z|<\\uff5ctool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_b\\Z|all_be\\Z|all_beg\\Z|all_begi(?:\\Z|n\\Z|n\\uff5c\\Z|n\\uff5c>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|f\\Z|fu\\Z|fun\\Z|func\\Z|funct\\Z|functi\\Z|functio\\Z|function(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool_\\Z|<\\uff5ctool_s(?:\\Z|e\\Z|ep\\Z|ep\\uff5c\\Z|ep\\uff5c>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<s\\Z|<st\\Z|<ste\\Z|<step\\Z|<stept\\Z|<steptm\\Z|<steptml(?:\\Z|:\\Z|:i\\Z|:in\\Z|:inv\\Z|:invo\\Z|:invok\\Z|:invoke\\Z|:invoke (?:\\Z|n\\Z|na\\Z|nam\\Z|name\\Z|name=\\Z))))))))))))|(?:(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\Z|ll\\Z|ll>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z))|(?:<tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z))))|(?:<\\uff5ctool_call_begin\\uff5c>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*function[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool_sep\\uff5c>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<steptml:invoke name="|(?:<tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<function=)(?:[^\\u000a">]*\\Z|(?:[^\\u000a">]+)(?:\\Z|"?\\Z)))|\\Z)',
+        "(?:(?:(?:(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<"
+        "\\uff5ctool\\Z|<\\uff5ctool_\\Z|<\\uff5ctool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\"
+        "Z|all_b\\Z|all_be\\Z|all_beg\\Z|all_begi(?:\\Z|n\\Z|n\\uff5c\\Z|n\\uff5c>(?:["
+        "\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u2"
+        "02f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\"
+        "u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|f\\Z|fu\\Z|fun\\Z|func\\Z|f"
+        "unct\\Z|functi\\Z|functio\\Z|function(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0"
+        "\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u0"
+        "00d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\"
+        "u3000]*(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\u"
+        "ff5ctool\\Z|<\\uff5ctool_\\Z|<\\uff5ctool_s(?:\\Z|e\\Z|ep\\Z|ep\\uff5c\\Z|ep"
+        "\\uff5c>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028"
+        "-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u16"
+        "80\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<s\\Z|<st"
+        "\\Z|<ste\\Z|<step\\Z|<stept\\Z|<steptm\\Z|<steptml(?:\\Z|:\\Z|:i\\Z|:in\\Z|:i"
+        "nv\\Z|:invo\\Z|:invok\\Z|:invoke\\Z|:invoke (?:\\Z|n\\Z|na\\Z|nam\\Z|name\\Z|"
+        "name=\\Z))))))))))))|(?:(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<"
+        "tool_c\\Z|<tool_ca(?:\\Z|l\\Z|ll\\Z|ll>[\\u0009-\\u000d\\u0020\\u0085\\u00a0"
+        "\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z))|(?:<tool_ca"
+        "ll>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
+        "\\u202f\\u205f\\u3000]*)?(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|"
+        "<functi\\Z|<functio(?:\\Z|n\\Z))))|(?:<\\uff5ctool_call_begin\\uff5c>[\\u0009"
+        "-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u2"
+        "05f\\u3000]*function[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u20"
+        "0a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool_sep\\uff5c>[\\u0009-\\u0"
+        "00d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\"
+        'u3000]*<steptml:invoke name="|(?:<tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u'
+        "00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<function=)"
+        '(?:[^\\u000a">]*\\Z|(?:[^\\u000a">]+)(?:\\Z|"?\\Z)))|\\Z)',
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:(?:E(?:O(?:T(?:\\|)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?|｜(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s(?:_(?:(?:b(?:e(?:g(?:i(?:n(?:｜)?)?)?)?)?|e(?:n(?:d(?:｜)?)?)?))?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
+        "<(?:(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?|t(?:h(?:i(?:n("
+        "?:k)?)?)?)?|\\|(?:(?:E(?:O(?:T(?:\\|)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)"
+        "?)?)?))?|｜(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s(?:_(?:(?:b(?:e(?:g(?:i(?:"
+        "n(?:｜)?)?)?)?)?|e(?:n(?:d(?:｜)?)?)?))?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_LITERALS = re.compile(
         "|".join(map(re.escape, _IN_REASONING_CONTENT_LITERAL)), re.DOTALL
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
-        "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:(?:E(?:O(?:T(?:\\|)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?))?\\Z",
+        "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:(?:E(?:O(?:T(?:\\|)?)?)?|i(?:m(?"
+        ":_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?))?\\Z",
         re.DOTALL,
     )
+    # fields.tool_calls.close_pattern:
+    # "</steptml:invoke>\\s*<｜tool_call_end｜>|(?<=</function>)\\s*(?:</tool_call>|(?=<
+    # function=|<tool_call>))"
     _RE_TOOL_CALLS_CLOSE = re.compile(
-        "</steptml:invoke>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool_call_end\\uff5c>|(?<=</function>)[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:</tool_call>|(?=<function=|<tool_call>))",
+        "</steptml:invoke>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
+        "\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool_call_end\\uff5c>|(?<=</fun"
+        "ction>)[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u"
+        "2029\\u202f\\u205f\\u3000]*(?:</tool_call>|(?=<function=|<tool_call>))",
         re.DOTALL,
     )
+    # where fields.tool_calls.close_pattern may still match, as the regex module's
+    # partial=True finds
     _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
-        "(?:(?:(?:\\Z|<\\Z|</\\Z|</s\\Z|</st\\Z|</ste\\Z|</step\\Z|</stept\\Z|</steptm(?:\\Z|l\\Z|l:\\Z|l:i\\Z|l:in\\Z|l:inv\\Z|l:invo\\Z|l:invok\\Z|l:invoke(?:\\Z|>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool_\\Z|<\\uff5ctool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_e\\Z|all_en\\Z|all_end\\Z|all_end\\uff5c\\Z))))))|(?<=</function>)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|<\\Z|</\\Z|</t\\Z|</to\\Z|</too\\Z|</tool\\Z|</tool_\\Z|</tool_c(?:\\Z|a\\Z|al\\Z|all\\Z))|(?:(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z))|(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\Z|ll\\Z))))))|\\Z)",
+        "(?:(?:(?:\\Z|<\\Z|</\\Z|</s\\Z|</st\\Z|</ste\\Z|</step\\Z|</stept\\Z|</steptm"
+        "(?:\\Z|l\\Z|l:\\Z|l:i\\Z|l:in\\Z|l:inv\\Z|l:invo\\Z|l:invok\\Z|l:invoke(?:\\Z"
+        "|>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u20"
+        "29\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2"
+        "000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\uff5c\\Z|<\\u"
+        "ff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool_\\Z|<\\uff"
+        "5ctool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_e\\Z|all_en\\Z|all_end\\Z|all_en"
+        "d\\uff5c\\Z))))))|(?<=</function>)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u"
+        "1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d"
+        "\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u30"
+        "00]*(?:(?:\\Z|<\\Z|</\\Z|</t\\Z|</to\\Z|</too\\Z|</tool\\Z|</tool_\\Z|</tool_"
+        "c(?:\\Z|a\\Z|al\\Z|all\\Z))|(?:(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<fun"
+        "ct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z))|(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool"
+        "\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\Z|ll\\Z))))))|\\Z)",
         re.DOTALL,
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[/ft\\|｜]|\\Z)", re.DOTALL)
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/\\|]|\\Z)", re.DOTALL)
     _RE_IN_TOOL_CALLS_STARTS = re.compile(
-        "[\\u0009\\u000a\\u000b\\u000c\\u000d\\u0020\\u003c\\u0085\\u00a0\\u1680\\u2000\\u2001\\u2002\\u2003\\u2004\\u2005\\u2006\\u2007\\u2008\\u2009\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]",
+        "[\\u0009\\u000a\\u000b\\u000c\\u000d\\u0020\\u003c\\u0085\\u00a0\\u1680\\u200"
+        "0\\u2001\\u2002\\u2003\\u2004\\u2005\\u2006\\u2007\\u2008\\u2009\\u200a\\u202"
+        "8\\u2029\\u202f\\u205f\\u3000]",
         0,
     )
+    # fields.tool_calls.content_args.tag_pattern: '(?:<steptml:parameter
+    # name="|<parameter=)(?P<key>[^">\\n]+)"?>\\n?(?P<value>.*?)(?:\\n?</(?:steptml:)?pa
+    # rameter>|\\n(?=<parameter=|</function>))'
     _RE_TOOL_CALLS_TAGS = re.compile(
-        '(?:<steptml:parameter name="|<parameter=)(?P<key>[^\\u000a">]+)"?>\\u000a?(?P<value>[^\\u000a<]*(?:(?!\\u000a?</(?:steptml:)?parameter>|\\u000a(?=<parameter=|</function>))[\\u000a<][^\\u000a<]*)*)(?:\\u000a?</(?:steptml:)?parameter>|\\u000a(?=<parameter=|</function>))',
+        '(?:<steptml:parameter name="|<parameter=)(?P<key>[^\\u000a">]+)"?>\\u000a?(?P'
+        "<value>[^\\u000a<]*(?:(?!\\u000a?</(?:steptml:)?parameter>|\\u000a(?=<paramet"
+        "er=|</function>))[\\u000a<][^\\u000a<]*)*)(?:\\u000a?</(?:steptml:)?parameter"
+        ">|\\u000a(?=<parameter=|</function>))",
         re.DOTALL,
     )
+    # start_anchor: "<\\|im_start\\|>assistant\\\n|<\\|BOT\\|>assistant\\\n"
     _RE_START_ANCHOR = re.compile(
         "<\\|im_start\\|>assistant\\u000a|<\\|BOT\\|>assistant\\u000a", re.DOTALL
     )
 
 
-def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # outside any explicit region
     n = len(buf)
     hold = n
@@ -2337,16 +2445,19 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     # fields.tool_calls.open_pattern
     # strategy: search; one-shot at '<function=', '<tool_call>', '<｜tool_call_begin｜>'
     if eos:
-        m = (
-            _RE_TOOL_CALLS_OPEN.search(buf, pos)
-            if n - pos < LONG_UNPREFIXED_SCAN
-            else search_from_starts(
-                _RE_TOOL_CALLS_OPEN,
-                buf,
-                pos,
-                ("<function=", "<tool_call>", "<｜tool_call_begin｜>"),
+        m = recall(memo, 0, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_TOOL_CALLS_OPEN.search(buf, pos)
+                if n - pos < LONG_UNPREFIXED_SCAN
+                else search_from_starts(
+                    _RE_TOOL_CALLS_OPEN,
+                    buf,
+                    pos,
+                    ("<function=", "<tool_call>", "<｜tool_call_begin｜>"),
+                )
             )
-        )
+            memo[0] = (pos, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
@@ -2363,18 +2474,30 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
                 best_groups = m.groupdict()
 
     # fields.reasoning_content.open, fields.content.close
-    m = (
-        _RE_OUTSIDE_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(
-            _RE_OUTSIDE_LITERALS,
-            buf,
-            pos,
-            "<",
-            _OUTSIDE_LITERAL_WATCHES,
-            best_start if best >= 0 else n,
+    if eos and best < 0:
+        m = recall(memo, 1, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_OUTSIDE_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_OUTSIDE_LITERALS, buf, pos, "<", _OUTSIDE_LITERAL_WATCHES, n
+                )
+            )
+            memo[1] = (pos, m)
+    else:
+        m = (
+            _RE_OUTSIDE_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_OUTSIDE_LITERALS,
+                buf,
+                pos,
+                "<",
+                _OUTSIDE_LITERAL_WATCHES,
+                best_start if best >= 0 else n,
+            )
         )
-    )
     if m is not None:
         start, end = m.span()
         rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
@@ -2396,22 +2519,41 @@ def _scan_outside(buf: str, pos: int, eos: bool) -> ScanResult:
     return best, best_start, best_end, best_groups, hold
 
 
-def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_reasoning_content(
+    buf: str, pos: int, eos: bool, memo: list[Any]
+) -> ScanResult:
     # inside field 'reasoning_content': fields.reasoning_content.close
     n = len(buf)
     hold = n
-    m = (
-        _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
-        if n - pos < LONG_SCAN
-        else search_literals(
-            _RE_IN_REASONING_CONTENT_LITERALS,
-            buf,
-            pos,
-            "<",
-            _IN_REASONING_CONTENT_LITERAL,
-            n,
+    if eos:
+        m = recall(memo, 2, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_IN_REASONING_CONTENT_LITERALS,
+                    buf,
+                    pos,
+                    "<",
+                    _IN_REASONING_CONTENT_LITERAL,
+                    n,
+                )
+            )
+            memo[2] = (pos, m)
+    else:
+        m = (
+            _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_IN_REASONING_CONTENT_LITERALS,
+                buf,
+                pos,
+                "<",
+                _IN_REASONING_CONTENT_LITERAL,
+                n,
+            )
         )
-    )
     if m is not None:
         start, end = m.span()
         rank, grows = _IN_REASONING_CONTENT_LITERAL[m.group()]
@@ -2428,13 +2570,16 @@ def _scan_in_reasoning_content(buf: str, pos: int, eos: bool) -> ScanResult:
     return -1, 0, 0, NO_GROUPS, hold
 
 
-def _scan_in_tool_calls(buf: str, pos: int, eos: bool) -> ScanResult:
+def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # inside field 'tool_calls': fields.tool_calls.close_pattern
     n = len(buf)
     hold = n
     # strategy: search
     if eos:
-        m = _RE_TOOL_CALLS_CLOSE.search(buf, pos)
+        m = recall(memo, 3, pos)
+        if m is FORGOTTEN:
+            m = _RE_TOOL_CALLS_CLOSE.search(buf, pos)
+            memo[3] = (pos, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos
@@ -2502,6 +2647,7 @@ _PROGRAM: Final = ParserProgram(
     handlers=(_handle_text, _handle_tool_calls, _handle_text),
     after_anchor=_after_anchor,
     function_schema=function_to_tool_schema,
+    memo_slots=4,
     compile_patterns=_compile_patterns,
 )
 

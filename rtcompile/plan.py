@@ -247,11 +247,15 @@ def pattern_history(pattern: str) -> int | None:
 
     Read off the pattern's tree, whether or not stdlib `re` can run it: a pattern matched with the
     `regex` module (no exact translation) looks back exactly as far, so it bounds the buffer the same
-    way. Only a pattern the parser cannot read keeps the whole buffer (slower, never wrong)."""
+    way. A pattern the parser cannot read, or that searches backwards (`(?r)`), keeps the whole buffer
+    (slower, never wrong)."""
     try:
-        root = parse_regex(pattern).root
+        parsed = parse_regex(pattern)
     except (InvalidRegex, UnsupportedRegex, ValueError):
         return None
+    if any(flag.letter == "r" for flag in parsed.inline_flags):
+        return None  # a reverse search reads from the end back to the scan position, and its partial matches before it
+    root = parsed.root
     reach = history(root)
     if reach is None:
         return None

@@ -23,7 +23,7 @@ from rtcompile.regex.analysis import awaited_literal, lead_class, required_liter
 from rtcompile.regex.charsets import Ranges
 from rtcompile.regex.first_chars import starts_at_buffer_start
 from rtcompile.regex.parser import parse_regex
-from rtcompile.regex.translate import UnsupportedRegex, literal_text, translate
+from rtcompile.regex.translate import BeforeEnd, UnsupportedRegex, literal_text, translate, translate_before_end
 
 Engine = Literal["re", "regex", "find"]
 
@@ -50,6 +50,9 @@ class Strategy:
     * `awaits`: the string a match needs at or after the scan position, for a pattern that
       partially matches everywhere until then (`(?=[\\s\\S]*?</think>)`): while it is absent,
       nothing in the state can be committed, and streaming only looks for that string in new text.
+    * `before_end`: for a pattern with branches that match only at the end of the text
+      (`</think>|$`), its other branches, which an end-of-stream search runs alone up to the end
+      (`re` would try `$` at every position).
     """
 
     engine: Engine
@@ -62,6 +65,7 @@ class Strategy:
     one_shot: Literal["search", "one_start", "starts"] = "search"
     starts: tuple[str, ...] = ()
     awaits: str | None = None
+    before_end: BeforeEnd | None = None
 
     def summary(self) -> str:
         """The record in one line, for the comment above the scanner code it produced."""
@@ -82,6 +86,8 @@ class Strategy:
             parts.append(f"one-shot at {', '.join(map(repr, self.starts))}")
         if self.awaits is not None:
             parts.append(f"streaming waits for {self.awaits!r}")
+        if self.before_end is not None:
+            parts.append("one-shot tries the end once")
         return "; ".join(parts)
 
 
@@ -93,13 +99,16 @@ def strategy(delimiter: Delimiter) -> Strategy:
 
 @functools.lru_cache(maxsize=512)
 def _strategy(pattern: str, start_only: bool) -> Strategy:
-    text = literal_text(pattern)
-    if text is not None:
-        return Strategy("find", text=text)
+    # (An inline flag may change how even a literal is searched: `(?r)` searches backwards.)
+    text = literal_text(pattern) if not parse_regex(pattern).inline_flags else None
     try:
         translated = translate(pattern)
-    except UnsupportedRegex:
-        return Strategy("regex")
+    except UnsupportedRegex as error:
+        # A plain literal too long for a partial-match pattern is found all the same.
+        too_long = error.construct == "pattern too complex" and text is not None
+        return Strategy("find", text=text) if too_long else Strategy("regex")
+    if text is not None:
+        return Strategy("find", text=text)
     root = parse_regex(pattern).root
     attempt: Literal["search", "match"] = "match" if translated.match_only else "search"
     required = required_literals(root)
@@ -125,4 +134,5 @@ def _strategy(pattern: str, start_only: bool) -> Strategy:
         one_shot=one_shot,
         starts=starts if one_shot != "search" and starts is not None else (),
         awaits=awaited_literal(root) if attempt == "match" else None,
+        before_end=translate_before_end(pattern) if one_shot == "search" and search_from == "pos" else None,
     )

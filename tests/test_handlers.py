@@ -36,15 +36,12 @@ def handler_calls(code: str) -> list[str]:
 
 
 def handler_table(code: str) -> list[str]:
-    """`ResponseParser._handlers`: the handler of each field, by name."""
-    parser = next(
-        node for node in ast.parse(code).body if isinstance(node, ast.ClassDef) and node.name == "ResponseParser"
-    )
-    for node in parser.body:
-        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "_handlers":
+    """The `handlers` of the module's `ParserProgram`: the handler of each field, by name."""
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.keyword) and node.arg == "handlers":
             assert isinstance(node.value, ast.Tuple)
             return [ast.unparse(element) for element in node.value.elts]
-    raise AssertionError("no _handlers table")
+    raise AssertionError("no handlers table")
 
 
 KV_NUMBERS = {"content": "kv-lines", "content_args": {"kv_sep": "=", "value_parser": {"name": "int"}}}

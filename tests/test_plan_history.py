@@ -25,6 +25,7 @@ from rtcompile.plan import pattern_history, plan_parser
         (r"\b<t>", 1),
         (r"^<t>", 1),  # tests for the text's start: one character keeps a later position from looking like it
         (r"(?<=a+)<t>", None),  # unbounded lookbehind
+        (r"(?r)<t>", None),  # searches backwards: its partial matches reach back before the scan position
     ],
 )
 def test_history_comes_from_the_tree(pattern: str, reach: int | None) -> None:

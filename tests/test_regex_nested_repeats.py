@@ -118,7 +118,7 @@ def _nested_unbounded_repeat(pattern: str) -> bool:
 
 
 def _module_patterns(module: Any) -> list[str]:
-    module._prepare_patterns()
+    module._PROGRAM.prepare()  # patterns are compiled on first use
     return [value.pattern for value in vars(module).values() if isinstance(value, re.Pattern)]
 
 

@@ -48,11 +48,11 @@ TEMPLATES = {
     "calls": CALLS,
     "anchored": ANCHORED,
 }
-GUARDS = {
-    "gpt_oss": 'buf.find("<|message|>", found + 13) < 0',
-    "granite_20b_fc": "at = buf.find('\",', found + 7) if found >= 0 else -1",
-    "calls": 'buf.find("<c>", at + 3) < 0',
-    "anchored": 'buf.find("<b>", found + 3) < 0',
+GUARDS = {  # each string after the one before it, while streaming
+    "gpt_oss": 'buf.find("<|message|>", at + 13)',
+    "granite_20b_fc": "buf.find('\",', at + 7)",
+    "calls": 'buf.find("<c>", at + 3)',
+    "anchored": 'buf.find("<b>", at + 3)',
 }
 # Whole calls, calls with a required string missing or out of order, and text between them.
 PIECES = {

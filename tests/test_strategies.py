@@ -9,11 +9,16 @@ the one claim the waiting strategy adds, against `regex` itself.
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rtcompile.ir import Delimiter
+from rtcompile.regex.translate import BeforeEnd, translate
+from rtcompile.runtime.scanning import FORGOTTEN, find_once, recall, search_before_end
 from rtcompile.strategies import Strategy, strategy
 
 
@@ -91,3 +96,44 @@ def test_a_waiting_pattern_partially_matches_at_the_scan_position(pattern: str, 
         assert match is not None and match.partial and match.start() == pos
     else:
         assert match is None or match.start() == pos
+
+
+def test_branches_that_match_only_at_the_end_are_tried_once_at_the_end() -> None:
+    assert of(r"</think>|$").before_end == BeforeEnd("</think>", final_newline=True)
+    assert of(r"<a>|\Z|<b>").before_end == BeforeEnd("<a>|<b>", final_newline=False)
+    assert of(r"$").before_end == BeforeEnd(None, final_newline=True)
+    assert of(r"(?P<end>$)|<a>").before_end is None  # a group in an end branch: its match reports it
+    assert of(r"a$|b").before_end is None  # `$` inside a branch: not an end branch
+
+
+END_PATTERNS = [r"</t>|$", r"\n|$", r"$|\n", r"</t>|\Z", r"$", r"\Z", r"(?:x\n)|$|\Z", r"<a>(?P<n>\w)|$"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(END_PATTERNS), st.text(alphabet="</t>x\n", max_size=12), st.integers(0, 12))
+def test_the_split_search_finds_what_the_whole_pattern_finds(pattern: str, text: str, pos: int) -> None:
+    split = of(pattern).before_end
+    assert split is not None
+    full = re.compile(translate(pattern).full, re.DOTALL)
+    branches = None if split.branches is None else re.compile(split.branches, re.DOTALL)
+    pos = min(pos, len(text))
+    found = search_before_end(full, branches, text, pos, split.final_newline)
+    expected = full.search(text, pos)
+    assert (found and (found.span(), found.groupdict())) == (expected and (expected.span(), expected.groupdict()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab<>", max_size=40), st.lists(st.integers(0, 40), max_size=8))
+def test_end_of_stream_searches_remembered_answer_as_searching_again(text: str, moves: list[int]) -> None:
+    """A one-shot parse remembers its searches (`find_once`, `recall`): the buffer no longer changes and
+    the scan position only moves on, and every remembered answer is the one a new search gives."""
+    pattern = re.compile("<a+>", re.DOTALL)
+    memo: list[Any] = [None, None]
+    for pos in sorted(min(move, len(text)) for move in moves):
+        assert find_once(memo, 0, text, "<b", pos) == text.find("<b", pos)
+        found = recall(memo, 1, pos)
+        if found is FORGOTTEN:
+            found = pattern.search(text, pos)
+            memo[1] = (pos, found)
+        expected = pattern.search(text, pos)
+        assert (found and found.span()) == (expected and expected.span())

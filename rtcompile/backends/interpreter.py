@@ -116,7 +116,7 @@ def _state_scanner(state: ParserState) -> Scanner:
     """The scanner for one parser state: every watched delimiter searched with `regex`'s partial matching."""
     watched = [(rank, _compile(w.delimiter), w.delimiter) for rank, w in enumerate(state.watches)]
 
-    def scan(buffer: str, pos: int, eos: bool) -> ScanResult:
+    def scan(buffer: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
         hold = len(buffer)
         best: tuple[int, Any] | None = None
         best_key: tuple[int, int, int] | None = None
@@ -179,6 +179,7 @@ class _Interpreted:
             handlers=tuple(_handler(f) for f in plan.template.fields),
             after_anchor=lambda prefix: after_last_anchor(anchor, prefix),
             function_schema=function_to_tool_schema,
+            memo_slots=0,  # the interpreter searches afresh every time
             compile_patterns=None,
         )
         self.plain = tuple(_plain_check(state) for state in plan.states)

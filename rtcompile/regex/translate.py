@@ -25,7 +25,17 @@ import re
 from dataclasses import dataclass
 
 from rtcompile.regex.analysis import anchored_start, history
-from rtcompile.regex.ast import Chars, Lookaround, Node, Repeat, flat_items, unwrap
+from rtcompile.regex.ast import (
+    Alternation,
+    Assertion,
+    Chars,
+    Lookaround,
+    Node,
+    Repeat,
+    flat_items,
+    flatten_alternation,
+    unwrap,
+)
 from rtcompile.regex.charsets import ALL
 from rtcompile.regex.errors import InvalidRegex, UnsupportedRegex
 from rtcompile.regex.linear_repeats import linearise_repeats
@@ -35,7 +45,16 @@ from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.partial import check_lookarounds, check_repeats, partial_prefix
 from rtcompile.regex.stdlib import full_pattern, full_pattern_and_copies, refuse_untranslatable
 
-__all__ = ["InvalidRegex", "StdlibRegex", "UnsupportedRegex", "literal_text", "translate", "translate_complete"]
+__all__ = [
+    "BeforeEnd",
+    "InvalidRegex",
+    "StdlibRegex",
+    "UnsupportedRegex",
+    "literal_text",
+    "translate",
+    "translate_before_end",
+    "translate_complete",
+]
 
 
 @dataclass(frozen=True)
@@ -160,3 +179,62 @@ def _match_only(root: Node) -> bool:
         and isinstance(unwrap(first.body), Chars)
         and unwrap(first.body).ranges == ALL  # type: ignore[union-attr]
     )
+
+
+@dataclass(frozen=True)
+class BeforeEnd:
+    """A pattern whose top-level alternation has branches that only match at the end of the text
+    (`</think>|$`), split for a one-shot search: `branches`, the stdlib translation of the other
+    branches in their order (None if there are none); `final_newline`, whether an end branch is `$`
+    (which also matches before a newline that ends the text) rather than only `\\Z`."""
+
+    branches: str | None
+    final_newline: bool
+
+
+def translate_before_end(pattern: str) -> BeforeEnd | None:
+    """The split of `pattern` (see `BeforeEnd`), or None when it has no such branch, or when the split
+    could change what a match reports (a group in an end branch, a group name used twice).
+
+    `re` runs an end branch (`$` becomes `(?=\\n?\\Z)`) at every position of a search, which makes a
+    one-shot search of a long output cost far more than `regex`'s, which jumps to the end. Before the
+    first position where an end branch can match, the other branches alone decide, in their order;
+    there, the whole pattern does (`rtcompile.runtime.scanning.search_before_end`)."""
+    parsed = parse_regex(pattern)
+    if parsed.inline_flags or len(set(parsed.group_names)) != len(parsed.group_names):
+        return None
+    root = unwrap(parsed.root)
+    alone = _end_kind(root)
+    if alone is not None:
+        return BeforeEnd(None, alone == "string_end_line")
+    if not isinstance(root, Alternation):
+        return None
+    kept: list[Node] = []
+    kinds: set[str] = set()
+    for branch in flatten_alternation(root):
+        kind = _end_kind(branch)
+        if kind is not None:
+            kinds.add(kind)
+        else:
+            kept.append(branch)
+    if not kinds:
+        return None
+    if not kept:
+        return BeforeEnd(None, "string_end_line" in kinds)
+    rest = kept[0] if len(kept) == 1 else Alternation(tuple(kept))
+    try:
+        refuse_untranslatable(parsed, duplicates=True)
+        branches = full_pattern(tame_nested_repeats(merge_character_branches(rest)), parsed.group_names)
+        re.compile(branches, re.DOTALL)
+    except (UnsupportedRegex, re.error, RecursionError, OverflowError):
+        return None
+    return BeforeEnd(branches, "string_end_line" in kinds)
+
+
+def _end_kind(node: Node) -> str | None:
+    """The kind of assertion `node` is, when it is `$` or `\\Z` alone: it matches only at the very end
+    of the text (or, `$`, before a newline that ends it); else None."""
+    items = flat_items(node)
+    if len(items) == 1 and isinstance(items[0], Assertion) and items[0].kind in ("string_end", "string_end_line"):
+        return items[0].kind
+    return None

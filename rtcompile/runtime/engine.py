@@ -53,6 +53,9 @@ from rtcompile.runtime.types import (
 
 NO_FIELD: Final = -1  # `Tables.implicit` of a template without an implicit field
 NO_GROUPS: Final[dict[str, str | None]] = {}
+NO_MEMO: Final[
+    list[Any]
+] = []  # while streaming, scanners remember nothing (the buffer grows)
 # A scanner's `which` when nothing in its state can be committed before the string the state awaits
 # (`Tables.awaits`) occurs after the scan position (see `rtcompile.runtime.waiting`).
 WAITING: Final = -2
@@ -252,9 +255,11 @@ class StreamingParser:
         """Commit every delimiter that can be committed, and the region text before it."""
         scanners = self._program.scanners
         actions = self._program.tables.actions
+        # At the end of the stream the buffer stays as it is: scanners may remember their searches.
+        memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
         while True:
             which, start, end, groups, hold = scanners[self._state](
-                self._buffer, self._pos, eos
+                self._buffer, self._pos, eos, memo
             )
             if which == WAITING:
                 self._start_waiting()

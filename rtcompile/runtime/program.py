@@ -24,8 +24,11 @@ from rtcompile.runtime.types import FieldName
 # where text that a pending delimiter may still claim begins (`len(buffer)` when nothing is pending).
 # (The aliases are strings because generated modules import `typing` for the type checker only.)
 ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
-# A parser state's scanner: (buffer, scan position, whether the stream has ended) -> its answer.
-Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+# A parser state's scanner: (buffer, scan position, whether the stream has ended, memo) -> its answer.
+# At the end of the stream the buffer no longer changes and the scan position only moves on, so a
+# scanner may remember in `memo` (the program's `memo_slots` entries, fresh for each end-of-stream
+# pass) where a search found its next match, or that it found none, instead of searching again.
+Scanner: TypeAlias = "Callable[[str, int, bool, list[Any]], ScanResult]"
 # A field's handler: (the closed region's body, its captures) -> the field's value.
 Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
 
@@ -98,6 +101,7 @@ class ParserProgram:
         "handlers",
         "after_anchor",
         "function_schema",
+        "memo_slots",
         "_compile_patterns",
         "_lock",
     )
@@ -110,6 +114,7 @@ class ParserProgram:
         handlers: tuple[Handler, ...],
         after_anchor: Callable[[str], str | None],
         function_schema: FunctionSchema,
+        memo_slots: int,
         compile_patterns: Callable[[], None] | None,
     ) -> None:
         self.tables = tables
@@ -118,6 +123,9 @@ class ParserProgram:
         # the prompt after the last match of the start anchor; None if it never matches
         self.after_anchor = after_anchor
         self.function_schema = function_schema  # Python-function tools to JSON schemas
+        self.memo_slots = (
+            memo_slots  # what the scanners remember at the end of the stream
+        )
         self._compile_patterns = compile_patterns
         # First use may come from many threads at once: one compiles, the others wait for it.
         # (`_thread` rather than `threading`, which costs a module import for one lock.)

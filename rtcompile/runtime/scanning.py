@@ -3,7 +3,7 @@ from `regex`)."""
 
 import re
 from collections.abc import Iterable, Iterator
-from typing import Final
+from typing import Any, Final
 
 
 def literal_hold(buf: str, pos: int, literal: str) -> int:
@@ -233,6 +233,62 @@ def _failure_table(literal: str) -> list[int]:
             matched += 1
         table[index] = matched
     return table
+
+
+# What `recall` answers when the memo cannot: search again.
+FORGOTTEN: Final = object()
+
+
+def recall(memo: list[Any], slot: int, start: int) -> Any:
+    """What an end-of-stream search from `start` finds, as remembered in `memo[slot]` (a pair: where
+    the last search started, and its match or None), or `FORGOTTEN`.
+
+    At the end of the stream the buffer no longer changes and searches only move on, so a search
+    that started no later and found nothing, or found a match starting at or after `start`, still
+    answers: a one-shot parse does not search the rest of its output again for each region."""
+    remembered = memo[slot]
+    if remembered is None:
+        return FORGOTTEN
+    since, match = remembered
+    if since <= start and (match is None or match.start() >= start):
+        return match
+    return FORGOTTEN
+
+
+def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` at the end of the stream, remembered in `memo[slot]` (see `recall`):
+    an occurrence at or after `pos`, or none found from an earlier position, still answers."""
+    at: int | None = memo[slot]
+    if at is None or 0 <= at < pos:
+        long = len(buf) - pos >= LONG_SCAN
+        at = memo[slot] = (
+            find_literal(buf, literal, pos) if long else buf.find(literal, pos)
+        )
+    return at
+
+
+def search_before_end(
+    full: re.Pattern[str],
+    branches: re.Pattern[str] | None,
+    buf: str,
+    pos: int,
+    final_newline: bool,
+) -> re.Match[str] | None:
+    """`full.search(buf, pos)` for a pattern some of whose branches match only at the end of the
+    text (`</think>|$`: `rtcompile.regex.translate.translate_before_end`), without `re` trying those
+    branches at every position: before the first position where one of them can match (the end,
+    or with `final_newline` before a newline that ends the text), the other branches (`branches`)
+    decide alone, in their order; there, the whole pattern does."""
+    n = len(buf)
+    end = n - 1 if final_newline and pos < n and buf[-1] == "\n" else n
+    if branches is not None:
+        m = branches.search(buf, pos)
+        if m is not None and m.start() < end:
+            return m
+    m = full.match(buf, end)
+    if m is None and end < n:
+        m = full.match(buf, n)
+    return m
 
 
 def regex_can_grow(pattern: re.Pattern[str], buf: str, m: re.Match[str]) -> bool:

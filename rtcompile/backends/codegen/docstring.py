@@ -49,6 +49,12 @@ def escaped_name(text: str) -> str:
     return json.dumps(text, ensure_ascii=True)[1:-1]
 
 
+def _place(where: JsonPath) -> str:
+    """A JSON path as a docstring shows it: `format_path`'s text, JSON-escaped (field names are template
+    text), so that the docstring holds no raw quote of it."""
+    return _in_docstring(escaped_name(format_path(where)))
+
+
 def _in_docstring(escaped: str) -> str:
     """Escaped text with its backslashes doubled: the docstring's value shows the escapes."""
     return escaped.replace("\\", "\\\\")
@@ -56,7 +62,7 @@ def _in_docstring(escaped: str) -> str:
 
 def _quoted_or_place(value: object, where: JsonPath) -> str:
     text = quoted(value)
-    return text if len(text) <= MAX_QUOTED else f"the value at {format_path(where)}"
+    return text if len(text) <= MAX_QUOTED else f"the value at {_place(where)}"
 
 
 def module_docstring(
@@ -131,7 +137,7 @@ def _delimiter(delimiter: Delimiter, where: JsonPath) -> str:
     """A delimiter as the docstring names it; `where` is its key without the `_pattern` suffix."""
     if delimiter.literals is not None:
         text = " or ".join(quoted(lit) for lit in delimiter.literals)
-        return text if len(text) <= MAX_QUOTED else f"a string listed at {format_path(where)}"
+        return text if len(text) <= MAX_QUOTED else f"a string listed at {_place(where)}"
     where = (*where[:-1], f"{where[-1]}_pattern")
     return f"a match of {_quoted_or_place(delimiter.pattern, where)}"
 

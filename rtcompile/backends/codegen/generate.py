@@ -208,6 +208,7 @@ def _program(
         f"handlers={_tuple(handlers)}",
         "after_anchor=_after_anchor",
         f"function_schema={function_schema}",
+        f"memo_slots={parts.memo_slots}",
         "compile_patterns=_compile_patterns",
     ]
     out.line(f"_PROGRAM: Final = ParserProgram({', '.join(plugged)})")

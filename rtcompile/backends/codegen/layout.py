@@ -262,3 +262,49 @@ class _Structure:
             and self._ends_in_comma(pair)
             and self._is_display(pair)
         )
+
+
+def comment_lines(indent: str, text: str) -> list[str]:
+    """`# text` at `indent`, wrapped to `LINE_LENGTH` columns: at spaces where it can be, within a long
+    word (a pattern) where it cannot. `text` must already be safe for a comment (escaped)."""
+    room = LINE_LENGTH - width(indent) - 2
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        candidate = f"{line} {word}" if line else word
+        if width(candidate) <= room:
+            line = candidate
+            continue
+        if line:
+            lines.append(line)
+        while width(word) > room:  # a word longer than a line: cut it
+            cut = _fitting(word, room)
+            lines.append(word[:cut])
+            word = word[cut:]
+        line = word
+    lines.append(line)
+    return [f"{indent}# {line}".rstrip() for line in lines]
+
+
+def split_string(value: str, room: int) -> list[str]:
+    """String literals (ruff's quotes) whose concatenation is `value`, each followed by a comma within
+    `room` columns: a long pattern written over several lines."""
+    pieces: list[str] = []
+    start = 0
+    while start < len(value):
+        end = start + 1
+        while end < len(value) and width(string_literal(value[start : end + 1])) + 1 <= room:
+            end += 1
+        pieces.append(string_literal(value[start:end]))
+        start = end
+    return pieces or [string_literal("")]
+
+
+def _fitting(text: str, room: int) -> int:
+    """How many leading characters of `text` fit in `room` columns (at least one)."""
+    total = 0
+    for index, char in enumerate(text):
+        total += width(char)
+        if total > room:
+            return max(1, index)
+    return len(text)

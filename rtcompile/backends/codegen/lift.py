@@ -249,15 +249,22 @@ def lift(
         raise AssertionError(f"runtime helpers define the same name twice: {sorted(duplicates)}")
     return Lifted(
         imports=tuple(sorted(import_lines)),
-        definitions=tuple(_source(d, kept.get((d.module, d.name))) for d in ordered),
+        definitions=tuple(_source(d.module, d.name, _frozen(kept.get((d.module, d.name)))) for d in ordered),
         names=frozenset((d.module, d.name) for d in ordered),
         modules=tuple(d.module for d in ordered),
     )
 
 
-def _source(definition: Definition, methods: set[str] | None) -> str:
-    """A definition's source; a class with only the methods in `methods`."""
-    tree = _module(definition.module)[0]
+def _frozen(methods: set[str] | None) -> frozenset[str] | None:
+    return None if methods is None else frozenset(methods)
+
+
+@functools.lru_cache(maxsize=1024)
+def _source(module: str, name: str, methods: frozenset[str] | None) -> str:
+    """A definition's source; a class with only the methods in `methods` (written out once per choice
+    of methods: libcst takes a while to write out a class)."""
+    tree, definitions, _ = _module(module)
+    definition = definitions[name]
     nodes = list(definition.nodes)
     node = nodes[-1]
     if isinstance(node, cst.ClassDef) and methods is not None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, lay_out, width
+from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, comment_lines, lay_out, split_string, width
 from rtcompile.backends.codegen.writer import Names, literal
-from rtcompile.errors import JsonPath
+from rtcompile.errors import JsonPath, format_path
 from rtcompile.regex.translate import UnsupportedRegex, literal_text, translate, translate_complete
 
 # How a module imports `regex` when one of its patterns needs it. The module ships no stubs; the
@@ -30,6 +30,46 @@ def _global_statements(names: list[str]) -> list[str]:
 
 
 @dataclass(frozen=True)
+class CompiledPattern:
+    """A pattern the module compiles on first use: its name, engine (`re`, or `regex` for a pattern
+    with no exact translation), source (or `source_code`, an expression building it), flags, and the
+    comment saying where it comes from."""
+
+    name: str
+    engine: str
+    source: str
+    flags: str
+    source_code: str | None
+    origin: str | None
+
+    def code(self) -> list[str]:
+        """Its lines in `_compile_patterns`: the comment, then the statement, a source too long for a line
+        written as consecutive string literals (each within the line length)."""
+        lines = comment_lines(INDENT, self.origin) if self.origin else []
+        statement = (
+            f"{INDENT}{self.name} = {self.engine}.compile({self.source_code or literal(self.source)}, {self.flags})"
+        )
+        laid_out = lay_out(statement)
+        if self.source_code or all(width(line) <= LINE_LENGTH for line in laid_out):
+            return lines + laid_out
+        inner = INDENT * 2
+        pieces = split_string(self.source, LINE_LENGTH - width(inner))
+        return [
+            *lines,
+            f"{INDENT}{self.name} = {self.engine}.compile(",
+            *(f"{inner}{piece}" for piece in pieces[:-1]),
+            f"{inner}{pieces[-1]},",
+            f"{inner}{self.flags},",
+            f"{INDENT})",
+        ]
+
+
+def _origin(where: JsonPath, pattern: str) -> str:
+    """The comment above a translated pattern: where the template has it, and the pattern itself."""
+    return f"{format_path(where)}: {literal(pattern)}"
+
+
+@dataclass(frozen=True)
 class RegexFallback:
     """A template pattern the module matches with the `regex` module, because no exact stdlib
     translation is known: which construct, why, and where in the template."""
@@ -47,7 +87,7 @@ class ModuleParts:
     names: Names = field(default_factory=Names)
     wanted: list[tuple[str, str]] = field(default_factory=lambda: list(ALWAYS_LIFTED))
     constants: list[str] = field(default_factory=list)
-    patterns: list[tuple[str, str]] = field(default_factory=list)  # (name, re.compile(...) source)
+    patterns: list[CompiledPattern] = field(default_factory=list)
     scanners: list[str] = field(default_factory=list)  # scanner and fast-path functions
     functions: list[str] = field(default_factory=list)  # handlers and what they call
     # (role, signature, body) -> name
@@ -57,6 +97,12 @@ class ModuleParts:
     regex_patterns: set[str] = field(default_factory=set)  # their names (compiled by `regex`)
     duplicates: dict[str, str] = field(default_factory=dict)  # pattern -> constant naming its renamed groups
     match_only: set[str] = field(default_factory=set)  # patterns whose search is one match at `pos`
+    memo_slots: int = 0  # entries of the scanners' end-of-stream memo (see `ParserProgram.memo_slots`)
+
+    def memo_slot(self) -> int:
+        """A fresh entry of the scanners' end-of-stream memo, for one search to remember."""
+        self.memo_slots += 1
+        return self.memo_slots - 1
 
     def need(self, module: str, name: str) -> None:
         """Lift `name` from `rtcompile.runtime.<module>` into the generated module."""
@@ -68,13 +114,24 @@ class ModuleParts:
         self.constants.append("\n".join(lay_out(f"{name}: Final = {code}")))
         return name
 
-    def pattern(self, hint: str, source: str, flags: str = "re.DOTALL", *, source_code: str | None = None) -> str:
+    def pattern(
+        self,
+        hint: str,
+        source: str,
+        flags: str = "re.DOTALL",
+        *,
+        source_code: str | None = None,
+        origin: str | None = None,
+        engine: str = "re",
+    ) -> str:
         """A compiled regex, compiled on first use (see `_compile_patterns` in the generated module).
 
         `source_code` is an expression that builds the source at run time, for patterns made of data the
-        module holds anyway (an alternation of its literals); else the source is written as a literal."""
+        module holds anyway (an alternation of its literals); else the source is written as a literal.
+        `origin` says where the pattern comes from (the template's own pattern, for a translation): the
+        comment above it."""
         name = self.names.new("_RE", hint, constant=True)
-        self.patterns.append((name, f"re.compile({source_code or literal(source)}, {flags})"))
+        self.patterns.append(CompiledPattern(name, engine, source, flags, source_code, origin))
         return name
 
     def patterns_code(self) -> str:
@@ -82,10 +139,11 @@ class ModuleParts:
         patterns slow to compile, and doing it at import would make every import pay for it."""
         if not self.patterns:
             return "def _compile_patterns() -> None:\n    pass"
-        lines = [f"{name}: {'Any' if name in self.regex_patterns else 're.Pattern[str]'}" for name, _ in self.patterns]
+        lines = [f"{p.name}: {'Any' if p.engine == 'regex' else 're.Pattern[str]'}" for p in self.patterns]
         lines += ["", "", "def _compile_patterns() -> None:"]
-        lines += _global_statements([name for name, _ in self.patterns])
-        lines += [line for name, code in self.patterns for line in lay_out(f"{INDENT}{name} = {code}")]
+        lines += _global_statements([p.name for p in self.patterns])
+        for compiled in self.patterns:
+            lines += compiled.code()
         return "\n".join(lines)
 
     def stdlib_regex(
@@ -102,20 +160,22 @@ class ModuleParts:
         """
         try:
             if not streamed:  # matched against complete text only: no partial matching to reproduce
-                return self.pattern(hint, translate_complete(pattern, captures=captures)), None
+                full = translate_complete(pattern, captures=captures)
+                return self.pattern(hint, full, origin=_origin(where, pattern)), None
             translated = translate(pattern)
         except UnsupportedRegex as error:
             self.fallbacks.append(RegexFallback(error.construct, error.reason, where, pattern))
-            name = self.names.new("_RE", hint, constant=True)
-            self.patterns.append((name, f"regex.compile({literal(pattern)}, regex.DOTALL)"))
+            origin = f"{format_path(where)}, matched with the regex module"
+            name = self.pattern(hint, pattern, "regex.DOTALL", origin=origin, engine="regex")
             self.regex_patterns.add(name)
             return name, None
-        full = self.pattern(hint, translated.full)
+        full = self.pattern(hint, translated.full, origin=_origin(where, pattern))
         if translated.match_only:
             self.match_only.add(full)
         if translated.duplicates:
             self.duplicates[full] = self.constant(f"{hint} duplicates", literal(translated.duplicates))
-        return full, self.pattern(f"{hint} partial", translated.prefix)
+        origin = f"where {format_path(where)} may still match, as the regex module's partial=True finds"
+        return full, self.pattern(f"{hint} partial", translated.prefix, origin=origin)
 
     def groups_code(self, name: str, match: str = "m") -> str:
         """The expression for a match's named groups as the reference reports them."""

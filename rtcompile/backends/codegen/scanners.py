@@ -46,7 +46,7 @@ def scanner(parts: ModuleParts, state: ParserState, template: Template) -> tuple
     """The scanner function for `state`: its name and its code."""
     name = parts.names.new("_scan", state_hint(state, template))
     out = CodeWriter()
-    with out.block(f"def {name}(buf: str, pos: int, eos: bool) -> ScanResult:"):
+    with out.block(f"def {name}(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:"):
         literal_only = all(w.delimiter.is_literal for w in state.watches) and not _literals_nest(state)
         if state.watches and literal_only:
             _literals_only(out, parts, state, template)
@@ -180,7 +180,11 @@ def _literal_search(
     # only a match starting no later than the best so far can win
     last = "n" if single else "best_start if best >= 0 else n"
     search = f"search_literals({pattern}, buf, pos, {heads}, {table}, {last})"
-    out.line(f"m = {pattern}.search(buf, pos) if n - pos < LONG_SCAN else {search}")
+    with out.block("if eos:" if single else "if eos and best < 0:"):  # a search to the end: remembered
+        unbounded = f"search_literals({pattern}, buf, pos, {heads}, {table}, n)"
+        _remembered_search(out, parts, f"{pattern}.search(buf, pos) if n - pos < LONG_SCAN else {unbounded}", "pos")
+    with out.block("else:"):
+        out.line(f"m = {pattern}.search(buf, pos) if n - pos < LONG_SCAN else {search}")
     with out.block("if m is not None:"):
         out.line("start, end = m.span()")
         out.line(f"rank, grows = {table}[m.group()]")
@@ -232,7 +236,7 @@ def _literal_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: 
         out.line("start = end = -1")
         out.comment("longest first: at one position the longest literal wins")
         with out.block(f"for lit in {names}:"):
-            out.line(f"at = {_find(parts, 'lit', None)}")
+            out.line(f"at = {_streaming_find(parts, 'lit', None)}")
             with out.block("if at >= 0 and (start < 0 or at < start):"):
                 out.line("start, end = at, at + len(lit)")
     with out.block("if start >= 0:"):
@@ -319,7 +323,7 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
     parts.need("partial", partial)
     # Where every match starts with the first string it contains, the search starts where that was
     # found; where it starts with a run of a small class before it, at the start of that run.
-    search_from = {"pos": "pos", "found": "found"}.get(plan.search_from)
+    search_from: str = plan.search_from  # "pos" or "found": the scanner's variable of that name
     if plan.search_from == "lead":
         assert plan.lead is not None
         parts.need("scanning", "lead_start")
@@ -346,20 +350,44 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
         if plan.one_shot == "one_start":
             # (`re` would walk to that string a character at a time, trying the pattern at each)
             (start,) = plan.starts
-            out.line(f"found = {_find(parts, literal(start), len(start))}")
-            out.line(f"m = None if found < 0 else {full}.search(buf, found)")
+            parts.need("scanning", "find_once")
+            out.line(f"found = find_once(memo, {parts.memo_slot()}, buf, {literal(start)}, pos)")
+            with out.block("if found < 0:"):
+                out.line("m = None")
+            with out.block("else:"):
+                _remembered_search(out, parts, f"{full}.search(buf, found)", "found")
         elif plan.one_shot == "starts":  # `re` would run the whole pattern at every position
             parts.need("scanning", "LONG_UNPREFIXED_SCAN")
             parts.need("scanning", "search_from_starts")
             jumping = f"search_from_starts({full}, buf, pos, {literal(plan.starts)})"
-            out.line(f"m = {full}.search(buf, pos) if n - pos < LONG_UNPREFIXED_SCAN else {jumping}")
+            search = f"{full}.search(buf, pos) if n - pos < LONG_UNPREFIXED_SCAN else {jumping}"
+            _remembered_search(out, parts, search, "pos")
+        elif plan.before_end is not None:  # the end branches tried once, not at every position
+            parts.need("scanning", "search_before_end")
+            branches = plan.before_end.branches
+            rest = "None" if branches is None else parts.pattern(f"{hint} before end", branches)
+            search = f"search_before_end({full}, {rest}, buf, pos, {plan.before_end.final_newline})"
+            _remembered_search(out, parts, search, "pos")
         else:
-            out.line(f"m = {full}.{plan.attempt}(buf, {search_from})")
+            _remembered_search(out, parts, f"{full}.{plan.attempt}(buf, {search_from})", search_from)
     with out.block("else:"):
         out.line(f"m, partial_at = {partial}({full}, {prefix}, buf, pos)")
         with out.block("if partial_at is not None:"):
             out.line("hold = min(hold, partial_at)")
     _take_unless_growing(out, rank, f"regex_can_grow({full}, buf, m)", parts.groups_code(full))
+
+
+def _remembered_search(out: CodeWriter, parts: ModuleParts, search: str, start: str) -> None:
+    """`m = <search>` at the end of the stream, for a search from `start` on, remembered: the buffer no
+    longer changes and searches only move on, so a one-shot parse does not search its whole output
+    again for each region (see `recall`)."""
+    parts.need("scanning", "recall")
+    parts.need("scanning", "FORGOTTEN")
+    slot = parts.memo_slot()
+    out.line(f"m = recall(memo, {slot}, {start})")
+    with out.block("if m is FORGOTTEN:"):
+        out.line(f"m = {search}")
+        out.line(f"memo[{slot}] = ({start}, m)")
 
 
 def _wait_check(out: CodeWriter, parts: ModuleParts, state: ParserState) -> None:
@@ -371,7 +399,7 @@ def _wait_check(out: CodeWriter, parts: ModuleParts, state: ParserState) -> None
     parts.need("engine", "WAITING")
     with out.block("if not eos:"):
         out.comment(f"nothing can be committed before {_comment_text(awaited)} (see `Tables.awaits`)")
-        out.line(f"awaited = {_find(parts, literal(awaited), len(awaited))}")
+        out.line(f"awaited = {_streaming_find(parts, literal(awaited), len(awaited))}")
         with out.block("if awaited < 0:"):
             out.line("return WAITING, pos, pos, NO_GROUPS, pos")
 
@@ -415,9 +443,18 @@ def _literal_pattern_watch(out: CodeWriter, parts: ModuleParts, text: str, hint:
         out.line(f"hold = min(hold, literal_hold(buf, pos, {name}))")
 
 
-def _find(parts: ModuleParts, needle: str, length: int | None) -> str:
-    """The expression for `buf.find(needle, pos)`; `needle` is code, `length` its length if known.
-    A long buffer (`LONG_SCAN`) is searched by `find_literal` (a one-character needle needs no help)."""
+def _find(parts: ModuleParts, needle: str, length: int | None, *, since: str = "pos") -> str:
+    """The expression for `buf.find(needle, since)`; `needle` is code, `length` its length if known.
+    At the end of the stream the answer is remembered (`find_once`: a one-shot parse does not search
+    its whole output again for each region); a long buffer is searched by `find_literal` then."""
+    slot = parts.memo_slot()
+    parts.need("scanning", "find_once")
+    return f"find_once(memo, {slot}, buf, {needle}, {since}) if eos else buf.find({needle}, {since})"
+
+
+def _streaming_find(parts: ModuleParts, needle: str, length: int | None) -> str:
+    """The expression for `buf.find(needle, pos)` where nothing can be remembered (a loop over a
+    delimiter's literals); a long buffer is searched by `find_literal`."""
     if length == 1:
         return f"buf.find({needle}, pos)"
     parts.need("scanning", "LONG_SCAN")
@@ -428,16 +465,16 @@ def _find(parts: ModuleParts, needle: str, length: int | None) -> str:
 def _absent_in_order(out: CodeWriter, parts: ModuleParts, required: tuple[str, ...]) -> str:
     """The condition that `required` does not occur in turn from `pos` (each after the one before),
     writing the finds it needs first: no complete match can start at `pos` then. The first string's
-    position is left in `found`; it is searched as `_find` searches (a long one-shot buffer by
-    jumps between its first character), the others from there, where they usually are soon. (There
-    are at most three: see `required_literals`.)"""
+    position is left in `found`, the others are searched from there, where they usually are soon.
+    (There are at most three: see `required_literals`.)"""
     out.line(f"found = {_find(parts, literal(required[0]), len(required[0]))}")
     if len(required) == 1:
         return "found < 0"
-    if len(required) == 2:
-        return f"found < 0 or buf.find({literal(required[1])}, found + {len(required[0])}) < 0"
-    out.line(f"at = buf.find({literal(required[1])}, found + {len(required[0])}) if found >= 0 else -1")
-    return f"at < 0 or buf.find({literal(required[2])}, at + {len(required[1])}) < 0"
+    out.line("at = found")
+    for before, text in zip(required, required[1:], strict=False):  # each after the one before it
+        with out.block("if at >= 0:"):
+            out.line(f"at = {_find(parts, literal(text), len(text), since=f'at + {len(before)}')}")
+    return "at < 0"
 
 
 def _in_order_text(required: tuple[str, ...]) -> str:
