@@ -37,7 +37,7 @@ for file_name, runtime_modules in RERUN.items():
 
 
 def test_the_preamble_is_the_skeletons_header() -> None:
-    skeleton = Path(SKELETON.loader.searchpath[0]) / "module.py.jinja"  # type: ignore[union-attr]
+    skeleton = Path(SKELETON.loader.searchpath[0]) / "typing_preamble.py.jinja"  # type: ignore[union-attr]
     text = skeleton.read_text(encoding="utf-8")
     header = PREAMBLE.split("{imports}")[1].split("{typing_import}")
     assert header[0].strip() in text and header[1].strip() in text
