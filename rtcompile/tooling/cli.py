@@ -264,7 +264,9 @@ def run_help(command_line: CommandLine, topic: str | None) -> int:
 def run_compile(args: argparse.Namespace) -> int:
     try:
         if args.shared_runtime and args.output == STDIN:
-            raise UsageError(f"--shared-runtime writes {RUNTIME_FILE} beside the modules: give -o a directory or file")
+            raise UsageError(
+                f"--shared-runtime writes {RUNTIME_FILE} beside the modules: -o names a file or directory, not -"
+            )
         jobs = plan(args.inputs, args.output)
         options = ModuleOptions(
             function_tools=args.function_tools, openai=args.openai, shared_runtime=args.shared_runtime

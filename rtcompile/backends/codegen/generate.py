@@ -60,6 +60,8 @@ FIXED_IMPORTS = ["import re"]
 # Typing names generated modules use in annotations (never evaluated) and for the type checker.
 # `typing` is slow to import, so modules import it only under TYPE_CHECKING (see the skeleton).
 TYPING_NAMES = ["Any", "Final", "Literal", "TypedDict", "cast", "overload"]
+# Those a module calls at run time: where it imports them, the skeleton defines a stand-in for each.
+STAND_INS = ["cast", "overload"]
 # What turns a Python-function tool into its JSON schema, as (runtime module, name): the reference's
 # conversion, or (compiled with --no-function-tools) a TypeError saying how to get it back.
 FUNCTION_SCHEMA = ("tool_schema", "function_to_tool_schema")
@@ -156,6 +158,7 @@ def generate_module(
         docstring=module_docstring(template, source_name, options, parts.fallbacks),
         imports=imports,
         typing_import="\n".join(import_lines(INDENT, "typing", typing_names)),
+        stand_ins=[name for name in STAND_INS if name in typing_names],
         data_helpers="\n\n\n".join(early.definitions),
         exports=_exports(options),
         **sections,
@@ -177,6 +180,7 @@ def generate_shared_runtime() -> str:
         docstring=runtime_docstring(),
         imports=imports,
         typing_import="\n".join(import_lines(INDENT, "typing", typing_names)),
+        stand_ins=[name for name in STAND_INS if name in typing_names],
         version=literal(VERSION),
         types=types,
         helpers=_section_body(helpers),

@@ -68,12 +68,12 @@ else:
 
 
 def _value_type(parts: ModuleParts, f: Field) -> str:
+    if f.join is not None:
+        return "str"  # (before any shape of its transform is declared: nothing would use it)
     base = "Any" if isinstance(f.parser, FailingParser) else _CONTENT_TYPES.get(f.content, "Any")
     if f.transform is not None:
         shape = _transform_type(parts, f.transform, base, f.name)
         base = f"list[{shape}]" if f.transform_each else shape
-    if f.join is not None:
-        return "str"
     return f"list[{base}]" if f.repeats else base
 
 
