@@ -219,6 +219,23 @@ def test_a_runtime_of_another_version_is_a_clear_import_error(tmp_path: Path) ->
     )
 
 
+def test_the_readme_example_imports_a_thin_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("### Many parsers, one runtime\n", 1)[1]
+    (block,) = re.findall(r"```python\n(.*?)```", section.split("\n## ", 1)[0], re.DOTALL)
+    write_package(tmp_path / "parsers", {"qwen3_parser.py": rtcompile.compile_template("qwen3", shared_runtime=True)})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "parsers", raising=False)
+    output, prompt = "<think>\nhm\n</think>\n\nHi!<|im_end|>", "<|im_start|>assistant\n"
+    namespace: dict[str, Any] = {"model_output": output, "prompt": prompt}
+    try:
+        exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - our own documentation
+    finally:  # (another test's package may be called `parsers` too)
+        for name in [name for name in sys.modules if name.split(".")[0] == "parsers"]:
+            del sys.modules[name]
+    assert namespace["message"] == standalone("qwen3").parse_response(output, prefix=prompt)
+    assert namespace["qwen3_parser"].SHARED_RUNTIME is True
+
+
 # ---------------------------------------------------------------------------- typing
 
 CONSUMER = """\
