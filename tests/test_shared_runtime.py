@@ -9,7 +9,6 @@ standard library alone, carries nothing it never runs (the runtime is a library:
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
@@ -34,7 +33,7 @@ from rtcompile.tooling.observe import observe
 from rtcompile.version import VERSION
 from tests.bundled import template_of
 from tests.compiled import compiled_module, import_file
-from tests.reachability import unreached
+from tests.reachability import defined, unreached
 from tests.shared_layout import import_from, shared_module, write_package
 from tests.strategies import TOOLS, chunkings, prefixes, streams, templates
 
@@ -114,21 +113,6 @@ def test_a_thin_module_carries_nothing_it_never_runs(model: str) -> None:
     assert unreached(Path(thin(model).__file__ or "").read_text(encoding="utf-8")) == []
 
 
-def _defined(code: str) -> set[str]:
-    """The names a module defines at top level (in module-level `if` blocks too)."""
-    statements, names = list(ast.parse(code).body), set()
-    while statements:
-        node = statements.pop()
-        if isinstance(node, ast.If):
-            statements += [*node.body, *node.orelse]
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {target.id for target in targets if isinstance(target, ast.Name)}
-    return names
-
-
 def test_a_thin_module_keeps_what_is_its_templates_and_imports_the_rest() -> None:
     module, full = thin("qwen3"), standalone("qwen3")
     assert module.SHARED_RUNTIME is True and not hasattr(full, "SHARED_RUNTIME")
@@ -140,7 +124,7 @@ def test_a_thin_module_keeps_what_is_its_templates_and_imports_the_rest() -> Non
     assert "--shared-runtime" in (module.__doc__ or "")
     # Of the names the runtime defines, it defines only its own: the preamble's, the version it records,
     # its template's types (the runtime's are Any) and `to_openai` with its template's roles.
-    carried = _defined(Path(module.__file__ or "").read_text("utf-8")) & _defined(rtcompile.compile_shared_runtime())
+    carried = defined(Path(module.__file__ or "").read_text("utf-8")) & defined(rtcompile.compile_shared_runtime())
     types = {"FieldName", "Message", "Event", "RegionOpen", "RegionChunk", "RegionClose", "RegionMalformed"}
     assert carried == {"TYPE_CHECKING", "RTCOMPILE_VERSION", *types, "to_openai"}
 
@@ -373,6 +357,18 @@ def test_check_and_diff_know_the_runtime(tmp_path: Path, capsys: pytest.CaptureF
     assert _reports(capsys.readouterr().err) == [
         f"{standalone}: stale (regenerate from qwen3; it was compiled without --shared-runtime)",
         f"{tmp_path / RUNTIME_FILE}: missing (regenerate with --shared-runtime)",
+    ]
+
+
+def test_verify_takes_a_thin_module(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    module = tmp_path / "qwen3_parser.py"
+    assert main(["qwen3", "-o", str(module), "--shared-runtime"]) == 0
+    assert main(["verify", "qwen3", "--module", str(module), "--cases", "2"]) == 0
+    (module.parent / RUNTIME_FILE).unlink()
+    capsys.readouterr()
+    assert main(["verify", "qwen3", "--module", str(module), "--cases", "2"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"rtcompile verify: error: {module}: compiled with --shared-runtime, but no {RUNTIME_FILE} is beside it"
     ]
 
 

@@ -190,26 +190,29 @@ def narrowed_members(defined: Iterable[str]) -> list[str]:
     def typed(annotation: ast.expr | None) -> bool:
         return annotation is not None and any(isinstance(n, ast.Name) and n.id in loose for n in ast.walk(annotation))
 
-    attributes: dict[str, str] = {}
-    methods: list[str] = []
+    attributes: dict[str, str] = {}  # declared in the class body, or as `self.name: T = ...` in a method
+    for node in ast.walk(engine):
+        if isinstance(node, ast.AnnAssign) and typed(node.annotation):
+            attribute = _attribute_declared(node, engine)
+            if attribute is not None and not attribute.startswith("_"):
+                attributes.setdefault(attribute, ast.unparse(node.annotation))
+    methods = []
     for member in engine.body:
-        if not isinstance(member, ast.FunctionDef):
+        if not isinstance(member, ast.FunctionDef) or member.name.startswith("_") or member.name in set(defined):
             continue
-        for node in ast.walk(member):  # `self.name: T = ...` in any method
-            if (
-                isinstance(node, ast.AnnAssign)
-                and isinstance(node.target, ast.Attribute)
-                and isinstance(node.target.value, ast.Name)
-                and node.target.value.id == "self"
-                and not node.target.attr.startswith("_")
-                and typed(node.annotation)
-            ):
-                attributes.setdefault(node.target.attr, ast.unparse(node.annotation))
         arguments = [*member.args.posonlyargs, *member.args.args, *member.args.kwonlyargs]
-        signature = [member.returns, *(argument.annotation for argument in arguments)]
-        if member.name.startswith("_") or member.name in set(defined) or not any(map(typed, signature)):
-            continue
-        returns = f" -> {ast.unparse(member.returns)}" if member.returns else ""
-        methods.append(f"def {member.name}({ast.unparse(member.args)}){returns}: ...")
+        if any(map(typed, [member.returns, *(argument.annotation for argument in arguments)])):
+            returns = f" -> {ast.unparse(member.returns)}" if member.returns else ""
+            methods.append(f"def {member.name}({ast.unparse(member.args)}){returns}: ...")
     declared = [f"{attribute}: {annotation}" for attribute, annotation in attributes.items()]
     return [*declared, "", *methods] if declared and methods else [*declared, *methods]  # a blank line between
+
+
+def _attribute_declared(node: ast.AnnAssign, owner: ast.ClassDef) -> str | None:
+    """The instance attribute an annotated assignment declares: in the class body, or on `self`."""
+    target = node.target
+    if isinstance(target, ast.Name):
+        return target.id if node in owner.body else None  # (else a method's local variable)
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        return target.attr
+    return None
