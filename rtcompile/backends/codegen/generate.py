@@ -35,6 +35,7 @@ from rtcompile.backends.codegen.options import DEFAULT_OPTIONS, ModuleOptions
 from rtcompile.backends.codegen.parts import REGEX_IMPORT, ModuleParts, RegexFallback
 from rtcompile.backends.codegen.scanners import scanner
 from rtcompile.backends.codegen.shared_runtime import (
+    VERSION_ALIAS,
     imports_read,
     loose_types,
     narrowed_members,
@@ -73,7 +74,8 @@ PER_MODEL_RUNTIME = frozenset(module for module, _ in MODULE_API)
 # Names the skeleton defines at module level; generated names must not take them.
 SKELETON_NAMES = [
     *("ResponseParser", "parse_response", "TEMPLATE", "DEFAULTS", "TEMPLATE_SHA256"),
-    *("RTCOMPILE_VERSION", "REQUIRES", "FUNCTION_TOOLS", "OPENAI", "_PROGRAM", "_after_anchor"),
+    *("RTCOMPILE_VERSION", "REQUIRES", "_PROGRAM", "_after_anchor", VERSION_ALIAS),
+    *(option.constant for option in DEFAULT_OPTIONS.recorded()),
 ]
 
 
