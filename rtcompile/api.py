@@ -116,7 +116,12 @@ class CompiledModule:
 
 
 def compile_template(
-    source: TemplateSource, *, source_name: str | None = None, function_tools: bool = True, openai: bool = True
+    source: TemplateSource,
+    *,
+    source_name: str | None = None,
+    function_tools: bool = True,
+    openai: bool = True,
+    shared_runtime: bool = False,
 ) -> str:
     """Compile a response template into the source of a standalone Python module.
 
@@ -127,13 +132,25 @@ def compile_template(
     functions into tool schemas: the module's `tools` then takes JSON schemas only, and a function
     there raises TypeError (the module's `FUNCTION_TOOLS` is False). `openai=False` (`--no-openai`)
     leaves out `to_openai`, `DeltaStream` and the rest of the OpenAI adapter (`OPENAI` is False).
+    `shared_runtime=True` (`--shared-runtime`) gives a module that imports the runtime from the
+    `rtcompile_runtime.py` beside it (`compile_shared_runtime()`), in a directory used as a package.
     Warns about the template as `load_template` does.
     """
-    compiled = compile_module(source, source_name=source_name, function_tools=function_tools, openai=openai)
+    compiled = compile_module(
+        source, source_name=source_name, function_tools=function_tools, openai=openai, shared_runtime=shared_runtime
+    )
     if not isinstance(source, Template):
         for diagnostic in compiled.template_warnings:
             warnings.warn(str(diagnostic), TemplateWarning, stacklevel=2)
     return compiled.code
+
+
+def compile_shared_runtime() -> str:
+    """The source of `rtcompile_runtime.py`, the runtime that modules compiled with `shared_runtime=True`
+    import from beside them: the same for every template this version of rtcompile compiles."""
+    from rtcompile.backends.codegen.generate import generate_shared_runtime
+
+    return generate_shared_runtime()
 
 
 def compile_module(
@@ -142,6 +159,7 @@ def compile_module(
     source_name: str | None = None,
     function_tools: bool = True,
     openai: bool = True,
+    shared_runtime: bool = False,
 ) -> CompiledModule:
     """`compile_template`, also telling which patterns need the `regex` module, as located warnings."""
     template, document = (source, None) if isinstance(source, Template) else _read(source)
@@ -151,7 +169,7 @@ def compile_module(
     from rtcompile.backends.codegen.generate import generate_module
     from rtcompile.backends.codegen.options import ModuleOptions
 
-    options = ModuleOptions(function_tools=function_tools, openai=openai)
+    options = ModuleOptions(function_tools=function_tools, openai=openai, shared_runtime=shared_runtime)
     try:
         generated = generate_module(template, source_name=source_name, options=options)
     except TemplateError as error:
@@ -231,6 +249,7 @@ __all__ = [
     "TemplateSource",
     "TemplateText",
     "check_template",
+    "compile_shared_runtime",
     "compile_template",
     "load_template",
     "openai_roles",

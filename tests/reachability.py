@@ -28,6 +28,11 @@ def unreached(code: str) -> list[str]:
     return sorted(missing)
 
 
+def defined(code: str) -> set[str]:
+    """The names `code` defines at module level (in module-level `if` blocks too)."""
+    return {name for statement in _module_level(ast.parse(code).body) for name in _defines(statement)}
+
+
 class _Graph:
     def __init__(self, tree: ast.Module) -> None:
         self.definitions: dict[str, list[ast.stmt]] = {}

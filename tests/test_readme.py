@@ -33,6 +33,7 @@ PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "http
 #: How many Python blocks each section holds, and which test runs them.
 BLOCKS = {
     "Using a compiled parser": 1,  # tests/test_packaging.py::test_readme_streaming_example_renders_every_event
+    "The command line": 1,  # tests/test_shared_runtime.py::test_the_readme_example_imports_a_thin_module
     "The Python API": 1,
     "The OpenAI-compatible workflow": 2,
     "Beyond the reference: captures, spans, recovery": 4,

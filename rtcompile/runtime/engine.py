@@ -428,12 +428,14 @@ def seal(chunks: list[str], blocks: list[str]) -> None:
 
 def _caller_stacklevel() -> int:
     """The `stacklevel` that points a warning at the user's line: past this module's frames and rtcompile's
-    (the engine may be reached through `parse_response`, a subclass or rtcompile's API)."""
+    (the engine may be reached through `parse_response`, a subclass or rtcompile's API), and those of a
+    parser module that imports this engine from a shared runtime (it plugs its `_PROGRAM` in)."""
     frame = sys._getframe(1)
     level = 1
     while frame.f_back is not None:
         module = frame.f_globals.get("__name__", "")
-        if module != __name__ and not module.startswith("rtcompile."):
+        ours = module == __name__ or module.startswith("rtcompile.")
+        if not ours and not isinstance(frame.f_globals.get("_PROGRAM"), ParserProgram):
             break
         frame, level = frame.f_back, level + 1
     return level

@@ -22,7 +22,7 @@ class Wait:
     the few characters before it that could begin it), and kept in blocks like a region's body, so
     that waiting costs no more than the text."""
 
-    __slots__ = ("awaited", "tail", "chunks", "blocks")
+    __slots__ = ("awaited", "blocks", "chunks", "tail")
 
     def __init__(self, awaited: str, buffer: str, pos: int) -> None:
         self.awaited = awaited

@@ -14,10 +14,12 @@ of this one) is reported as such, not as a behaviour divergence found after minu
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import random
 import sys
 import tempfile
 import time
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +27,7 @@ from types import ModuleType
 from typing import Any, TextIO
 
 from rtcompile.api import ResponseParser, compile_template, load_template
+from rtcompile.backends.codegen.shared_runtime import RUNTIME_FILE, RUNTIME_MODULE
 from rtcompile.errors import printable
 from rtcompile.ir import Template
 from rtcompile.tooling.fuzz import delimiter_texts, random_chunking, random_prefix, random_stream
@@ -79,12 +82,25 @@ def check_module_template(module: ModuleType, module_path: str, template: Templa
         )
 
 
+_LOADS = itertools.count()  # names each load's package: a module loaded again gets its runtime again too
+
+
 def load_module(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"rtcompile_verify_{abs(hash(str(path)))}", path)
+    """The module at `path`, imported afresh as part of a package made of its directory: a module
+    compiled with --shared-runtime imports `rtcompile_runtime.py` from beside it (relatively)."""
+    package = types.ModuleType(f"rtcompile_verify_{next(_LOADS)}")
+    package.__path__ = [str(path.resolve().parent)]
+    sys.modules[package.__name__] = package
+    spec = importlib.util.spec_from_file_location(f"{package.__name__}.{path.stem}", path)
     if spec is None or spec.loader is None:
         raise ValueError(f"{path}: cannot import this file as a Python module")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as error:  # a shared runtime missing from beside it, or from another rtcompile version
+        if isinstance(error, ModuleNotFoundError) and error.name == f"{package.__name__}.{RUNTIME_MODULE}":
+            raise ValueError(f"{path}: compiled with --shared-runtime, but no {RUNTIME_FILE} is beside it") from None
+        raise ValueError(f"{path}: cannot import it: {error}") from None
     return module
 
 

@@ -102,6 +102,12 @@ def module_docstring(
             "Compiled with --no-openai (see `OPENAI`): the OpenAI-compatible messages and deltas are left out. "
             "Recompile without that option to get `to_openai` and `DeltaStream`."
         )
+    if options.shared_runtime:
+        paragraphs.append(
+            "Compiled with --shared-runtime (see `SHARED_RUNTIME`): the engine and the helpers this module runs "
+            "are imported from rtcompile_runtime.py beside it, which must come from the same rtcompile version "
+            "(checked on import). The directory is a package: import this module from it."
+        )
     # The summary line is never wrapped: it names the source file, which has no place to break.
     docstring = "\n\n".join([paragraphs[0], *map(_wrap, paragraphs[1:])])
     # Quoted values are always followed by text that is not a quote: nothing can close the docstring.

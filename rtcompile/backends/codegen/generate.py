@@ -15,8 +15,10 @@ identifiers come from `writer.Names`, never raw from template text.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,16 @@ from rtcompile.backends.codegen.openai import openai_section
 from rtcompile.backends.codegen.options import DEFAULT_OPTIONS, ModuleOptions
 from rtcompile.backends.codegen.parts import REGEX_IMPORT, ModuleParts, RegexFallback
 from rtcompile.backends.codegen.scanners import scanner
+from rtcompile.backends.codegen.shared_runtime import (
+    VERSION_ALIAS,
+    imports_read,
+    loose_types,
+    narrowed_members,
+    per_model_imports,
+    runtime_docstring,
+    runtime_header,
+    shared_runtime,
+)
 from rtcompile.backends.codegen.types import message_types
 from rtcompile.backends.codegen.writer import CodeWriter, literal, needs_builder
 from rtcompile.ir import Template
@@ -49,16 +61,21 @@ FIXED_IMPORTS = ["import re"]
 # Typing names generated modules use in annotations (never evaluated) and for the type checker.
 # `typing` is slow to import, so modules import it only under TYPE_CHECKING (see the skeleton).
 TYPING_NAMES = ["Any", "Final", "Literal", "TypedDict", "cast", "overload"]
+# Those a module calls at run time: where it imports them, the skeleton defines a stand-in for each.
+STAND_INS = ["cast", "overload"]
 # What turns a Python-function tool into its JSON schema, as (runtime module, name): the reference's
 # conversion, or (compiled with --no-function-tools) a TypeError saying how to get it back.
 FUNCTION_SCHEMA = ("tool_schema", "function_to_tool_schema")
 NO_FUNCTION_SCHEMA = ("protocol", "refuse_function_tool")
 # The module-level functions every module offers (after its ResponseParser).
 MODULE_API = [("module_api", "parse_response")]
+# Runtime modules lifted into every module, never shared: they name the module's own ResponseParser.
+PER_MODEL_RUNTIME = frozenset(module for module, _ in MODULE_API)
 # Names the skeleton defines at module level; generated names must not take them.
 SKELETON_NAMES = [
     *("ResponseParser", "parse_response", "TEMPLATE", "DEFAULTS", "TEMPLATE_SHA256"),
-    *("RTCOMPILE_VERSION", "REQUIRES", "FUNCTION_TOOLS", "OPENAI", "_PROGRAM", "_after_anchor"),
+    *("RTCOMPILE_VERSION", "REQUIRES", "_PROGRAM", "_after_anchor", VERSION_ALIAS),
+    *(option.constant for option in DEFAULT_OPTIONS.recorded()),
 ]
 
 
@@ -96,41 +113,82 @@ def generate_module(
     program = _program(parts, plan, scanners, field_handlers, anchor, function_schema[1])
     if engine_class(plan) == "WaitingParser":
         parts.need("waiting", "WaitingParser")
-    parser_class = _parser_class(plan, feed)
+    # With the runtime shared, its engine types events loosely: the class declares them with this module's.
+    narrowed = narrowed_members(["feed"] if feed else []) if options.shared_runtime else []
+    parser_class = _parser_class(plan, feed, narrowed)
     types = message_types(parts, template)
     openai = openai_section(parts, template) if options.openai else ""
     # A value nested too deep for a literal is built by `build_value` when the module loads, and TEMPLATE
-    # comes first in the module: then the builder is lifted ahead of it.
-    early = lift([("transform_data", "build_value")] if needs_builder(template.source) else [])
+    # comes first in the module: then the builder is lifted ahead of it (or imported, with the runtime shared).
+    builder = [("transform_data", "build_value")] if needs_builder(template.source) else []
+    early = lift(builder if not options.shared_runtime else [])
     # The module's own code: what it reads as attributes decides which private methods are lifted.
     own_code = [*parts.constants, *parts.scanners, *parts.functions, parser_class, program, openai]
     used_attributes = frozenset().union(*(attributes_read(code) for code in own_code if code))
-    lifted = lift([*parts.wanted, *MODULE_API], defined=early.names, used_attributes=used_attributes)
+    if options.shared_runtime:
+        runtime = shared_runtime(PER_MODEL_RUNTIME)
+        lifted = lift(MODULE_API, defined=runtime.names, used_attributes=used_attributes)
+    else:
+        lifted = lift([*parts.wanted, *MODULE_API], defined=early.names, used_attributes=used_attributes)
     # The module-level functions come after the class they wrap; the rest are helpers.
     by_module = list(zip(lifted.modules, lifted.definitions, strict=True))
     helpers = [code for module, code in by_module if module != "module_api"]
     module_api = [code for module, code in by_module if module == "module_api"]
     sha256 = template_hash(template)
     regex_import = [REGEX_IMPORT] if parts.requires else []
-    imports, typing_names = _merge_imports([*FIXED_IMPORTS, *regex_import, *early.imports, *lifted.imports])
+    import_candidates = [*FIXED_IMPORTS, *regex_import, *early.imports, *lifted.imports]
+    sections = {
+        "constants": _constants(template, sha256, parts.requires, options),
+        "types": _section_body(types),
+        "helpers": _section_body("\n\n\n".join(helpers)) if helpers else "",
+        "scanners": _section_body("\n\n\n".join([*parts.constants, parts.patterns_code(), *parts.scanners])),
+        "handlers": _section_body("\n\n\n".join(parts.functions)),
+        "program": _section_body(program),
+        "parser_class": parser_class,
+        "module_api": "\n\n\n".join(module_api),
+        "openai": _section_body(openai) if openai else "",
+    }
+    if options.shared_runtime:
+        # The module imports what its own code reads, from the standard library and from the runtime.
+        own = "\n\n".join(code for code in sections.values() if code)
+        typing = [f"from typing import {name}" for name in TYPING_NAMES]
+        needed, runtime_import = per_model_imports(runtime, [*import_candidates, *typing], own, _exported(options))
+        imports, typing_names = _merge_imports(needed, typing_names=[])
+        imports = f"{imports}\n\n{runtime_import}"
+    else:
+        imports, typing_names = _merge_imports(import_candidates)
     code = SKELETON.get_template("module.py.jinja").render(
         header=_header(source_name, sha256, parts.requires),
         docstring=module_docstring(template, source_name, options, parts.fallbacks),
         imports=imports,
         typing_import="\n".join(import_lines(INDENT, "typing", typing_names)),
+        stand_ins=[name for name in STAND_INS if name in typing_names],
         data_helpers="\n\n\n".join(early.definitions),
-        constants=_constants(template, sha256, parts.requires, options),
-        types=_section_body(types),
-        helpers=_section_body("\n\n\n".join(helpers)),
-        scanners=_section_body("\n\n\n".join([*parts.constants, parts.patterns_code(), *parts.scanners])),
-        handlers=_section_body("\n\n\n".join(parts.functions)),
-        program=_section_body(program),
-        parser_class=parser_class,
-        module_api="\n\n\n".join(module_api),
-        openai=_section_body(openai) if openai else "",
         exports=_exports(options),
+        **sections,
     )
     return GeneratedModule(code, tuple(parts.fallbacks))
+
+
+def generate_shared_runtime() -> str:
+    """The shared runtime (`rtcompile_runtime.py`) the modules compiled with `shared_runtime` import:
+    the same for every template (see `rtcompile.backends.codegen.shared_runtime`)."""
+    runtime = shared_runtime(PER_MODEL_RUNTIME)
+    types, helpers = loose_types(), "\n\n\n".join(runtime.definitions)
+    # The imports its code reads (the skeleton's `Final` among them); typing's for the type checker only.
+    code = ast.parse("\n\n".join(["RTCOMPILE_VERSION: Final", types, helpers]))
+    typing = [f"from typing import {name}" for name in [*TYPING_NAMES, "TypeAlias"]]
+    imports, typing_names = _merge_imports(imports_read([*FIXED_IMPORTS, *runtime.imports, *typing], code), [])
+    return SKELETON.get_template("runtime.py.jinja").render(
+        header=runtime_header(),
+        docstring=runtime_docstring(),
+        imports=imports,
+        typing_import="\n".join(import_lines(INDENT, "typing", typing_names)),
+        stand_ins=[name for name in STAND_INS if name in typing_names],
+        version=literal(VERSION),
+        types=types,
+        helpers=_section_body(helpers),
+    )
 
 
 def _header(source_name: str, sha256: str, requires: tuple[str, ...]) -> str:
@@ -148,8 +206,9 @@ def _constants(template: Template, sha256: str, requires: tuple[str, ...], optio
         "# third-party modules this module imports",
         f"REQUIRES: Final[tuple[str, ...]] = {literal(requires)}",
     ]
-    for constant, _, what, value in options.recorded():
-        statements += [f"# {what}", f"{constant}: Final = {literal(value)}"]
+    for option in options.recorded():
+        if option.written:
+            statements += [f"# {option.what}", f"{option.constant}: Final = {literal(option.value)}"]
     statements += [
         "# sha256 of the template's compact JSON (see `template_hash` in rtcompile)",
         f"TEMPLATE_SHA256: Final = {literal(sha256)}",
@@ -161,9 +220,9 @@ def _constants(template: Template, sha256: str, requires: tuple[str, ...], optio
     return "\n".join(line for statement in statements for line in lay_out(statement))
 
 
-def _parser_class(plan: ParserPlan, feed: str | None) -> str:
-    """The module's `ResponseParser`: the engine with this template's program plugged in, and the
-    feed written for it."""
+def _parser_class(plan: ParserPlan, feed: str | None, narrowed: list[str]) -> str:
+    """The module's `ResponseParser`: the engine with this template's program plugged in, the feed
+    written for it, and the engine's members declared with this module's types (`narrowed`)."""
     out = CodeWriter()
     with out.block(f"class ResponseParser({engine_class(plan)}):"):
         out.line('"""Parses one generation as it streams; see the module docstring."""')
@@ -171,17 +230,26 @@ def _parser_class(plan: ParserPlan, feed: str | None) -> str:
         out.line("_program = _PROGRAM")
         if any(state.pending_run is not None for state in plan.states):
             out.line("_run_pending = False  # see `feed`")
+        if narrowed:
+            out.line()
+            with out.block("if TYPE_CHECKING:"):
+                out.comment("the engine's members with this module's Message and Event (the shared")
+                out.comment("runtime's serve every template: for the type checker they are Any)")
+                for member in narrowed:
+                    out.line(member)
     code = out.code()
     return f"{code}\n\n{feed}" if feed else code
 
 
-def _exports(options: ModuleOptions) -> str:
-    """`__all__`: the parser, its types and, unless left out, the OpenAI adapter."""
+def _exported(options: ModuleOptions) -> list[str]:
+    """The names in `__all__`: the parser, its types and, unless left out, the OpenAI adapter."""
     names = ["TEMPLATE", "Event", "Message", "ResponseParser", "StartAnchorWarning", "parse_response"]
-    if options.openai:
-        names += OPENAI_EXPORTS
-    # in the order ruff's RUF022 asks for: constants, then classes, then functions
-    ordered = sorted(names, key=lambda name: (not name.isupper(), not name[0].isupper(), name))
+    return names + OPENAI_EXPORTS if options.openai else names
+
+
+def _exports(options: ModuleOptions) -> str:
+    """`__all__`, in the order ruff's RUF022 asks for: constants, then classes, then functions."""
+    ordered = sorted(_exported(options), key=lambda name: (not name.isupper(), not name[0].isupper(), name))
     return "\n".join(lay_out(f"__all__ = {literal(ordered)}"))
 
 
@@ -227,11 +295,12 @@ def _tuple(names: list[str]) -> str:
     return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
 
 
-def _merge_imports(lines: list[str]) -> tuple[str, list[str]]:
+def _merge_imports(lines: list[str], typing_names: Iterable[str] = TYPING_NAMES) -> tuple[str, list[str]]:
     """The module's runtime imports, sorted and grouped as isort does (the standard library, then
-    `regex`), and the typing names to import for the type checker only."""
+    `regex`), and the typing names to import for the type checker only (`typing_names` and those
+    `lines` import)."""
     plain = sorted({line for line in lines if line.startswith("import ")})
-    from_imports: dict[str, set[str]] = {"typing": set(TYPING_NAMES)}
+    from_imports: dict[str, set[str]] = {"typing": set(typing_names)}
     for line in lines:
         if line.startswith("from "):
             module, names = line[5:].split(" import ", 1)

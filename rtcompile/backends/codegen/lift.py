@@ -152,6 +152,11 @@ def _module(name: str) -> tuple[cst.Module, dict[str, Definition], dict[str, str
     return tree, definitions, imports
 
 
+def definitions_of(module: str) -> list[str]:
+    """The names `rtcompile.runtime.<module>` defines at top level, in the order it defines them."""
+    return list(_module(module)[1])
+
+
 def _overloads(statements: tuple[cst.CSTNode, ...]) -> bool:
     """Whether `statements` are all `@overload` signatures of one function."""
     return bool(statements) and all(

@@ -83,6 +83,8 @@ class _Scope:
 
 
 def _value_type(parts: ModuleParts, f: Field) -> str:
+    if f.join is not None:
+        return "str"  # (before any shape of its transform is declared: nothing would use it)
     base = "Any" if isinstance(f.parser, FailingParser) else KINDS[f.content].value_type
     if f.transform is not None:
         if f.transform_each:
@@ -92,8 +94,6 @@ def _value_type(parts: ModuleParts, f: Field) -> str:
             scope = _Scope(base, frozenset(groups) - {"content"})
         shape = _transform_type(parts, f.transform, scope, f.name)
         base = f"list[{shape}]" if f.transform_each else shape
-    if f.join is not None:
-        return "str"
     return f"list[{base}]" if f.repeats else base
 
 
