@@ -200,7 +200,7 @@ NOT_RENDERED_BACK = {
 }
 
 
-@pytest.mark.filterwarnings("ignore::rtcompile.frontend.errors.TemplateWarning")  # the template's own lint
+@pytest.mark.filterwarnings("ignore::rtcompile.errors.TemplateWarning")  # the template's own lint
 @pytest.mark.parametrize("model", CHAT_TEMPLATE_MODELS)
 def test_bundled_chat_templates_pass_the_lint(model: str) -> None:
     """What `rtcompile lint --chat-template` checks: the start anchor finds the generation prompt (with and

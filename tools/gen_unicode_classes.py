@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import regex
 
+LINE_LENGTH = 88  # runtime code is lifted into generated modules, which keep ruff's default
 _CLASSES = {"WORD": r"\w", "DIGIT": r"\d", "SPACE": r"\s"}
 
 
@@ -29,13 +30,27 @@ def code_point_ranges(escape: str) -> list[tuple[int, int]]:
     return ranges
 
 
-def class_body(ranges: list[tuple[int, int]]) -> str:
-    """The inside of a `re` character class, with every code point written as an escape."""
+def class_items(ranges: list[tuple[int, int]]) -> list[str]:
+    """The items of a `re` character class (a code point or a range), every code point an escape."""
 
     def esc(cp: int) -> str:
         return f"\\U{cp:08x}" if cp > 0xFFFF else f"\\u{cp:04x}"
 
-    return "".join(esc(lo) if lo == hi else f"{esc(lo)}-{esc(hi)}" for lo, hi in ranges)
+    return [esc(lo) if lo == hi else f"{esc(lo)}-{esc(hi)}" for lo, hi in ranges]
+
+
+def class_assignment(name: str, items: list[str]) -> list[str]:
+    """`name: Final = "<items>"`, as consecutive literals in parentheses when one line cannot hold it
+    (each piece within 88 columns, broken between items, the way `ruff format` leaves it)."""
+    one_line = f"{name}: Final = {_string_literal(''.join(items))}"
+    if len(one_line) <= LINE_LENGTH:
+        return [one_line]
+    pieces = [""]
+    for item in items:
+        if len(_string_literal(pieces[-1] + item)) > LINE_LENGTH - 4:
+            pieces.append("")
+        pieces[-1] += item
+    return [f"{name}: Final = (", *(f"    {_string_literal(piece)}" for piece in pieces), ")"]
 
 
 def _string_literal(text: str) -> str:
@@ -56,11 +71,10 @@ def render_module() -> str:
         "from typing import Final",
     ]
     for name, escape in _CLASSES.items():
-        body = class_body(code_point_ranges(escape))
         lines += [
             "",
             f"# The code points `regex` matches with {escape}.",
-            f"{name}_CLASS: Final = {_string_literal(body)}",
+            *class_assignment(f"{name}_CLASS", class_items(code_point_ranges(escape))),
         ]
     lines += ["", f"REGEX_VERSION: Final = {_string_literal(regex.__version__)}"]
     return "\n".join(lines) + "\n"

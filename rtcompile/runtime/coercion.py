@@ -1,8 +1,9 @@
 """Casting parsed tool-call arguments to the types declared in the tools' JSON schemas.
 
-Models often emit every argument as text (xml-inline tags, kv-lines), so when the caller passes `tools`, string
-arguments are converted according to each parameter's schema, as transformers' `ResponseParser` does: the first
-declared type that accepts the text wins, and text no type accepts is kept unchanged.
+Models often emit every argument as text (xml-inline tags, kv-lines), so when the caller
+passes `tools`, string arguments are converted according to each parameter's schema, as
+transformers' `ResponseParser` does: the first declared type that accepts the text wins,
+and text no type accepts is kept unchanged.
 """
 
 import json
@@ -14,9 +15,10 @@ from typing import Any
 def schema_types(schema: Any) -> tuple[str, ...]:
     """The type names a parameter schema allows, in declaration order, duplicates kept.
 
-    Collects `type` (a string or list of strings), recursively the `anyOf`/`oneOf` choices, and `null` when
-    the schema is `nullable` (how transformers' `get_json_schema` marks Optional parameters). A non-dict
-    schema allows nothing. A truthy non-iterable union (e.g. `"anyOf": 1`) raises TypeError, as in the reference.
+    Collects `type` (a string or list of strings), recursively the `anyOf`/`oneOf`
+    choices, and `null` when the schema is `nullable` (how transformers'
+    `get_json_schema` marks Optional parameters). A non-dict schema allows nothing. A
+    truthy non-iterable union (e.g. `"anyOf": 1`) raises TypeError, as in the reference.
     """
     if not isinstance(schema, dict):
         return ()
@@ -35,7 +37,8 @@ def schema_types(schema: Any) -> tuple[str, ...]:
 
 
 def _as_integer(raw: str) -> int | None:
-    """`int()` syntax, or a whole float such as "3.0" or "1e3" (JSON Schema integers); None otherwise."""
+    """`int()` syntax, or a whole float such as "3.0" or "1e3" (JSON Schema integers);
+    None otherwise."""
     try:
         return int(raw)
     except ValueError:
@@ -44,7 +47,8 @@ def _as_integer(raw: str) -> int | None:
 
 
 def _as_number(raw: str) -> int | float | None:
-    """A finite float, given back as an int when it is whole and the text had no '.'; None for nan/inf."""
+    """A finite float, given back as an int when it is whole and the text had no '.';
+    None for nan/inf."""
     number = float(raw)
     if not math.isfinite(number):
         return None
@@ -52,9 +56,11 @@ def _as_number(raw: str) -> int | float | None:
 
 
 def _coerce_as(raw: str, type_name: str) -> tuple[bool, Any]:
-    """Try one schema type: (True, value) on success, (False, None) if the text does not fit it.
+    """Try one schema type: (True, value) on success, (False, None) if the text does not
+    fit it.
 
-    May raise ValueError (from int/float/json parsing), which also means the text does not fit.
+    May raise ValueError (from int/float/json parsing), which also means the text does
+    not fit.
     """
     if type_name == "integer":
         integer = _as_integer(raw)
@@ -74,10 +80,12 @@ def _coerce_as(raw: str, type_name: str) -> tuple[bool, Any]:
 
 
 def coerce_value(raw: str, types: tuple[str, ...]) -> Any:
-    """Convert `raw` with the first of `types` that accepts it; otherwise return `raw` itself.
+    """Convert `raw` with the first of `types` that accepts it; otherwise return `raw`
+    itself.
 
-    `string`, unknown types and failed casts all keep the text. Only ValueError counts as "does not fit";
-    anything else (e.g. RecursionError from very deep JSON) propagates, as in the reference.
+    `string`, unknown types and failed casts all keep the text. Only ValueError counts
+    as "does not fit"; anything else (e.g. RecursionError from very deep JSON)
+    propagates, as in the reference.
     """
     for type_name in types:
         try:
@@ -92,9 +100,10 @@ def coerce_value(raw: str, types: tuple[str, ...]) -> Any:
 def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
     """Map each tool's name to its parameter `properties` ({} when absent or malformed).
 
-    Tools are schema dicts, either wrapped as `{"type": "function", "function": {...}}` or bare; entries
-    without a string `name` (or that are not dicts at all) are ignored, and a later tool replaces an earlier
-    one of the same name. Python functions must already have been converted to schemas by the caller.
+    Tools are schema dicts, either wrapped as `{"type": "function", "function": {...}}`
+    or bare; entries without a string `name` (or that are not dicts at all) are ignored,
+    and a later tool replaces an earlier one of the same name. Python functions must
+    already have been converted to schemas by the caller.
     """
     table: dict[str, dict[str, Any]] = {}
     for tool in tools:
@@ -110,10 +119,11 @@ def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
 
 
 def _coerce_arguments(arguments: dict[Any, Any], properties: Mapping[Any, Any]) -> None:
-    """Cast, in place, the string arguments (and strings inside non-array list arguments) that have a schema.
+    """Cast, in place, the string arguments (and strings inside non-array list
+    arguments) that have a schema.
 
-    A list where the schema does not allow `array` is taken to be a key repeated under `merge_duplicates`,
-    so each of its strings is cast on its own.
+    A list where the schema does not allow `array` is taken to be a key repeated under
+    `merge_duplicates`, so each of its strings is cast on its own.
     """
     for key, argument in arguments.items():
         if key not in properties:
@@ -131,11 +141,13 @@ def _coerce_arguments(arguments: dict[Any, Any], properties: Mapping[Any, Any]) 
 
 
 def coerce_tool_calls(value: Any, params: Mapping[str, Mapping[str, Any]]) -> Any:
-    """Cast the arguments of tool calls shaped `{"function": {"name": str, "arguments": dict}}`.
+    """Cast the arguments of tool calls shaped `{"function": {"name": str, "arguments":
+    dict}}`.
 
-    Lists are walked recursively and rebuilt as new lists; a tool call's `arguments` dict is modified in
-    place and the same object is returned; anything else comes back untouched. Tools with no properties are
-    skipped. Like the reference, only call this when the table is non-empty (else lists keep their identity).
+    Lists are walked recursively and rebuilt as new lists; a tool call's `arguments`
+    dict is modified in place and the same object is returned; anything else comes back
+    untouched. Tools with no properties are skipped. Like the reference, only call this
+    when the table is non-empty (else lists keep their identity).
     """
     if isinstance(value, list):
         return [coerce_tool_calls(item, params) for item in value]

@@ -1,15 +1,17 @@
 """Content parsers: turn the captured body of a region into a value.
 
-These functions are shared by the interpreter and lifted verbatim into generated modules, so they use the
-standard library only and take their `content_args` already unpacked and validated by the loader. Each one
-reproduces transformers' `content_parsers` exactly, including which exception type escapes for bad input
-(often the one Python raises naturally, e.g. `AttributeError` when a non-participating xml-inline group hands
-`None` to a nested parser), because generated parsers must fail the same way the reference does.
+These functions are shared by the interpreter and lifted verbatim into generated
+modules, so they use the standard library only and take their `content_args` already
+unpacked and validated by the loader. Each one reproduces transformers'
+`content_parsers` exactly, including which exception type escapes for bad input (often
+the one Python raises naturally, e.g. `AttributeError` when a non-participating
+xml-inline group hands `None` to a nested parser), because generated parsers must fail
+the same way the reference does.
 
-Arguments default to the reference's `content_args` defaults, so that a generated handler passes only what
-its template changes. Optional steps that need big tables (the `unquoted_keys` rewrite and its Unicode word
-class) are separate functions, passed in by the caller, so that a module holds them only when its template
-uses them.
+Arguments default to the reference's `content_args` defaults, so that a generated
+handler passes only what its template changes. Optional steps that need big tables (the
+`unquoted_keys` rewrite and its Unicode word class) are separate functions, passed in by
+the caller, so that a module holds them only when its template uses them.
 """
 
 import functools
@@ -21,41 +23,49 @@ from typing import Any, Final, NoReturn
 
 from rtcompile.runtime.unicode_classes import SPACE_CLASS, WORD_CLASS
 
-# --- scalar parsers ---------------------------------------------------------------------------------------------
+# --- scalar parsers
+# --------------------------------------------------------------------------------------
 
 
 def parse_text(text: str, strip: bool = True) -> str:
-    """Return the body, optionally without surrounding whitespace (str.strip's Unicode notion of whitespace)."""
+    """Return the body, optionally without surrounding whitespace (str.strip's Unicode
+    notion of whitespace)."""
     return text.strip() if strip else text
 
 
 def parse_int(text: str, strip: bool = True) -> int:
-    """Convert with `int()`, so Python's lenient syntax (underscores, non-ASCII digits, signs) is accepted."""
+    """Convert with `int()`, so Python's lenient syntax (underscores, non-ASCII digits,
+    signs) is accepted."""
     return int(parse_text(text, strip))
 
 
 def parse_float(text: str, strip: bool = True) -> float:
-    """Convert with `float()`, which also accepts 'nan', 'inf' and underscores, like the reference."""
+    """Convert with `float()`, which also accepts 'nan', 'inf' and underscores, like the
+    reference."""
     return float(parse_text(text, strip))
 
 
 def parse_bool(text: str, strip: bool = True) -> bool:
-    """Only 'true' and '1' (any case) are true; every other text is false rather than an error."""
+    """Only 'true' and '1' (any case) are true; every other text is false rather than an
+    error."""
     return parse_text(text, strip).lower() in ("true", "1")
 
 
-# --- json -------------------------------------------------------------------------------------------------------
+# --- json
+# --------------------------------------------------------------------------------------
 
-# Markers that stand in for pre-extracted custom-delimited strings. They are control characters a model should
-# never emit, and input containing them is refused so a real one cannot be confused with a marker.
+# Markers that stand in for pre-extracted custom-delimited strings. They are control
+# characters a model should never emit, and input containing them is refused so a real
+# one cannot be confused with a marker.
 _JSON_MARK_OPEN: Final = "\x01"
 _JSON_MARK_CLOSE: Final = "\x02"
 
 
-# A whole double-quoted string (kept as is) or a bare key after `{`/`,`. `\s`/`\w` are spelled with the `regex`
-# module's Unicode tables because that is the engine the reference rewrites keys with.
-# Compiled on first use: the Unicode classes make it slow to compile, and most templates never need it
-# (this keeps generated modules quick to import).
+# A whole double-quoted string (kept as is) or a bare key after `{`/`,`. `\s`/`\w` are
+# spelled with the `regex` module's Unicode tables because that is the engine the
+# reference rewrites keys with. Compiled on first use: the Unicode classes make it slow
+# to compile, and most templates never need it (this keeps generated modules quick to
+# import).
 @functools.lru_cache(maxsize=1)
 def _json_bare_key_pattern() -> re.Pattern[str]:
     return re.compile(
@@ -72,10 +82,12 @@ def _json_bare_key_pattern() -> re.Pattern[str]:
 def _json_extract_delimited(
     text: str, string_delims: Sequence[tuple[str, str]], found: list[str]
 ) -> str:
-    """Replace every custom-delimited string by a numbered marker, appending its body to `found`.
+    """Replace every custom-delimited string by a numbered marker, appending its body to
+    `found`.
 
-    Pairs are applied one after another to the already-rewritten text (so a later pair can see earlier
-    markers), each as a non-greedy, DOTALL, leftmost match, exactly like a regex substitution would.
+    Pairs are applied one after another to the already-rewritten text (so a later pair
+    can see earlier markers), each as a non-greedy, DOTALL, leftmost match, exactly like
+    a regex substitution would.
     """
 
     def to_marker(match: re.Match[str]) -> str:
@@ -85,7 +97,9 @@ def _json_extract_delimited(
     for opener, closer in string_delims:
         if opener and closer and isinstance(text, str):
             text = _json_replace_delimited(text, opener, closer, found)
-        else:  # an empty delimiter matches everywhere (and a non-string fails): as the regex engine does
+        # an empty delimiter matches everywhere (and a non-string fails): as the regex
+        # engine does
+        else:
             text = re.sub(
                 re.escape(opener) + "(.*?)" + re.escape(closer),
                 to_marker,
@@ -98,9 +112,10 @@ def _json_extract_delimited(
 def _json_replace_delimited(
     text: str, opener: str, closer: str, found: list[str]
 ) -> str:
-    """The substitution `opener(.*?)closer` -> marker, with `str.find`: the same matches (each opener, then
-    the first closer after it), in linear time. (`re` tries the lazy body at every character, and a group
-    around it hides the literal that follows from its shortcut: quadratic-looking costs on long bodies.)"""
+    """The substitution `opener(.*?)closer` -> marker, with `str.find`: the same matches
+    (each opener, then the first closer after it), in linear time. (`re` tries the lazy
+    body at every character, and a group around it hides the literal that follows from
+    its shortcut: quadratic-looking costs on long bodies.)"""
     pieces: list[str] = []
     pos = 0
     while True:
@@ -119,8 +134,8 @@ def _json_replace_delimited(
 
 
 def json_quote_bare_keys(text: str) -> str:
-    """The `unquoted_keys` rewrite: wrap bare identifier keys in double quotes, leaving the inside of quoted
-    strings untouched."""
+    """The `unquoted_keys` rewrite: wrap bare identifier keys in double quotes, leaving
+    the inside of quoted strings untouched."""
 
     def quote(match: re.Match[str]) -> str:
         if match.group(2) is None:
@@ -144,8 +159,9 @@ def json_delimited_strings(
     string_delims: Sequence[tuple[str, str]],
     quote_keys: Callable[[str], str] | None,
 ) -> str:
-    """The `string_delims` rewrite (non-empty pairs): custom-delimited strings become JSON strings, with
-    `quote_keys` (the `unquoted_keys` rewrite, if wanted) applied in between, outside those strings."""
+    """The `string_delims` rewrite (non-empty pairs): custom-delimited strings become
+    JSON strings, with `quote_keys` (the `unquoted_keys` rewrite, if wanted) applied in
+    between, outside those strings."""
     return _json_restore_delimited(*_json_marked(text, string_delims, quote_keys))
 
 
@@ -154,12 +170,14 @@ def _json_marked(
     string_delims: Sequence[tuple[str, str]],
     quote_keys: Callable[[str], str] | None,
 ) -> tuple[str, list[str]]:
-    """The `string_delims` rewrite up to its markers: the text with a marker for each delimited string
-    (and `quote_keys` applied), and the strings the markers stand for. Text holding the markers'
-    sentinel characters is refused, so that a real one cannot be confused with a marker."""
+    """The `string_delims` rewrite up to its markers: the text with a marker for each
+    delimited string (and `quote_keys` applied), and the strings the markers stand for.
+    Text holding the markers' sentinel characters is refused, so that a real one cannot
+    be confused with a marker."""
     if _JSON_MARK_OPEN in text or _JSON_MARK_CLOSE in text:
         raise ValueError(
-            "json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse safely."
+            "json: input contains reserved sentinel characters (\\x01/\\x02); cannot "
+            "parse safely."
         )
     found: list[str] = []
     rewritten = _json_extract_delimited(text, string_delims, found)
@@ -175,11 +193,11 @@ def parse_json(
     allow_non_json: bool = False,
     strip: bool = True,
 ) -> Any:
-    """Parse JSON after the `dialect` rewrite (the `unquoted_keys` one, say); on failure fall back to the text or raise
-    ValueError.
+    """Parse JSON after the `dialect` rewrite (the `unquoted_keys` one, say); on failure
+    fall back to the text or raise ValueError.
 
-    Only `json.JSONDecodeError` triggers the fallback: other errors (e.g. the int-digits limit ValueError or a
-    RecursionError) escape unchanged, as they do in the reference.
+    Only `json.JSONDecodeError` triggers the fallback: other errors (e.g. the int-digits
+    limit ValueError or a RecursionError) escape unchanged, as they do in the reference.
     """
     return _decode_json(
         text, text if dialect is None else dialect(text), allow_non_json, strip
@@ -187,7 +205,8 @@ def parse_json(
 
 
 def _decode_json(text: str, rewritten: str, allow_non_json: bool, strip: bool) -> Any:
-    """`parse_json` from the rewritten text on: decode it, else fall back or raise as the reference does."""
+    """`parse_json` from the rewritten text on: decode it, else fall back or raise as
+    the reference does."""
     try:
         return json.loads(rewritten)
     except json.JSONDecodeError as error:
@@ -195,7 +214,8 @@ def _decode_json(text: str, rewritten: str, allow_non_json: bool, strip: bool) -
             return parse_text(text, strip)
         if rewritten == text:
             raise ValueError(
-                f"json parser could not parse region as JSON.\nContent: {text!r}\nError: {error}"
+                "json parser could not parse region as JSON.\nContent: "
+                f"{text!r}\nError: {error}"
             ) from error
         raise ValueError(
             "json: could not parse after dialect transforms.\n"
@@ -211,17 +231,18 @@ def parse_json_delimited(
     allow_non_json: bool = False,
     strip: bool = True,
 ) -> Any:
-    """`parse_json` after the `string_delims` rewrite (`json_delimited_strings`). Where the delimited
-    strings are long, without writing them out as JSON and decoding them again: each marker becomes
-    a short JSON string standing for it, and the decoded value gets the strings back, so a long
-    argument is copied once instead of escaped, rescanned and decoded.
+    """`parse_json` after the `string_delims` rewrite (`json_delimited_strings`). Where
+    the delimited strings are long, without writing them out as JSON and decoding them
+    again: each marker becomes a short JSON string standing for it, and the decoded
+    value gets the strings back, so a long argument is copied once instead of escaped,
+    rescanned and decoded.
 
-    The text around the markers is the reference's, token for token, so it decodes to the same
-    structure. Wherever that could still differ, the reference's way is taken instead: text holding
-    escaped sentinels (they would read as markers), a marker that does not decode as a whole string
-    (one written inside another string), an object where a string restored as a key meets another
-    key (JSON keeps the last value of duplicates), and any failure to decode (for the reference's
-    error or fallback)."""
+    The text around the markers is the reference's, token for token, so it decodes to
+    the same structure. Wherever that could still differ, the reference's way is taken
+    instead: text holding escaped sentinels (they would read as markers), a marker that
+    does not decode as a whole string (one written inside another string), an object
+    where a string restored as a key meets another key (JSON keeps the last value of
+    duplicates), and any failure to decode (for the reference's error or fallback)."""
     rewritten, found = _json_marked(text, string_delims, quote_keys)
     if sum(map(len, found)) >= _LONG_DELIMITED and "\\u000" not in text:
         tokens = _json_marker().sub(r'"\\u0001\1\\u0002"', rewritten)
@@ -234,7 +255,8 @@ def parse_json_delimited(
     )
 
 
-# Delimited strings shorter than this together cost less to write out and decode than the detour.
+# Delimited strings shorter than this together cost less to write out and decode than
+# the detour.
 _LONG_DELIMITED: Final = 1024
 
 
@@ -248,7 +270,8 @@ def _json_marker() -> re.Pattern[str]:
 
 
 def _json_with_bodies(value: Any, found: Sequence[str]) -> Any:
-    """`value` with every marker string (a key or a value) replaced by the string it stands for."""
+    """`value` with every marker string (a key or a value) replaced by the string it
+    stands for."""
     if isinstance(value, str):
         return _json_body(value, found)
     if isinstance(value, list):
@@ -259,7 +282,8 @@ def _json_with_bodies(value: Any, found: Sequence[str]) -> Any:
             for key, item in value.items()
         }
         if len(restored) != len(value):
-            raise _NotAMarker  # keys collide once restored: which value wins depends on the order
+            # keys collide once restored: which value wins depends on the order
+            raise _NotAMarker
         return restored
     return value
 
@@ -273,11 +297,13 @@ def _json_body(text: str, found: Sequence[str]) -> str:
     return found[int(match.group(1))]
 
 
-# --- xml-inline and kv-lines ------------------------------------------------------------------------------------
+# --- xml-inline and kv-lines
+# ------------------------------------------------------------------------------------
 
 
 def _apply_value_parser(raw: Any, value_parser: Callable[[str], Any] | None) -> Any:
-    """Run the nested parser if there is one; `raw` may be None (a group that did not take part)."""
+    """Run the nested parser if there is one; `raw` may be None (a group that did not
+    take part)."""
     return raw if value_parser is None else value_parser(raw)
 
 
@@ -288,12 +314,14 @@ def parse_xml_inline(
     value_parser: Callable[[str], Any] | None = None,
     merge_duplicates: bool = False,
 ) -> dict[str, Any]:
-    """Collect `key` -> `value` from every match of `tag_re` (compiled with DOTALL by the caller).
+    """Collect `key` -> `value` from every match of `tag_re` (compiled with DOTALL by
+    the caller).
 
-    `tag_re` may be a `regex` pattern (interpreter) or a stdlib translation (generated code), so only
-    `finditer` and `groupdict` are used. A missing `value` group yields "", a `value` group that did not
-    participate yields None (handed to `value_parser` as is). With `merge_duplicates`, a repeated key turns
-    into a list of all its values; otherwise the last value wins (keeping the key's first position).
+    `tag_re` may be a `regex` pattern (interpreter) or a stdlib translation (generated
+    code), so only `finditer` and `groupdict` are used. A missing `value` group yields
+    "", a `value` group that did not participate yields None (handed to `value_parser`
+    as is). With `merge_duplicates`, a repeated key turns into a list of all its values;
+    otherwise the last value wins (keeping the key's first position).
     """
     out: dict[str, Any] = {}
     listed: set[str] = set()
@@ -302,7 +330,8 @@ def parse_xml_inline(
         key = groups.get("key")
         if key is None:
             raise ValueError(
-                f"xml-inline: tag_pattern must have a named group 'key'. Pattern: {tag_pattern}"
+                "xml-inline: tag_pattern must have a named group 'key'. Pattern: "
+                f"{tag_pattern}"
             )
         value = _apply_value_parser(groups.get("value", ""), value_parser)
         if merge_duplicates and key in out:
@@ -322,10 +351,12 @@ def parse_kv_lines(
     strip: bool = True,
     value_parser: Callable[[str], Any] | None = None,
 ) -> dict[str, Any]:
-    """Parse `key<kv_sep>value` lines; lines that are empty or lack the separator are skipped.
+    """Parse `key<kv_sep>value` lines; lines that are empty or lack the separator are
+    skipped.
 
-    Empty separators raise ValueError from `str.split` (for `kv_sep` only once a non-empty line is seen),
-    and `line_sep=None` splits on whitespace runs, both exactly as the reference's `str` calls do.
+    Empty separators raise ValueError from `str.split` (for `kv_sep` only once a
+    non-empty line is seen), and `line_sep=None` splits on whitespace runs, both exactly
+    as the reference's `str` calls do.
     """
     out: dict[str, Any] = {}
     for raw_line in text.split(line_sep):
@@ -339,20 +370,23 @@ def parse_kv_lines(
     return out
 
 
-# --- python-call-list -------------------------------------------------------------------------------------------
-# A strict recursive-descent parser for `[name(arg=value, ...), ...]`. Each function takes the source and a
-# position and returns (result, new position). Errors name the position where the reference's parser stands
-# when it gives up, which (because every lookahead first skips whitespace) is after any skipped whitespace.
-# The reference's regexes are ASCII-only, so stdlib `re` matches them exactly.
+# --- python-call-list
+# --------------------------------------------------------------------------------------
+# A strict recursive-descent parser for `[name(arg=value, ...), ...]`. Each function
+# takes the source and a position and returns (result, new position). Errors name the
+# position where the reference's parser stands when it gives up, which (because every
+# lookahead first skips whitespace) is after any skipped whitespace. The reference's
+# regexes are ASCII-only, so stdlib `re` matches them exactly.
 
 _CALL_LIST_SPACE: Final = " \t\n\r"
 _CALL_LIST_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
 _CALL_LIST_NUMBER: Final = re.compile(
     r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?"
 )
-# The reference's `'((?:[^'\\\n\r]|\\.)*)'` (and the same with `"`), unrolled: a backslash can only
-# start the escape branch, so each string splits into runs and escapes one way, and a run is one
-# tight loop in `re` instead of one repeat iteration per character (same matches, same groups).
+# The reference's `'((?:[^'\\\n\r]|\\.)*)'` (and the same with `"`), unrolled: a
+# backslash can only start the escape branch, so each string splits into runs and
+# escapes one way, and a run is one tight loop in `re` instead of one repeat iteration
+# per character (same matches, same groups).
 _CALL_LIST_STRING: Final = re.compile(
     r"""'([^'\\\n\r]*(?:\\.[^'\\\n\r]*)*)'|"([^"\\\n\r]*(?:\\.[^"\\\n\r]*)*)\"""",
     re.DOTALL,
@@ -360,7 +394,8 @@ _CALL_LIST_STRING: Final = re.compile(
 _CALL_LIST_HEX4: Final = re.compile(r"u([0-9a-fA-F]{4})")
 _CALL_LIST_LOW_ESCAPE: Final = re.compile(r"\\u([dD][c-fC-F][0-9a-fA-F]{2})")
 _CALL_LIST_RAW_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
-# Single-character escapes: the character after the backslash, and what it stands for (same index).
+# Single-character escapes: the character after the backslash, and what it stands for
+# (same index).
 _CALL_LIST_ESCAPE_CODES: Final = "\\'\"/bfnrt"
 _CALL_LIST_ESCAPE_VALUES: Final = "\\'\"/\b\f\n\r\t"
 _CALL_LIST_KEYWORDS: Final = ("True", "true", "False", "false", "None", "null")
@@ -384,7 +419,8 @@ def _call_list_skip(text: str, position: int) -> int:
 
 
 def _call_list_expect(text: str, position: int, char: str) -> int:
-    """Consume `char` after optional whitespace, or fail at the first non-space position."""
+    """Consume `char` after optional whitespace, or fail at the first non-space
+    position."""
     position = _call_list_skip(text, position)
     if not text.startswith(char, position):
         _call_list_fail(text, position, f"expected {char!r}")
@@ -394,7 +430,8 @@ def _call_list_expect(text: str, position: int, char: str) -> int:
 def _call_list_unique(
     text: str, position: int, pairs: list[tuple[str, Any]]
 ) -> dict[str, Any]:
-    """Build a dict, refusing repeated names; checked only once the whole group has parsed."""
+    """Build a dict, refusing repeated names; checked only once the whole group has
+    parsed."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
@@ -404,10 +441,11 @@ def _call_list_unique(
 
 
 def _call_list_unescape(text: str, quote_at: int, body: str) -> str:
-    r"""Decode a string body's escapes; surrogate pairs only as `\uD8xx\uDCxx` escape pairs.
+    r"""Decode a string body's escapes; surrogate pairs only as `\uD8xx\uDCxx` escape
+    pairs.
 
-    Errors are reported at the opening quote. Every backslash in `body` is followed by a character because
-    the string pattern only admits backslashes as two-character pairs.
+    Errors are reported at the opening quote. Every backslash in `body` is followed by a
+    character because the string pattern only admits backslashes as two-character pairs.
     """
     if _CALL_LIST_RAW_SURROGATE.search(body) is not None:
         _call_list_fail(text, quote_at, "lone surrogate in the string starting")
@@ -459,10 +497,12 @@ def _call_list_string(text: str, position: int) -> tuple[str, int]:
 
 
 def _call_list_number(text: str, match: re.Match[str]) -> int | float:
-    """Convert a number token: integers must fit in a double exactly, floats must be finite."""
+    """Convert a number token: integers must fit in a double exactly, floats must be
+    finite."""
     token = match.group(0)
     if match.group(1) is None and match.group(2) is None:
-        # The length test keeps enormous literals away from int(); 2^53 - 1 has 16 digits.
+        # The length test keeps enormous literals away from int(); 2^53 - 1 has 16
+        # digits.
         if len(token) > 17 or abs(int(token)) > _CALL_LIST_MAX_INTEGER:
             _call_list_fail(
                 text,
@@ -483,8 +523,9 @@ def _call_list_items(
     closer: str,
     item: Callable[[str, int, int], tuple[Any, int]],
 ) -> tuple[list[Any], int]:
-    """Parse comma-separated items after an opening bracket until `closer` (no trailing comma);
-    `item(text, position, depth)` parses one. Returns them and the position after `closer`."""
+    """Parse comma-separated items after an opening bracket until `closer` (no trailing
+    comma); `item(text, position, depth)` parses one. Returns them and the position
+    after `closer`."""
     items: list[Any] = []
     position = _call_list_skip(text, position)
     if text.startswith(closer, position):
@@ -544,9 +585,8 @@ def _call_list_value(text: str, position: int, depth: int) -> tuple[Any, int]:
         return _call_list_number(text, number), number.end()
     word = _CALL_LIST_NAME.match(text, position)
     if word is not None and word.group(0) in _CALL_LIST_KEYWORDS:
-        return _CALL_LIST_KEYWORD_VALUES[
-            _CALL_LIST_KEYWORDS.index(word.group(0))
-        ], word.end()
+        value = _CALL_LIST_KEYWORD_VALUES[_CALL_LIST_KEYWORDS.index(word.group(0))]
+        return value, word.end()
     _call_list_fail(
         text, position, "expected a string, number, list, dict, True, False or None"
     )
@@ -562,7 +602,8 @@ def _call_list_name(text: str, position: int, what: str) -> tuple[str, int]:
 
 
 def _call_list_arguments(text: str, position: int) -> tuple[dict[str, Any], int]:
-    """Parse `name=value` keyword arguments after `(` until `)`; positional ones are refused."""
+    """Parse `name=value` keyword arguments after `(` until `)`; positional ones are
+    refused."""
     pairs, position = _call_list_items(text, position, 0, ")", _call_list_argument)
     return _call_list_unique(text, position, pairs), position
 
@@ -574,7 +615,8 @@ def _call_list_argument(
     key, position = _call_list_name(
         text,
         position,
-        "a keyword argument (positional arguments and trailing commas are not supported)",
+        "a keyword argument (positional arguments and trailing commas are not "
+        "supported)",
     )
     position = _call_list_skip(text, position)
     if not text.startswith("=", position):
@@ -596,10 +638,12 @@ def _call_list_call(text: str, position: int) -> tuple[dict[str, Any], int]:
 
 
 def parse_python_call_list(text: str) -> list[dict[str, Any]]:
-    """Parse `[f(a=1), g(b="x")]` into `[{"name": "f", "arguments": {"a": 1}}, ...]`, strictly.
+    """Parse `[f(a=1), g(b="x")]` into `[{"name": "f", "arguments": {"a": 1}}, ...]`,
+    strictly.
 
-    Values are JSON-like literals (strings with JSON escapes in either quote style, numbers, lists, dicts with
-    string keys, True/False/None and their JSON spellings). Anything else raises ValueError with the position.
+    Values are JSON-like literals (strings with JSON escapes in either quote style,
+    numbers, lists, dicts with string keys, True/False/None and their JSON spellings).
+    Anything else raises ValueError with the position.
     """
     calls: list[dict[str, Any]] = []
     position = _call_list_expect(text, 0, "[")

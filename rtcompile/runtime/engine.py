@@ -1,27 +1,29 @@
 """The streaming engine: the reference's region rules, written once for both backends.
 
-transformers' `ResponseParser` cuts a stream of model text into regions and turns each closed region
-into a value of the message. This module is that procedure; what it needs to know about one template
-is plugged in by a backend:
+transformers' `ResponseParser` cuts a stream of model text into regions and turns each
+closed region into a value of the message. This module is that procedure; what it needs
+to know about one template is plugged in by a backend:
 
-* per parser state, a *scanner*: given the buffer, the scan position and whether the stream has
-  ended, it returns the earliest delimiter match that can be committed (and which watched delimiter
-  it is) plus where held-back text starts;
+* per parser state, a *scanner*: given the buffer, the scan position and whether the
+  stream has ended, it returns the earliest delimiter match that can be committed (and
+  which watched delimiter it is) plus where held-back text starts;
 * per field, a *handler*: the closed region's body and captures -> the field's value;
-* the plan's tables (field names, join/repeat rules, defaults, ...), the start anchor's search and
-  the conversion of Python-function tools to JSON schemas,
+* the plan's tables (field names, join/repeat rules, defaults, ...), the start anchor's
+  search and the conversion of Python-function tools to JSON schemas,
 
-all in one `rtcompile.runtime.program.ParserProgram`, the class attribute `_program` (the interpreter
-sets it per parser). The interpreter (`rtcompile.backends.interpreter`) plugs in scanners built on the
-`regex` module; a generated module plugs in scanners and handlers specialised for its template, and
-gets this file lifted verbatim into it. Either way the rules are the ones below. A backend may give
-`feed` a fast path (a chunk in which no delimiter can start is region text without scanning: see
-`_region_text`); everything else is `StreamingParser.feed`.
+all in one `rtcompile.runtime.program.ParserProgram`, the class attribute `_program`
+(the interpreter sets it per parser). The interpreter (`rtcompile.backends.interpreter`)
+plugs in scanners built on the `regex` module; a generated module plugs in scanners and
+handlers specialised for its template, and gets this file lifted verbatim into it.
+Either way the rules are the ones below. A backend may give `feed` a fast path (a chunk
+in which no delimiter can start is region text without scanning: see `_region_text`);
+everything else is `StreamingParser.feed`.
 
-The states: state 0 is "outside any explicit region" (inside the implicit field, or in no field when
-the template has none: then text is dropped); each explicit field has a state of its own.
-A region opens when its open delimiter is committed, or, for the implicit field, at the first text;
-it closes at its close delimiter, when another field opens, or at the end of the stream.
+The states: state 0 is "outside any explicit region" (inside the implicit field, or in
+no field when the template has none: then text is dropped); each explicit field has a
+state of its own. A region opens when its open delimiter is committed, or, for the
+implicit field, at the first text; it closes at its close delimiter, when another field
+opens, or at the end of the stream.
 """
 
 from __future__ import annotations
@@ -53,43 +55,49 @@ from rtcompile.runtime.types import (
 
 NO_FIELD: Final = -1  # `Tables.implicit` of a template without an implicit field
 NO_GROUPS: Final[dict[str, str | None]] = {}
-NO_MEMO: Final[
-    list[Any]
-] = []  # while streaming, scanners remember nothing (the buffer grows)
-# A scanner's `which` when nothing in its state can be committed before the string the state awaits
-# (`Tables.awaits`) occurs after the scan position (see `rtcompile.runtime.waiting`).
+# While streaming, scanners remember nothing (the buffer grows).
+NO_MEMO: Final[list[Any]] = []
+# A scanner's `which` when nothing in its state can be committed before the string the
+# state awaits (`Tables.awaits`) occurs after the scan position (see
+# `rtcompile.runtime.waiting`).
 WAITING: Final = -2
-# Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
-# little beyond its text mid-stream, even with a thousand parsers open at once.
+# Region chunks joined into one string at a time (see `_seal_body`): few enough that a
+# parser holds little beyond its text mid-stream, even with a thousand parsers open at
+# once.
 BLOCK_CHUNKS: Final = 32
 
 
 class StartAnchorWarning(UserWarning):
     """A non-empty prompt (`prefix`) in which the template's start anchor never matches.
 
-    The reference then parses the whole prompt as part of the message, so prompt text leaks into it
-    (`prefix="garbage"` gives `{"content": "garbageHello!"}`); usually the prompt was rendered with
-    another chat template, or passed where the generation was meant.
+    The reference then parses the whole prompt as part of the message, so prompt text
+    leaks into it (`prefix="garbage"` gives `{"content": "garbageHello!"}`); usually the
+    prompt was rendered with another chat template, or passed where the generation was
+    meant.
     """
 
 
 class StreamingParser:
     """Parses one generation as it streams: `feed()` text, then `finalize()`.
 
-    `initial_events` holds the events of the prompt's pre-written part of the message (the text
-    after the last start anchor in `prefix`). A backend supplies `_program` (see the module docstring).
+    `initial_events` holds the events of the prompt's pre-written part of the message
+    (the text after the last start anchor in `prefix`). A backend supplies `_program`
+    (see the module docstring).
 
-    Extensions beyond the reference, each off by default (with all off, every event and message is
-    exactly the reference's):
+    Extensions beyond the reference, each off by default (with all off, every event and
+    message is exactly the reference's):
 
-    * `captures`: `region_open` events of fields opened by a delimiter carry `"captures"`, the open
-      delimiter's named groups (a tool name is known before its arguments arrive);
-    * `spans`: `region_open` carries `"start"`, `region_close` carries `"end"`: offsets into the
-      generation (the text fed after `prefix`) where the region's delimiter begins and where the
-      region ends; a region the prompt opened starts at a negative offset;
+    * `captures`: `region_open` events of fields opened by a delimiter carry
+      `"captures"`, the open delimiter's named groups (a tool name is known before its
+      arguments arrive);
+    * `spans`: `region_open` carries `"start"`, `region_close` carries `"end"`: offsets
+      into the generation (the text fed after `prefix`) where the region's delimiter
+      begins and where the region ends; a region the prompt opened starts at a negative
+      offset;
     * `recover`: a region whose content fails to parse does not raise; it yields a
-      `region_malformed` event (`field`, `error` (the exception type's name), `message`, `text`),
-      is left out of the message, and parsing goes on. `malformed` lists those events.
+      `region_malformed` event (`field`, `error` (the exception type's name), `message`,
+      `text`), is left out of the message, and parsing goes on. `malformed` lists those
+      events.
     """
 
     # what a backend plugs in (see the module docstring)
@@ -108,9 +116,10 @@ class StreamingParser:
         spans: bool = False,
         recover: bool = False,
     ) -> None:
-        """`prefix` is the prompt the model continued (required: see `PREFIX_REQUIRED`); `tools` the
-        tools it was given (JSON schemas or Python functions), whose parameter types coerce the
-        arguments of parsed tool calls; `captures`, `spans` and `recover` turn on the extensions."""
+        """`prefix` is the prompt the model continued (required: see `PREFIX_REQUIRED`);
+        `tools` the tools it was given (JSON schemas or Python functions), whose
+        parameter types coerce the arguments of parsed tool calls; `captures`, `spans`
+        and `recover` turn on the extensions."""
         if prefix is None:
             raise ValueError(PREFIX_REQUIRED)
         program = self._program
@@ -120,8 +129,8 @@ class StreamingParser:
         self._with_spans = spans
         self._recover = recover
         self.malformed: list[RegionMalformed] = []
-        # Set when every chunk must be scanned: after finalize (feed then raises), and with spans
-        # (the fast path does not count the text it lets through).
+        # Set when every chunk must be scanned: after finalize (feed then raises), and
+        # with spans (the fast path does not count the text it lets through).
         self._scan_always = spans
         self._offset = 0  # the generation offset of the buffer's first character
         self._buffer = ""
@@ -130,13 +139,15 @@ class StreamingParser:
         self._state = 0
         self._field = program.tables.implicit  # the current region's field, or NO_FIELD
         self._captures: dict[str, str] = {}
-        # The current region's text: recent chunks, plus blocks of joined chunks, so that a long region
-        # costs about its text in memory rather than a list entry per 1-6 character token.
+        # The current region's text: recent chunks, plus blocks of joined chunks, so
+        # that a long region costs about its text in memory rather than a list entry per
+        # 1-6 character token.
         self._body: list[str] = []
         self._blocks: list[str] = []
         # whether the current region has opened (emitted region_open)
         self._opened = False
-        self._fast = False  # the fast path may take a chunk: a region is open and `_scan_always` is off
+        # the fast path may take a chunk: a region is open and `_scan_always` is off
+        self._fast = False
         self._finalized = False
         self.initial_events: list[Event] = []
         if prefix:
@@ -160,9 +171,10 @@ class StreamingParser:
         seal(self._body, self._blocks)
 
     def _commit_run(self, text: str, cut: int) -> list[Event]:
-        """`feed(text)` where scanning is known to find no delimiter and to hold back exactly
-        `text[cut:]`: the text before it is committed as region text. (A generated `feed` knows this
-        for text that ends a held-back run: see `rtcompile.plan.pending_run`.)"""
+        """`feed(text)` where scanning is known to find no delimiter and to hold back
+        exactly `text[cut:]`: the text before it is committed as region text. (A
+        generated `feed` knows this for text that ends a held-back run: see
+        `rtcompile.plan.pending_run`.)"""
         events: list[Event] = []
         self._buffer += text
         hold = len(self._buffer) - len(text) + cut
@@ -172,7 +184,8 @@ class StreamingParser:
         return events
 
     def finalize(self) -> tuple[Message, list[Event]]:
-        """End of generation: flush what is held back, close the open region, return the message."""
+        """End of generation: flush what is held back, close the open region, return the
+        message."""
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
         events: list[Event] = []
@@ -180,13 +193,15 @@ class StreamingParser:
         return self._message(), events
 
     def parse_complete(self, text: str) -> Message:
-        """The message of `feed(text)` then `finalize()`, for an output known to be complete.
+        """The message of `feed(text)` then `finalize()`, for an output known to be
+        complete.
 
-        Streaming holds back text a delimiter may still claim and takes it up again once more text (or
-        the end) is there; every such decision is taken up again at the end, where nothing can grow.
-        So with all the text in hand, one scan that treats the buffer's end as the stream's end commits
-        the same regions with the same bodies: the same message, or the same exception. Only the
-        events (how the region text is cut into chunks) would differ, and they are not returned.
+        Streaming holds back text a delimiter may still claim and takes it up again once
+        more text (or the end) is there; every such decision is taken up again at the
+        end, where nothing can grow. So with all the text in hand, one scan that treats
+        the buffer's end as the stream's end commits the same regions with the same
+        bodies: the same message, or the same exception. Only the events (how the region
+        text is cut into chunks) would differ, and they are not returned.
         """
         # The plan says where this does not hold (`rtcompile.plan.one_scan_is_exact`).
         if not self._program.tables.one_scan:
@@ -199,15 +214,18 @@ class StreamingParser:
         return self._message()
 
     def _message(self) -> Message:
-        """Check the required fields, drop empty values and end the parser; the final message."""
+        """Check the required fields, drop empty values and end the parser; the final
+        message."""
         tables = self._program.tables
         missing = [name for name in tables.required if name not in self._output]
         if missing:
             raise ValueError(
-                f"Required response_template fields missing from parsed output: {missing}"
+                "Required response_template fields missing from parsed output: "
+                f"{missing}"
             )
         defaults = tables.defaults
-        # Typed Any: in a generated module the dict is that template's `Message` TypedDict.
+        # Typed Any: in a generated module the dict is that template's `Message`
+        # TypedDict.
         message: Any = {
             k: v for k, v in self._output.items() if k in defaults or not is_empty(v)
         }
@@ -223,8 +241,10 @@ class StreamingParser:
         truncated = self._program.after_anchor(prefix)
         if truncated is None:
             warnings.warn(
-                "the start anchor does not occur in `prefix`, so all of the prompt is parsed as part of the "
-                "message (pass the prompt the model continued, or prefix='' if there is none)",
+                "the start anchor does not occur in `prefix`, so all of the prompt is "
+                "parsed as part of the "
+                "message (pass the prompt the model continued, or prefix='' if there "
+                "is none)",
                 StartAnchorWarning,
                 stacklevel=_caller_stacklevel(),
             )
@@ -236,10 +256,12 @@ class StreamingParser:
             self._drop_committed()
 
     def _region_text(self, text: str) -> RegionChunk:
-        """`text` as text of the open region: kept for the region's value; its chunk event.
+        """`text` as text of the open region: kept for the region's value; its chunk
+        event.
 
-        A backend's fast path ends here too: a region is open, nothing is held back and no delimiter
-        can start in `text`, so all of it is region text (what scanning would conclude)."""
+        A backend's fast path ends here too: a region is open, nothing is held back and
+        no delimiter can start in `text`, so all of it is region text (what scanning
+        would conclude)."""
         body = self._body
         body.append(text)
         if len(body) >= BLOCK_CHUNKS:
@@ -252,10 +274,11 @@ class StreamingParser:
         }
 
     def _process(self, events: list[Event], eos: bool) -> None:
-        """Commit every delimiter that can be committed, and the region text before it."""
+        """Commit every delimiter that can be committed, and the text before it."""
         scanners = self._program.scanners
         actions = self._program.tables.actions
-        # At the end of the stream the buffer stays as it is: scanners may remember their searches.
+        # At the end of the stream the buffer stays as it is: scanners may remember
+        # their searches.
         memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
         while True:
             which, start, end, groups, hold = scanners[self._state](
@@ -274,7 +297,8 @@ class StreamingParser:
                     self._open(events, field, groups, start)
                     continue
                 had_content = self._opened
-                # Close-delimiter captures join (and override) the open-delimiter captures.
+                # Close-delimiter captures join (and override) the open-delimiter
+                # captures.
                 self._captures.update(
                     {k: v for k, v in groups.items() if v is not None}
                 )
@@ -294,11 +318,13 @@ class StreamingParser:
             break
 
     def _start_waiting(self) -> None:
-        """A scanner said `WAITING`: only `rtcompile.runtime.waiting.WaitingParser`'s scanners do."""
+        """A scanner said `WAITING`: only `rtcompile.runtime.waiting.WaitingParser`'s
+        scanners do."""
         raise AssertionError("a scanner waited in a parser that cannot wait")
 
     def _drop_committed(self) -> None:
-        """Forget committed text no delimiter can look at any more (what keeps streaming linear)."""
+        """Forget committed text no delimiter can look at any more (what keeps streaming
+        linear)."""
         history = self._program.tables.history
         if history is None:
             return
@@ -325,7 +351,8 @@ class StreamingParser:
     def _open(
         self, events: list[Event], field: int, groups: dict[str, str | None], start: int
     ) -> None:
-        """Open `field`'s region at its open delimiter (which begins at buffer index `start`)."""
+        """Open `field`'s region at its open delimiter (which begins at buffer index
+        `start`)."""
         self._state = self._program.tables.state_of_field[field]
         self._field = field
         self._captures = {k: v for k, v in groups.items() if v is not None}
@@ -340,8 +367,8 @@ class StreamingParser:
         events.append(opened)
 
     def _close_current(self, events: list[Event], end: int) -> None:
-        """Close the current region, which ends at buffer index `end` (a region that never opened closes
-        silently), and go back to state 0."""
+        """Close the current region, which ends at buffer index `end` (a region that
+        never opened closes silently), and go back to state 0."""
         field = self._field
         if field >= 0 and self._opened:
             body = "".join(self._blocks) + "".join(self._body)
@@ -382,13 +409,15 @@ class StreamingParser:
     def _close_recovering(
         self, events: list[Event], field: int, body: str, end: int
     ) -> None:
-        """`recover`: a region that fails to parse (or to be stored) becomes a `region_malformed` event."""
+        """`recover`: a region that fails to parse (or to be stored) becomes a
+        `region_malformed` event."""
         try:
             value = self._program.handlers[field](body, self._captures)
             if self._tool_params:
                 value = coerce_tool_calls(value, self._tool_params)
             self._store(field, value)
-        except Exception as error:  # noqa: BLE001 - whatever the content parser raised is reported, not raised
+        except Exception as error:  # noqa: BLE001
+            # whatever the content parser raised is reported, not raised
             malformed: RegionMalformed = {
                 "type": "region_malformed",
                 "field": self._program.tables.names[field],
@@ -416,9 +445,10 @@ class StreamingParser:
 
 
 def seal(chunks: list[str], blocks: list[str]) -> None:
-    """Join `chunks` into one block at the end of `blocks`, and empty `chunks`. A block no longer
-    than the new one is merged into it, so block lengths fall from first to last: n characters are
-    a handful of strings (about log n), and each character is copied about log n times."""
+    """Join `chunks` into one block at the end of `blocks`, and empty `chunks`. A block
+    no longer than the new one is merged into it, so block lengths fall from first to
+    last: n characters are a handful of strings (about log n), and each character is
+    copied about log n times."""
     block = "".join(chunks)
     chunks.clear()
     while blocks and len(blocks[-1]) <= len(block):
@@ -427,9 +457,10 @@ def seal(chunks: list[str], blocks: list[str]) -> None:
 
 
 def _caller_stacklevel() -> int:
-    """The `stacklevel` that points a warning at the user's line: past this module's frames and rtcompile's
-    (the engine may be reached through `parse_response`, a subclass or rtcompile's API), and those of a
-    parser module that imports this engine from a shared runtime (it plugs its `_PROGRAM` in)."""
+    """The `stacklevel` that points a warning at the user's line: past this module's
+    frames and rtcompile's (the engine may be reached through `parse_response`, a
+    subclass or rtcompile's API), and those of a parser module that imports this engine
+    from a shared runtime (it plugs its `_PROGRAM` in)."""
     frame = sys._getframe(1)
     level = 1
     while frame.f_back is not None:
@@ -446,9 +477,11 @@ def parse_texts(
     text: str | Sequence[str],
     prefix: str | Sequence[str] | None,
 ) -> Message | list[Message]:
-    """`parse_response` for one complete output, or a batch: a parser per text, fed once, finalized.
+    """`parse_response` for one complete output, or a batch: a parser per text, fed
+    once, finalized.
 
-    For a batch `prefix` is one prompt broadcast to every text, or one per text (as transformers takes it).
+    For a batch `prefix` is one prompt broadcast to every text, or one per text (as
+    transformers takes it).
     """
     if isinstance(text, str):
         return _parse_one(new_parser(batch_prefixes(1, prefix)[0]), text)

@@ -1,10 +1,11 @@
 """Parsed messages as OpenAI-compatible assistant messages.
 
-A parsed message carries the template's own keys (`thinking`, `tool_plan`, tool calls whose `arguments`
-are dicts); a client that sent a rendered prompt to a plain completions endpoint needs what the Chat
-Completions API would have returned: `content`, `reasoning_content` and `tool_calls` with `id`s and
-`arguments` as a JSON string. `OpenAIRoles` says which message field plays which part (derive it from a
-template with `rtcompile.openai_roles`); `to_openai` converts. Nothing here changes parsing.
+A parsed message carries the template's own keys (`thinking`, `tool_plan`, tool calls
+whose `arguments` are dicts); a client that sent a rendered prompt to a plain
+completions endpoint needs what the Chat Completions API would have returned: `content`,
+`reasoning_content` and `tool_calls` with `id`s and `arguments` as a JSON string.
+`OpenAIRoles` says which message field plays which part (derive it from a template with
+`rtcompile.openai_roles`); `to_openai` converts. Nothing here changes parsing.
 
 Lifted into generated modules, so it uses the standard library only.
 """
@@ -17,8 +18,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeAlias
 
 OpenAIRegionText: TypeAlias = "Literal['verbatim', 'stripped']"  # a string: see below
-# The key (or keys) a message's reasoning is sent under: clients disagree. DeepSeek's API, LiteLLM and the
-# Vercel AI SDK read `reasoning_content`; vLLM's OpenAI server sends `reasoning`. A tuple sends it under both.
+# The key (or keys) a message's reasoning is sent under: clients disagree. DeepSeek's
+# API, LiteLLM and the Vercel AI SDK read `reasoning_content`; vLLM's OpenAI server
+# sends `reasoning`. A tuple sends it under both.
 ReasoningKey: TypeAlias = "str | tuple[str, ...]"  # a string: see above
 
 #: The reasoning keys `reasoning_key` may name.
@@ -26,9 +28,9 @@ OPENAI_REASONING_KEYS: tuple[str, ...] = ("reasoning_content", "reasoning")
 
 
 class _OpenAIRecord:
-    """Value semantics (equality, hash, repr) for the small records below, from their `__slots__`: what a
-    frozen dataclass gives, without importing `dataclasses`, which would double a generated module's
-    import time."""
+    """Value semantics (equality, hash, repr) for the small records below, from their
+    `__slots__`: what a frozen dataclass gives, without importing `dataclasses`, which
+    would double a generated module's import time."""
 
     __slots__: tuple[str, ...] = ()
 
@@ -54,19 +56,25 @@ class _OpenAIRecord:
 
 
 class OpenAIField(_OpenAIRecord):
-    """One message field that the OpenAI message reads, and how the parser builds its value.
+    """One message field that the OpenAI message reads, and how the parser builds its
+    value.
 
-    `to_openai` needs only `name`. The streaming adapter (`openai_stream.DeltaStream`) needs the rest to know,
-    while a region is still open, which text the final value is certain to contain:
+    `to_openai` needs only `name`. The streaming adapter (`openai_stream.DeltaStream`)
+    needs the rest to know, while a region is still open, which text the final value is
+    certain to contain:
 
-    * `repeats` / `join`: each region's value is appended to a list, or to a string after `join`
-      (the template's `repeats` and `join`); otherwise a later region replaces the value.
-    * `region_text`: a region's value is its text, `"verbatim"` or `"stripped"` (str.strip at close);
-      None when only the close knows it (another content parser, or a transform).
-    * `has_default` / `default`: the template's `defaults` entry for the field, if it has one.
-    * `name_capture` / `id_capture` (tool calls only): the open delimiter's capture groups that become a
-      call's function name and id, when each region is one call. With the parser's `captures` option the
-      stream then announces a call (id, type, name) as soon as its region opens.
+    * `repeats` / `join`: each region's value is appended to a list, or to a string
+      after `join` (the template's `repeats` and `join`); otherwise a later region
+      replaces the value.
+    * `region_text`: a region's value is its text, `"verbatim"` or `"stripped"`
+      (str.strip at close); None when only the close knows it (another content parser,
+      or a transform).
+    * `has_default` / `default`: the template's `defaults` entry for the field, if it
+      has one.
+    * `name_capture` / `id_capture` (tool calls only): the open delimiter's capture
+      groups that become a call's function name and id, when each region is one call.
+      With the parser's `captures` option the stream then announces a call (id, type,
+      name) as soon as its region opens.
     """
 
     # In the constructor's order, which repr() follows: not sorted.
@@ -103,13 +111,15 @@ class OpenAIField(_OpenAIRecord):
 
 
 class OpenAIRoles(_OpenAIRecord):
-    """Which message field is the content, which the reasoning and which the tool calls (None: no such field)."""
+    """Which message field is the content, which the reasoning and which the tool calls
+    (None: no such field)."""
 
     __slots__ = ("content", "reasoning", "tool_calls")
 
     def __init__(
         self,
-        content: OpenAIField | None = OpenAIField("content"),  # noqa: B008 - records are never changed
+        # B008: calls in defaults are safe here, records are never changed
+        content: OpenAIField | None = OpenAIField("content"),  # noqa: B008
         reasoning: OpenAIField | None = OpenAIField("reasoning_content"),  # noqa: B008
         tool_calls: OpenAIField | None = OpenAIField("tool_calls"),  # noqa: B008
     ) -> None:
@@ -120,7 +130,8 @@ class OpenAIRoles(_OpenAIRecord):
         ]
         if len(set(names)) != len(names):
             raise ValueError(
-                f"content, reasoning and tool calls must be different message fields, got {names}"
+                "content, reasoning and tool calls must be different message fields, "
+                f"got {names}"
             )
         self.content = content
         self.reasoning = reasoning
@@ -148,7 +159,8 @@ def random_call_id() -> str:
 
 
 def call_id_factory(seed: int | None = None) -> Callable[[], str]:
-    """Tool-call ids: random ones, or with `seed` the same sequence every time (tests, reproducible logs)."""
+    """Tool-call ids: random ones, or with `seed` the same sequence every time (tests,
+    reproducible logs)."""
     if seed is None:
         return random_call_id
     import random  # only for reproducible ids: most callers never pay for the import
@@ -158,10 +170,12 @@ def call_id_factory(seed: int | None = None) -> Callable[[], str]:
 
 
 def openai_text(value: Any) -> str | None:
-    """A content or reasoning value as the API carries it: text, or None when there is none.
+    """A content or reasoning value as the API carries it: text, or None when there is
+    none.
 
-    An empty string is None too (the API sends `content: null` rather than `""` beside tool calls); a value
-    that is not text (a field with another content parser, or repeating without `join`) is sent as JSON.
+    An empty string is None too (the API sends `content: null` rather than `""` beside
+    tool calls); a value that is not text (a field with another content parser, or
+    repeating without `join`) is sent as JSON.
     """
     if value is None or value == "":
         return None
@@ -171,7 +185,8 @@ def openai_text(value: Any) -> str | None:
 
 
 def openai_arguments(arguments: Any) -> str:
-    """Tool-call arguments as the API sends them: a JSON string (a string from the model stays as it is)."""
+    """Tool-call arguments as the API sends them: a JSON string (a string from the model
+    stays as it is)."""
     if isinstance(arguments, str):
         return arguments
     return json.dumps(arguments, ensure_ascii=False)
@@ -180,14 +195,16 @@ def openai_arguments(arguments: Any) -> str:
 def openai_call_items(value: Any) -> list[Any]:
     """The tool calls in a tool-call field's value: a list of calls, one call, or None.
 
-    A field with `repeats` and `transform_each` holds one list of calls per region; those are flattened.
+    A field with `repeats` and `transform_each` holds one list of calls per region;
+    those are flattened.
     """
     if value is None:
         return []
     if isinstance(value, dict):
         return [value]
     if not isinstance(value, list):
-        # ValueError, not TypeError: to_openai's documented error for a malformed message.
+        # ValueError, not TypeError: to_openai's documented error for a malformed
+        # message.
         raise ValueError(  # noqa: TRY004
             f"tool calls must be a list of calls, got {type(value).__name__}"
         )
@@ -200,22 +217,26 @@ def openai_call_items(value: Any) -> list[Any]:
 def openai_tool_call(
     call: Any, index: int, new_id: Callable[[], str]
 ) -> dict[str, Any]:
-    """One parsed tool call (`{"type": "function", "function": {"name", "arguments"}}`, or a bare
-    `{"name", "arguments"}`) as an API tool call. Its `id` is the one the model wrote, if the template
-    captured one, else `new_id()`."""
+    """One parsed tool call (`{"type": "function", "function": {"name", "arguments"}}`,
+    or a bare `{"name", "arguments"}`) as an API tool call. Its `id` is the one the
+    model wrote, if the template captured one, else `new_id()`."""
     if not isinstance(call, dict):
-        # ValueError, not TypeError: to_openai's documented error for a malformed message.
-        raise ValueError(f"tool call {index} is {type(call).__name__}, not an object")  # noqa: TRY004
+        # ValueError, not TypeError: to_openai's documented error for a malformed
+        # message.
+        kind = type(call).__name__
+        raise ValueError(f"tool call {index} is {kind}, not an object")  # noqa: TRY004
     function = call.get("function", call)
     if not isinstance(function, dict):
-        # ValueError, not TypeError: to_openai's documented error for a malformed message.
+        # ValueError, not TypeError: to_openai's documented error for a malformed
+        # message.
         raise ValueError(  # noqa: TRY004
             f"tool call {index}: 'function' is {type(function).__name__}, not an object"
         )
     name = function.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError(
-            f"tool call {index} has no function name (keys: {sorted(map(str, function))})"
+            f"tool call {index} has no function name (keys: "
+            f"{sorted(map(str, function))})"
         )
     arguments = (
         openai_arguments(function["arguments"]) if "arguments" in function else "{}"
@@ -238,17 +259,18 @@ def to_openai(
 ) -> dict[str, Any]:
     """A parsed message as an OpenAI chat-completion assistant message.
 
-    Returns `{"role": "assistant", "content", "reasoning_content", "tool_calls"}`: the texts are str or None,
-    `tool_calls` (left out when there are none, as the API does) are `{"id", "type": "function",
-    "function": {"name", "arguments"}}` with `arguments` a JSON string. Ids the model wrote are kept;
-    the others come from `id_factory` (default: random `call_...` ids). Other message keys are dropped.
-    `roles` says which field is which (`rtcompile.openai_roles(template)`; a generated module's default is
-    its template's). `reasoning_key` names the key the reasoning goes under: `"reasoning_content"`,
-    `"reasoning"` (vLLM's server), or both as a tuple; the template's own field (`thinking`, `tool_plan`,
-    ...) is read whatever its name.
+    Returns `{"role": "assistant", "content", "reasoning_content", "tool_calls"}`: the
+    texts are str or None, `tool_calls` (left out when there are none, as the API does)
+    are `{"id", "type": "function", "function": {"name", "arguments"}}` with `arguments`
+    a JSON string. Ids the model wrote are kept; the others come from `id_factory`
+    (default: random `call_...` ids). Other message keys are dropped. `roles` says which
+    field is which (`rtcompile.openai_roles(template)`; a generated module's default is
+    its template's). `reasoning_key` names the key the reasoning goes under:
+    `"reasoning_content"`, `"reasoning"` (vLLM's server), or both as a tuple; the
+    template's own field (`thinking`, `tool_plan`, ...) is read whatever its name.
 
-    Raises:
-        ValueError: a tool call that is not an object or has no function name; an unknown `reasoning_key`.
+    Raises: ValueError: a tool call that is not an object or has no function name; an
+    unknown `reasoning_key`.
     """
     return openai_message(message, roles, id_factory, reasoning_key)
 
@@ -259,7 +281,7 @@ def openai_message(
     id_factory: Callable[[], str] | None,
     reasoning_key: ReasoningKey,
 ) -> dict[str, Any]:
-    """`to_openai` without defaults (what a generated module's own `to_openai` calls)."""
+    """`to_openai` without defaults (what a generated module's `to_openai` calls)."""
     keys = openai_reasoning_keys(reasoning_key)
     new_id = id_factory if id_factory is not None else random_call_id
     content = (

@@ -1,26 +1,29 @@
 """Parser events as OpenAI chat-completion chunk deltas.
 
-`DeltaStream` turns the parser's region events into `choices[0].delta` objects: the role first, then
-reasoning (`reasoning_content`, `reasoning` or both: `reasoning_key`) and `content` text pieces, and each
-tool call (`index`, `id`, `type`, `function`) when its region closes. Accumulated the way OpenAI clients
-do (strings concatenated, tool calls merged by index), the deltas give exactly `to_openai(final_message)`,
-for any chunking of the model output.
+`DeltaStream` turns the parser's region events into `choices[0].delta` objects: the role
+first, then reasoning (`reasoning_content`, `reasoning` or both: `reasoning_key`) and
+`content` text pieces, and each tool call (`index`, `id`, `type`, `function`) when its
+region closes. Accumulated the way OpenAI clients do (strings concatenated, tool calls
+merged by index), the deltas give exactly `to_openai(final_message)`, for any chunking
+of the model output.
 
-The parser only settles a value when its region closes, so text is sent as soon as the final message
-is certain to contain it, and not before:
+The parser only settles a value when its region closes, so text is sent as soon as the
+final message is certain to contain it, and not before:
 
-* a `"stripped"` region's leading whitespace is dropped and its trailing whitespace held back until
-  more text follows (the close-time `str.strip` may remove it);
-* a `join` field's separator is sent when the next region opens (the region will close and be joined);
-* a region whose value only its close knows (another content parser, a transform) is sent at close;
-  a list-valued (repeating, no `join`) text field is sent when the stream finishes.
+* a `"stripped"` region's leading whitespace is dropped and its trailing whitespace held
+  back until more text follows (the close-time `str.strip` may remove it);
+* a `join` field's separator is sent when the next region opens (the region will close
+  and be joined);
+* a region whose value only its close knows (another content parser, a transform) is
+  sent at close; a list-valued (repeating, no `join`) text field is sent when the stream
+  finishes.
 
-A field that does not repeat is replaced by a later region of the same field. By default its first
-region streams live anyway, since that is what models nearly always write and what users want to see
-while the model thinks; if a later region then replaces text already sent, the deltas cannot follow
-(there is no retraction in the protocol) and the field is listed in `DeltaStream.diverged`. With
-`hold_replaceable=True` such fields are sent only when the stream finishes, and the deltas always
-add up to the final message.
+A field that does not repeat is replaced by a later region of the same field. By default
+its first region streams live anyway, since that is what models nearly always write and
+what users want to see while the model thinks; if a later region then replaces text
+already sent, the deltas cannot follow (there is no retraction in the protocol) and the
+field is listed in `DeltaStream.diverged`. With `hold_replaceable=True` such fields are
+sent only when the stream finishes, and the deltas always add up to the final message.
 
 Lifted into generated modules, so it uses the standard library only.
 """
@@ -50,7 +53,8 @@ FinishReason: TypeAlias = (
 
 
 class _OpenAIFieldValue:
-    """A field's value as the parser builds it from region_close events (its `_store` rule)."""
+    """A field's value as the parser builds it from region_close events (its `_store`
+    rule)."""
 
     def __init__(self, field: OpenAIField) -> None:
         self.field = field
@@ -62,7 +66,8 @@ class _OpenAIFieldValue:
     def store(self, value: Any) -> None:
         field = self.field
         if field.join is not None:
-            # What join_value does; a non-string makes the parser raise, so it never reaches a message.
+            # What join_value does; a non-string makes the parser raise, so it never
+            # reaches a message.
             previous = self.value if self.present else None
             self.value = value if previous is None else previous + field.join + value
         elif field.repeats:
@@ -74,7 +79,8 @@ class _OpenAIFieldValue:
         self.present = True
 
     def final(self) -> Any:
-        """The value in the final message (the parser drops empty values of fields without a default)."""
+        """The value in the final message (the parser drops empty values of fields
+        without a default)."""
         if not self.present:
             return None
         value = self.value
@@ -86,7 +92,8 @@ class _OpenAIFieldValue:
 
 
 class _OpenAITextDeltas:
-    """The deltas of one text: `content`, or the reasoning under each of its keys (the same text)."""
+    """The deltas of one text: `content`, or the reasoning under each of its keys (the
+    same text)."""
 
     def __init__(
         self, keys: tuple[str, ...], field: OpenAIField, hold_replaceable: bool
@@ -112,7 +119,8 @@ class _OpenAITextDeltas:
             deltas.append(dict.fromkeys(self.keys, text))
 
     def _certain(self) -> str | None:
-        """The text the final message is certain to start with, up to the open region; None: not known yet."""
+        """The text the final message is certain to start with, up to the open region;
+        None: not known yet."""
         state, field = self.state, self.state.field
         if field.join is not None:
             if state.present and not isinstance(state.value, str):
@@ -127,17 +135,20 @@ class _OpenAITextDeltas:
             or state.regions > 1
             or (state.regions == 0 and state.present)
         ):
-            return None  # a list (sent as JSON at the end), or a value a region may still replace
+            # a list (sent as JSON at the end), or a value a region may still replace
+            return None
         if state.regions == 0 or state.open:
             return ""
         return openai_text(state.final()) or ""
 
     def _region_streams(self) -> bool:
-        """Whether the open region's text is certain to be in the final value as it arrives."""
+        """Whether the open region's text is certain to be in the final value as it
+        arrives."""
         field = self.state.field
         if field.region_text is None:
             return False
-        # A join field's every region; a replacing field's first one, unless replacement is held back.
+        # A join field's every region; a replacing field's first one, unless replacement
+        # is held back.
         return field.join is not None or not (
             field.repeats or self.hold_replaceable or self.state.regions > 1
         )
@@ -151,7 +162,8 @@ class _OpenAITextDeltas:
         if certain.startswith(sent):
             self._send(certain[len(sent) :], deltas)
         else:
-            self.in_sync = False  # only with roles that do not describe the template; finish() reports it
+            # only with roles that do not describe the template; finish() reports it
+            self.in_sync = False
 
     def start(self, deltas: list[dict[str, Any]]) -> None:
         self._sync(deltas)  # a join field's default is certain from the start
@@ -186,7 +198,8 @@ class _OpenAITextDeltas:
         self._sync(deltas)
 
     def finish(self, deltas: list[dict[str, Any]]) -> bool:
-        """Send the rest of the final text; False if what was sent is not a prefix of it."""
+        """Send the rest of the final text; False if what was sent is not a prefix of
+        it."""
         final = openai_text(self.state.final()) or ""
         sent = self._sent_text()
         if not final.startswith(sent):
@@ -196,10 +209,11 @@ class _OpenAITextDeltas:
 
 
 class _OpenAICallDeltas:
-    """The deltas of the tool calls: each call whole, once its region has closed and it is certain; or, when
-    the parser reports open-delimiter captures that name the call, its id, type and name when its region
-    opens and its arguments when it closes. Either way the first delta of every index carries `id`, `type`
-    and `function.name`: clients such as the Vercel AI SDK drop a call whose first delta has no name."""
+    """The deltas of the tool calls: each call whole, once its region has closed and it
+    is certain; or, when the parser reports open-delimiter captures that name the call,
+    its id, type and name when its region opens and its arguments when it closes. Either
+    way the first delta of every index carries `id`, `type` and `function.name`: clients
+    such as the Vercel AI SDK drop a call whose first delta has no name."""
 
     def __init__(
         self, field: OpenAIField, hold_replaceable: bool, new_id: Callable[[], str]
@@ -216,7 +230,8 @@ class _OpenAICallDeltas:
         """The calls the final message is certain to start with; None: not known yet."""
         state, field = self.state, self.state.field
         if field.join is not None:
-            return None  # joining needs strings: the parser raises before there is a message
+            # joining needs strings: the parser raises before there is a message
+            return None
         if field.repeats:
             return openai_call_items(state.final())
         if (
@@ -235,12 +250,15 @@ class _OpenAICallDeltas:
             if announced is not None and announced[0] == index:
                 self.announced = None
                 _, announced_id, announced_name = announced
-                call = openai_tool_call(calls[index], index, lambda: announced_id)  # noqa: B023 - called right here
+                # B023: the lambda is called right here, inside this iteration
+                new_id = lambda: announced_id  # noqa: B023, E731
+                call = openai_tool_call(calls[index], index, new_id)
                 if (call["id"], call["function"]["name"]) != (
                     announced_id,
                     announced_name,
                 ):
-                    self.in_sync = False  # a close-delimiter capture renamed the call: finish() reports it
+                    # a close-delimiter capture renamed the call: finish() reports it
+                    self.in_sync = False
                     return
                 arguments = {"arguments": call["function"]["arguments"]}
                 deltas.append({"tool_calls": [{"index": index, "function": arguments}]})
@@ -252,7 +270,8 @@ class _OpenAICallDeltas:
     def _announce(
         self, captures: Mapping[str, Any], deltas: list[dict[str, Any]]
     ) -> None:
-        """Send the call a region is opening, if its captures name it and every earlier call has been sent."""
+        """Send the call a region is opening, if its captures name it and every earlier
+        call has been sent."""
         field = self.state.field
         name = (
             captures.get(field.name_capture) if field.name_capture is not None else None
@@ -260,7 +279,8 @@ class _OpenAICallDeltas:
         if not isinstance(name, str) or not name or not self.in_sync:
             return
         if len(self.sent) != len(openai_call_items(self.state.final())):
-            return  # earlier calls are not all sent yet: this one's index is not settled
+            # earlier calls are not all sent yet: this one's index is not settled
+            return
         index = len(self.sent)
         captured_id = (
             captures.get(field.id_capture) if field.id_capture is not None else None
@@ -296,8 +316,10 @@ class _OpenAICallDeltas:
             self._send_from(calls, deltas)
         except ValueError:
             if self.state.field.repeats:
-                raise  # appended calls stay in the message, so to_openai fails on it too
-            # A value a later region may still replace with well-formed calls: finish() decides.
+                # appended calls stay in the message, so to_openai fails on it too
+                raise
+            # A value a later region may still replace with well-formed calls: finish()
+            # decides.
 
     def start(self, deltas: list[dict[str, Any]]) -> None:
         # a repeating field's default calls are certain from the start
@@ -318,10 +340,12 @@ class _OpenAICallDeltas:
         self._sync(deltas)
 
     def malformed(self) -> None:
-        """A region that failed to parse (the parser's `recover` option): it adds no call."""
+        """A region that failed to parse (the parser's `recover` option): it adds no
+        call."""
         self.state.open = False
         if self.announced is not None:
-            self.in_sync = False  # the announced call will not be in the message: finish() reports it
+            # the announced call will not be in the message: finish() reports it
+            self.in_sync = False
 
     def finish(self, deltas: list[dict[str, Any]]) -> bool:
         calls = openai_call_items(self.state.final())
@@ -334,13 +358,15 @@ class _OpenAICallDeltas:
 class DeltaStream:
     """Chat-completion chunk deltas from a parser's events.
 
-    Feed it the events the parser returns (its `initial_events` first, then those of every `feed`), and
-    at the end those of `finalize`, with `finish`. Each call returns the deltas the events caused; once
-    finished, `finish_reason` is `"tool_calls"` if a tool call was sent, `"length"` if the caller says the
-    generation was cut (`truncated=True`), else `"stop"`. `roles` must describe the template (build it
-    with `rtcompile.openai_roles`); tool-call ids the model did not write come from `id_factory`. The
-    reasoning goes under `reasoning_key`: `"reasoning_content"`, `"reasoning"`, or both as a tuple (each
-    reasoning delta then carries the same text under both keys).
+    Feed it the events the parser returns (its `initial_events` first, then those of
+    every `feed`), and at the end those of `finalize`, with `finish`. Each call returns
+    the deltas the events caused; once finished, `finish_reason` is `"tool_calls"` if a
+    tool call was sent, `"length"` if the caller says the generation was cut
+    (`truncated=True`), else `"stop"`. `roles` must describe the template (build it with
+    `rtcompile.openai_roles`); tool-call ids the model did not write come from
+    `id_factory`. The reasoning goes under `reasoning_key`: `"reasoning_content"`,
+    `"reasoning"`, or both as a tuple (each reasoning delta then carries the same text
+    under both keys).
     """
 
     def __init__(
@@ -421,7 +447,7 @@ class DeltaStream:
     def finish(
         self, final_events: Iterable[Mapping[str, Any]] = (), *, truncated: bool = False
     ) -> list[dict[str, Any]]:
-        """The deltas of `finalize`'s events and whatever the final message still adds."""
+        """The deltas of `finalize`'s events and what the final message still adds."""
         deltas = self.feed(final_events)
         for text in self._texts.values():
             if not text.finish(deltas):
@@ -457,10 +483,12 @@ def chat_completion_chunk(
 
 
 class ChatCompletionChunks:
-    """`DeltaStream` wrapped into full `chat.completion.chunk` dicts, as an OpenAI-compatible server sends them.
+    """`DeltaStream` wrapped into full `chat.completion.chunk` dicts, as an
+    OpenAI-compatible server sends them.
 
-    Every delta becomes one chunk; `finish` ends with a chunk whose delta is empty and whose
-    `finish_reason` is set. `completion_id` defaults to a random `chatcmpl-...`, `created` to now.
+    Every delta becomes one chunk; `finish` ends with a chunk whose delta is empty and
+    whose `finish_reason` is set. `completion_id` defaults to a random `chatcmpl-...`,
+    `created` to now.
     """
 
     def __init__(

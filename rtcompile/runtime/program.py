@@ -1,15 +1,18 @@
-"""What the streaming engine is given for one template: the plan's tables and the backend's functions.
+"""What the streaming engine is given for one template: the plan's tables and the
+backend's functions.
 
-The engine (`rtcompile.runtime.engine`) holds the reference's region rules once; everything it needs
-to know about one template arrives as one `ParserProgram`:
+The engine (`rtcompile.runtime.engine`) holds the reference's region rules once;
+everything it needs to know about one template arrives as one `ParserProgram`:
 
-* `Tables`, plain data the plan derives from the template (`rtcompile.plan.ParserPlan.tables`): the
-  interpreter passes the plan's record, a generated module writes the same record as a literal;
-* the functions a backend supplies: a scanner per parser state, a handler per field, the start
-  anchor's search, the conversion of Python-function tools and the patterns' first-use compilation.
+* `Tables`, plain data the plan derives from the template
+  (`rtcompile.plan.ParserPlan.tables`): the interpreter passes the plan's record, a
+  generated module writes the same record as a literal;
+* the functions a backend supplies: a scanner per parser state, a handler per field, the
+  start anchor's search, the conversion of Python-function tools and the patterns'
+  first-use compilation.
 
-Both records take keyword arguments only and have no defaults, so a field added here is a type error
-wherever a backend does not supply it.
+Both records take keyword arguments only and have no defaults, so a field added here is
+a type error wherever a backend does not supply it.
 """
 
 import _thread
@@ -19,24 +22,28 @@ from typing import Any, TypeAlias
 from rtcompile.runtime.protocol import FunctionSchema
 from rtcompile.runtime.types import FieldName
 
-# A scanner's answer: (which, start, end, groups, hold). `which` indexes the state's watch list (-1:
-# nothing committable), `start`/`end` span the match, `groups` are its named captures, and `hold` is
-# where text that a pending delimiter may still claim begins (`len(buffer)` when nothing is pending).
-# (The aliases are strings because generated modules import `typing` for the type checker only.)
+# A scanner's answer: (which, start, end, groups, hold). `which` indexes the state's
+# watch list (-1: nothing committable), `start`/`end` span the match, `groups` are its
+# named captures, and `hold` is where text that a pending delimiter may still claim
+# begins (`len(buffer)` when nothing is pending). (The aliases are strings because
+# generated modules import `typing` for the type checker only.)
 ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
-# A parser state's scanner: (buffer, scan position, whether the stream has ended, memo) -> its answer.
-# At the end of the stream the buffer no longer changes and the scan position only moves on, so a
-# scanner may remember in `memo` (the program's `memo_slots` entries, fresh for each end-of-stream
-# pass) where a search found its next match, or that it found none, instead of searching again.
+# A parser state's scanner: (buffer, scan position, whether the stream has ended, memo)
+# -> its answer. At the end of the stream the buffer no longer changes and the scan
+# position only moves on, so a scanner may remember in `memo` (the program's
+# `memo_slots` entries, fresh for each end-of-stream pass) where a search found its next
+# match, or that it found none, instead of searching again.
 Scanner: TypeAlias = "Callable[[str, int, bool, list[Any]], ScanResult]"
 # A field's handler: (the closed region's body, its captures) -> the field's value.
 Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
 
 
 class Tables:
-    """The template's tables, as the engine reads them (derived by the plan, never by a backend)."""
+    """The template's tables, as the engine reads them (derived by the plan, never by a
+    backend)."""
 
-    # In the order a generated module writes them (by field, then by state, then the rest): not sorted.
+    # In the order a generated module writes them (by field, then by state, then the
+    # rest): not sorted.
     __slots__ = (  # noqa: RUF023
         "names",
         "dirty",
@@ -88,10 +95,12 @@ class Tables:
 
 
 class ParserProgram:
-    """One template, ready for the engine: its tables and the functions its backend plugs in.
+    """One template, ready for the engine: its tables and the functions its backend
+    plugs in.
 
-    `compile_patterns` runs once, before the first parser starts: generated modules compile
-    their patterns on first use rather than at import (some translated classes are slow to compile).
+    `compile_patterns` runs once, before the first parser starts: generated modules
+    compile their patterns on first use rather than at import (some translated classes
+    are slow to compile).
     """
 
     # The constructor's order: not sorted.
@@ -127,8 +136,9 @@ class ParserProgram:
             memo_slots  # what the scanners remember at the end of the stream
         )
         self._compile_patterns = compile_patterns
-        # First use may come from many threads at once: one compiles, the others wait for it.
-        # (`_thread` rather than `threading`, which costs a module import for one lock.)
+        # First use may come from many threads at once: one compiles, the others wait
+        # for it. (`_thread` rather than `threading`, which costs a module import for
+        # one lock.)
         self._lock = _thread.allocate_lock()
 
     def prepare(self) -> None:
@@ -142,7 +152,8 @@ class ParserProgram:
 
 
 def after_last_anchor(anchor: Any, prefix: str) -> str | None:
-    """The prompt after the last (non-overlapping) match of the start anchor; None if it never matches.
+    """The prompt after the last (non-overlapping) match of the start anchor; None if it
+    never matches.
 
     `anchor` is a compiled pattern (`re` or `regex`)."""
     last_end = None

@@ -1,5 +1,5 @@
-"""Delimiter searches and hold-back decisions used by generated scanners (the interpreter gets them
-from `regex`)."""
+"""Delimiter searches and hold-back decisions used by generated scanners (the
+interpreter gets them from `regex`)."""
 
 import re
 from collections.abc import Iterable, Iterator
@@ -7,14 +7,15 @@ from typing import Any, Final
 
 
 def literal_hold(buf: str, pos: int, literal: str) -> int:
-    """Where held-back text starts for a literal delimiter that does not occur in `buf[pos:]`.
+    """Where held-back text starts for a literal delimiter that does not occur in
+    `buf[pos:]`.
 
-    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of `literal` (it
-    may become the delimiter when more text arrives), or `len(buf)` when there is none. Candidates
-    are the occurrences of the literal's first character in the last `len(literal) - 1` characters,
-    leftmost (longest) first, each checked in one comparison; a literal that keeps producing failed
-    candidates (`aaaa...b` against `aaaa`) is finished with KMP, so the cost stays linear in the
-    literal's length.
+    That is the start of the longest suffix of `buf[pos:]` that is a proper prefix of
+    `literal` (it may become the delimiter when more text arrives), or `len(buf)` when
+    there is none. Candidates are the occurrences of the literal's first character in
+    the last `len(literal) - 1` characters, leftmost (longest) first, each checked in
+    one comparison; a literal that keeps producing failed candidates (`aaaa...b` against
+    `aaaa`) is finished with KMP, so the cost stays linear in the literal's length.
     """
     n = len(buf)
     start = max(pos, n - len(literal) + 1)
@@ -29,22 +30,24 @@ def literal_hold(buf: str, pos: int, literal: str) -> int:
     return n if at < 0 else n - _longest_prefix_suffix(buf, at, literal)
 
 
-# In a long buffer, literals are searched by jumping between occurrences of their first character: a
-# one-character `str.find` runs at memory speed (memchr), where a longer needle costs about 0.4 ns a
-# character and an alternation or a literal-prefixed pattern in `re` about as much, comparable to a
-# long parse's own work. The jumps cost a few calls each, so they pay from this many characters on...
+# In a long buffer, literals are searched by jumping between occurrences of their first
+# character: a one-character `str.find` runs at memory speed (memchr), where a longer
+# needle costs about 0.4 ns a character and an alternation or a literal-prefixed pattern
+# in `re` about as much, comparable to a long parse's own work. The jumps cost a few
+# calls each, so they pay from this many characters on...
 LONG_SCAN: Final = 8192
-# ...and from this many for a pattern that opens with an optional part or an alternation, which `re`
-# runs in full at every position.
+# ...and from this many for a pattern that opens with an optional part or an
+# alternation, which `re` runs in full at every position.
 LONG_UNPREFIXED_SCAN: Final = 1024
-# A candidate costs about as much as this many characters of a plain search: once they come more
-# densely than that, the rest is left to one plain search.
+# A candidate costs about as much as this many characters of a plain search: once they
+# come more densely than that, the rest is left to one plain search.
 _CANDIDATE_COST: Final = 256
 
 
 def find_literal(buf: str, literal: str, pos: int) -> int:
-    """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's first
-    character are candidates, each checked with one comparison, until they prove dense."""
+    """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's
+    first character are candidates, each checked with one comparison, until they prove
+    dense."""
     head = literal[0]
     at = buf.find(head, pos)
     probes = 0
@@ -64,23 +67,26 @@ def search_literals(
     literals: Iterable[str],
     last: int,
 ) -> re.Match[str] | None:
-    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where `pattern` is the alternation of
-    `literals`, none of which contains another, and `heads` their first characters; a match that
-    starts after `last` may be given as no match (the caller has a better one there).
+    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where `pattern` is the
+    alternation of `literals`, none of which contains another, and `heads` their first
+    characters; a match that starts after `last` may be given as no match (the caller
+    has a better one there).
 
-    A match can only start at a head: while heads are rare, each is tried with `match` (at one
-    position, `match` picks the alternative `search` would). Once they prove dense the rest is left
-    to `re` when the literals share their head (it scans for their common prefix), else to
-    `str.find` per literal (`re` would try the alternation at every head, several times slower),
-    the leftmost occurrence winning. Both are searched in windows of growing width (see
-    `_candidates`), so a head or literal that does not occur is searched for only about as far as
-    the match, not to the end of the buffer at every scan (quadratic in the number of regions)."""
+    A match can only start at a head: while heads are rare, each is tried with `match`
+    (at one position, `match` picks the alternative `search` would). Once they prove
+    dense the rest is left to `re` when the literals share their head (it scans for
+    their common prefix), else to `str.find` per literal (`re` would try the alternation
+    at every head, several times slower), the leftmost occurrence winning. Both are
+    searched in windows of growing width (see `_candidates`), so a head or literal that
+    does not occur is searched for only about as far as the match, not to the end of the
+    buffer at every scan (quadratic in the number of regions)."""
     n = min(len(buf), last + 1)  # where matches may start
     at = _dense_from(pattern, buf, pos, n, tuple(heads))
     if isinstance(at, re.Match) or at is None:
         return at
     if len(heads) == 1:
-        # a match starting before `n` ends before this (and no literal is cut short by it)
+        # a match starting before `n` ends before this (and no literal is cut short by
+        # it)
         return pattern.search(buf, at, n - 1 + max(map(len, literals)))
     width = _FIRST_WINDOW
     while at < n:
@@ -101,11 +107,12 @@ def search_literals(
 def search_from_starts(
     pattern: re.Pattern[str], buf: str, pos: int, starts: tuple[str, ...]
 ) -> re.Match[str] | None:
-    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where every match of `pattern` starts with
-    one of `starts`: only where one occurs can a match start, and `match` there is the attempt
-    `search` makes there (assertions see the whole string either way). `re` would run the whole
-    pattern at every position of a pattern that opens with an optional part; candidates are tried
-    left to right until they prove dense, then the rest is left to `re`."""
+    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where every match of `pattern`
+    starts with one of `starts`: only where one occurs can a match start, and `match`
+    there is the attempt `search` makes there (assertions see the whole string either
+    way). `re` would run the whole pattern at every position of a pattern that opens
+    with an optional part; candidates are tried left to right until they prove dense,
+    then the rest is left to `re`."""
     at = _dense_from(pattern, buf, pos, len(buf), starts)
     if isinstance(at, re.Match) or at is None:
         return at
@@ -115,10 +122,10 @@ def search_from_starts(
 def _dense_from(
     pattern: re.Pattern[str], buf: str, pos: int, end: int, needles: tuple[str, ...]
 ) -> re.Match[str] | int | None:
-    """`pattern.match` tried where one of `needles` starts in `buf[pos:end]`, left to right: the
-    first match; None when there is none; or, once candidates prove dense (more than a few, closer
-    together than a candidate's cost in plain search), the position from which no candidate has
-    been tried, for the caller's plain search."""
+    """`pattern.match` tried where one of `needles` starts in `buf[pos:end]`, left to
+    right: the first match; None when there is none; or, once candidates prove dense
+    (more than a few, closer together than a candidate's cost in plain search), the
+    position from which no candidate has been tried, for the caller's plain search."""
     if len(needles) == 1:
         return _dense_from_one(pattern, buf, pos, end, needles[0])
     for probes, candidate in enumerate(_candidates(buf, pos, end, needles), start=1):
@@ -133,8 +140,9 @@ def _dense_from(
 def _dense_from_one(
     pattern: re.Pattern[str], buf: str, pos: int, end: int, needle: str
 ) -> re.Match[str] | int | None:
-    """`_dense_from` for one needle (most states' literals share their first character), as one
-    loop: it runs once per candidate, and a one-shot parse of a text full of `<` tries many."""
+    """`_dense_from` for one needle (most states' literals share their first character),
+    as one loop: it runs once per candidate, and a one-shot parse of a text full of `<`
+    tries many."""
     at, width, probes = pos, _FIRST_WINDOW, 0
     while at < end:
         stop = min(end, at + width)
@@ -159,9 +167,10 @@ def _dense_from_one(
 def _candidates(
     buf: str, pos: int, end: int, needles: tuple[str, ...]
 ) -> Iterator[int]:
-    """The positions in `buf[pos:end]` where one of `needles` starts, left to right. Searched in
-    windows of growing width, each taking up where the previous one stopped: the search goes only
-    about twice as far as the last position taken, however far the next occurrence is."""
+    """The positions in `buf[pos:end]` where one of `needles` starts, left to right.
+    Searched in windows of growing width, each taking up where the previous one stopped:
+    the search goes only about twice as far as the last position taken, however far the
+    next occurrence is."""
     at = pos
     width = _FIRST_WINDOW
     while at < end:
@@ -174,9 +183,11 @@ def _candidates(
                 break
             yield candidate
             found = [
-                buf.find(needle, candidate + 1, stop + len(needle) - 1)
-                if i == candidate
-                else i
+                (
+                    buf.find(needle, candidate + 1, stop + len(needle) - 1)
+                    if i == candidate
+                    else i
+                )
                 for needle, i in zip(needles, found, strict=True)
             ]
         at = stop
@@ -184,10 +195,11 @@ def _candidates(
 
 
 def lead_start(buf: str, pos: int, end: int, lead: frozenset[str]) -> int:
-    """The earliest start of a match whose text before a string found at `end` comes from `lead`:
-    the start of the run of `lead` characters that ends there, no earlier than `pos`. A match
-    starting before it would run through the character that ends the run. A run longer than a
-    few dozen characters gives `pos` (searching it costs about what walking it back would)."""
+    """The earliest start of a match whose text before a string found at `end` comes
+    from `lead`: the start of the run of `lead` characters that ends there, no earlier
+    than `pos`. A match starting before it would run through the character that ends the
+    run. A run longer than a few dozen characters gives `pos` (searching it costs about
+    what walking it back would)."""
     start = end
     while start > pos and buf[start - 1] in lead:
         start -= 1
@@ -197,19 +209,22 @@ def lead_start(buf: str, pos: int, end: int, lead: frozenset[str]) -> int:
 
 
 def literal_set_hold(buf: str, pos: int, literals: Iterable[str]) -> int:
-    """`literal_hold` for a set of literals, none of which occurs in `buf[pos:]`: the leftmost hold."""
+    """`literal_hold` for a set of literals, none of which occurs in `buf[pos:]`: the
+    leftmost hold."""
     return min(literal_hold(buf, pos, literal) for literal in literals)
 
 
 _DIRECT_CANDIDATES: Final = 8
 _LONG_LEAD: Final = 64
-# The first window of `search_literals`: a few calls per literal cost about as much as a search this long.
+# The first window of `search_literals`: a few calls per literal cost about as much as a
+# search this long.
 _FIRST_WINDOW: Final = 4096
 _FAILURE_TABLES: dict[str, list[int]] = {}
 
 
 def _longest_prefix_suffix(buf: str, start: int, literal: str) -> int:
-    """The length of the longest prefix of `literal` that is a suffix of `buf[start:]` (shorter than it)."""
+    """The length of the longest prefix of `literal` that is a suffix of `buf[start:]`
+    (shorter than it)."""
     failure = _FAILURE_TABLES.get(literal)
     if failure is None:
         failure = _FAILURE_TABLES[literal] = _failure_table(literal)
@@ -223,7 +238,8 @@ def _longest_prefix_suffix(buf: str, start: int, literal: str) -> int:
 
 
 def _failure_table(literal: str) -> list[int]:
-    """KMP: for each prefix of `literal`, the length of its longest proper prefix that is also its suffix."""
+    """KMP: for each prefix of `literal`, the length of its longest proper prefix that
+    is also its suffix."""
     table = [0] * len(literal)
     matched = 0
     for index in range(1, len(literal)):
@@ -240,12 +256,13 @@ FORGOTTEN: Final = object()
 
 
 def recall(memo: list[Any], slot: int, start: int) -> Any:
-    """What an end-of-stream search from `start` finds, as remembered in `memo[slot]` (a pair: where
-    the last search started, and its match or None), or `FORGOTTEN`.
+    """What an end-of-stream search from `start` finds, as remembered in `memo[slot]` (a
+    pair: where the last search started, and its match or None), or `FORGOTTEN`.
 
-    At the end of the stream the buffer no longer changes and searches only move on, so a search
-    that started no later and found nothing, or found a match starting at or after `start`, still
-    answers: a one-shot parse does not search the rest of its output again for each region."""
+    At the end of the stream the buffer no longer changes and searches only move on, so
+    a search that started no later and found nothing, or found a match starting at or
+    after `start`, still answers: a one-shot parse does not search the rest of its
+    output again for each region."""
     remembered = memo[slot]
     if remembered is None:
         return FORGOTTEN
@@ -256,8 +273,9 @@ def recall(memo: list[Any], slot: int, start: int) -> Any:
 
 
 def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> int:
-    """`buf.find(literal, pos)` at the end of the stream, remembered in `memo[slot]` (see `recall`):
-    an occurrence at or after `pos`, or none found from an earlier position, still answers."""
+    """`buf.find(literal, pos)` at the end of the stream, remembered in `memo[slot]`
+    (see `recall`): an occurrence at or after `pos`, or none found from an earlier
+    position, still answers."""
     at: int | None = memo[slot]
     if at is None or 0 <= at < pos:
         long = len(buf) - pos >= LONG_SCAN
@@ -274,11 +292,12 @@ def search_before_end(
     pos: int,
     final_newline: bool,
 ) -> re.Match[str] | None:
-    """`full.search(buf, pos)` for a pattern some of whose branches match only at the end of the
-    text (`</think>|$`: `rtcompile.regex.translate.translate_before_end`), without `re` trying those
-    branches at every position: before the first position where one of them can match (the end,
-    or with `final_newline` before a newline that ends the text), the other branches (`branches`)
-    decide alone, in their order; there, the whole pattern does."""
+    """`full.search(buf, pos)` for a pattern some of whose branches match only at the
+    end of the text (`</think>|$`: `rtcompile.regex.translate.translate_before_end`),
+    without `re` trying those branches at every position: before the first position
+    where one of them can match (the end, or with `final_newline` before a newline that
+    ends the text), the other branches (`branches`) decide alone, in their order; there,
+    the whole pattern does."""
     n = len(buf)
     end = n - 1 if final_newline and pos < n and buf[-1] == "\n" else n
     if branches is not None:
@@ -294,9 +313,10 @@ def search_before_end(
 def regex_can_grow(pattern: re.Pattern[str], buf: str, m: re.Match[str]) -> bool:
     """Whether a complete regex match could still change when the stream goes on.
 
-    A match that reaches the end of the buffer can always grow (or, if empty, only be real at the
-    true end). One that ends earlier may still lean on the end of input (`$`, `\\Z` inside a
-    lookahead): it is final only if it survives the buffer being extended by a plain character.
+    A match that reaches the end of the buffer can always grow (or, if empty, only be
+    real at the true end). One that ends earlier may still lean on the end of input
+    (`$`, `\\Z` inside a lookahead): it is final only if it survives the buffer being
+    extended by a plain character.
     """
     if m.end() == len(buf):
         return True

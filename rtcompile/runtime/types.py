@@ -1,8 +1,9 @@
 """The message and event types, in their template-independent form.
 
-The interpreter uses these. A generated module does not lift them: it defines its own `Message`,
-`Event` and `FieldName` with the template's exact keys and field names (TypedDicts and Literals), so
-the engine code lifted next to them is type-checked against that one template.
+The interpreter uses these. A generated module does not lift them: it defines its own
+`Message`, `Event` and `FieldName` with the template's exact keys and field names
+(TypedDicts and Literals), so the engine code lifted next to them is type-checked
+against that one template.
 """
 
 from typing import Any, TypeAlias

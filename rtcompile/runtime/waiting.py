@@ -1,13 +1,15 @@
-"""The engine for templates whose scanners may wait: streaming that stays linear where the reference
-holds everything back.
+"""The engine for templates whose scanners may wait: streaming that stays linear where
+the reference holds everything back.
 
 A pattern that opens with `.*?` and needs a string somewhere after its start
-(`(?=[\\s\\S]*?</think>)`: reasoning that opens only once its close is in sight) partially matches at
-the scan position until that string arrives, so the reference holds back everything from there, and
-rescans all of it on every chunk. While the string is absent nothing in that parser state can be
-committed (`rtcompile.strategies.Strategy.awaits`), so the scanner says `WAITING` and this parser
-keeps new text without scanning it, looking only for the string in what arrives. When it arrives,
-or the stream ends, everything kept is scanned once, as the reference would have.
+(`(?=[\\s\\S]*?</think>)`: reasoning that opens only once its close is in sight)
+partially matches at the scan position until that string arrives, so the reference holds
+back everything from there, and rescans all of it on every chunk. While the string is
+absent nothing in that parser state can be committed
+(`rtcompile.strategies.Strategy.awaits`), so the scanner says `WAITING` and this parser
+keeps new text without scanning it, looking only for the string in what arrives. When it
+arrives, or the stream ends, everything kept is scanned once, as the reference would
+have.
 
 Lifted only into modules whose plan awaits a string (their `ResponseParser` derives from
 `WaitingParser`).
@@ -18,9 +20,9 @@ from rtcompile.runtime.types import Event, Message
 
 
 class Wait:
-    """Text kept while a parser state awaits a string: new text is looked at only for the string (with
-    the few characters before it that could begin it), and kept in blocks like a region's body, so
-    that waiting costs no more than the text."""
+    """Text kept while a parser state awaits a string: new text is looked at only for
+    the string (with the few characters before it that could begin it), and kept in
+    blocks like a region's body, so that waiting costs no more than the text."""
 
     __slots__ = ("awaited", "blocks", "chunks", "tail")
 
@@ -32,7 +34,8 @@ class Wait:
         self.blocks: list[str] = []
 
     def arrived(self, text: str) -> bool:
-        """Whether the awaited string occurs once `text` is added; if not, `text` is kept."""
+        """Whether the awaited string occurs once `text` is added; if not, `text` is
+        kept."""
         window = self.tail + text
         if self.awaited in window:
             return True
@@ -57,18 +60,21 @@ class WaitingParser(StreamingParser):
         wait = self._wait
         if wait is not None and not self._finalized:
             if not wait.arrived(text):
-                return []  # nothing can be committed yet: the text is kept, nothing scanned
+                # nothing can be committed yet: the text is kept, nothing scanned
+                return []
             self._wait = None
             text = wait.text() + text
         return StreamingParser.feed(self, text)
 
     def finalize(self) -> tuple[Message, list[Event]]:
-        """End of generation: flush what is held back, close the open region, return the message."""
+        """End of generation: flush what is held back, close the open region, return the
+        message."""
         self._stop_waiting()
         return StreamingParser.finalize(self)
 
     def parse_complete(self, text: str) -> Message:
-        """`feed(text)` then `finalize()`'s message (see `StreamingParser.parse_complete`)."""
+        """`feed(text)` then `finalize()`'s message (see
+        `StreamingParser.parse_complete`)."""
         self._stop_waiting()
         return StreamingParser.parse_complete(self, text)
 

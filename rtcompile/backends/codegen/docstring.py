@@ -70,7 +70,7 @@ def module_docstring(
 ) -> str:
     """The docstring's text, without its quotes (every line within `LINE_LENGTH` columns)."""
     paragraphs = [
-        f"Streaming response parser compiled by rtcompile from {_in_docstring(escaped_name(source_name))}.",
+        f"Response parser compiled by rtcompile from {_in_docstring(escaped_name(source_name))}.",
         "What the model writes, as the template reads it:",
         "\n".join(_field_line(f) for f in template.fields),
         _prompt_paragraph(template),

@@ -114,8 +114,10 @@ def _extend_pending_run(
         with out.block(f"if self._fast and self._state == {state.index} and not {busy}.search(text):"):
             out.comment(f"held back, if anything: a run that may still begin {format_path(run.owner.where)}")
             out.line(f"held = {pending}")
-            pure = f"not held or self._run_pending or not {breaks}.search(self._buffer, self._pos)"
-            with out.block(f"if {pure}:"):
+            with out.block("if held and not self._run_pending:"):
+                out.comment("checked once: is what is held back such a run?")
+                out.line(f"self._run_pending = not {breaks}.search(self._buffer, self._pos)")
+            with out.block("if not held or self._run_pending:"):
                 out.line(f"last = {last_break}.match(text)")
                 with out.block("if last is None:  # the run goes on"):
                     out.line("self._run_pending = True")

@@ -12,11 +12,17 @@ nested to any depth):
   the closing bracket;
 * if not, each comma-separated member gets a line of its own, with a trailing comma added, and each
   member is laid out by the same rule; a lone member without a comma is laid out by the rule as is;
+* a block header (`if`, `elif`, `while`) whose condition has a top-level `or` (else `and`), twice
+  or more or without closing brackets at its end: the condition in parentheses, on one line inside them if it fits, else an operand a line, the
+  operator leading the line;
 * an assignment (or `return`) of one conditional expression goes in parentheses: on one line inside
   them if it fits, else the value, `if ...` and `else ...` on a line each;
 * an assignment of a value with no bracket to split (a string, a name, `f()`) goes in parentheses
   on a line of its own when that makes it fit;
-* a line that cannot be split (a long string, empty brackets) stays as it is.
+* a string literal too long for any line (a pattern in `TEMPLATE`) is written as consecutive
+  literals, a line each: as the value of an assignment, a dict entry or a keyword argument in
+  parentheses, as a lone member without;
+* a line that cannot be split otherwise (empty brackets) stays as it is.
 
 String literals get ruff's preferred quotes (`string_literal`), widths count East Asian wide
 characters as two columns, as ruff does. `tests/test_layout.py` checks all of this against ruff
@@ -25,6 +31,8 @@ itself, on the bundled templates' modules and on random statements.
 
 from __future__ import annotations
 
+import ast
+import itertools
 import keyword
 import re
 import unicodedata
@@ -37,7 +45,9 @@ INDENT = "    "
 # brackets, commas or words they contain), brackets, commas, the start of a comment, an assignment's
 # ` = ` and a conditional's ` if ` / ` else `. Single-line strings only: the generator never writes a
 # triple-quoted string inside a statement it lays out.
-_TOKENS = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[()\[\]{},#]| = | if | else """)
+_TOKENS = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[()\[\]{},#]| = | if | else | and | or """)
+# The header of a block whose condition may be split at its boolean operators.
+_CONDITION_HEADER = re.compile(r" *(?:if|elif|while) (?=.*:\Z)")
 _OPENING = {"(": ")", "[": "]", "{": "}"}
 # The word or closing bracket just before an opening parenthesis: a name or a closing bracket there
 # makes it a call, a keyword (`return (x,)`) or an operator a tuple.
@@ -80,6 +90,9 @@ def lay_out(line: str) -> list[str]:
         return [line]  # a comment, or brackets that do not pair up: nothing the generator writes
     indent = line[: len(line) - len(line.lstrip(" "))]
     is_def = line.lstrip().startswith(("def ", "async def "))
+    operands = structure.condition_operands()
+    if operands is not None:
+        return _condition_lines(line, indent, operands)
     conditional = structure.conditional_value()
     if conditional is not None:
         return _conditional_lines(line, indent, *conditional)
@@ -87,6 +100,9 @@ def lay_out(line: str) -> list[str]:
     if value is not None and width(indent + INDENT + line[value:]) <= LINE_LENGTH:
         # `target = <one long atom>`: the value goes in parentheses, on a line of its own
         return [f"{line[:value]}(", indent + INDENT + line[value:], f"{indent})"]
+    if value is not None and _STRING.fullmatch(line, value):
+        # `target = <a string too long for any line>`: pieces of it, in parentheses
+        return [f"{line[:value]}(", *_string_pieces(line[value:], indent + INDENT, ""), f"{indent})"]
     return structure.lay(len(indent), len(line), structure.root.pairs, indent, "", is_def=is_def)
 
 
@@ -98,6 +114,48 @@ def _conditional_lines(line: str, indent: str, value: int, if_at: int, else_at: 
         return [f"{line[:value]}(", inner + line[value:], f"{indent})"]
     parts = [line[value:if_at], line[if_at + 1 : else_at], line[else_at + 1 :]]
     return [f"{line[:value]}(", *(piece for part in parts for piece in lay_out(inner + part)), f"{indent})"]
+
+
+# A string literal, alone or as a dict entry's value or a keyword argument: what a member too long for
+# its line is when it has no bracket to split at.
+_STRING = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'""")
+_STRING_MEMBER = re.compile(rf"(?P<lead>(?:{_STRING.pattern}|\w+)(?:: |=))?(?P<string>{_STRING.pattern})")
+
+
+def _string_member_lines(member: str, indent: str, trailing: str) -> list[str] | None:
+    """A member that is one string literal too long for its line, written as consecutive literals on
+    lines of their own (in parentheses after a key or keyword); None for any other member. black and
+    ruff both keep this form as it is."""
+    found = _STRING_MEMBER.fullmatch(member)
+    if found is None:
+        return None
+    lead, string = found.group("lead"), found.group("string")
+    if lead is None:
+        return _string_pieces(string, indent, trailing)
+    return [f"{indent}{lead}(", *_string_pieces(string, indent + INDENT, ""), f"{indent}){trailing}"]
+
+
+def _string_pieces(string: str, indent: str, trailing: str) -> list[str]:
+    """The string literal `string` as consecutive literals, each on a line of `indent` that fits."""
+    value = ast.literal_eval(string)
+    assert isinstance(value, str)  # the literals the generator writes are plain strings
+    pieces = split_string(value, LINE_LENGTH - width(indent))
+    return [*(indent + piece for piece in pieces[:-1]), indent + pieces[-1] + trailing]
+
+
+def _condition_lines(line: str, indent: str, operands: list[str]) -> list[str]:
+    """`if a and b and c:` with the condition in parentheses: on one line inside them if it fits
+    there, else an operand a line (each laid out by the same rules), the operator leading all but
+    the first. The one form black and ruff both keep."""
+    head, _, _ = line.lstrip(" ").partition(" ")
+    inner = indent + INDENT
+    lines = [f"{indent}{head} ("]
+    condition = " ".join(operands)
+    if width(inner + condition) <= LINE_LENGTH:
+        return [*lines, inner + condition, f"{indent}):"]
+    for operand in operands:
+        lines += lay_out(inner + operand)
+    return [*lines, f"{indent}):"]
 
 
 def import_lines(indent: str, module: str, names: list[str]) -> list[str]:
@@ -117,6 +175,7 @@ class _Pair:
     commas: list[int] = field(default_factory=list)  # indexes of its own commas (not nested ones)
     assignments: list[int] = field(default_factory=list)  # indexes of its own ` = ` (the root's only)
     conditions: list[tuple[int, str]] = field(default_factory=list)  # its own ` if ` / ` else `
+    operators: list[tuple[int, str]] = field(default_factory=list)  # its own ` and ` / ` or `
     pairs: list[_Pair] = field(default_factory=list)  # pairs directly inside, in order
 
 
@@ -145,6 +204,8 @@ class _Structure:
                 stack[-1].assignments.append(at)
             elif text in (" if ", " else "):
                 stack[-1].conditions.append((at, text))
+            elif text in (" and ", " or "):
+                stack[-1].operators.append((at, text))
             elif text == "#":
                 return None
         return cls(line, root) if len(stack) == 1 else None
@@ -163,6 +224,22 @@ class _Structure:
         if [text for _, text in words] != [" if ", " else "]:
             return None
         return start, words[0][0], words[1][0]
+
+    def condition_operands(self) -> list[str] | None:
+        """The operands of an `if`, `elif` or `while` header's condition, split at its top-level
+        `or` (else `and`), the operator kept at the start of each but the first; None for any other
+        line, or a condition without such an operator."""
+        header = _CONDITION_HEADER.match(self.line)
+        operators = self.root.operators
+        if header is None or not operators:
+            return None
+        weakest = " or " if any(text == " or " for _, text in operators) else " and "
+        cuts = [at for at, text in operators if text == weakest]
+        if len(cuts) == 1 and self.line[-2] in ")]}":
+            return None  # `if a and f(...):` splits at its last brackets instead, as both formatters do
+        bounds = [header.end(), *cuts, len(self.line) - 1]
+        operands = [self.line[first:last].strip() for first, last in itertools.pairwise(bounds)]
+        return operands
 
     def unsplittable_value(self) -> int | None:
         """Where the value of an assignment starts, if no bracket of it can be split (a string, a
@@ -191,8 +268,10 @@ class _Structure:
         comma that explosion added)."""
         line = self.line
         text = indent + line[start:end] + trailing
-        if not inside or width(text) <= LINE_LENGTH:
+        if width(text) <= LINE_LENGTH:
             return [text]
+        if not inside:
+            return _string_member_lines(line[start:end], indent, trailing) or [text]
         pair = inside[0] if is_def else inside[-1]
         body = line[pair.opening + 1 : pair.closing].strip()
         if not body:

@@ -42,11 +42,12 @@ def openai_section(parts: ModuleParts, template: Template) -> str:
         "id_factory: Callable[[], str] | None = None, "
         'reasoning_key: str | tuple[str, ...] = "reasoning_content") -> dict[str, Any]:'
     ):
-        out.line('"""`message` as an OpenAI chat-completion assistant message: `content`, `reasoning_content` and')
-        out.line("`tool_calls` with ids and JSON-string arguments. Ids the model wrote are kept; others come from")
-        out.line("`id_factory` (random by default; `call_id_factory(seed)` for reproducible ones). The")
-        out.line('reasoning goes under `reasoning_key`: "reasoning_content", "reasoning" as vLLM\'s')
-        out.line('server sends it, or both as a tuple."""')
+        out.line('"""`message` as an OpenAI chat-completion assistant message: `content`,')
+        out.line("`reasoning_content` and `tool_calls` with ids and JSON-string arguments. Ids")
+        out.line("the model wrote are kept; others come from `id_factory` (random by default;")
+        out.line("`call_id_factory(seed)` for reproducible ones). The reasoning goes under")
+        out.line('`reasoning_key`: "reasoning_content", "reasoning" as vLLM\'s server sends it,')
+        out.line('or both as a tuple."""')
         out.line("return openai_message(message, roles, id_factory, reasoning_key)")
     return out.code()
 

@@ -340,7 +340,8 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
         branch = "elif"
     if absent is not None:
         with out.block(f"{branch} {absent}:"):
-            out.line(f"m = None  # every match contains {_in_order_text(plan.required)}")
+            out.comment(f"every match contains {_in_order_text(plan.required)}")
+            out.line("m = None")
             with out.block("if not eos:"):
                 out.line(f"live = {prefix}.search(buf, pos)")
                 with out.block("if live is not None:"):

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from rtcompile.backends.codegen.layout import lay_out, string_literal
+from rtcompile.backends.codegen.layout import comment_lines, lay_out, string_literal
 from rtcompile.errors import TemplateError
 from rtcompile.nesting import levels
 from rtcompile.transform_program import data_program
@@ -116,8 +116,9 @@ class CodeWriter:
             self._lines.extend(lay_out(f"{INDENT * self._depth}{text}"))
 
     def comment(self, text: str) -> None:
-        """A comment line; `text` must already be safe for one line (callers quote template text)."""
-        self.line(f"# {text}")
+        """A comment, wrapped to the line length; `text` must already be safe for one line (callers
+        quote template text)."""
+        self._lines.extend(comment_lines(INDENT * self._depth, text))
 
     @contextmanager
     def block(self, header: str) -> Iterator[None]:
