@@ -380,8 +380,10 @@ def _lead(text: str) -> str:
 
 
 def _reasoning(
-    rng: random.Random, style: Callable[[str, bool], str], other: Callable[[str, bool], str], tool_open: str
+    rng: random.Random, style: Callable[[str, bool], str], other: Callable[[str, bool], str], next_open: str, ends: bool
 ) -> _Part:
+    """The reasoning field; `next_open` is what the model writes after it. Where `ends` (an explicit content
+    field's open comes next), the reasoning may end with no close at all, at a lookahead for that open."""
     word = rng.choice(REASONING_WORDS)
     token, end = style(word, False), style(word, True)
     kind = rng.random()
@@ -392,8 +394,10 @@ def _reasoning(
     else:
         open_ = literal_form(rng, token, other(word, False), False)
     close = literal_form(rng, end, other(word, True), True)
-    if rng.random() < 0.15:  # reasoning may end where a tool call starts, without its close
-        close = _nullable(close, tool_open)
+    if ends and open_.text and rng.random() < 0.5:  # granite's "Here is my response:" ends the reasoning
+        close = Delim(f"(?={re.escape(next_open)})", True, "", ("lookahead close",))
+    elif rng.random() < 0.15:  # reasoning may end where a tool call starts, without its close
+        close = _nullable(close, next_open)
     spec: dict[str, Any] = {**open_.spec("open"), **close.spec("close"), "content": "text"}
     constructs = (*open_.constructs, *close.constructs)
     if rng.random() < 0.2:
@@ -485,12 +489,14 @@ def draw_template(rng: random.Random, index: int) -> UnseenTemplate:
     # A list opened by `^\s*(?=\[)` must start the output: then it is the whole output.
     alone = "start-anchored open" in tools.open.constructs
     tool_lead = _lead(tools.open.text) or style(tool_word, False)
-    reasoning = _reasoning(rng, style, other, tool_lead) if not alone and rng.random() < 0.8 else None
     end = _content_close(rng, end_token, other("end", True))
     if not alone and rng.random() < 0.15:
         content = _explicit_content(rng, style, other)
     else:
         content = _implicit_content(rng, end, prose=not alone)
+    explicit = "open" in content.spec or "open_pattern" in content.spec
+    next_open = _lead(content.texts[0]) if explicit else tool_lead
+    reasoning = _reasoning(rng, style, other, next_open, explicit) if not alone and rng.random() < 0.8 else None
     calls = _tool_calls(rng, tools, rng.randint(1, 3))
     extra = _extra(rng, style) if not alone and rng.random() < 0.1 else None
     parts = [p for p in (reasoning, calls, extra, content) if p is not None]
@@ -518,7 +524,7 @@ def draw_template(rng: random.Random, index: int) -> UnseenTemplate:
         prefix=f"{anchor.replace('assistant', 'user')}What's the weather in Paris?\n{anchor}",
         pieces=pieces,
         regions={p.name: p.regions for p in parts if p.regions},
-        implicit="content" if "open" not in content.spec and "open_pattern" not in content.spec and not alone else None,
+        implicit=None if explicit or alone else "content",
         prose=_prose(texts),
     )
 

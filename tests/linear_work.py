@@ -8,13 +8,15 @@ A *subject* is a template and the realistic output it is measured on, named as t
 * `qwen3`: a bundled template on its workload.
 
 `streaming_work(name, size)` streams the subject's output of about `size` characters through its
-compiled module in token-like chunks (1-6 characters) and `one_shot_work` parses it with
-`parse_response`, both with the module's string work metered (`tests.work_meter`); `growth` is the ratio
-of the work per character at two sizes (about 1 for a linear parser, about the size ratio for one that
-rescans or copies what it has seen). Parsers run with `recover=True`, so that a region that fails to
+compiled module in token-like chunks (1-6 characters) and `one_shot_work` parses it (or it written
+several times over: as many times the regions) with `parse_response`, both with the module's string work
+metered (`tests.work_meter`); `growth` is the ratio of the work per character of two outputs (about 1 for
+a linear parser, about the size ratio for one that rescans or copies what it has seen, or searches the
+rest of the text for every region). Parsers run with `recover=True`, so that a region that fails to
 parse does not end the stream (scanning is the same either way).
 
     python -m tests.linear_work [--only random|rewrites|bundled] [--sizes 4096 32768] [NAME ...]
+    python -m tests.linear_work --one-shot --sizes 4096 32768 --copies 8 [NAME ...]
 
 prints, per subject, the work per character at each size, the growth, and where the work of the
 largest size went (the busiest site, with the delimiter its scanner code is for).
@@ -39,6 +41,7 @@ from benchmarks.rewrites import RewriteWorkload, rewrites
 from benchmarks.unseen_templates import random_templates
 from benchmarks.workloads import Workload, seed_of, token_chunks
 from rtcompile.plan import delimiter_history
+from tests.compiled import compiled_source
 from tests.work_meter import Site, WorkMeter, metered_module
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -89,7 +92,7 @@ def metered(name: str) -> tuple[ModuleType, WorkMeter, list[str]]:
     """The subject's compiled module with its work metered, its meter, and its source lines."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # patterns matched with `regex`: said at compile time, not an error here
-        source = rtcompile.compile_template(subject(name).template)
+        source = compiled_source(subject(name).template)
     module, meter = metered_module(source, "metered_" + re.sub(r"\W", "_", name))
     return module, meter, source.splitlines()
 
@@ -109,10 +112,10 @@ class Work:
         return self.scanning / self.fed
 
 
-def _measured(name: str, size: int, run: Any) -> Work:
+def _measured(name: str, size: int, run: Any, copies: int = 1) -> Work:
     module, meter, lines = metered(name)
     s = subject(name)
-    text = s.text(size)
+    text = s.text(size) * copies
     meter.reset()
     run(module, s, text)
     busiest = tuple((f"{site} [{watch_of(lines, site)}]", chars) for site, chars in meter.by_site(meter.scanning)[:3])
@@ -131,12 +134,15 @@ def streaming_work(name: str, size: int) -> Work:
     return _measured(name, size, stream)
 
 
-def one_shot_work(name: str, size: int) -> Work:
+def one_shot_work(name: str, size: int, copies: int = 1) -> Work:
+    """`parse_response` of the output of about `size` characters written `copies` times over (one after the
+    other: a parse with as many times the regions)."""
+
     def parse(module: ModuleType, s: Subject, text: str) -> None:
         with contextlib.suppress(ValueError):  # a region that does not parse: the scan is over by then
             module.parse_response(text, prefix=s.prefix, tools=s.tools)
 
-    return _measured(name, size, parse)
+    return _measured(name, size, parse, copies)
 
 
 def growth(small: Work, big: Work) -> float:
@@ -177,6 +183,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", choices=["random", "rewrites", "bundled"], action="append")
     parser.add_argument("--sizes", type=int, nargs="+", default=[4 * KB, 32 * KB])
     parser.add_argument("--one-shot", action="store_true", help="parse_response instead of streaming")
+    parser.add_argument("--copies", type=int, default=1, help="one-shot: the largest output written N times over")
     args = parser.parse_args(argv)
     sets: dict[str, Callable[[], list[str]]] = {
         "random": random_names,
@@ -184,9 +191,12 @@ def main(argv: list[str] | None = None) -> None:
         "bundled": bundled_names,
     }
     names = args.names or [n for only in (args.only or list(sets)) for n in sets[only]()]
-    measure = one_shot_work if args.one_shot else streaming_work
     for name in names:
-        works = [measure(name, size) for size in args.sizes]
+        if args.one_shot:
+            *smaller, largest = args.sizes
+            works = [one_shot_work(name, size) for size in smaller] + [one_shot_work(name, largest, args.copies)]
+        else:
+            works = [streaming_work(name, size) for size in args.sizes]
         per_char = " ".join(f"{w.per_char:8.2f}" for w in works)
         line = f"{name:40} {per_char}  growth {growth(works[0], works[-1]):7.2f}x  {works[-1].busiest[:1]}"
         print(line, unbounded_history(name) or "", flush=True)

@@ -43,9 +43,15 @@ def counted(expression: str, setup: str = "") -> tuple[object, int]:
         ("[1, 2, 3][1:]", [2, 3], 0),
         ('"ab" + "c"', "abc", 3),
         ("1 + 2", 3, 0),
-        ('re.compile("c").search("abcabc", 1)[0]', "c", 2),  # from pos to the match's end
-        ('re.compile("z").search("abcabc", 1)', None, 5),  # from pos to the end
-        ('re.compile("z").search("abcabc", 1, 4)', None, 3),  # to endpos
+        ('re.compile("c").search("abcabc", 1)[0]', "c", 2),  # a character per failed start, then the match
+        ('re.compile("z").search("abcabc", 1)', None, 5),  # every start from pos fails
+        ('re.compile("z").search("abcabc", 1, 4)', None, 3),  # up to endpos
+        # A start fails after reading what could still be a match from it: a repeat over the rest of a run, a
+        # lookahead over the rest of the text, so that the search costs quadratically, as it does in `re`.
+        ('re.compile("[^<]*</x>").search("aaaa<b")', None, 6 + 5 + 4 + 3 + 2 + 1),
+        (r're.compile("(?=.*?</t>)", re.DOTALL).search("abcdef")', None, 6 + 5 + 4 + 3 + 2 + 1),
+        # (800 starts: estimated from 8 of them, the midpoints of 8 equal parts: 750, 650, ... 50 characters)
+        (r're.compile("(?=.*?</t>)", re.DOTALL).search("a" * 800) is None', True, 800 * 400),
         ('re.compile("<tool>").match("<toolbox")', None, 6),  # '<tool', then 'b' rules it out
         ('re.compile("<tool>").match("x<tool>", 1)[0]', "<tool>", 6),
         (r're.compile("(?=.*?</t>)", re.DOTALL).match("abcdef </")', None, 9),  # a lookahead reads to the end

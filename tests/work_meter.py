@@ -10,13 +10,16 @@
 
 goes through its `WorkMeter`, which adds the characters the operation spans:
 
-* a search from `pos`: up to the end of what it found (a literal's or a match's end), or to its
-  `endpos` (the end of the string) when it found nothing, since it had to look at every position;
-  a `regex` partial match counts to the end (it read everything to decide it is partial);
+* a `str` search from `start`: up to the end of what it found, or to its `end` (the end of the
+  string) when it found nothing, since it had to look at every position;
 * an anchored `match`/`fullmatch` that fails: up to and including the first character after which
   no match can start at `pos` whatever follows (found with `regex`'s partial matching), so a
   rejected candidate `<tool` costs a few characters while a lazy lookahead that reads to the end
-  costs the rest of the text;
+  costs the rest of the text; one that matches: up to its end;
+* a pattern `search`: what a failed `match` costs at each start position before the match (all of them
+  to `endpos` when there is none; estimated from a few starts on long spans), plus the match: mostly
+  one character per position, but a search that is quadratic inside `re` (a lazy lookahead reading to
+  the end from every position) counts quadratically; a `regex` partial match counts to the end;
 * `startswith`/`endswith`: the length of the affix (each one of a tuple);
 * a copy (slice, `+`, `+=`): the length of the new string (a slice that returns the string itself
   copies nothing).
@@ -25,11 +28,11 @@ So the total per fed character is a measure of the scanning work that does not d
 machine's load: a parser that rescans held text, searches a growing buffer or copies the stream on
 every feed has a per-character total that grows with the stream; a linear one does not.
 
-What is not counted, on purpose: building a region's body (`str.join` of its chunks, linear up to
-a log factor by design), content parsing after a region closes (`json.loads`, `.strip()`, `.split`),
-and work inside one `re` call beyond the characters it spans (a search with a leading `[^<]*` that
-backtracks over a long run at every start position spans the run once here, however often `re`
-walks it). The benchmarks time what this misses.
+What is not counted: `str.join` and the other string methods (`.strip()`, `.split`), `json.loads` and
+module-level `re` functions (content parsing, once per region), and backtracking beyond what partial
+matching says an attempt must read. The work of closing a region (content parsing, storing the value)
+and of sealing a region's chunks into blocks is counted apart (`WorkMeter.assembly`): it is linear up to
+a log factor by design and not what scanning does. The benchmarks time what the meter misses.
 """
 
 from __future__ import annotations
@@ -188,14 +191,31 @@ def _pattern_span(pattern: Any, name: str, result: Any, args: tuple[Any, ...], k
     if name in ("findall", "split"):
         return len(args[0] if args else kwargs["string"])
     pos, endpos = _span_bounds(args, kwargs, 1)
+    string = args[0] if args else kwargs["string"]
+    if name == "search":  # the starts before the match (all of them without one) failed
+        stop = endpos if result is None else int(result.start())
+        partial = getattr(result, "partial", False)
+        matched = 0 if result is None else max(1, (endpos if partial else int(result.end())) - stop)
+        return failed_starts_span(pattern, string, pos, stop, endpos) + matched
     if result is None:
-        if name == "search":
-            return endpos - pos
-        string = args[0] if args else kwargs["string"]
         return failed_match_span(pattern, string, pos, endpos)
-    if getattr(result, "partial", False):
-        return endpos - pos
     return max(1, int(result.end()) - pos)
+
+
+SAMPLED_STARTS = 8
+
+
+def failed_starts_span(pattern: Any, string: str, start: int, stop: int, endpos: int) -> int:
+    """What a search spends on the start positions `start` to `stop` where no match starts: each costs
+    `failed_match_span`, summed (on long spans: estimated from the midpoints of `SAMPLED_STARTS` equal
+    parts). Mostly one character each; the rest of a run for a pattern that opens with a repeat over it
+    (`[^<]*</x>`), and the rest of the text for a lookahead that reads to the end (`(?=.*?</think>)`), so
+    a search that is quadratic inside `re` counts quadratically."""
+    width = stop - start
+    if width <= SAMPLED_STARTS:
+        return sum(failed_match_span(pattern, string, i, endpos) for i in range(start, stop))
+    starts = [start + (2 * k + 1) * width // (2 * SAMPLED_STARTS) for k in range(SAMPLED_STARTS)]  # midpoints
+    return round(width * sum(failed_match_span(pattern, string, i, endpos) for i in starts) / SAMPLED_STARTS)
 
 
 def failed_match_span(pattern: Any, string: str, pos: int, endpos: int) -> int:
