@@ -213,7 +213,7 @@ def _construct_table(rows: dict[str, dict[str, Any]], sizes: list[int], oneshot_
     """Per construct: how the templates that have it fare (a template counts for each of its constructs)."""
     having: dict[str, list[str]] = defaultdict(list)
     for m, r in rows.items():
-        for construct in r["constructs"]:
+        for construct in dict.fromkeys(c for written in r["constructs"] for c in written.split(", ")):
             having[construct].append(m)
     big, last = max(sizes), max(oneshot_sizes)
     L = ["### By construct\n"]
