@@ -162,7 +162,10 @@ def main() -> None:
             results = report.Results(streaming={}, oneshot={}, memory=[], concurrent=[], imports={}, slow_paths={})
         unseen_set = unseen.unseen_workloads(cfg, args.models)
         if unseen_set:
-            results.unseen = stage("unseen templates", lambda: unseen.bench_unseen(cfg, unseen_set, directory))
+            checkpoint = out / "unseen_rows.json"
+            results.unseen = stage(
+                "unseen templates", lambda: unseen.bench_unseen(cfg, unseen_set, directory, checkpoint)
+            )
     env["elapsed"] = time.time() - started
     env["stages"] = stages
     env["load_end"] = os.getloadavg()

@@ -15,8 +15,8 @@ a linear parser, about the size ratio for one that rescans or copies what it has
 rest of the text for every region). Parsers run with `recover=True`, so that a region that fails to
 parse does not end the stream (scanning is the same either way).
 
-    python -m tests.linear_work [--only random|rewrites|bundled] [--sizes 4096 32768] [NAME ...]
-    python -m tests.linear_work --one-shot --sizes 4096 32768 --copies 8 [NAME ...]
+    python -m tests.linear_work [--only random|rewrites|bundled] [--sizes 2048 8192] [NAME ...]
+    python -m tests.linear_work --one-shot --sizes 4096 4096 --copies 2 16 [NAME ...]
 
 prints, per subject, the work per character at each size, the growth, and where the work of the
 largest size went (the busiest site, with the delimiter its scanner code is for).
@@ -181,10 +181,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("names", nargs="*", help="subjects (default: all of --only)")
     parser.add_argument("--only", choices=["random", "rewrites", "bundled"], action="append")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[4 * KB, 32 * KB])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[2 * KB, 8 * KB])
     parser.add_argument("--one-shot", action="store_true", help="parse_response instead of streaming")
-    parser.add_argument("--copies", type=int, default=1, help="one-shot: the largest output written N times over")
+    parser.add_argument("--copies", type=int, nargs="+", help="one-shot: each size's output written N times over")
     args = parser.parse_args(argv)
+    copies = args.copies or [1] * len(args.sizes)
     sets: dict[str, Callable[[], list[str]]] = {
         "random": random_names,
         "rewrites": rewrite_names,
@@ -193,8 +194,7 @@ def main(argv: list[str] | None = None) -> None:
     names = args.names or [n for only in (args.only or list(sets)) for n in sets[only]()]
     for name in names:
         if args.one_shot:
-            *smaller, largest = args.sizes
-            works = [one_shot_work(name, size) for size in smaller] + [one_shot_work(name, largest, args.copies)]
+            works = [one_shot_work(name, size, n) for size, n in zip(args.sizes, copies, strict=True)]
         else:
             works = [streaming_work(name, size) for size in args.sizes]
         per_char = " ".join(f"{w.per_char:8.2f}" for w in works)
