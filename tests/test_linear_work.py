@@ -4,8 +4,9 @@ work meter (tests/work_meter.py, tests/linear_work.py), never timed.
 
 A parser that keeps the stream, rescans held text or searches a growing buffer does about 4x the work per
 character on an 8 KB output as on a 2 KB one (`GROWTH` allows 2x); a linear one does the same (or less:
-fixed costs spread over more text). One-shot `parse_response` is compared on a longer output (4 KB against
-256 KB) and on more regions (a 4 KB output written 2 and 16 times over: a parse that searches the rest of
+fixed costs spread over more text). One-shot `parse_response` is compared on a longer output (32 KB against
+512 KB: both past the sizes where long-buffer searches take over, so that a step there is not taken for
+growth) and on more regions (a 4 KB output written 2 and 16 times over: a parse that searches the rest of
 the text for every region grows with their number); a sample streams up to 1 MB. Every subject runs in
 the slow lane; `FAST` ones in the fast lane too.
 
@@ -46,7 +47,8 @@ HELD_UNTIL_CLOSE = (
 )
 LAZY_NAME_AFTER_OPTIONAL_PREFIX = (
     "a lazy name after an optional prefix, `(?:\\[TOOL_CALLS\\])?(?P<name>[^\\s\\[\\]]+?)\\[ARGS\\]` (matched "
-    "with the regex module): the buffer grows with the stream and the open is searched over all of it on every feed"
+    "with the regex module): its search reads the rest of a run of name characters from every start in it, and "
+    "streaming keeps a buffer that grows with the stream and searches all of it on every feed"
 )
 # The bundled templates whose workload has reasoning: their `lookahead open` rewrite holds it.
 _REASONING_HELD = [
@@ -96,7 +98,9 @@ START_ALTERNATIVE = (
     "an open with a start-anchored alternative, `<\\|python_tag\\|>|^(?=\\[)`: no string every match contains, so "
     "`re` tries it at every position of the rest of the text for every region"
 )
-LONG_ONE_SHOT_SUPERLINEAR: dict[str, str] = {}
+LONG_ONE_SHOT_SUPERLINEAR: dict[str, str] = dict.fromkeys(
+    ["magistral~lazy-names", "mistral_v11~lazy-names"], LAZY_NAME_AFTER_OPTIONAL_PREFIX
+)
 MANY_REGIONS_SUPERLINEAR: dict[str, str] = {
     **dict.fromkeys(
         [
@@ -267,12 +271,13 @@ MANY_REGIONS_SUPERLINEAR: dict[str, str] = {
         START_ALTERNATIVE,
     ),
 }
-# The fast lane: a literal and a regex bundled template, two rewrites, and random templates that between them
-# have the constructs issue 19 names (lookahead opens and closes, nullable closes, lazy names, back-references,
-# `$`/`\Z` closes and `|$` alternatives, a start-anchored open, case-insensitive flags).
+# The fast lane: a literal and a regex bundled template, two rewrites, and random templates with lookahead and
+# nullable closes, `$`/`\Z` closes and `|$` alternatives, leading and trailing `\s*`, start-anchored opens and
+# case-insensitive flags. (Lookahead opens, lazy names and back-references run in the slow lane: they are linear
+# since 72baab7 and 2a10680, and the fast lane passes on either side of those.)
 FAST = {
     *("qwen3", "deepseek_r1", "qwen3~edges", "qwen3~lookahead-open"),
-    *("random-000", "random-010", "random-024", "random-039", "random-061"),
+    *("random-007", "random-008", "random-024", "random-039"),
 }
 MEGABYTE_SAMPLE = ["qwen3", "gpt_oss", "deepseek_r1", "qwen3~edges", "random-000", "random-010", "random-061"]
 
@@ -302,7 +307,7 @@ def test_streaming_work_per_character_stays_flat(name: str) -> None:
 
 @pytest.mark.parametrize("name", subjects(LONG_ONE_SHOT_SUPERLINEAR))
 def test_one_shot_work_per_character_stays_flat_on_a_longer_output(name: str) -> None:
-    small, big = one_shot_work(name, 4 * KB), one_shot_work(name, 256 * KB)
+    small, big = one_shot_work(name, 32 * KB), one_shot_work(name, 512 * KB)
     assert growth(small, big) <= GROWTH, _why(name, big)
 
 
