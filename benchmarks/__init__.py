@@ -16,6 +16,9 @@ The package splits what one run does:
 * `compile_time`: compile time against template size (it must grow about linearly);
 * `profiling`: where the time goes (the share of chunks taking the slow path, cProfile, and timeit of
   the pieces of one `feed`);
+* `unseen_templates`, `rewrites`: templates nobody tuned rtcompile for (random realistic ones with their own
+  outputs; the bundled ones written differently), and `unseen` / `unseen_report`: issue 19's targets measured
+  on them (`python benchmarks/run.py --unseen-only`);
 * `targets`: the targets a run is judged against, met or not, and by how much;
 * `report` and `plot`: RESULTS.md, results.json, per_chunk_cost.png and the console summary.
 

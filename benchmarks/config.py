@@ -91,6 +91,19 @@ class Config:
             self.import_models = None  # all
             self.profile_size = 64 * KB
             self.regex_reps = 7
+        # the unseen set (`unseen`): every random template, or every `unseen_random_step`-th; the rewrites of
+        # `unseen_rewritten` (None: of every bundled template); big sizes streamed against 4 KB; one-shot sizes
+        # (40 KB also keeps an engine that is quadratic on a template from running it at 400 KB and 4 MB)
+        if self.quick:
+            self.unseen_random_step = 6
+            self.unseen_rewritten: list[str] | None = ["deepseek_r1", "gpt_oss", "kimi_k2", "llama3_1", "qwen3"]
+            self.unseen_big = [256 * KB]
+            self.unseen_oneshot_reps = {4 * KB: 5, 40 * KB: 3, 400 * KB: 3}
+        else:
+            self.unseen_random_step = 1
+            self.unseen_rewritten = None
+            self.unseen_big = [1 * MB, 4 * MB]
+            self.unseen_oneshot_reps = {4 * KB: 9, 40 * KB: 5, 400 * KB: 5, 4 * MB: 3}
         # compile time (`compile_time`): literals per template, for a field's delimiters and a `defaults` list
         self.compile_sizes = {
             "literal delimiters": [1, 10, 100, 1000] if self.quick else [1, 10, 100, 1000, 10000],

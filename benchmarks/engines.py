@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 import warnings
 from collections.abc import Callable
@@ -30,13 +31,17 @@ warnings.simplefilter("ignore", TemplateWarning)
 ENGINES = ALL_ENGINES
 
 
-def compile_modules(models: list[str], directory: Path) -> dict[str, ModuleType]:
+def compile_modules(
+    models: list[str], directory: Path, templates: dict[str, dict[str, Any]] | None = None
+) -> dict[str, ModuleType]:
+    """A compiled module per template: the bundled one of that name, or `templates[model]` where given."""
     modules = {}
     for model in models:
-        code = rtcompile.compile_template(TEMPLATES / f"{model}.json")
-        path = directory / f"rtc_{model}.py"
+        code = rtcompile.compile_template(templates[model] if templates else TEMPLATES / f"{model}.json")
+        name = "rtc_" + re.sub(r"\W", "_", model)  # unseen templates are named like qwen3~lookahead-closes
+        path = directory / f"{name}.py"
         path.write_text(code, encoding="utf-8")
-        spec = importlib.util.spec_from_file_location(f"rtc_{model}", path)
+        spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
@@ -46,9 +51,13 @@ def compile_modules(models: list[str], directory: Path) -> dict[str, ModuleType]
 
 
 class Engines:
-    def __init__(self, models: list[str], directory: Path) -> None:
-        self.modules = compile_modules(models, directory)
-        self.loaded = {m: rtcompile.load_template(TEMPLATES / f"{m}.json") for m in models}
+    """The engines for `models`: the bundled templates of those names, or the given `templates`."""
+
+    def __init__(self, models: list[str], directory: Path, templates: dict[str, dict[str, Any]] | None = None) -> None:
+        self.modules = compile_modules(models, directory, templates)
+        self.loaded = {
+            m: rtcompile.load_template(templates[m] if templates else TEMPLATES / f"{m}.json") for m in models
+        }
 
     def parser(self, engine: str, w: Workload) -> Any:
         if engine == "compiled":

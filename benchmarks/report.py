@@ -18,6 +18,7 @@ from benchmarks.compile_time import compile_time_section
 from benchmarks.config import MB, ROOT, Config, size_label
 from benchmarks.plot import plot
 from benchmarks.targets import ISSUE, OTHER, Target, fmt, judge
+from benchmarks.unseen_report import ISSUE19, unseen_section, unseen_targets
 from benchmarks.workloads import Workload
 
 
@@ -37,6 +38,7 @@ class Results:
     compile_time: dict[str, Any] = field(default_factory=dict)
     nested_repeats: list[dict[str, Any]] = field(default_factory=list)
     profile: dict[str, Any] = field(default_factory=dict)
+    unseen: dict[str, Any] = field(default_factory=dict)  # `benchmarks.unseen.bench_unseen`
 
 
 @dataclass
@@ -105,7 +107,9 @@ def build_report(
 ) -> tuple[str, list[Target]]:
     """The text of RESULTS.md, and the targets it opens with."""
     models = [w.model for w in workloads]
-    targets = judge(cfg, models, templates.literal, results)
+    targets = judge(cfg, models, templates.literal, results) if models else []
+    if results.unseen:
+        targets += unseen_targets(results.unseen)
     L: list[str] = []
     L += _header(cfg, env)
     L += _targets_section(cfg, targets, models, templates, results)
@@ -127,13 +131,16 @@ def build_report(
         L += compile_time_section(results.compile_time)
     if results.nested_repeats:
         L += nested_repeats.section(results.nested_repeats)
+    if results.unseen:
+        L += unseen_section(results.unseen)
     L += _profile_section(cfg, templates, results)
-    L += _workloads_section(workloads, templates)
+    if workloads:
+        L += _workloads_section(workloads, templates)
     return "\n".join(L), targets
 
 
 def _header(cfg: Config, env: dict[str, Any]) -> list[str]:
-    flags = {"full": "", "quick": " --quick", "targets": " --targets-only"}[cfg.mode]
+    flags = {"full": "", "quick": " --quick", "targets": " --targets-only"}[cfg.mode] + env.get("flags", "")
     return [
         "# rtcompile benchmark results\n",
         f"- Python {env['python']} ({env['implementation']}), transformers {env['transformers']}, rtcompile "
@@ -162,13 +169,16 @@ def _targets_section(
         "All figures from this one run, compiled side by side with transformers 5.24.0 (engines interleaved "
         "run by run, medians over repetitions). `missed by` says how far a figure is from its goal.\n"
     )
-    for group in (ISSUE, OTHER):
+    headings = {
+        ISSUE: "Targets of the issue “Performance and shape of generated code”",
+        ISSUE19: "Targets of issue 19 “Speed on every template”, on the unseen set",
+        OTHER: "Other checks",
+    }
+    for group, heading in headings.items():
         chosen = [t for t in targets if t.group == group]
         if not chosen:
             continue
-        L.append(
-            f"### {'Targets of the issue “Performance and shape of generated code”' if group == ISSUE else 'Other checks'}\n"
-        )
+        L.append(f"### {heading}\n")
         L.append("| target | goal | met? | measured | missed by |")
         L.append("| --- | --- | --- | --- | --- |")
         for t in chosen:
@@ -176,6 +186,8 @@ def _targets_section(
                 f"| {cell(t.name)} | {cell(t.goal)} | {'met' if t.met else '**NOT MET**'} | {cell(t.measured)} | {cell(t.missed_by)} |"
             )
         L.append("")
+    if not models:
+        return L
     literal = ", ".join(templates.literal) or "none"
     L.append(
         f"- **Literal-delimited templates** ({len(templates.literal)} of {len(models)}), decided from the template "

@@ -15,16 +15,29 @@ import rtcompile
 
 _DIRECTORY = Path(tempfile.mkdtemp(prefix="rtcompile-tests-"))
 _MODULES: dict[str, ModuleType] = {}
+_SOURCES: dict[str, str] = {}
+
+
+def _key(template: dict[str, Any]) -> str:
+    # Not sort_keys: key order is field order, which changes behaviour.
+    return hashlib.sha256(json.dumps(template, default=repr).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def compiled_source(template: dict[str, Any]) -> str:
+    """The generated module's source for `template` (cached per template: tests that load it their own way,
+    as the work meter does, share the compile)."""
+    key = _key(template)
+    if key not in _SOURCES:
+        _SOURCES[key] = rtcompile.compile_template(template)
+    return _SOURCES[key]
 
 
 def compiled_module(template: dict[str, Any]) -> ModuleType:
     """The generated module for `template`, written to disk and imported (cached per template)."""
-    # Not sort_keys: key order is field order, which changes behaviour.
-    key = hashlib.sha256(json.dumps(template, default=repr).encode("utf-8", "surrogatepass")).hexdigest()
+    key = _key(template)
     if key not in _MODULES:
-        code = rtcompile.compile_template(template)
         path = _DIRECTORY / f"parser_{key[:16]}.py"
-        path.write_text(code, encoding="utf-8")
+        path.write_text(compiled_source(template), encoding="utf-8")
         _MODULES[key] = import_file(path, f"rtcompile_test_parser_{key[:16]}")
     return _MODULES[key]
 
