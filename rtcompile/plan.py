@@ -208,16 +208,14 @@ def delimiter_history(delimiter: Delimiter) -> int | None:
 
 @functools.lru_cache(maxsize=512)
 def pattern_history(pattern: str) -> int | None:
-    """What `delimiter_history` says of a regex: its lookbehind reach, and at least one character if it
-    tests for the start of the text (`^`, `\\A`), so that no dropped text can make a later position
-    look like the start."""
+    """What `delimiter_history` says of a regex: how far before the search position its lookbehinds,
+    word boundaries and start anchors read (a start anchor needs one character kept, so that no
+    dropped text can make a later position look like the start)."""
     try:
         translated = translate(pattern)
     except (UnsupportedRegex, ValueError):
         return None  # a pattern we cannot analyse keeps the whole buffer: slower, never wrong
-    if translated.history is None:
-        return None
-    return max(1, translated.history) if translated.anchored_start else translated.history
+    return translated.history
 
 
 def template_history(template: Template) -> int | None:

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from rtcompile.regex.analysis import history
+from rtcompile.regex.parser import parse_regex
 from tests.regex_fuzz import divergences
 
 # ---------------------------------------------------------------------------------------------------
@@ -50,3 +52,60 @@ def test_empty_matching_close_at_the_end_of_the_stream(pattern: str) -> None:
 def test_empty_matching_open_and_close_of_one_field() -> None:
     template = {"start_anchor": "<s>", "fields": {"tc": {"open_pattern": "1*?", "close_pattern": r"\Z"}, "content": {}}}
     assert divergences(template, "<s>", ["11", "", "x1"]) == []
+
+
+# ---------------------------------------------------------------------------------------------------
+# Word boundaries and start anchors at the far edge of a lookbehind
+# ---------------------------------------------------------------------------------------------------
+
+# `\b` at the start of `(?<=\b.)` reads the character before the lookbehind's window: the committed
+# text kept behind the scan position must hold it, or a match depends on where the stream was cut.
+EDGE_LOOKBEHINDS = [
+    r"(?<=\b.)X",
+    r"(?<=\b )(?<=\b.)X",
+    r"(?<!^ )X(?<=\bX)",
+    r"(?<!\Mk)(?<=\b.)X",
+    r"(?<=\B.)X",
+    r"(?<=\m.)X",
+    r"(?<=^.)X",
+    r"(?<=\b(?:.|ab))X",
+    r"(?<=\b.{2})X",
+]
+EDGE_TEXTS = ["</t>1_1_ßKé X", "</t> a X", "aa X", "</t>ab.X", "</t>_ ab X</t>é X"]
+
+
+@pytest.mark.parametrize("pattern", EDGE_LOOKBEHINDS)
+def test_boundary_at_the_edge_of_a_lookbehind_in_an_open(pattern: str) -> None:
+    template = {"start_anchor": "<s>", "fields": {"tc": {"open_pattern": pattern, "close": "</t>"}, "content": {}}}
+    assert divergences(template, "", EDGE_TEXTS) == []
+
+
+@pytest.mark.parametrize("pattern", EDGE_LOOKBEHINDS)
+def test_boundary_at_the_edge_of_a_lookbehind_in_a_close(pattern: str) -> None:
+    template = {"start_anchor": "<s>", "fields": {"tc": {"open": "</t>", "close_pattern": pattern}, "content": {}}}
+    assert divergences(template, "", EDGE_TEXTS) == []
+
+
+@pytest.mark.parametrize(
+    ("pattern", "reach"),
+    [
+        (r"X", 0),
+        (r"\bX", 1),
+        (r"^X", 1),  # one character kept tells a dropped text's end from the start of the text
+        (r"(?<=.\b)X", 1),  # the boundary sits at the window's near edge: the window already holds it
+        (r"(?<=\b.)X", 2),
+        (r"(?<=^..)X", 3),
+        (r"(?<=\b(?:.|ab))X", 3),
+        (r"(?<=(?:\b.){2})X", 3),
+        (r"(?<=\b.{2})X", 3),
+        (r"X(?<=\bX)", 2),  # counted from the match start: an upper bound
+        (r"(?<=a(?=\b))X", 1),
+        (r"(?<=(?=\b).)X", 2),
+        (r"(?<=(?<=\b.)a)X", 3),
+        (r"(?<=a\Z)X", 1),  # \Z reads forwards
+        (r"(?<=a|\bbc)X", 3),
+        (r"(?<=\b.*)X", None),
+    ],
+)
+def test_history_counts_what_boundaries_read_before_a_lookbehind_window(pattern: str, reach: int | None) -> None:
+    assert history(parse_regex(pattern).root) == reach
