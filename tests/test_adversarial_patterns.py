@@ -8,12 +8,15 @@ exception messages).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+import regex
 
 from rtcompile.regex.analysis import history
 from rtcompile.regex.parser import parse_regex
+from rtcompile.regex.translate import UnsupportedRegex, translate, translate_complete
 from tests.regex_fuzz import divergences
 
 # ---------------------------------------------------------------------------------------------------
@@ -109,3 +112,57 @@ def test_boundary_at_the_edge_of_a_lookbehind_in_a_close(pattern: str) -> None:
 )
 def test_history_counts_what_boundaries_read_before_a_lookbehind_window(pattern: str, reach: int | None) -> None:
     assert history(parse_regex(pattern).root) == reach
+
+
+# ---------------------------------------------------------------------------------------------------
+# Backreferences written before their group
+# ---------------------------------------------------------------------------------------------------
+
+FORWARD_REFERENCES = [
+    r"\1(^(?i:_){0,2}?)^(\b$)",
+    r"\1(\h+\A)",
+    r"\1(?P<m>$)",
+    r"(?P=m)(?P<m>a)",
+    r"\g<1>(a)",
+    r"(?:\1|x)(a)",
+    r"(?:\1|(a))b",
+    r"(?=\1)(a)",
+    r"a|\1(b)",
+]
+REFERENCE_TEXTS = ["", "a", "aa", "xa", "ab", "b", "_", "__", " \t", "x\n"]
+
+
+@pytest.mark.parametrize("pattern", FORWARD_REFERENCES)
+def test_forward_reference_translates_like_regex(pattern: str) -> None:
+    """A reference to a group that has not matched yet fails in `regex`; stdlib `re` rejects the
+    spelling, so the translation writes what never matches."""
+    expected = regex.compile(pattern, regex.DOTALL)
+    ours = re.compile(translate_complete(pattern), re.DOTALL)
+    for text in REFERENCE_TEXTS:
+        assert [(m.span(), m.groups()) for m in ours.finditer(text)] == [
+            (m.span(), m.groups()) for m in expected.finditer(text)
+        ]
+        for pos in range(len(text) + 1):
+            theirs = expected.search(text, pos)
+            mine = ours.search(text, pos)
+            assert (mine and (mine.span(), mine.groups())) == (theirs and (theirs.span(), theirs.groups()))
+
+
+@pytest.mark.parametrize("pattern", FORWARD_REFERENCES)
+def test_forward_reference_in_a_delimiter_falls_back_to_regex(pattern: str) -> None:
+    with pytest.raises(UnsupportedRegex) as info:
+        translate(pattern)
+    assert info.value.construct == "backreference"
+
+
+def test_forward_reference_in_the_start_anchor() -> None:
+    template = {"start_anchor_pattern": r"\1(^(?i:_){0,2}?)^(\b$)", "fields": {"content": {}}}
+    for prefix in ["", "_", "__", "x"]:
+        assert divergences(template, prefix, ["a", ""]) == []
+
+
+def test_forward_reference_in_a_tag_pattern() -> None:
+    tag = r"(?P<key>\w+)=(?:(?P=value)|)(?P<value>\d);"
+    field = {"open": "<t>", "close": "</t>", "content": "xml-inline", "content_args": {"tag_pattern": tag}}
+    template = {"start_anchor": "<s>", "fields": {"tc": field}}
+    assert divergences(template, "", ["<t>a=1;bb=22;</t>", "<t>k=;</t>"]) == []

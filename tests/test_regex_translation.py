@@ -364,6 +364,7 @@ def test_case_table_is_complete() -> None:
         (r"(?i)[\p{Lu}a]", "\\p{...} property"),
         (r"(?i)[[:alpha:]]", "POSIX character class"),
         (r"(a)\1", "backreference"),
+        (r"\1(a)", "backreference"),
         (r"(?P<x>a)(?P=x)", "backreference"),
         (r"(?P<x>a?)(?P<x>b)", "duplicate group name"),
         (r"(?|(a)|(b))", "branch reset group"),
