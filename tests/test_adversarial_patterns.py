@@ -166,3 +166,26 @@ def test_forward_reference_in_a_tag_pattern() -> None:
     field = {"open": "<t>", "close": "</t>", "content": "xml-inline", "content_args": {"tag_pattern": tag}}
     template = {"start_anchor": "<s>", "fields": {"tc": field}}
     assert divergences(template, "", ["<t>a=1;bb=22;</t>", "<t>k=;</t>"]) == []
+
+
+# ---------------------------------------------------------------------------------------------------
+# Partial matching: a lazy run merged into the one after it
+# ---------------------------------------------------------------------------------------------------
+
+# `x*?x+?` matches what `x+?` matches, but `regex`'s partial search reads a lazy run by what follows
+# it (a literal or a negated character: partial within one character of the end), so the two hold back
+# different text; the compiler no longer merges a lazy run into the run after it.
+MERGED_LAZY_RUNS = [
+    (r"(?i:ı)+x*?x+?", ["ıǅ", "ıǅ ıx", "ıI"]),
+    (r"ǅ*?[^x]+?", ["x", "xx", "ǅx"]),
+    (r"ba*?a+?", ["bb", "bA", "ba"]),
+    (r"xa*?[^x]+?", ["xx", "xxa"]),
+]
+
+
+@pytest.mark.parametrize(("pattern", "texts"), MERGED_LAZY_RUNS)
+def test_lazy_run_before_a_run_that_holds_it(pattern: str, texts: list[str]) -> None:
+    opening = {"start_anchor": "<s>", "fields": {"tc": {"open_pattern": pattern, "close": "</t>"}, "content": {}}}
+    closing = {"start_anchor": "<s>", "fields": {"tc": {"open": "<t>", "close_pattern": pattern}, "content": {}}}
+    assert divergences(opening, "", texts) == []
+    assert divergences(closing, "", [f"<t>{text}" for text in texts]) == []
