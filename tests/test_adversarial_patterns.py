@@ -189,3 +189,14 @@ def test_lazy_run_before_a_run_that_holds_it(pattern: str, texts: list[str]) -> 
     closing = {"start_anchor": "<s>", "fields": {"tc": {"open": "<t>", "close_pattern": pattern}, "content": {}}}
     assert divergences(opening, "", texts) == []
     assert divergences(closing, "", [f"<t>{text}" for text in texts]) == []
+
+
+# `regex`'s partial search from the very end of a text, for a pattern that starts with `.`, can answer
+# with an empty "full" match there (`regex.compile(".").search("ǅǅ", 2, partial=True)`: it reads past
+# the text) that the ordinary search does not find; the translated search finds nothing. Neither
+# commits anything: a match at the end of the buffer is held back, and at the end of the stream
+# `regex` searches without `partial`.
+@pytest.mark.parametrize("pattern", [".", "..", r".\Z", "(?i).", r"\Z.", ".x"])
+def test_dot_searched_from_the_end_of_the_buffer(pattern: str) -> None:
+    template = {"start_anchor": "<s>", "fields": {"tc": {"open": "<t>", "close_pattern": pattern}, "content": {}}}
+    assert divergences(template, "", ["<t>ǅǅ", "<t>ǅıİ\x1c\r", "<t>İ\rx"]) == []
