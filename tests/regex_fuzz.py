@@ -31,6 +31,7 @@ import argparse
 import contextlib
 import functools
 import logging
+import math
 import random
 import signal
 import sys
@@ -391,12 +392,20 @@ def engines_for(template: dict[str, Any], code: str | None = None, name: str = "
 
 def check_text(engines: Engines, prefix: str, text: str, tally: Tally) -> None:
     """Run `text` through the three engines in one chunk, under every 2-way split, one character at a
-    time and in one `parse_response` call; what they disagree on goes to `tally.divergences`."""
-    for chunks in [[text], *[[text[:i], text[i:]] for i in range(len(text) + 1)], list(text)]:
-        records = _run_all([functools.partial(observe, make, prefix, chunks) for make in engines.streaming])
-        _compare(tally, engines.template, prefix, chunks, records)
-    records = _run_all([functools.partial(_one_shot, parse, text, prefix) for parse in engines.one_shot])
-    _compare(tally, engines.template, prefix, None, records)
+    time and in one `parse_response` call; what they disagree on goes to `tally.divergences`. A text
+    on which all three run away (see `RUN_SECONDS`) is not run further."""
+    chunkings: list[list[str] | None] = [[text], *[[text[:i], text[i:]] for i in range(len(text) + 1)], list(text)]
+    with _watchdog():
+        for chunks in [*chunkings, None]:  # None: one-shot
+            runs: list[Callable[[], Any]]
+            if chunks is None:
+                runs = [functools.partial(_one_shot, parse, text, prefix) for parse in engines.one_shot]
+            else:
+                runs = [functools.partial(observe, make, prefix, chunks) for make in engines.streaming]
+            records = _run_all(runs)
+            _compare(tally, engines.template, prefix, chunks, records)
+            if records == [RUNAWAY] * len(records):
+                return
 
 
 def divergences(template: dict[str, Any], prefix: str, texts: list[str]) -> list[str]:
@@ -438,26 +447,40 @@ def _compare(tally: Tally, template: dict[str, Any], prefix: str, chunks: list[s
 
 
 class _Runaway(BaseException):
-    """A run stopped by `_guarded` (a BaseException, so that `observe` records it as nothing of its own)."""
+    """A run stopped by the watchdog (a BaseException, so that `observe` records it as nothing of its own)."""
+
+
+# The reference loops for ever on some templates (a zero-width open and a zero-width close that match
+# at one position reopen the region without end), and so, being exact, do our engines: a watchdog
+# stops a run that takes longer than this, or grows the process this much. A run takes milliseconds;
+# where only some engines ran away, those run again with the longer limit before the run counts as a
+# divergence (a loaded machine can stall a process for a while).
+RUN_SECONDS = 1.0
+RETRY_SECONDS = 30.0
+RUN_MEGABYTES = 300
+RUNAWAY = Raised("run", "Runaway", "stopped: still running after the watchdog's time or memory budget")
+_WATCHDOG_TICK = 0.05
+_deadline = math.inf  # (time.monotonic()) when the run under way is stopped
+_memory_limit: int | None = None  # and above what resident size, in MB
+
+
+def _watch(signum: int, frame: Any) -> None:
+    if time.monotonic() > _deadline or (_memory_limit is not None and (_resident_megabytes() or 0) > _memory_limit):
+        raise _Runaway
 
 
 @contextlib.contextmanager
-def _guarded(seconds: float, megabytes: int) -> Iterator[None]:
-    """Stop the code inside (with `_Runaway`) once it runs for `seconds` or the process grows by
-    `megabytes`: the reference loops for ever on some templates (a zero-width open and close that match
-    at one position reopen the region without end, piling up events), and so, being exact, do our
-    engines. Checked by a timer between bytecodes; without SIGALRM nothing is guarded."""
+def _watchdog() -> Iterator[None]:
+    """A timer that checks the run under way between bytecodes (see `_bounded`); without SIGALRM,
+    nothing is stopped."""
+    global _memory_limit
     if not hasattr(signal, "setitimer"):
         yield
         return
-    started, limit = time.monotonic(), _resident_megabytes() + megabytes
-
-    def check(signum: int, frame: Any) -> None:
-        if time.monotonic() - started > seconds or _resident_megabytes() > limit:
-            raise _Runaway
-
-    previous = signal.signal(signal.SIGALRM, check)
-    signal.setitimer(signal.ITIMER_REAL, _GUARD_TICK, _GUARD_TICK)
+    resident = _resident_megabytes()
+    _memory_limit = None if resident is None else resident + RUN_MEGABYTES
+    previous = signal.signal(signal.SIGALRM, _watch)
+    signal.setitimer(signal.ITIMER_REAL, _WATCHDOG_TICK, _WATCHDOG_TICK)
     try:
         yield
     finally:
@@ -465,29 +488,24 @@ def _guarded(seconds: float, megabytes: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-_GUARD_TICK = 0.05
-# A run takes milliseconds; one that takes this long, or grows the process this much, is running away.
-# Where only some engines ran away, those run again with the longer limit before the run counts as a
-# divergence (a loaded machine can stall a process for a while).
-RUN_SECONDS = 2.0
-RETRY_SECONDS = 30.0
-RUN_MEGABYTES = 300
-RUNAWAY = Raised("run", "Runaway", "stopped: still running after the guard's time or memory budget")
-
-
-def _resident_megabytes() -> int:
+def _resident_megabytes() -> int | None:
     try:
         with open("/proc/self/statm") as statm:
             return int(statm.read().split()[1]) * 4096 // 2**20
-    except OSError:  # not Linux: time alone guards
-        return 0
+    except OSError:  # not Linux: time alone stops runs
+        return None
 
 
 def _bounded(run: Callable[[], Any], seconds: float = RUN_SECONDS) -> Any:
-    """`run()`, or `RUNAWAY` if the guard had to stop it."""
+    """`run()`, or `RUNAWAY` if the watchdog stopped it (the deadline is cleared inside the `try`, so
+    a stop that lands while the run returns is still caught here)."""
+    global _deadline
     try:
-        with _guarded(seconds, RUN_MEGABYTES):
+        _deadline = time.monotonic() + seconds
+        try:
             return run()
+        finally:
+            _deadline = math.inf
     except _Runaway:
         return RUNAWAY
 
