@@ -88,6 +88,7 @@ REFERENCES = [r"\1", r"\2", "(?P=a)", r"\g<1>", r"\g<a>", r"\g<b>"]
 # one is matched with `regex` in every engine anyway.
 OTHERS = ["(?#c)", "(*FAIL)", "(*SKIP)", "(*PRUNE)"]
 QUANTIFIERS = ["*", "+", "?", "{2}", "{0,2}", "{1,3}", "{,2}", "{2,}"]
+RUN_CLASSES = ["x", "[xy]", "ſ", "(?i:s)", r"\w", r"\s", " ", ".", "[^<]", "[^x]"]
 FLAGS = [
     "(?i)", "(?m)", "(?s)", "(?x)", "(?u)", "(?V0)", "(?a)", "(?f)", "(?w)", "(?r)", "(?b)", "(?e)", "(?V1)",
     "(?im)", "(?ix)", "(?if)", "(?iw)", "(?-i)",
@@ -117,18 +118,24 @@ def _sequence(rng: random.Random, depth: int) -> str:
 
 def _quantified(rng: random.Random, depth: int) -> str:
     item = _item(rng, depth)
+    if item.startswith("(") and rng.random() < 0.03:
+        return item + "{e<=1}"  # fuzzy matching, on a group
     if rng.random() < 0.3:
-        item += rng.choice(QUANTIFIERS) + rng.choice(["", "", "?", "+"])
-        if item.startswith("(") and rng.random() < 0.03:
-            item += "{e<=1}"  # fuzzy matching, on a group
+        item += _quantifier(rng)
     return item
+
+
+def _quantifier(rng: random.Random) -> str:
+    return rng.choice(QUANTIFIERS) + rng.choice(["", "", "?", "+"])
 
 
 def _item(rng: random.Random, depth: int) -> str:
     kind = rng.choices(
-        ["literal", "escape", "class", "set", "anchor", "group", "reference", "conditional", "other"],
-        weights=[30, 4, 12, 8, 12, 16 if depth < MAX_DEPTH else 0, 5, 2 if depth < MAX_DEPTH else 0, 2],
+        ["literal", "escape", "class", "set", "anchor", "group", "reference", "conditional", "other", "runs"],
+        weights=[30, 4, 12, 8, 12, 16 if depth < MAX_DEPTH else 0, 5, 2 if depth < MAX_DEPTH else 0, 2, 4],
     )[0]
+    if kind == "runs":  # repeats in a row of classes that share characters: rewritten, or read by what follows
+        return "".join(rng.choice(RUN_CLASSES) + _quantifier(rng) for _ in range(rng.randint(2, 3)))
     if kind == "literal":
         char = rng.choice(SUBTLE)
         return "\\" + char if char in _ESCAPED else char

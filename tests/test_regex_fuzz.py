@@ -11,10 +11,13 @@ import contextlib
 import random
 
 import pytest
+import regex
 
 import rtcompile
 from rtcompile.regex.translate import InvalidRegex, UnsupportedRegex, translate, translate_complete
-from tests.regex_fuzz import POSITIONS, accepted_by_reference, fuzz, fuzz_templates, random_pattern
+from rtcompile.tooling.fuzz import delimiter_examples
+from tests.partial_matching import assert_same_partial, our_partial, regex_partial
+from tests.regex_fuzz import POSITIONS, accepted_by_reference, fuzz, fuzz_templates, random_pattern, random_stream
 
 # Seeds and budgets are fixed: the same templates and streams on every run.
 
@@ -58,3 +61,26 @@ def test_the_translators_raise_nothing_but_their_refusals() -> None:
         for translator in (translate, translate_complete):
             with contextlib.suppress(UnsupportedRegex, InvalidRegex):
                 translator(pattern)
+
+
+@pytest.mark.slow  # ~3 s
+def test_partial_search_of_random_patterns_equals_regex() -> None:
+    """The translation's partial search against `regex`'s, pattern by pattern: from every position of
+    texts made of what the pattern matches, its truncations and the subtle characters."""
+    rng = random.Random(2025)
+    translated = 0
+    while translated < 150:
+        pattern = random_pattern(rng)
+        try:
+            expected = regex.compile(pattern, regex.DOTALL)
+            result = translate(pattern)
+        except (regex.error, UnsupportedRegex, InvalidRegex):
+            continue
+        translated += 1
+        examples = delimiter_examples(pattern, rng)
+        for text in [random_stream(rng, examples, 4) for _ in range(6)]:
+            for pos in range(len(text) + 1):
+                ours, theirs = our_partial(result, text, pos), regex_partial(expected, text, pos)
+                if result.duplicates:  # renamed groups: the spans are what a caller reads
+                    ours, theirs = (o if o is None or o[0] == "partial" else o[:2] for o in (ours, theirs))
+                assert_same_partial(ours, theirs, len(text), (pattern, text, pos))
