@@ -1,8 +1,8 @@
 """Facts about a parsed pattern that hold whether or not stdlib `re` can reproduce it.
 
-The translation reports `history`; diagnostics and lint ask about nested
-unbounded repeats, captures that may not take part in a match and the constructs the spec's
-portability section asks templates to avoid.
+The translation reports `history`; diagnostics and lint ask about nested unbounded repeats, captures
+that may not take part in a match and the constructs the spec's portability section asks templates to
+avoid.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def _reach_in_window(node: Node, after: int) -> int | None:
                 return None
             reach = max(reach, inner)
         return reach
-    if isinstance(node, Lookaround):  # a lookahead reads forwards from its position, and before it as any node
+    if isinstance(node, Lookaround):  # a lookahead: forwards from where it sits, and what its body reads before
         inner = history(node.body)
         return None if inner is None else after + inner
     if isinstance(node, Assertion):
