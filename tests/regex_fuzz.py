@@ -19,7 +19,7 @@ transformers (events, messages, exception classes).
 
 The suite runs a small, fixed budget (tests/test_regex_fuzz.py); the long run is a command:
 
-    nice -n 19 python -m tests.regex_fuzz --templates 20000 --seed 1
+    nice -n 19 python -m tests.regex_fuzz --templates 20000 --seed 1 --jobs 2
 
 It prints its progress and, at the end, the templates tried and accepted by the reference, the runs,
 the divergences (each with a reproducer) and the compiler exceptions.
@@ -30,8 +30,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import itertools
 import logging
 import math
+import multiprocessing
 import random
 import signal
 import sys
@@ -333,6 +335,18 @@ class Tally:
     compiler_exceptions: list[tuple[dict[str, Any], str]] = field(default_factory=list)  # template, traceback line
     runaways: int = 0  # runs the reference never finishes (stopped by the guard; ours must run away too)
 
+    def add(self, part: Tally) -> None:
+        """Take in the tally of the next case (`tried` counts up to it)."""
+        self.tried = part.tried
+        self.accepted += part.accepted
+        self.refused += part.refused
+        self.runs += part.runs
+        self.runaways += part.runaways
+        for position, count in part.by_position.items():
+            self.by_position[position] = self.by_position.get(position, 0) + count
+        self.divergences += part.divergences
+        self.compiler_exceptions += part.compiler_exceptions
+
     def summary(self) -> str:
         positions = ", ".join(f"{k} {v}" for k, v in sorted(self.by_position.items()))
         return (
@@ -437,7 +451,7 @@ def check_case(case: Case, rng: random.Random, tally: Tally, streams: int) -> No
     except Exception as exc:  # noqa: BLE001 - the compiler must never raise anything else
         tally.compiler_exceptions.append((template, f"{type(exc).__name__}: {exc}"))
         return
-    with engines_for(template, code, f"fuzz_parser_{tally.accepted}") as engines:
+    with engines_for(template, code) as engines:
         texts = _template_texts(template, rng)
         for _ in range(streams):
             text = random_stream(rng, texts)
@@ -526,24 +540,51 @@ def _run_all(runs: list[Callable[[], Any]]) -> list[Any]:
     return records
 
 
-def fuzz(seed: int, accepted: int, *, streams: int = 3, progress: Callable[[Tally], None] | None = None) -> Tally:
+def fuzz(
+    seed: int,
+    accepted: int,
+    *,
+    streams: int = 3,
+    jobs: int = 1,
+    progress: Callable[[Tally], None] | None = None,
+) -> Tally:
     """Draw random templates until `accepted` of them are ones the reference accepts, and run each on
-    `streams` random streams. Deterministic for a `seed`."""
-    rng = random.Random(seed)
+    `streams` random streams, in `jobs` processes. Deterministic for a `seed`, whatever `jobs` is."""
     tally = Tally()
-    with _quiet():
-        while tally.accepted < accepted:
-            case = random_case(rng)
-            tally.tried += 1
-            if not accepted_by_reference(case.template):
-                continue
-            tally.accepted += 1
-            tally.by_position[case.position] = tally.by_position.get(case.position, 0) + 1
-            # The case's own generator: what one case draws never shifts the cases after it.
-            case_rng = random.Random(rng.getrandbits(64))
-            check_case(case, case_rng, tally, streams)
+    cases = itertools.islice(_accepted_cases(seed), accepted)
+    check = functools.partial(_check_alone, streams=streams)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_quiet())
+        if jobs > 1:
+            pool = stack.enter_context(multiprocessing.get_context("fork").Pool(jobs))
+            results: Iterator[Tally] = pool.imap(check, cases, chunksize=4)
+        else:
+            results = map(check, cases)
+        for part in results:
+            tally.add(part)
             if progress is not None:
                 progress(tally)
+    return tally
+
+
+def _accepted_cases(seed: int) -> Iterator[tuple[Case, int, int]]:
+    """The random cases the reference accepts, each with the seed of its own generator (what one case
+    draws never shifts the cases after it) and how many cases were drawn up to it."""
+    rng = random.Random(seed)
+    tried = 0
+    while True:
+        case = random_case(rng)
+        tried += 1
+        if accepted_by_reference(case.template):
+            yield case, rng.getrandbits(64), tried
+
+
+def _check_alone(item: tuple[Case, int, int], streams: int) -> Tally:
+    """One accepted case checked on its own: its tally."""
+    case, case_seed, tried = item
+    tally = Tally(tried=tried, accepted=1, by_position={case.position: 1})
+    with _quiet():
+        check_case(case, random.Random(case_seed), tally, streams)
     return tally
 
 
@@ -573,6 +614,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--templates", type=int, default=20000, help="templates the reference accepts to run")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--streams", type=int, default=3, help="random streams per template")
+    parser.add_argument("--jobs", type=int, default=1, help="processes (the results do not depend on it)")
     parser.add_argument("--show", type=int, default=5, help="divergences to print in full")
     args = parser.parse_args(argv)
     started = time.monotonic()
@@ -581,7 +623,7 @@ def main(argv: list[str] | None = None) -> int:
         if tally.accepted % 500 == 0:
             print(f"[{time.monotonic() - started:7.0f} s] {tally.summary()}", flush=True)
 
-    tally = fuzz(args.seed, args.templates, streams=args.streams, progress=progress)
+    tally = fuzz(args.seed, args.templates, streams=args.streams, jobs=args.jobs, progress=progress)
     print(f"seed {args.seed}: {tally.summary()}")
     for divergence in tally.divergences[: args.show]:
         print("divergence:\n" + divergence.describe())
