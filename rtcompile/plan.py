@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from rtcompile.errors import JsonPath
 from rtcompile.ir import Delimiter, Field, Template
-from rtcompile.regex.analysis import LeadingRun, anchored_start, history, leading_run
+from rtcompile.regex.analysis import LeadingRun, history, leading_run
 from rtcompile.regex.ast import Assertion, Opaque, walk
 from rtcompile.regex.charsets import Ranges, normalise
 from rtcompile.regex.errors import InvalidRegex
@@ -241,9 +241,9 @@ def delimiter_history(delimiter: Delimiter) -> int | None:
 
 @functools.lru_cache(maxsize=512)
 def pattern_history(pattern: str) -> int | None:
-    """What `delimiter_history` says of a regex: its lookbehind reach, and at least one character if it
-    tests for the start of the text (`^`, `\\A`), so that no dropped text can make a later position
-    look like the start.
+    """What `delimiter_history` says of a regex: how far before the search position its lookbehinds,
+    word boundaries and start anchors read (a start anchor needs one character kept, so that no
+    dropped text can make a later position look like the start).
 
     Read off the pattern's tree, whether or not stdlib `re` can run it: a pattern matched with the
     `regex` module (no exact translation) looks back exactly as far, so it bounds the buffer the same
@@ -255,11 +255,7 @@ def pattern_history(pattern: str) -> int | None:
         return None
     if any(flag.letter == "r" for flag in parsed.inline_flags):
         return None  # a reverse search reads from the end back to the scan position, and its partial matches before it
-    root = parsed.root
-    reach = history(root)
-    if reach is None:
-        return None
-    return max(1, reach) if anchored_start(root) else reach
+    return history(parsed.root)
 
 
 def template_history(template: Template) -> int | None:

@@ -14,7 +14,7 @@ import regex
 import rtcompile
 from rtcompile.regex.translate import UnsupportedRegex, translate, translate_complete
 from tests.compiled import compiled_module, import_file
-from tests.test_regex_translation import assert_same_partial, our_partial, regex_partial
+from tests.partial_matching import assert_same_partial, our_partial, regex_partial
 
 # The parser and opcode names of the running `re` (private, but it is the program `re` executes).
 sre_parse = re._parser  # type: ignore[attr-defined]
@@ -23,8 +23,9 @@ GENERATED = Path(__file__).resolve().parent.parent / "generated"
 
 REWRITTEN = ["(?:(?:S+)+)+", "(?:S+)+", "(S+)+", "(?:S*)*", "(?:S+)*", "(S+)*", "(?:S*)+", "(?:S+?)+", "(?:S+?)+?"]
 # Adjacent runs, merged where one class holds the other (S is `a` or `[ab]`, so both ways are tried),
-# and some that must not be merged (both with a minimum, or the held run first with a minimum).
-ADJACENT = ["S*a*", "a*S*", "S+a*", "a*S+", "S*S*S*", "S+S+", "a+S*", "S*?a*?", "S*a*?"]
+# and some that must not be merged (both with a minimum, the held run first with a minimum, or lazy and
+# first: `regex`'s partial matches depend on it).
+ADJACENT = ["S*a*", "a*S*", "S+a*", "a*S+", "S*S*S*", "S+S+", "a+S*", "S*?a*?", "S*a*?", "a*?S+?", "a*?S*?"]
 LEFT_TO_REGEX = ["(S*)*", "(S*)+", "(?:S+)+?", "(S+?)+?", "(?:S+|b)+", "(?:S+b?)*"]
 CONTEXTS = [("", ""), ("<", ">"), ("(", ")"), ("b", "a"), ("(?P<x>b?)", "(?P<y>a*)"), ("", "a"), ("a", "")]
 CLASSES = ["a", "[ab]"]

@@ -1,8 +1,8 @@
 """Facts about a parsed pattern that hold whether or not stdlib `re` can reproduce it.
 
-The translation reports `history` and `anchored_start`; diagnostics and lint ask about nested
-unbounded repeats, captures that may not take part in a match and the constructs the spec's
-portability section asks templates to avoid.
+The translation reports `history`; diagnostics and lint ask about nested unbounded repeats, captures
+that may not take part in a match and the constructs the spec's portability section asks templates to
+avoid.
 """
 
 from __future__ import annotations
@@ -33,28 +33,71 @@ from rtcompile.regex.ast import (
 from rtcompile.regex.charsets import Ranges, intersection, normalise, size
 from rtcompile.regex.first_chars import first_characters
 
-# Assertions that look at the character before the current position.
-_LOOKS_BACK_ONE = frozenset(("boundary", "non_boundary", "line_start", "word_start", "word_end"))
+# Assertions that read the character before their position: word boundaries and starts, multiline
+# `^`, and the string start (a position is the start only if no character precedes it, so a buffer
+# whose committed text was dropped must keep one to tell).
+_LOOKS_BACK_ONE = frozenset(("boundary", "non_boundary", "line_start", "word_start", "word_end", "string_start"))
 
 
-def history(root: Node) -> int | None:
-    r"""How many characters before the search position the pattern may inspect (lookbehind width, 1 for
-    ``\b``/``\B``/multiline ``^``); None if unbounded."""
-    seen = 0
-    for node in walk(root):
-        if isinstance(node, Assertion) and node.kind in _LOOKS_BACK_ONE:
-            seen = max(seen, 1)
-        elif isinstance(node, Lookaround) and node.behind:
-            high = width(node.body)[1]
-            if high is None:
+def history(node: Node) -> int | None:
+    r"""How many characters before the search position the pattern may inspect; None if unbounded.
+
+    A lookbehind reads its window (as wide as its body can be), and an assertion in it that reads the
+    character before its own position (``\b``, ``\B``, ``\m``, ``\M``, ``^``) reads one more
+    when it sits at the window's far edge: ``(?<=\b.)X`` reads two characters before ``X``. (That is
+    how far before its own start position `node` reads, as it matches forwards from there.)
+    """
+    if isinstance(node, Assertion):
+        return 1 if node.kind in _LOOKS_BACK_ONE else 0
+    if isinstance(node, Lookaround) and node.behind:
+        return _reach_in_window(node.body, 0)
+    reach = 0
+    for child in children(node):  # each child starts at or after `node`'s start
+        inner = history(child)
+        if inner is None:
+            return None
+        reach = max(reach, inner)
+    return reach
+
+
+def _reach_in_window(node: Node, after: int) -> int | None:
+    """How far before a lookbehind's position `node` reads, when it lies in the lookbehind's window
+    with at most `after` characters of the window after it (lookbehinds match right to left)."""
+    if isinstance(node, Concat):
+        reach = after
+        for item in reversed(node.items):
+            inner = _reach_in_window(item, after)
+            item_high = width(item)[1]
+            if inner is None or item_high is None:
                 return None
-            seen = max(seen, high)
-    return seen
-
-
-def anchored_start(root: Node) -> bool:
-    r"""Whether the pattern contains ``^`` or ``\A`` (string start) somewhere."""
-    return any(isinstance(node, Assertion) and node.kind == "string_start" for node in walk(root))
+            reach, after = max(reach, inner), after + item_high
+        return reach
+    if isinstance(node, Repeat) and node.max != 1:
+        body_high = width(node.body)[1]
+        if body_high == 0:  # the copies all sit at one position
+            return _reach_in_window(node.body, after)
+        if node.max is None or body_high is None:
+            return None
+        # the copy furthest from the window's end reads furthest
+        return after if node.max == 0 else _reach_in_window(node.body, after + (node.max - 1) * body_high)
+    if isinstance(node, (Group, Atomic, Repeat, Alternation, BranchReset, Conditional)) or (
+        isinstance(node, Lookaround) and node.behind
+    ):
+        reach = after
+        for child in children(node):  # all end where `node` ends (a condition's lookaround there too)
+            inner = _reach_in_window(child, after)
+            if inner is None:
+                return None
+            reach = max(reach, inner)
+        return reach
+    if isinstance(node, Lookaround):  # a lookahead: forwards from where it sits, and what its body reads before
+        inner = history(node.body)
+        return None if inner is None else after + inner
+    if isinstance(node, Assertion):
+        return after + (1 if node.kind in _LOOKS_BACK_ONE else 0)
+    high = width(node)[1]  # characters, and constructs no analysis models: as wide as they can be
+    extra = history(node)
+    return None if high is None or extra is None else after + high + extra
 
 
 def nested_unbounded_repeat(root: Node) -> bool:

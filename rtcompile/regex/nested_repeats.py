@@ -12,7 +12,8 @@ be asymptotically slower than the reference, so:
 * adjacent unbounded repeats of classes where one class holds the other (``\s*\s*``, ``\s+\n*``,
   ``a*[ab]+``), both greedy or both lazy, become the one that holds: the same strings, and, since the
   rest of the pattern sees only where the run ends, the same match (`re` would try every way of
-  sharing the run between them: polynomial in its length, where `regex` is not);
+  sharing the run between them: polynomial in its length, where `regex` is not); of two lazy runs only
+  a second one is dropped (``a+?a*?``), since `regex`'s partial matches depend on the first (``a*?a+?``);
 * any other unbounded repeat whose iterations can split the same text in several ways (its body is,
   apart from parts that may match nothing, an unbounded repeat or an alternation holding one) is
   refused (`UnsupportedRegex`), so the module matches it with `regex` itself.
@@ -69,7 +70,10 @@ def _merge_adjacent_runs(items: list[Node]) -> tuple[Node, ...]:
             first, second = _class_of(previous), _class_of(item)
             if item.min == 0 and _within(second, first):
                 continue  # the second run adds nothing the first could not take
-            if previous.min == 0 and _within(first, second):
+            # Not a lazy first run: `regex`'s partial search reads a lazy run by what follows it, so
+            # `a*?a+?` reports partial matches (within one character of the end, when a literal or a
+            # negated character follows) that `a+?` alone does not.
+            if previous.min == 0 and _within(first, second) and not previous.lazy:
                 merged[-1] = item
                 continue
         merged.append(item)

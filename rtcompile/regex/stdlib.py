@@ -342,6 +342,12 @@ def _emit(node: Node, out: _Emission) -> tuple[str, int]:
         return _atomic_with(out.new_group(), _LINE_BREAK_BODY), _SEQUENCE
     if isinstance(node, Backreference) and out.captures:
         target = int(node.group) if node.group.isdigit() else out.group_names[node.group]
+        if target not in out.numbers:
+            # A forward reference (`\\1(a)`): its group comes later in the pattern. Outside repeats (the
+            # only backreferences emitted, see `_complete_match_limits`) the group has not been set
+            # when the reference is tried, and `regex` fails a reference to an unset group; stdlib `re`
+            # rejects forward references, so it is spelled as what never matches.
+            return "(?!)", _SEQUENCE
         return f"(?:\\{out.numbers[target]})", _ATOM
     raise AssertionError(f"{type(node).__name__} reached the emitter; refuse_untranslatable lets none through")
 

@@ -24,7 +24,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from rtcompile.regex.analysis import anchored_start, history
+from rtcompile.regex.analysis import history
 from rtcompile.regex.ast import (
     Alternation,
     Assertion,
@@ -66,8 +66,8 @@ class StdlibRegex:
     * ``prefix``: matches at ``q`` iff `regex`'s partial search would report a partial match at ``q``
       (given that there is no full match); see `rtcompile.runtime.partial.partial_search`.
     * ``history``: how many characters before the search position the pattern may inspect
-      (lookbehind width, 1 for ``\b``/``\B``/multiline ``^``); ``None`` if unbounded.
-    * ``anchored_start``: the pattern contains ``^`` or ``\A`` (string start) somewhere.
+      (`rtcompile.regex.analysis.history`: lookbehind windows, and one more character for ``\b``,
+      ``\B``, ``\m``, ``\M``, ``^`` at a window's far edge or at the match start); ``None`` if unbounded.
     * ``duplicates``: for each group name the pattern uses more than once, the stdlib names of its
       occurrences in ``full`` (the first keeps the name); `rtcompile.runtime.partial.merged_groupdict`
       turns a stdlib match's groups back into `regex`'s.
@@ -81,7 +81,6 @@ class StdlibRegex:
     full: str
     prefix: str
     history: int | None
-    anchored_start: bool
     duplicates: tuple[tuple[str, tuple[str, ...]], ...] = ()
     match_only: bool = False
 
@@ -108,7 +107,6 @@ def _translate(pattern: str) -> StdlibRegex:
         full=full,
         prefix=partial_prefix(root),
         history=history(root),
-        anchored_start=anchored_start(root),
         duplicates=duplicates,
         match_only=_match_only(root),
     )

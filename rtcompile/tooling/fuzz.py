@@ -9,6 +9,7 @@ reference's `regex` matches it.
 
 from __future__ import annotations
 
+import functools
 import random
 
 import regex
@@ -131,13 +132,19 @@ def _char_choices(ranges: Ranges, rng: random.Random) -> list[str]:
     if not ranges:
         return [""]
     if size(ranges) > LARGE_CLASS:
-        common = [ch for ch in COMMON_CHARS if contains(ranges, ord(ch))]
         low, high = rng.choice(ranges)
-        return common + [chr(rng.randint(low, high))]
+        return [*_common_members(ranges), chr(rng.randint(low, high))]
     choices: list[str] = []
     for low, high in ranges:
         choices += [chr(low)] if low == high else [chr(low), chr(high), chr(rng.randint(low, high))]
     return choices
+
+
+@functools.lru_cache(maxsize=256)
+def _common_members(ranges: Ranges) -> tuple[str, ...]:
+    """The common characters a large class holds (asked once per class: a class such as \\w has
+    hundreds of ranges, and a long fuzz run draws from it thousands of times)."""
+    return tuple(ch for ch in COMMON_CHARS if contains(ranges, ord(ch)))
 
 
 def delimiter_texts(template: Template, rng: random.Random) -> list[str]:

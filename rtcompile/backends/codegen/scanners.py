@@ -24,6 +24,8 @@ from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.errors import format_path
 from rtcompile.ir import Template
 from rtcompile.plan import ParserState, Watch
+from rtcompile.regex.ast import width
+from rtcompile.regex.first_chars import modelled_tree
 
 # Beyond these the pending text is found by `literal_set_hold` (linear in the literals) instead of a trie
 # pattern, which nests one group per character and is written into the module as one string.
@@ -316,8 +318,11 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
         return
     full, prefix = parts.stdlib_regex(watch.delimiter.pattern, hint, watch.where)
     parts.need("scanning", "regex_can_grow")
+    # A state's only watch returns its match at once; with several, the best match is checked against
+    # the hold (`_several_watches`), which also covers a match at the end of the buffer.
+    at_end = rank is None and _may_match_at_end(watch.delimiter.pattern)
     if plan.engine == "regex":
-        _regex_module_watch(out, full, rank)
+        _regex_module_watch(out, full, rank, at_end)
         return
     partial = "partial_match" if plan.attempt == "match" else "partial_search"
     parts.need("partial", partial)
@@ -375,7 +380,7 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
         out.line(f"m, partial_at = {partial}({full}, {prefix}, buf, pos)")
         with out.block("if partial_at is not None:"):
             out.line("hold = min(hold, partial_at)")
-    _take_unless_growing(out, rank, f"regex_can_grow({full}, buf, m)", parts.groups_code(full))
+    _take_unless_growing(out, rank, f"regex_can_grow({full}, buf, m)", parts.groups_code(full), at_end)
 
 
 def _remembered_search(out: CodeWriter, parts: ModuleParts, search: str, start: str) -> None:
@@ -405,7 +410,14 @@ def _wait_check(out: CodeWriter, parts: ModuleParts, state: ParserState) -> None
             out.line("return WAITING, pos, pos, NO_GROUPS, pos")
 
 
-def _regex_module_watch(out: CodeWriter, pattern: str, rank: int | None) -> None:
+def _may_match_at_end(pattern: str) -> bool:
+    """Whether a match of `pattern` can start at the end of the buffer: it can match the empty string
+    (or its tree cannot say: ``\\K`` moves the reported start)."""
+    parsed = modelled_tree(pattern)
+    return parsed is None or width(parsed.root)[0] == 0
+
+
+def _regex_module_watch(out: CodeWriter, pattern: str, rank: int | None, at_end: bool) -> None:
     """A delimiter matched with the `regex` module (no exact stdlib translation): exactly as the
     interpreter and the reference search it, partial matches included."""
     out.comment("no exact stdlib translation: matched with the regex module, as the reference does")
@@ -413,17 +425,20 @@ def _regex_module_watch(out: CodeWriter, pattern: str, rank: int | None) -> None
         out.line(f"m = {pattern}.search(buf, pos)")
     with out.block("else:"):
         out.line(f"m = {pattern}.search(buf, pos, partial=True)")
-    _take_unless_growing(out, rank, f"(m.partial or regex_can_grow({pattern}, buf, m))", "m.groupdict()")
+    _take_unless_growing(out, rank, f"(m.partial or regex_can_grow({pattern}, buf, m))", "m.groupdict()", at_end)
 
 
-def _take_unless_growing(out: CodeWriter, rank: int | None, may_grow: str, groups: str) -> None:
+def _take_unless_growing(out: CodeWriter, rank: int | None, may_grow: str, groups: str, at_end: bool) -> None:
     """A regex match `m`, if any: held back while more text may still change it (`may_grow`), else
-    taken with its `groups`."""
+    taken with its `groups`. With `at_end`, a match that starts at the end of the buffer is left
+    untaken, as the engine's rule has it (a match starting where held-back text begins is not taken,
+    and nothing is held back past the end): at the end of the stream an empty match there (``$``,
+    ``1*?``) opens or closes nothing in the reference."""
     with out.block("if m is not None:"):
         out.line("start, end = m.span()")
         with out.block(f"if not eos and {may_grow}:"):
             out.line("hold = min(hold, start)")
-        with out.block("else:"):
+        with out.block("elif start < n:" if at_end else "else:"):
             _take(out, rank, groups)
 
 
