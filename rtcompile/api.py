@@ -79,7 +79,8 @@ REGEX_FALLBACK_NOTE = ": the module imports the regex module for this pattern"
 @dataclass(frozen=True)
 class CompiledModule:
     """A generated module's source, and one warning per pattern it matches with the `regex` module
-    (no exact standard-library translation is known for it); no warnings: the module is stdlib only.
+    (no exact standard-library translation is known for it, or stdlib `re` would backtrack on it for
+    longer); no warnings: the module is stdlib only.
     `template_warnings` are the template's own (what `load_template` warns about), located."""
 
     code: str
@@ -122,12 +123,7 @@ def compile_module(
         raise locate(error, document) from None
     notes = tuple(
         _locate_diagnostic(
-            Diagnostic(
-                "warning",
-                f"{fallback.construct} has no exact standard-library translation ({fallback.reason})"
-                + REGEX_FALLBACK_NOTE,
-                fallback.where,
-            ),
+            Diagnostic("warning", fallback.summary + REGEX_FALLBACK_NOTE, fallback.where),
             document,
         )
         for fallback in generated.fallbacks

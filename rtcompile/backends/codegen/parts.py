@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, lay_out, width
 from rtcompile.backends.codegen.writer import Names, literal
 from rtcompile.frontend.errors import JsonPath
+from rtcompile.regex.backtracking import refuse_slow_backtracking
 from rtcompile.regex.translate import UnsupportedRegex, literal_text, translate, translate_complete
 
 # How a module imports `regex` when one of its patterns needs it. The module ships no stubs; the
@@ -35,12 +36,14 @@ def _global_statements(names: list[str]) -> list[str]:
 @dataclass(frozen=True)
 class RegexFallback:
     """A template pattern the module matches with the `regex` module, because no exact stdlib
-    translation is known: which construct, why, and where in the template."""
+    translation is known or stdlib `re` would backtrack on it: which construct, why (`summary`: the
+    whole sentence), and where in the template."""
 
     construct: str
     reason: str
     where: JsonPath
     pattern: str
+    summary: str
 
 
 @dataclass
@@ -97,7 +100,8 @@ class ModuleParts:
         """Pattern names for a template regex: its exact stdlib translation and, for delimiters matched
         in the stream (`streamed`), the pattern that decides partial matches at the buffer's end.
 
-        A pattern with no exact stdlib translation is compiled with `regex` itself, exactly as the
+        A pattern with no exact stdlib translation, or one stdlib `re` would backtrack on longer than
+        `regex` (`refuse_slow_backtracking`), is compiled with `regex` itself, exactly as the
         reference compiles it (`uses_regex` tells which), and recorded in `fallbacks`; its partial
         matches come from `regex`'s own ``partial=True``, so there is no prefix pattern. Without
         `captures` (only spans are read), a complete-match pattern's duplicate group names are renamed
@@ -105,10 +109,13 @@ class ModuleParts:
         """
         try:
             if not streamed:  # matched against complete text only: no partial matching to reproduce
-                return self.pattern(hint, translate_complete(pattern, captures=captures)), None
+                complete = translate_complete(pattern, captures=captures)
+                refuse_slow_backtracking(pattern, (complete,))
+                return self.pattern(hint, complete), None
             translated = translate(pattern)
+            refuse_slow_backtracking(pattern, (translated.full, translated.prefix))
         except UnsupportedRegex as error:
-            self.fallbacks.append(RegexFallback(error.construct, error.reason, where, pattern))
+            self.fallbacks.append(RegexFallback(error.construct, error.reason, where, pattern, error.summary))
             name = self.names.new("_RE", hint, constant=True)
             self.patterns.append((name, f"regex.compile({literal(pattern)}, regex.DOTALL)"))
             self.regex_patterns.add(name)
