@@ -10,7 +10,7 @@ from typing import Any, TypeAlias
 
 from rtcompile.backends.interpreter import Event, Message, ResponseParser
 from rtcompile.frontend.diagnostics import template_warnings
-from rtcompile.frontend.errors import Diagnostic, TemplateError, TemplateWarning
+from rtcompile.frontend.errors import Diagnostic, TemplateError, TemplateFileError, TemplateWarning
 from rtcompile.frontend.loader import build_template
 from rtcompile.frontend.source import SourceDocument, TemplateText, read_template_source
 from rtcompile.ir import Template
@@ -38,13 +38,19 @@ def load_template(source: TemplateSource) -> Template:
 
 def check_template(source: TemplateSource) -> list[Diagnostic]:
     """Everything wrong with a template, as diagnostics: the error that stops it loading, or its warnings."""
-    return examine_template(source)[2]
+    try:
+        return examine_template(source)[2]
+    except TemplateFileError as error:
+        return [error.to_diagnostic()]
 
 
 def examine_template(source: TemplateSource) -> tuple[Template | None, SourceDocument | None, list[Diagnostic]]:
-    """Load once and return the template (None if it does not load), its document and its diagnostics."""
+    """Load once and return the template (None if it does not load), its document and its diagnostics.
+    A file that cannot be read at all raises `TemplateFileError`: it is no finding about a template."""
     try:
         template, document = _load(source) if not isinstance(source, Template) else (source, None)
+    except TemplateFileError:
+        raise
     except TemplateError as error:
         return None, None, [error.to_diagnostic()]
     return template, document, [_locate_diagnostic(d, document) for d in template_warnings(template)]

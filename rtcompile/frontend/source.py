@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from .catalog import bundled_path, closest_names, looks_like_name
-from .errors import Diagnostic, JsonPath, TemplateError, quote
+from .errors import Diagnostic, JsonPath, TemplateError, TemplateFileError, quote
 
 __all__ = [
     "MAX_NESTING_DEPTH",
@@ -428,8 +428,13 @@ def resolve_template_path(source: str) -> str:
     A path that exists always wins over a bundled template of the same name. Raises TemplateError for
     an argument that is neither, suggesting the bundled templates it most resembles.
     """
-    if os.path.lexists(source):
+    try:
+        os.lstat(source)
         return source
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        pass  # no such path (a NUL in it, too): perhaps a bundled name
+    except OSError:
+        return source  # there may be a file there that we may not look at: reading it will say why
     bundled = bundled_path(source)
     if bundled is not None:
         return str(bundled)
@@ -468,13 +473,13 @@ def _read_bytes(file: str) -> bytes:
         with open(file, "rb") as handle:
             data = handle.read(MAX_SOURCE_BYTES + 1)
     except FileNotFoundError:
-        raise TemplateError("no such file", file=file) from None
+        raise TemplateFileError("no such file", file=file) from None
     except IsADirectoryError:
-        raise TemplateError("is a directory, not a JSON file", file=file) from None
+        raise TemplateFileError("is a directory, not a JSON file", file=file) from None
     except PermissionError:
-        raise TemplateError("permission denied", file=file) from None
+        raise TemplateFileError("permission denied", file=file) from None
     except OSError as exc:
-        raise TemplateError(f"cannot read file: {exc.strerror or exc}", file=file) from None
+        raise TemplateFileError(f"cannot read file: {exc.strerror or exc}", file=file) from None
     if len(data) > MAX_SOURCE_BYTES:  # the size changed under us, or stat lied (pipes, /proc)
         raise TemplateError(too_big, file=file)
     return data

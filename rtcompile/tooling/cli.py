@@ -19,12 +19,15 @@ Exit status: 0 ok; 1 `--check` found a missing or stale output, `verify` found a
 module compiled from another template, `lint` found errors (or warnings, with `--strict`); 2 bad
 input or usage, or `--stdlib-only` and a pattern that needs the `regex` module (without it, one warning
 line per such pattern); 130 interrupted (Ctrl-C), 128 + N on signal N (SIGTERM, SIGHUP). Every error is one
-line on stderr; outputs are written all or nothing (see `rtcompile.tooling.outputs`).
+line on stderr (a file the system will not let us read or write, a full disk, included); outputs are
+written all or nothing, every byte checked (see `rtcompile.tooling.outputs`). A reader that stops
+reading standard output (`| head -1`) ends the run quietly, as black does.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import io
 import os
@@ -35,15 +38,18 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from rtcompile.api import REGEX_FALLBACK_NOTE, compile_module
 from rtcompile.frontend.catalog import bundled_directory, bundled_templates
 from rtcompile.frontend.errors import TemplateError, printable
 from rtcompile.frontend.source import TOKENIZER_CONFIG_NAME, TemplateText, resolve_template_path
-from rtcompile.tooling.outputs import OutputError, write_all, write_stdout
+from rtcompile.tooling.outputs import STANDARD_OUTPUT, OutputError, special_file_kind, write_all, write_stdout
 from rtcompile.tooling.signals import INTERRUPT_EXIT_STATUS, Terminated, termination_raises
 from rtcompile.version import VERSION
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -61,11 +67,42 @@ class _Parser(argparse.ArgumentParser):
         # argparse prints the whole usage block; we keep errors to one line.
         self.exit(EXIT_USAGE, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n")
 
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        # argparse drops a failed write silently (`--help > /dev/full` would succeed): report it.
+        if message:
+            if file is None or file is sys.stdout:
+                emit(message.removesuffix("\n"))
+            else:
+                file.write(message)
+
 
 def report_error(prog: str, error: BaseException | str) -> None:
     """One line on stderr: `prog: error: message`, with every unprintable character escaped."""
-    message = printable(str(error))
-    print(f"{prog}: error: {message}", file=sys.stderr)
+    message = printable(os_error_message(error) if isinstance(error, OSError) else str(error))
+    with contextlib.suppress(OSError):  # nowhere left to say it
+        print(f"{prog}: error: {message}", file=sys.stderr)
+
+
+def os_error_message(error: OSError) -> str:
+    """``NAME: reason`` for an error the system raised about a file (both names for a rename)."""
+    reason = error.strerror or str(error)
+    if error.filename is None:
+        return reason
+    name = os.fsdecode(error.filename)
+    if error.filename2 is not None:
+        name = f"{name} -> {os.fsdecode(error.filename2)}"
+    return f"{name}: {reason}"
+
+
+def emit(text: str) -> None:
+    """A line of a command's output on stdout; a failed write is an `OutputError` naming standard
+    output (BrokenPipeError, the reader gone, is left to `main`)."""
+    try:
+        print(text)
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise OutputError(f"{STANDARD_OUTPUT}: cannot write ({error.strerror or error})") from None
 
 
 # --------------------------------------------------------------------------- the argument parser
@@ -197,7 +234,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     _tolerant_output_streams()
     try:
         with termination_raises():
-            return dispatch(arguments)
+            try:
+                status = dispatch(arguments)
+            except SystemExit as stop:  # argparse's --help, --version and usage errors
+                status = stop.code if isinstance(stop.code, int) else EXIT_USAGE
+            _flush_stdout()  # output still buffered fails here, where it can be reported, not at exit
+            return status
     except KeyboardInterrupt:
         print("rtcompile: interrupted", file=sys.stderr)
         return INTERRUPT_EXIT_STATUS
@@ -205,9 +247,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rtcompile: stopped by {terminated.signal_name}", file=sys.stderr)
         return terminated.exit_status
     except BrokenPipeError:
-        # The reader went away (`rtcompile list | head`): stop quietly, and keep Python's flush at exit quiet too.
+        # The reader went away (`rtcompile list | head -1`): it wanted no more. Stop quietly with success,
+        # as black does, and keep Python's flush at exit quiet too.
+        _discard_stdout()
+        return EXIT_OK
+    except OutputError as error:  # standard output cannot take what we write (`> /dev/full`)
+        report_error("rtcompile", error)
+        _discard_stdout()
+        return EXIT_USAGE
+    except OSError as error:  # a file the system refuses us (an unreadable directory...), in any command
+        report_error("rtcompile", error)
+        with contextlib.suppress(OSError, OutputError):
+            _flush_stdout()
+        return EXIT_USAGE
+
+
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise OutputError(f"{STANDARD_OUTPUT}: cannot write ({error.strerror or error})") from None
+
+
+def _discard_stdout() -> None:
+    """Point standard output at the null device, so that the interpreter's own flush at exit finds
+    nothing left to fail on."""
+    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 128 + 13
 
 
 def dispatch(arguments: list[str]) -> int:
@@ -253,7 +321,9 @@ def run_compile(args: argparse.Namespace) -> int:
         if args.check or args.diff:
             return report_changes(results, show_diff=args.diff, function_tools=args.function_tools)
         write(results)
-    except (TemplateError, UsageError, OutputError) as error:
+    except (TemplateError, UsageError, OutputError, OSError) as error:
+        if isinstance(error, BrokenPipeError):
+            raise
         report_error("rtcompile", error)
         return EXIT_USAGE
     return EXIT_OK
@@ -270,9 +340,14 @@ class Job:
 def template_files(directory: Path) -> list[Path]:
     """The templates in a directory: its tokenizer config if it is a model directory, else every *.json."""
     config = directory / TOKENIZER_CONFIG_NAME
-    if config.is_file():
-        return [config]
-    files = sorted(p for p in directory.glob("*.json") if p.is_file())
+    try:
+        if config.is_file():
+            return [config]
+        # os.listdir, not Path.glob: glob takes a directory it may not read for an empty one.
+        files = sorted(directory / name for name in os.listdir(directory) if name.endswith(".json"))
+        files = [path for path in files if path.is_file()]
+    except OSError as error:
+        raise UsageError(f"{directory}: cannot read this directory ({error.strerror or error})") from None
     if not files:
         raise UsageError(f"{directory}: no template files (*.json) or {TOKENIZER_CONFIG_NAME} in this directory")
     return files
@@ -299,7 +374,11 @@ def _inputs(raw_inputs: Sequence[str]) -> list[_Input]:
         raise UsageError("standard input (-) can be read only once")
     for raw in raw_inputs:
         if raw == STDIN:
-            found.append(_Input(TemplateText(sys.stdin.buffer.read())))
+            try:
+                data = sys.stdin.buffer.read()
+            except OSError as error:
+                raise UsageError(f"standard input: cannot read ({error.strerror or error})") from None
+            found.append(_Input(TemplateText(data)))
             continue
         path = Path(raw)
         if path.is_dir():
@@ -409,8 +488,8 @@ def report_changes(results: Sequence[tuple[Job, str]], *, show_diff: bool, funct
             diff = difflib.unified_diff(
                 (current or "").splitlines(keepends=True),
                 code.splitlines(keepends=True),
-                fromfile=f"{job.output} (current)" if current is not None else "/dev/null",
-                tofile=f"{job.output} (from {origin})",
+                fromfile=printable(f"{job.output} (current)") if current is not None else "/dev/null",
+                tofile=printable(f"{job.output} (from {origin})"),
             )
             write_stdout(
                 "".join(line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n" for line in diff)
@@ -439,13 +518,19 @@ def _function_tools_hint(current: str | None, function_tools: bool) -> str:
 
 
 def _read_existing(path: Path) -> str | None:
-    """An output's current text: None if there is none; undecodable bytes shown as U+FFFD (so: stale)."""
+    """An output's current text: None if there is none; undecodable bytes shown as U+FFFD (so: stale).
+
+    A device or FIFO (or a link to one) is refused, not read: reading could wait forever (a FIFO with
+    no writer) or never end (/dev/zero), and what compile writes through it is not kept there anyway."""
     try:
+        kind = special_file_kind(path)
+        if kind is not None:
+            raise OutputError(f"{path}: is a {kind}, not a regular file; --check and --diff compare regular files")
         data = path.read_bytes()
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise OutputError(f"{path}: cannot read ({error.strerror})") from None
+        raise OutputError(f"{path}: cannot read ({error.strerror or error})") from None
     return data.decode("utf-8", errors="replace")
 
 
@@ -471,9 +556,11 @@ def run_verify(args: argparse.Namespace) -> int:
         report_error(prog, mismatch)
         return EXIT_FAILED
     except (TemplateError, UsageError, ValueError, OSError) as error:
+        if isinstance(error, BrokenPipeError):
+            raise
         report_error(prog, error)
         return EXIT_USAGE
-    print(verify.report(args.template, summary))
+    emit(verify.report(args.template, summary))
     return EXIT_FAILED if summary.divergence is not None else EXIT_OK
 
 
@@ -485,10 +572,12 @@ def run_lint(args: argparse.Namespace) -> int:
         resolve_template_path(args.template)  # a missing input is a usage error, as for compile and verify
         findings = lint.run(args.template, chat_template_path=args.chat_template, cases=args.cases)
     except (TemplateError, UsageError, OSError) as error:
+        if isinstance(error, BrokenPipeError):
+            raise
         report_error(prog, error)
         return EXIT_USAGE
     for finding in findings:
-        print(finding.render())
+        emit(finding.render())
     errors = sum(1 for f in findings if f.severity == "error")
     warnings = sum(1 for f in findings if f.severity == "warning")
     verdict = " (--strict: warnings count as errors)" if args.strict and warnings else ""
@@ -506,11 +595,11 @@ def run_list(args: argparse.Namespace) -> int:
         report_error("rtcompile list", f"no bundled templates found{f' in {where}' if where else ''}")
         return EXIT_USAGE
     if args.names:
-        print("\n".join(t.name for t in templates))
+        emit("\n".join(t.name for t in templates))
         return EXIT_OK
     width = max(40, min(shutil.get_terminal_size().columns, 120))
     for template in templates:
-        print(f"{template.name}  ({template.family})")
+        emit(f"{template.name}  ({template.family})")
         for label, text in (("covers", template.covers), ("source", template.source)):
             if text:
                 lines = textwrap.wrap(
@@ -521,8 +610,8 @@ def run_list(args: argparse.Namespace) -> int:
                     break_long_words=False,  # keep tokens such as <|START_THINKING|> whole
                     break_on_hyphens=False,
                 )
-                print("\n".join(lines))
-    print(f"\n{len(templates)} templates; use a name wherever a template path goes: rtcompile NAME -o NAME_parser.py")
+                emit("\n".join(lines))
+    emit(f"\n{len(templates)} templates; use a name wherever a template path goes: rtcompile NAME -o NAME_parser.py")
     return EXIT_OK
 
 
