@@ -44,6 +44,7 @@ SKELETON = jinja2.Environment(
 )
 FIXED_IMPORTS = [
     "import _thread",  # a lock for first use, without importing `threading`
+    "import copy",  # DEFAULTS is a copy of TEMPLATE's
     "import re",
     "from collections.abc import Callable, Iterable, Sequence",
 ]
@@ -118,7 +119,9 @@ def generate_module(template: Template, *, source_name: str, function_tools: boo
         sha256_statement="\n".join(lay_out(f"TEMPLATE_SHA256: Final = {literal(sha256)}")),
         imports=imports,
         typing_import="\n".join(import_lines(INDENT, "typing", typing_names)),
-        defaults_statement="\n".join(lay_out(f"DEFAULTS: Final[dict[str, Any]] = {literal(dict(template.defaults))}")),
+        # DEFAULTS is TEMPLATE's "defaults", copied when the module loads rather than written out a
+        # second time: a template with a huge default would otherwise make a module twice its size.
+        defaults_statement='DEFAULTS: Final[dict[str, Any]] = copy.deepcopy(TEMPLATE.get("defaults", {}))',
         template_statement="\n".join(lay_out(f"TEMPLATE: Final[dict[str, Any]] = {literal(dict(template.source))}")),
         data_helpers="\n\n\n".join(early.definitions),
         types=_section_body(types),

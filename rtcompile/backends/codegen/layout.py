@@ -25,9 +25,11 @@ itself, on the bundled templates' modules and on random statements.
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 LINE_LENGTH = 88
@@ -37,7 +39,12 @@ INDENT = "    "
 # brackets, commas or words they contain), brackets, commas, the start of a comment, an assignment's
 # ` = ` and a conditional's ` if ` / ` else `. Single-line strings only: the generator never writes a
 # triple-quoted string inside a statement it lays out.
-_TOKENS = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[()\[\]{},#]| = | if | else """)
+_TOKENS = re.compile(r"""["'()\[\]{},#]| = | if | else """)
+# Inside a string literal, what can end it: its quote, a backslash (escaping the next character) or
+# a line end. (A string is skipped a run at a time rather than matched by one pattern: `re` keeps a
+# backtracking entry per character of `(?:[^"\\]|\\.)*`, over 100 bytes each, which on a default
+# of 50 MB is gigabytes.)
+_STRING_STOPS = {quote: re.compile(f"[{quote}\\\\\n]") for quote in "\"'"}
 _OPENING = {"(": ")", "[": "]", "{": "}"}
 # The word or closing bracket just before an opening parenthesis: a name or a closing bracket there
 # makes it a call, a keyword (`return (x,)`) or an operator a tuple.
@@ -52,23 +59,48 @@ def string_literal(value: str) -> str:
         return text if text[0] == '"' else f'"{text[1:-1]}"'
     if "'" not in value or value.count('"') > value.count("'"):
         return text  # repr() chose single quotes; ruff keeps them (switching would escape more)
-    body = "".join('\\"' if c == '"' else "'" if c == "'" else repr(c)[1:-1] for c in value)
-    return f'"{body}"'
+    # repr() escaped each ' and left each " alone: the other way round (whole-string replacements,
+    # not a piece per character: a huge default would cost tens of bytes per character).
+    return '"' + text[1:-1].replace("\\'", "'").replace('"', '\\"') + '"'
 
 
 def width(text: str) -> int:
     """Columns `text` takes in an editor: wide (East Asian) characters count two, combining marks none."""
     if text.isascii():
         return len(text)
-    return sum(_char_width(c) for c in text)
+    return sum(map(_char_width, text))  # a loop in C over a cached function: a huge literal is millions
 
 
+@functools.cache
 def _char_width(char: str) -> int:
     if char.isascii():
         return 1
     if unicodedata.combining(char):
         return 0
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def _tokens(line: str) -> Iterator[tuple[str, int]]:
+    """The tokens of `_TOKENS` in `line` and where each starts, string literals skipped."""
+    at = 0
+    while (token := _TOKENS.search(line, at)) is not None:
+        text, at = token.group(), token.end()
+        if text in "\"'":
+            at = _string_end(line, token.start())
+            continue
+        yield text, token.start()
+
+
+def _string_end(line: str, start: int) -> int:
+    """Where the string literal opening at `start` ends; just after its quote when it does not close on
+    the line (then the quote is read as code, as a pattern matching whole strings would skip it)."""
+    stops = _STRING_STOPS[line[start]]
+    at = start + 1
+    while (stop := stops.search(line, at)) is not None:
+        if line[stop.start()] != "\\":
+            return stop.end() if line[stop.start()] == line[start] else start + 1
+        at = stop.start() + 2
+    return start + 1
 
 
 def lay_out(line: str) -> list[str]:
@@ -129,8 +161,7 @@ class _Structure:
     def of(cls, line: str) -> _Structure | None:
         root = _Pair(-1, len(line))
         stack = [root]
-        for token in _TOKENS.finditer(line):
-            text, at = token.group(), token.start()
+        for text, at in _tokens(line):
             if text in _OPENING:
                 pair = _Pair(at)
                 stack[-1].pairs.append(pair)
