@@ -151,14 +151,19 @@ def test_a_short_write_is_an_error_and_no_file_is_left_half_written(tmp_path: Pa
 
 
 @pytest.mark.parametrize(
-    "argv", [["TINY", "-o", "-"], ["TINY", "-o", "/dev/full"], ["list"], ["--version"], ["help", "lint"]]
+    "argv", [["TINY", "-o", "-"], ["TINY", "-o", "LINK"], ["list"], ["--version"], ["help", "lint"]]
 )
-def test_a_full_device_is_one_line_and_status_2(tiny: Path, argv: list[str]) -> None:
+def test_a_full_device_is_one_line_and_status_2(tmp_path: Path, tiny: Path, argv: list[str]) -> None:
+    # `-o` names a link to /dev/full, never /dev/full itself: code that replaces the output (as before)
+    # then replaces the link, not the machine's device.
+    link = tmp_path / "full.py"
+    link.symlink_to("/dev/full")
     with open("/dev/full", "wb") as full:
-        result = rtcompile(*[str(tiny) if arg == "TINY" else arg for arg in argv], stdout=full)
+        result = rtcompile(*[{"TINY": str(tiny), "LINK": str(link)}.get(arg, arg) for arg in argv], stdout=full)
     assert result.returncode == 2  # before: a traceback and 1 (or 0, for --version)
-    where = "/dev/full" if "/dev/full" in argv else "standard output"
+    where = str(link) if "LINK" in argv else "standard output"
     assert error_lines(result.stderr) == [f"rtcompile: error: {where}: cannot write (No space left on device)"]
+    assert os.readlink(link) == "/dev/full" and stat.S_ISCHR(os.stat("/dev/full").st_mode)
 
 
 def _first_line_then_close(argv: list[str]) -> subprocess.Popen[bytes]:
@@ -175,12 +180,15 @@ def _first_line_then_close(argv: list[str]) -> subprocess.Popen[bytes]:
     return process
 
 
-@pytest.mark.parametrize("argv", [["TINY", "-o", "-"], ["TINY", "-o", "/dev/stdout"], ["list"]])
-def test_a_reader_that_stops_reading_ends_the_run_quietly(tiny: Path, argv: list[str]) -> None:
-    process = _first_line_then_close([str(tiny) if arg == "TINY" else arg for arg in argv])
+@pytest.mark.parametrize("argv", [["TINY", "-o", "-"], ["TINY", "-o", "LINK"], ["list"]])
+def test_a_reader_that_stops_reading_ends_the_run_quietly(tmp_path: Path, tiny: Path, argv: list[str]) -> None:
+    link = tmp_path / "stdout.py"  # a link to /dev/stdout, for the reason given above
+    link.symlink_to("/dev/stdout")
+    process = _first_line_then_close([{"TINY": str(tiny), "LINK": str(link)}.get(arg, arg) for arg in argv])
     assert process.stderr is not None
-    assert process.returncode == 0  # as black does (before: 141, and a traceback for /dev/stdout)
+    assert process.returncode == 0  # as black does (before: 141, or the link replaced by a file)
     assert error_lines(process.stderr.read().decode()) == []
+    assert os.readlink(link) == "/dev/stdout"
 
 
 # ---------------------------------------------------------------------------------------------------
