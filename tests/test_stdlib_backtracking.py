@@ -299,3 +299,14 @@ def test_regex_is_quadratic_too_where_bundled_patterns_stay_quadratic_on_stdlib(
 
     assert best(near_miss(4 * size)) > 8 * best(near_miss(size)), name
     assert regex_is_superlinear(parse_regex(pattern).root)
+
+
+def test_a_long_alternation_stays_on_stdlib() -> None:
+    """Its partial-match translation nests one level per character (deeper than Python's stack, were it
+    walked recursively) and holds thousands of character nodes: still analysed, and linear."""
+    names = "|".join(f"tool_number_{i:03d}" for i in range(150))
+    pattern = f'<call name="(?:{names})">'
+    translated = translate(pattern)
+    assert growth_of(pattern) == "n"
+    assert [backtracking_cost(stdlib_tree(t)).growth() for t in (translated.full, translated.prefix)] == ["n", "n"]
+    refuse_slow_backtracking(pattern, (translated.full, translated.prefix))

@@ -59,6 +59,7 @@ from rtcompile.regex.ast import (
     Node,
     Opaque,
     Repeat,
+    evaluate_postorder,
     unwrap,
     walk,
     width,
@@ -72,7 +73,7 @@ MAX_PATHS: Final = 64
 # Counts are kept up to this (an exact figure beyond it changes nothing).
 _COUNT_CAP: Final = 1 << 20
 # Patterns with more character nodes than this (counted repeats copied out) are not analysed.
-MAX_POSITIONS: Final = 1500
+MAX_POSITIONS: Final = 20_000
 # A single-character repeat with more copies than this is read as unbounded (`C{3,900}` as `C*`):
 # every path of the first is a path of the second, so the bound only grows.
 _MAX_COPIES: Final = 64
@@ -118,12 +119,17 @@ class TooComplex(Exception):
 # ---------------------------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
 class Ways:
-    count: int
-    free: bool  # some path passes no assertion or lookaround
-    at_end: bool  # some path passes only tests that hold at the end of the text
-    lookarounds: int = 0  # bit set of the lookarounds some path passes
+    """How many paths, and what they pass. Immutable (a plain class: millions are made for a long
+    partial-match pattern, and a frozen dataclass is slow to create)."""
+
+    __slots__ = ("at_end", "count", "free", "lookarounds")
+
+    def __init__(self, count: int, free: bool, at_end: bool, lookarounds: int = 0) -> None:
+        self.count = count
+        self.free = free  # some path passes no assertion or lookaround
+        self.at_end = at_end  # some path passes only tests that hold at the end of the text
+        self.lookarounds = lookarounds  # bit set of the lookarounds some path passes
 
     def __add__(self, other: Ways) -> Ways:
         return Ways(
@@ -151,14 +157,25 @@ Weights = dict[int, Ways]
 
 
 def _add_into(target: Weights, position: int, ways: Ways) -> None:
-    target[position] = target.get(position, NONE) + ways
+    known = target.get(position)
+    target[position] = ways if known is None else known + ways
 
 
 def _scaled(weights: Weights, factor: Ways) -> Weights:
-    return {position: ways * factor for position, ways in weights.items() if factor.count}
+    if not factor.count:
+        return {}
+    if factor is ONE:
+        return weights
+    return {position: ways * factor for position, ways in weights.items()}
 
 
 def _merged(first: Weights, second: Weights) -> Weights:
+    """The two added up (one of them itself when the other is empty: weights are never changed once
+    made, only new ones built)."""
+    if not second:
+        return first
+    if not first:
+        return second
     merged = dict(first)
     for position, ways in second.items():
         _add_into(merged, position, ways)
@@ -197,11 +214,55 @@ class Automaton:
 
 
 class _Builder:
+    """Builds the automaton bottom-up, children before parents (`evaluate_postorder`): a node's
+    fragment from its children's, whose positions are already allocated, in pattern order."""
+
     def __init__(self, root: Node) -> None:
         self.automaton = Automaton()
         self.root = root
         self.lookarounds: list[Lookaround] = []
         self.repeat_stack: list[Repeat] = []
+
+    def build(self) -> _Fragment:
+        return evaluate_postorder(self.root, self.expand, self.combine)
+
+    def expand(self, node: Node) -> list[Node]:
+        """What `combine` needs built first: a repeat's body once per copy it is read as."""
+        if isinstance(node, Group):
+            return [node.body]
+        if isinstance(node, Concat):
+            return list(node.items)
+        if isinstance(node, Alternation):
+            return list(node.branches)
+        if isinstance(node, Repeat):
+            low, high = _copies(node)
+            if high is None:
+                self.repeat_stack.append(node)  # the positions inside name it (see `combine`)
+                return [node.body] * (low + 1)
+            return [node.body] * high
+        if isinstance(node, (Atomic, BranchReset, Conditional, Fuzzy, Opaque)):
+            raise TooComplex  # never in a stdlib translation; `regex` itself handles these
+        return []
+
+    def combine(self, node: Node, parts: list[_Fragment]) -> _Fragment:
+        if isinstance(node, Chars):
+            return self.position(node.ranges)
+        if isinstance(node, Group):
+            return parts[0]
+        if isinstance(node, Concat):
+            return self.sequence(parts)
+        if isinstance(node, Alternation):
+            return _alternatives(parts)
+        if isinstance(node, Repeat):
+            return self.repeat(node, parts)
+        if isinstance(node, Assertion):
+            return _Fragment({}, {}, Ways(1, False, node.kind in _TRUE_AT_END))
+        if isinstance(node, Lookaround):
+            self.lookarounds.append(node)
+            return _Fragment({}, {}, Ways(1, False, _lookaround_true_at_end(node), 1 << (len(self.lookarounds) - 1)))
+        if isinstance(node, Backreference):
+            return self.backreference(node)
+        raise TypeError(node)
 
     def position(self, ranges: Ranges, *, unmodelled: bool = False) -> _Fragment:
         automaton = self.automaton
@@ -222,32 +283,9 @@ class _Builder:
             for q, into in after.items():
                 _add_into(follow[p], q, out * into)
 
-    def build(self, node: Node) -> _Fragment:
-        if isinstance(node, Chars):
-            return self.position(node.ranges)
-        if isinstance(node, Group):
-            return self.build(node.body)
-        if isinstance(node, Concat):
-            return self.sequence(node.items)
-        if isinstance(node, Alternation):
-            return self.alternatives(node.branches)
-        if isinstance(node, Repeat):
-            return self.repeat(node)
-        if isinstance(node, Assertion):
-            return _Fragment({}, {}, Ways(1, False, node.kind in _TRUE_AT_END))
-        if isinstance(node, Lookaround):
-            self.lookarounds.append(node)
-            return _Fragment({}, {}, Ways(1, False, _lookaround_true_at_end(node), 1 << (len(self.lookarounds) - 1)))
-        if isinstance(node, Backreference):
-            return self.backreference(node)
-        if isinstance(node, (Atomic, BranchReset, Conditional, Fuzzy, Opaque)):
-            raise TooComplex  # never in a stdlib translation; `regex` itself handles these
-        raise TypeError(node)
-
-    def sequence(self, items: tuple[Node, ...]) -> _Fragment:
+    def sequence(self, parts: list[_Fragment]) -> _Fragment:
         result = _Fragment({}, {}, ONE)
-        for item in items:
-            fragment = self.build(item)
+        for fragment in parts:
             self.link(result.last, fragment.first)
             result = _Fragment(
                 _merged(result.first, _scaled(fragment.first, result.empty)),
@@ -256,29 +294,14 @@ class _Builder:
             )
         return result
 
-    def alternatives(self, branches: tuple[Node, ...]) -> _Fragment:
-        result = _Fragment({}, {}, NONE)
-        for branch in branches:
-            fragment = self.build(branch)
-            result = _Fragment(
-                _merged(result.first, fragment.first),
-                _merged(result.last, fragment.last),
-                result.empty + fragment.empty,
-            )
-        return result
-
-    def repeat(self, node: Repeat) -> _Fragment:
-        low, high = node.min, node.max
-        if isinstance(unwrap(node.body), Chars) and max(low, high or 0) > _MAX_COPIES:
-            low, high = 0, None  # every path of C{m,n} is one of C*: the bound can only grow
+    def repeat(self, node: Repeat, copies: list[_Fragment]) -> _Fragment:
+        low, high = _copies(node)
+        mandatory = self.sequence(copies[:low])
         if high is None:
-            self.repeat_stack.append(node)
-        try:
-            mandatory = self.sequence_of(node.body, low)
-            rest = self.unbounded(node.body) if high is None else self.optional_chain(node.body, high - low)
-        finally:
-            if high is None:
-                self.repeat_stack.pop()
+            self.repeat_stack.pop()
+            rest = self.unbounded(copies[low])
+        else:
+            rest = self.optional_chain(copies[low:])
         self.link(mandatory.last, rest.first)
         return _Fragment(
             _merged(mandatory.first, _scaled(rest.first, mandatory.empty)),
@@ -286,23 +309,18 @@ class _Builder:
             mandatory.empty * rest.empty,
         )
 
-    def sequence_of(self, body: Node, copies: int) -> _Fragment:
-        return self.sequence((body,) * copies)
-
-    def unbounded(self, body: Node) -> _Fragment:
+    def unbounded(self, inner: _Fragment) -> _Fragment:
         """Any number of iterations after the mandatory ones: each one that reads something may be
         followed by another; one that reads nothing ends the repeat (`re`'s rule), so it is one more
         way out, not a cycle."""
-        inner = self.build(body)
         self.link(inner.last, inner.first)
         exits = ONE + inner.empty
         return _Fragment(dict(inner.first), _scaled(inner.last, exits), exits)
 
-    def optional_chain(self, body: Node, copies: int) -> _Fragment:
-        """Up to `copies` more iterations, each one a fresh copy of `body` (the same rule for empty ones)."""
+    def optional_chain(self, iterations: list[_Fragment]) -> _Fragment:
+        """Up to that many more iterations, each a copy of the body (the same rule for empty ones)."""
         result = _Fragment({}, {}, ONE)
-        for _ in range(copies):
-            inner = self.build(body)
+        for inner in reversed(iterations):  # the last one first: each earlier one may go on into it
             self.link(inner.last, result.first)
             exits = ONE + inner.empty
             result = _Fragment(dict(inner.first), _merged(_scaled(inner.last, result.empty), result.last), exits)
@@ -314,6 +332,27 @@ class _Builder:
         run = self.position(_group_characters(self.root, node.group), unmodelled=True)
         self.link(run.last, run.first)
         return _Fragment(run.first, run.last, ONE)
+
+
+def _copies(node: Repeat) -> tuple[int, int | None]:
+    """The counts a repeat is read as: its own, or for a single character with more copies than
+    `_MAX_COPIES`, unbounded (every path of ``C{m,n}`` is one of ``C*``: the bound can only grow)."""
+    if isinstance(unwrap(node.body), Chars) and max(node.min, node.max or 0) > _MAX_COPIES:
+        return 0, None
+    return node.min, node.max
+
+
+def _alternatives(parts: list[_Fragment]) -> _Fragment:
+    first: Weights = {}
+    last: Weights = {}
+    empty = NONE
+    for fragment in parts:  # added up in place: an alternation of many branches stays linear
+        for position, ways in fragment.first.items():
+            _add_into(first, position, ways)
+        for position, ways in fragment.last.items():
+            _add_into(last, position, ways)
+        empty = empty + fragment.empty
+    return _Fragment(first, last, empty)
 
 
 def _lookaround_true_at_end(node: Lookaround) -> bool:
@@ -338,7 +377,7 @@ def _group_characters(root: Node, group: str) -> Ranges:
 def build_automaton(root: Node) -> tuple[Automaton, list[Lookaround]]:
     """The position automaton of `root`, and its lookarounds (numbered as in `Ways.lookarounds`)."""
     builder = _Builder(root)
-    whole = builder.build(root)
+    whole = builder.build()
     automaton = builder.automaton
     automaton.first, automaton.last, automaton.empty = whole.first, whole.last, whole.empty
     return automaton, builder.lookarounds

@@ -13,7 +13,18 @@ import importlib
 import re
 from typing import Any, Final
 
-from rtcompile.regex.ast import Alternation, Assertion, Backreference, Chars, Concat, Group, Lookaround, Node, Repeat
+from rtcompile.regex.ast import (
+    Alternation,
+    Assertion,
+    Backreference,
+    Chars,
+    Concat,
+    Group,
+    Lookaround,
+    Node,
+    Repeat,
+    evaluate_postorder,
+)
 from rtcompile.regex.charsets import ALL, complement, normalise
 
 try:  # re's parser: `re._parser` since Python 3.11, `sre_parse` before
@@ -46,16 +57,31 @@ def stdlib_tree(pattern: str) -> Node:
         parsed = sre_parse.parse(pattern, re.DOTALL)
     except (re.error, RecursionError, OverflowError) as error:
         raise UnreadablePattern(str(error)) from error
-    return _sequence(parsed)
+    # Items are ("sequence", items) or one of re's (op, argument) pairs; converted children first.
+    return evaluate_postorder(("sequence", parsed), _children, _node)
 
 
-def _sequence(items: Any) -> Node:
-    nodes = tuple(_node(op, argument) for op, argument in items)
-    return nodes[0] if len(nodes) == 1 else Concat(nodes)
-
-
-def _node(op: Any, argument: Any) -> Node:
+def _children(item: tuple[Any, Any]) -> list[tuple[Any, Any]]:
+    op, argument = item
     name = str(op)
+    if name == "sequence":
+        return list(argument)
+    if name in ("MAX_REPEAT", "MIN_REPEAT"):
+        return [("sequence", argument[2])]
+    if name == "SUBPATTERN":
+        return [("sequence", argument[3])]
+    if name == "BRANCH":
+        return [("sequence", branch) for branch in argument[1]]
+    if name in ("ASSERT", "ASSERT_NOT"):
+        return [("sequence", argument[1])]
+    return []
+
+
+def _node(item: tuple[Any, Any], parts: list[Node]) -> Node:
+    op, argument = item
+    name = str(op)
+    if name == "sequence":
+        return parts[0] if len(parts) == 1 else Concat(tuple(parts))
     if name == "LITERAL":
         return Chars(((argument, argument),), "literal", literal=argument)
     if name == "NOT_LITERAL":
@@ -65,18 +91,16 @@ def _node(op: Any, argument: Any) -> Node:
     if name == "IN":
         return Chars(_set(argument), "set")
     if name in ("MAX_REPEAT", "MIN_REPEAT"):
-        low, high, body = argument
+        low, high, _ = argument
         top = None if high == sre_parse.MAXREPEAT else high
-        return Repeat(_sequence(body), low, top, lazy=name == "MIN_REPEAT")
+        return Repeat(parts[0], low, top, lazy=name == "MIN_REPEAT")
     if name == "SUBPATTERN":
-        group, _, _, body = argument
-        inner = _sequence(body)
-        return Concat((inner,)) if group is None else Group(inner, group, None)
+        group = argument[0]
+        return Concat((parts[0],)) if group is None else Group(parts[0], group, None)
     if name == "BRANCH":
-        return Alternation(tuple(_sequence(branch) for branch in argument[1]))
+        return Alternation(tuple(parts))
     if name in ("ASSERT", "ASSERT_NOT"):
-        direction, body = argument
-        return Lookaround(_sequence(body), behind=direction < 0, positive=name == "ASSERT")
+        return Lookaround(parts[0], behind=argument[0] < 0, positive=name == "ASSERT")
     if name == "AT":
         kind = _ASSERTIONS.get(str(argument))
         if kind is None:
