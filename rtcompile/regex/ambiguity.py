@@ -23,18 +23,21 @@ Assertions and lookarounds are read as always passing (more paths than `re` has,
 work inside a lookaround is counted separately, as a sub-pattern tried wherever the lookaround is. A
 backreference is read as a run of any characters the group can hold (again more paths, not fewer).
 
-Two refinements keep the bound from calling common patterns slow:
+The result is an upper bound on the paths `re` can take (never fewer), and two refinements keep it
+from calling common patterns slow:
 
 * A state from which every reachable state can accept without assertions, or read any character and
   accept at the end of the text, ends the attempt: the matcher's first try from there succeeds, so
   nothing after it is ever backtracked into (``.*\Z``, a trailing ``\s*``).
-* Counting is exact (`re` takes every one of these paths on a suitable text), so the bound is the
-  degree, not an estimate of it.
+* A lookaround whose body reads on without bound costs a walk each time it is tried, and it is
+  tried as many times as paths reach it: a ``(?!.*x)`` at every character of an otherwise linear
+  pattern makes it n ** 2, a bounded ``(?!</a>)`` changes nothing.
 
-`regex` keeps one attempt on most ambiguous patterns near n ** 2 (its "repeat guards" remember where
-a repeat's tail already failed), and is as slow as `re` on others; `regex_is_superlinear` tells whether
-a pattern is ambiguous in a way that is real (no assertion or backreference involved), which is what
-makes `regex`'s own work grow at least like n ** 2 on it.
+`regex` is no help below n ** 2: its "repeat guards" remember where a repeat's tail already failed,
+but each of the n ways into a run still walks the run, so one attempt on every ambiguous pattern we
+measured costs it about n ** 2 or more (exponential on ``(a|a)*``). `regex_is_superlinear` tells
+whether a pattern is ambiguous in a way that is real for `regex` (no assertion, lookaround or
+backreference taking part).
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-r"""Polynomial backtracking: unbounded repeats in a row that can share the same text.
+r"""Backtracking: whether a module may run a pattern on stdlib `re` (`refuse_slow_backtracking`), and
+the load-time warning about unbounded repeats in a row that can share the same text.
+
+`refuse_slow_backtracking` judges the stdlib translation by what one match attempt can cost `re`
+(`rtcompile.regex.ambiguity`) against what it costs `regex`; the rest of this module is the warning:
 
 ``<tool_call>\s*\s*\s*\{`` on ``<tool_call>`` and a long run of spaces with no ``{``: a backtracking
 engine tries every way of cutting the run between the three repeats (and every end for the last one)
