@@ -103,7 +103,7 @@ TEMPLATE: Final[dict[str, Any]] = {
     },
 }
 # the message before any region closed (each parser starts from a copy)
-DEFAULTS: Final[dict[str, Any]] = {"role": "assistant"}
+DEFAULTS: Final[dict[str, Any]] = copy.deepcopy(TEMPLATE.get("defaults", {}))
 
 
 # ----------------------------------------------------------------------------
@@ -2710,7 +2710,7 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanR
         start, end = m.span()
         if not eos and regex_can_grow(_RE_TOOL_CALLS_CLOSE, buf, m):
             hold = min(hold, start)
-        else:
+        elif start < n:
             return 0, start, end, m.groupdict(), n
     return -1, 0, 0, NO_GROUPS, hold
 

@@ -89,7 +89,7 @@ TEMPLATE: Final[dict[str, Any]] = {
     },
 }
 # the message before any region closed (each parser starts from a copy)
-DEFAULTS: Final[dict[str, Any]] = {"role": "assistant"}
+DEFAULTS: Final[dict[str, Any]] = copy.deepcopy(TEMPLATE.get("defaults", {}))
 
 
 # ----------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from types import EllipsisType
 from typing import Any, TypeAlias
 
 from rtcompile.backends.interpreter import Event, InterpretedParser, Message
-from rtcompile.errors import Diagnostic, TemplateError, TemplateWarning
+from rtcompile.errors import Diagnostic, TemplateError, TemplateFileError, TemplateWarning
 from rtcompile.frontend.diagnostics import template_warnings
 from rtcompile.frontend.loader import build_template
 from rtcompile.frontend.source import SourceDocument, TemplateText, read_template_source
@@ -56,13 +56,19 @@ def _load_warning(source: TemplateSource) -> Template:
 
 def check_template(source: TemplateSource) -> list[Diagnostic]:
     """Everything wrong with a template, as diagnostics: the error that stops it loading, or its warnings."""
-    return examine_template(source)[2]
+    try:
+        return examine_template(source)[2]
+    except TemplateFileError as error:
+        return [error.to_diagnostic()]
 
 
 def examine_template(source: TemplateSource) -> tuple[Template | None, SourceDocument | None, list[Diagnostic]]:
-    """Load once and return the template (None if it does not load), its document and its diagnostics."""
+    """Load once and return the template (None if it does not load), its document and its diagnostics.
+    A file that cannot be read at all raises `TemplateFileError`: it is no finding about a template."""
     try:
         template, document = _read(source) if not isinstance(source, Template) else (source, None)
+    except TemplateFileError:
+        raise
     except TemplateError as error:
         return None, None, [error.to_diagnostic()]
     return template, document, _located_warnings(template, document)
@@ -102,7 +108,8 @@ REGEX_FALLBACK_NOTE = ": the module imports the regex module for this pattern"
 @dataclass(frozen=True)
 class CompiledModule:
     """A generated module's source, and one warning per pattern it matches with the `regex` module
-    (no exact standard-library translation is known for it); no warnings: the module is stdlib only.
+    (no exact standard-library translation is known for it, or stdlib `re` would backtrack on it for
+    longer); no warnings: the module is stdlib only.
     `template_warnings` are the template's own (what `load_template` warns about), located."""
 
     code: str
@@ -176,12 +183,7 @@ def compile_module(
         raise locate(error, document) from None
     notes = tuple(
         _locate_diagnostic(
-            Diagnostic(
-                "warning",
-                f"{fallback.construct} has no exact standard-library translation ({fallback.reason})"
-                + REGEX_FALLBACK_NOTE,
-                fallback.where,
-            ),
+            Diagnostic("warning", fallback.summary + REGEX_FALLBACK_NOTE, fallback.where),
             document,
         )
         for fallback in generated.fallbacks

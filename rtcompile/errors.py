@@ -163,6 +163,12 @@ class TemplateTypeError(TemplateError, TypeError):
     """
 
 
+class TemplateFileError(TemplateError):
+    """A :class:`TemplateError` for a template file the system will not let us read (missing, a
+    directory, permissions, I/O): not a defect of the template, so `rtcompile lint` reports it as one
+    error line with exit status 2, as every other command does, rather than as a finding."""
+
+
 def _rebuild_error(
     cls: type[TemplateError],
     message: str,

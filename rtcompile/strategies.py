@@ -20,6 +20,7 @@ from typing import Literal
 
 from rtcompile.ir import Delimiter
 from rtcompile.regex.analysis import awaited_literal, lead_class, required_literals, start_literals
+from rtcompile.regex.backtracking import refuse_slow_backtracking
 from rtcompile.regex.charsets import Ranges
 from rtcompile.regex.first_chars import starts_at_buffer_start
 from rtcompile.regex.parser import parse_regex
@@ -103,6 +104,8 @@ def _strategy(pattern: str, start_only: bool) -> Strategy:
     text = literal_text(pattern) if not parse_regex(pattern).inline_flags else None
     try:
         translated = translate(pattern)
+        # (a translation stdlib `re` would backtrack on for longer than `regex` is not used either)
+        refuse_slow_backtracking(pattern, (translated.full, translated.prefix))
     except UnsupportedRegex as error:
         # A plain literal too long for a partial-match pattern is found all the same.
         too_long = error.construct == "pattern too complex" and text is not None

@@ -26,6 +26,22 @@ REWRITTEN = ["(?:(?:S+)+)+", "(?:S+)+", "(S+)+", "(?:S*)*", "(?:S+)*", "(S+)*", 
 # and some that must not be merged (both with a minimum, the held run first with a minimum, or lazy and
 # first: `regex`'s partial matches depend on it).
 ADJACENT = ["S*a*", "a*S*", "S+a*", "a*S+", "S*S*S*", "S+S+", "a+S*", "S*?a*?", "S*a*?", "a*?S+?", "a*?S*?"]
+# Rewrites that keep a part's ends and the order it tries them (issue 25): non-capturing groups opened
+# before merging, counted runs added up, parts that read only a greedy run's class absorbed into it,
+# repeats of "one character then a run" made one iteration, repeated optional runs counted.
+ENDS_KEPT = [
+    "(?:S*)(?:S+)",
+    "S*(?:aS*)*",
+    "(?:aS*)*",
+    "(?:aS*)+",
+    "(?:aS+)*",
+    "(?:S?){3}S{2}",
+    "(?:S{1,2}){2,3}",
+    "(?:S{0,2})+",
+    "S{1,2}S{2,3}",
+    "(?:a|b)?S+",
+    "S+(?:a|b)?",
+]
 LEFT_TO_REGEX = ["(S*)*", "(S*)+", "(?:S+)+?", "(S+?)+?", "(?:S+|b)+", "(?:S+b?)*"]
 CONTEXTS = [("", ""), ("<", ">"), ("(", ")"), ("b", "a"), ("(?P<x>b?)", "(?P<y>a*)"), ("", "a"), ("a", "")]
 CLASSES = ["a", "[ab]"]
@@ -62,6 +78,28 @@ def test_rewritten_nested_repeats_match_regex_fully_and_partially(pattern: str) 
         assert [(m.span(), m.groups(), m.groupdict()) for m in full.finditer(text)] == theirs, text
         for pos in range(len(text) + 1):
             assert_same_partial(our_partial(result, text, pos), regex_partial(expected, text, pos), len(text))
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        f"{before}{form.replace('S', cls)}{after}"
+        for form in ENDS_KEPT
+        for cls in CLASSES
+        for before, after in CONTEXTS[:3]
+    ],
+)
+def test_rewrites_that_keep_the_ends_match_regex_fully_and_partially(pattern: str) -> None:
+    test_rewritten_nested_repeats_match_regex_fully_and_partially(pattern)
+
+
+def test_the_shapes_of_issue_25_become_single_runs() -> None:
+    assert translate(r"<[^>]*(?:a[^>]*)*>").full == "<[^>]*>"
+    assert translate(r"<(?:.*)(?:.*)(?:.*)(?:.*)>").full == "<.*>"
+    assert translate(r"<(?:a?){25}a{25}>").full == "<a{25,50}>"
+    assert translate(r"<(?:a[ab]*)*>").full == "<(?:a[ab]*)?>"
+    assert translate(r"<(?:ab*)*>").full == "<(?:ab*)*>"  # a second iteration starts with a, which b* cannot take
+    assert translate(r"<(?:a|b)?[ab]+(?:a)?>").full == "<[ab]+>"
 
 
 def test_adjacent_runs_that_share_text_become_one_run() -> None:

@@ -32,9 +32,9 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, BinaryIO, Final, Literal
 
-from rtcompile.errors import Diagnostic, JsonPath, TemplateError, quote
+from rtcompile.errors import Diagnostic, JsonPath, TemplateError, TemplateFileError, quote
 from rtcompile.frontend.catalog import bundled_path, closest_names, looks_like_name
 
 __all__ = [
@@ -428,8 +428,13 @@ def resolve_template_path(source: str) -> str:
     A path that exists always wins over a bundled template of the same name. Raises TemplateError for
     an argument that is neither, suggesting the bundled templates it most resembles.
     """
-    if os.path.lexists(source):
+    try:
+        os.lstat(source)
         return source
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        pass  # no such path (a NUL in it, too): perhaps a bundled name
+    except OSError:
+        return source  # there may be a file there that we may not look at: reading it will say why
     bundled = bundled_path(source)
     if bundled is not None:
         return str(bundled)
@@ -463,21 +468,40 @@ def _read_bytes(file: str) -> bytes:
     limit_mib = MAX_SOURCE_BYTES // (1024 * 1024)
     too_big = f"file is larger than {limit_mib} MiB; rtcompile does not read template sources that large"
     try:
-        if os.stat(file).st_size > MAX_SOURCE_BYTES:
+        size = os.stat(file).st_size
+        if size > MAX_SOURCE_BYTES:
             raise TemplateError(too_big, file=file)
         with open(file, "rb") as handle:
-            data = handle.read(MAX_SOURCE_BYTES + 1)
+            data = _read_at_most(handle, MAX_SOURCE_BYTES + 1, size)
     except FileNotFoundError:
-        raise TemplateError("no such file", file=file) from None
+        raise TemplateFileError("no such file", file=file) from None
     except IsADirectoryError:
-        raise TemplateError("is a directory, not a JSON file", file=file) from None
+        raise TemplateFileError("is a directory, not a JSON file", file=file) from None
     except PermissionError:
-        raise TemplateError("permission denied", file=file) from None
+        raise TemplateFileError("permission denied", file=file) from None
     except OSError as exc:
-        raise TemplateError(f"cannot read file: {exc.strerror or exc}", file=file) from None
+        raise TemplateFileError(f"cannot read file: {exc.strerror or exc}", file=file) from None
     if len(data) > MAX_SOURCE_BYTES:  # the size changed under us, or stat lied (pipes, /proc)
         raise TemplateError(too_big, file=file)
     return data
+
+
+def _read_at_most(handle: BinaryIO, limit: int, expected: int) -> bytes:
+    """Up to `limit` bytes of `handle`, `expected` of them first in one read (the file's size: asking
+    for `limit` at once would allocate all of it, 64 MiB for a file of a few bytes); the rest, if the
+    file was larger than it said (a pipe says 0), in pieces."""
+    data = handle.read(min(expected, limit))
+    if len(data) < expected:
+        return data
+    pieces = [data]
+    total = len(data)
+    while total < limit:
+        piece = handle.read(min(1 << 20, limit - total))
+        if not piece:
+            break
+        pieces.append(piece)
+        total += len(piece)
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
 def _decode(data: bytes, file: str) -> str:

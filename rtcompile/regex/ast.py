@@ -10,8 +10,9 @@ names the first one like a left-to-right reader would.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from rtcompile.regex.charsets import Ranges
 
@@ -298,3 +299,28 @@ def linear_items(node: Node) -> list[Node]:
     if isinstance(node, Group):
         return linear_items(node.body)
     return [node]
+
+
+Item = TypeVar("Item")
+Value = TypeVar("Value")
+
+
+def evaluate_postorder(
+    root: Item, expand: Callable[[Item], list[Item]], combine: Callable[[Item, list[Value]], Value]
+) -> Value:
+    """`combine(item, values of its children)` for every item below `root`, children first and in
+    order, without recursion: a partial-match translation nests one level per item of a sequence, far
+    deeper than Python's stack. `expand(item)` gives an item's children (it is called before any of
+    them is combined, `combine` after all of them)."""
+    stack: list[tuple[Item, list[Item], list[Value]]] = [(root, expand(root)[::-1], [])]
+    while True:
+        item, pending, values = stack[-1]
+        if pending:
+            child = pending.pop()
+            stack.append((child, expand(child)[::-1], []))
+            continue
+        stack.pop()
+        value = combine(item, values)
+        if not stack:
+            return value
+        stack[-1][2].append(value)

@@ -1,4 +1,8 @@
-r"""Polynomial backtracking: unbounded repeats in a row that can share the same text.
+r"""Backtracking: whether a module may run a pattern on stdlib `re` (`refuse_slow_backtracking`), and
+the load-time warning about unbounded repeats in a row that can share the same text.
+
+`refuse_slow_backtracking` judges the stdlib translation by what one match attempt can cost `re`
+(`rtcompile.regex.ambiguity`) against what it costs `regex`; the rest of this module is the warning:
 
 ``<tool_call>\s*\s*\s*\{`` on ``<tool_call>`` and a long run of spaces with no ``{``: a backtracking
 engine tries every way of cutting the run between the three repeats (and every end for the last one)
@@ -21,10 +25,12 @@ with nothing after them that can fail (the first, greedy try matches).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Iterator
 from typing import Final
 
+from rtcompile.regex.ambiguity import Cost, backtracking_cost, regex_is_superlinear
 from rtcompile.regex.ast import (
     Alternation,
     Assertion,
@@ -40,6 +46,9 @@ from rtcompile.regex.ast import (
     walk,
 )
 from rtcompile.regex.charsets import ALL, TABLES, Ranges, complement, normalise
+from rtcompile.regex.errors import SlowOnStdlib
+from rtcompile.regex.parser import parse_regex
+from rtcompile.regex.stdlib_tree import UnreadablePattern, stdlib_tree
 
 # A bounded repeat of a part holding unbounded repeats is read as this many copies at most (the degree
 # reported for `(?:\s*x?){50}` stops growing there: it is already far past anything acceptable).
@@ -71,6 +80,59 @@ def polynomial_backtracking(root: Node) -> PolynomialBacktracking | None:
             if found is not None and (best is None or found.degree > best.degree):
                 best = found
     return best
+
+
+# ---------------------------------------------------------------------------------------------------
+# Whether a module may run a pattern's translation on stdlib `re`
+# ---------------------------------------------------------------------------------------------------
+
+
+def refuse_slow_backtracking(pattern: str, translations: tuple[str, ...]) -> None:
+    """Raise `SlowOnStdlib` when stdlib `re`, running `translations` (the stdlib patterns a module
+    compiles for the template's `pattern`: the full and partial-match ones, or the complete-match
+    one), could take asymptotically longer than `regex` takes on `pattern`.
+
+    One attempt of `re` at a position costs about n ** e steps (`rtcompile.regex.ambiguity`). Linear
+    is always fine. Quadratic is fine where the pattern is ambiguous without any assertion taking
+    part: then `regex` too walks each of about n ways in (its repeat guards skip tails that already
+    failed, not the runs leading to them), so `re` is no slower in growth. Anything more, or a pattern
+    too large to analyse, is matched with `regex`, as the reference matches it.
+    """
+    verdict = _stdlib_verdict(pattern, translations)
+    if verdict is not None:
+        raise SlowOnStdlib(f"backtracking ({verdict.growth()} in stdlib re)", _reason(verdict))
+
+
+@functools.lru_cache(maxsize=512)
+def _stdlib_verdict(pattern: str, translations: tuple[str, ...]) -> Cost | None:
+    """None when stdlib `re` is safe for `translations`, else the cost that is not."""
+    worst = Cost(1)
+    for translation in translations:
+        try:
+            cost = backtracking_cost(stdlib_tree(translation))
+        except UnreadablePattern:
+            cost = Cost(None, known=False)
+        if cost.exponent is None:
+            worst = cost
+            break
+        if cost.exponent > (worst.exponent or 0):
+            worst = cost
+    if worst.linear:
+        return None
+    if worst.exponent == 2 and regex_is_superlinear(parse_regex(pattern).root):
+        return None
+    return worst
+
+
+def _reason(cost: Cost) -> str:
+    where = f" ({cost.example})" if cost.example else ""
+    if not cost.known:
+        return "it is too large to prove that a near miss costs it no more than the regex module"
+    if cost.many_paths:
+        return "it can try more ways to match one text than the pattern has characters, at every character"
+    if cost.exponent is None:
+        return f"a near miss of n characters can cost it time exponential in n{where}"
+    return f"a near miss of n characters can cost it time growing like {cost.growth()}{where}"
 
 
 # ---------------------------------------------------------------------------------------------------

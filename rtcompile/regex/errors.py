@@ -18,3 +18,17 @@ class UnsupportedRegex(ValueError):
         super().__init__(f"unsupported regex construct: {construct} ({reason})")
         self.construct = construct
         self.reason = reason
+
+    @property
+    def summary(self) -> str:
+        """Why a module matches the pattern with `regex`, for a compile warning."""
+        return f"{self.construct} has no exact standard-library translation ({self.reason})"
+
+
+class SlowOnStdlib(UnsupportedRegex):
+    """The stdlib translation is exact, but stdlib `re` would backtrack on it asymptotically longer than
+    `regex` does (`rtcompile.regex.backtracking.refuse_slow_backtracking`)."""
+
+    @property
+    def summary(self) -> str:
+        return f"stdlib re would backtrack on this pattern ({self.reason})"

@@ -57,7 +57,10 @@ SKELETON = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
     autoescape=False,
 )
-FIXED_IMPORTS = ["import re"]
+FIXED_IMPORTS = [
+    "import copy",  # DEFAULTS is a copy of TEMPLATE's
+    "import re",
+]
 # Typing names generated modules use in annotations (never evaluated) and for the type checker.
 # `typing` is slow to import, so modules import it only under TYPE_CHECKING (see the skeleton).
 TYPING_NAMES = ["Any", "Final", "Literal", "TypedDict", "cast", "overload"]
@@ -219,9 +222,17 @@ def _constants(template: Template, sha256: str, requires: tuple[str, ...], optio
         "# the response template this module was compiled from",
         f"TEMPLATE: Final[dict[str, Any]] = {literal(dict(template.source))}",
         "# the message before any region closed (each parser starts from a copy)",
-        f"DEFAULTS: Final[dict[str, Any]] = {literal(dict(template.defaults))}",
+        f"DEFAULTS: Final[dict[str, Any]] = {_defaults(template)}",
     ]
     return "\n".join(line for statement in statements for line in lay_out(statement))
+
+
+def _defaults(template: Template) -> str:
+    """DEFAULTS' value: TEMPLATE's "defaults", copied when the module loads rather than written out a
+    second time (a template with a huge default would otherwise make a module twice its size)."""
+    if dict(template.defaults) == template.source.get("defaults", {}):
+        return 'copy.deepcopy(TEMPLATE.get("defaults", {}))'
+    return literal(dict(template.defaults))
 
 
 def _parser_class(plan: ParserPlan, feed: str | None, narrowed: list[str]) -> str:

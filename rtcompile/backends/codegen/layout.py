@@ -13,8 +13,8 @@ nested to any depth):
 * if not, each comma-separated member gets a line of its own, with a trailing comma added, and each
   member is laid out by the same rule; a lone member without a comma is laid out by the rule as is;
 * a block header (`if`, `elif`, `while`) whose condition has a top-level `or` (else `and`), twice
-  or more or without closing brackets at its end: the condition in parentheses, on one line inside them if it fits, else an operand a line, the
-  operator leading the line;
+  or more or without closing brackets at its end: the condition in parentheses, on one line inside
+  them if it fits, else an operand a line, the operator leading the line;
 * an assignment (or `return`) of one conditional expression goes in parentheses: on one line inside
   them if it fits, else the value, `if ...` and `else ...` on a line each;
 * an assignment of a value with no bracket to split (a string, a name, `f()`) goes in parentheses
@@ -32,10 +32,12 @@ itself, on the bundled templates' modules and on random statements.
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import keyword
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 LINE_LENGTH = 88
@@ -43,11 +45,16 @@ INDENT = "    "
 
 # What the splitter needs to see in a line of Python: string literals (skipped whole, whatever
 # brackets, commas or words they contain), brackets, commas, the start of a comment, an assignment's
-# ` = ` and a conditional's ` if ` / ` else `. Single-line strings only: the generator never writes a
-# triple-quoted string inside a statement it lays out.
-_TOKENS = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[()\[\]{},#]| = | if | else | and | or """)
+# ` = `, a conditional's ` if ` / ` else ` and the boolean operators. Single-line strings only: the
+# generator never writes a triple-quoted string inside a statement it lays out.
+_TOKENS = re.compile(r"""["'()\[\]{},#]| = | if | else | and | or """)
 # The header of a block whose condition may be split at its boolean operators.
 _CONDITION_HEADER = re.compile(r" *(?:if|elif|while) (?=.*:\Z)")
+# Inside a string literal, what can end it: its quote, a backslash (escaping the next character) or
+# a line end. (A string is skipped a run at a time rather than matched by one pattern: `re` keeps a
+# backtracking entry per character of `(?:[^"\\]|\\.)*`, over 100 bytes each, which on a default
+# of 50 MB is gigabytes.)
+_STRING_STOPS = {quote: re.compile(f"[{quote}\\\\\n]") for quote in "\"'"}
 _OPENING = {"(": ")", "[": "]", "{": "}"}
 # The word or closing bracket just before an opening parenthesis: a name or a closing bracket there
 # makes it a call, a keyword (`return (x,)`) or an operator a tuple.
@@ -62,23 +69,48 @@ def string_literal(value: str) -> str:
         return text if text[0] == '"' else f'"{text[1:-1]}"'
     if "'" not in value or value.count('"') > value.count("'"):
         return text  # repr() chose single quotes; ruff keeps them (switching would escape more)
-    body = "".join('\\"' if c == '"' else "'" if c == "'" else repr(c)[1:-1] for c in value)
-    return f'"{body}"'
+    # repr() escaped each ' and left each " alone: the other way round (whole-string replacements,
+    # not a piece per character: a huge default would cost tens of bytes per character).
+    return '"' + text[1:-1].replace("\\'", "'").replace('"', '\\"') + '"'
 
 
 def width(text: str) -> int:
     """Columns `text` takes in an editor: wide (East Asian) characters count two, combining marks none."""
     if text.isascii():
         return len(text)
-    return sum(_char_width(c) for c in text)
+    return sum(map(_char_width, text))  # a loop in C over a cached function: a huge literal is millions
 
 
+@functools.cache
 def _char_width(char: str) -> int:
     if char.isascii():
         return 1
     if unicodedata.combining(char):
         return 0
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def _tokens(line: str) -> Iterator[tuple[str, int]]:
+    """The tokens of `_TOKENS` in `line` and where each starts, string literals skipped."""
+    at = 0
+    while (token := _TOKENS.search(line, at)) is not None:
+        text, at = token.group(), token.end()
+        if text in "\"'":
+            at = _string_end(line, token.start())
+            continue
+        yield text, token.start()
+
+
+def _string_end(line: str, start: int) -> int:
+    """Where the string literal opening at `start` ends; just after its quote when it does not close on
+    the line (then the quote is read as code, as a pattern matching whole strings would skip it)."""
+    stops = _STRING_STOPS[line[start]]
+    at = start + 1
+    while (stop := stops.search(line, at)) is not None:
+        if line[stop.start()] != "\\":
+            return stop.end() if line[stop.start()] == line[start] else start + 1
+        at = stop.start() + 2
+    return start + 1
 
 
 def lay_out(line: str) -> list[str]:
@@ -100,7 +132,7 @@ def lay_out(line: str) -> list[str]:
     if value is not None and width(indent + INDENT + line[value:]) <= LINE_LENGTH:
         # `target = <one long atom>`: the value goes in parentheses, on a line of its own
         return [f"{line[:value]}(", indent + INDENT + line[value:], f"{indent})"]
-    if value is not None and _STRING.fullmatch(line, value):
+    if value is not None and _string_at(line, value):
         # `target = <a string too long for any line>`: pieces of it, in parentheses
         return [f"{line[:value]}(", *_string_pieces(line[value:], indent + INDENT, ""), f"{indent})"]
     return structure.lay(len(indent), len(line), structure.root.pairs, indent, "", is_def=is_def)
@@ -116,30 +148,60 @@ def _conditional_lines(line: str, indent: str, value: int, if_at: int, else_at: 
     return [f"{line[:value]}(", *(piece for part in parts for piece in lay_out(inner + part)), f"{indent})"]
 
 
-# A string literal, alone or as a dict entry's value or a keyword argument: what a member too long for
-# its line is when it has no bracket to split at.
-_STRING = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'""")
-_STRING_MEMBER = re.compile(rf"(?P<lead>(?:{_STRING.pattern}|\w+)(?:: |=))?(?P<string>{_STRING.pattern})")
+# What may come before a string literal in a member, besides a dict entry's key: a keyword.
+_KEYWORD = re.compile(r"\w+=")
+
+
+def _string_at(text: str, start: int) -> bool:
+    """Whether `text` from `start` on is one string literal."""
+    return text[start : start + 1] in ("'", '"') and _string_end(text, start) == len(text)
 
 
 def _string_member_lines(member: str, indent: str, trailing: str) -> list[str] | None:
     """A member that is one string literal too long for its line, written as consecutive literals on
     lines of their own (in parentheses after a key or keyword); None for any other member. black and
     ruff both keep this form as it is."""
-    found = _STRING_MEMBER.fullmatch(member)
-    if found is None:
+    if _string_at(member, 0):
+        return _string_pieces(member, indent, trailing)
+    if member[0] in "\"'":  # a dict entry's key
+        at = _string_end(member, 0) + 2
+        if member[at - 2 : at] != ": ":
+            return None
+    else:
+        keyword = _KEYWORD.match(member)
+        if keyword is None:
+            return None
+        at = keyword.end()
+    if not _string_at(member, at):
         return None
-    lead, string = found.group("lead"), found.group("string")
-    if lead is None:
-        return _string_pieces(string, indent, trailing)
+    lead, string = member[:at], member[at:]
     return [f"{indent}{lead}(", *_string_pieces(string, indent + INDENT, ""), f"{indent}){trailing}"]
+
+
+# A string literal's body as pieces that each stand alone: an escape sequence, or a run of other text.
+_BODY_PIECES = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|N\{[^}]*\}|.)|[^\\]{1,4096}", re.DOTALL)
+
+
+def _string_value(string: str) -> str:
+    """The value of the string literal `string`, evaluated a few kilobytes at a time (a default may
+    be megabytes, and evaluating it whole costs several bytes per character for a moment)."""
+    quote, body = string[0], string[1:-1]
+    values: list[str] = []
+    chunk: list[str] = []
+    size = 0
+    for piece in _BODY_PIECES.finditer(body):
+        chunk.append(piece.group())
+        size += len(chunk[-1])
+        if size >= 4096:
+            values.append(ast.literal_eval(quote + "".join(chunk) + quote))
+            chunk, size = [], 0
+    values.append(ast.literal_eval(quote + "".join(chunk) + quote))
+    return "".join(values)
 
 
 def _string_pieces(string: str, indent: str, trailing: str) -> list[str]:
     """The string literal `string` as consecutive literals, each on a line of `indent` that fits."""
-    value = ast.literal_eval(string)
-    assert isinstance(value, str)  # the literals the generator writes are plain strings
-    pieces = split_string(value, LINE_LENGTH - width(indent))
+    pieces = split_string(_string_value(string), LINE_LENGTH - width(indent))
     return [*(indent + piece for piece in pieces[:-1]), indent + pieces[-1] + trailing]
 
 
@@ -188,8 +250,7 @@ class _Structure:
     def of(cls, line: str) -> _Structure | None:
         root = _Pair(-1, len(line))
         stack = [root]
-        for token in _TOKENS.finditer(line):
-            text, at = token.group(), token.start()
+        for text, at in _tokens(line):
             if text in _OPENING:
                 pair = _Pair(at)
                 stack[-1].pairs.append(pair)
@@ -267,15 +328,14 @@ class _Structure:
         pairs `inside` at its top level, on lines starting with `indent`, followed by `trailing` (a
         comma that explosion added)."""
         line = self.line
-        text = indent + line[start:end] + trailing
-        if width(text) <= LINE_LENGTH:
-            return [text]
+        # (the text is built only where it is kept: a huge value is not copied at every level)
+        if width(indent) + width(line[start:end]) + len(trailing) <= LINE_LENGTH:
+            return [indent + line[start:end] + trailing]
         if not inside:
-            return _string_member_lines(line[start:end], indent, trailing) or [text]
+            return _string_member_lines(line[start:end], indent, trailing) or [indent + line[start:end] + trailing]
         pair = inside[0] if is_def else inside[-1]
-        body = line[pair.opening + 1 : pair.closing].strip()
-        if not body:
-            return [text]
+        if not self._inner(pair):
+            return [indent + line[start:end] + trailing]
         head = indent + line[start : pair.opening + 1]
         tail = indent + line[pair.closing : end] + trailing
         deeper = indent + INDENT
@@ -285,8 +345,8 @@ class _Structure:
             magic = True  # a def split at its parameters gives even a lone parameter its comma
         if self._is_display(pair) and (len(members) > 1 or magic):
             magic = True  # a list, tuple or dict display that must split puts each member on a line
-        if not magic and width(deeper + body) <= LINE_LENGTH:
-            return [head, deeper + body, tail]
+        if not magic and width(deeper) + width(self._inner(pair)) <= LINE_LENGTH:
+            return [head, deeper + self._inner(pair), tail]
         if len(members) == 1 and not magic:
             first, last, nested = members[0]
             comma = "," if self._one_tuple(pair, members) else ""  # `(x,)` keeps its comma: syntax
@@ -296,6 +356,10 @@ class _Structure:
             lines += self.lay(first, last, nested, deeper, ",")
         lines.append(tail)
         return lines
+
+    def _inner(self, pair: _Pair) -> str:
+        """What `pair` holds, surrounding spaces left out."""
+        return self.line[pair.opening + 1 : pair.closing].strip()
 
     def _members(self, pair: _Pair) -> list[tuple[int, int, list[_Pair]]]:
         """Each comma-separated member of `pair`: where it starts and ends (surrounding spaces left
@@ -367,14 +431,19 @@ def comment_lines(indent: str, text: str) -> list[str]:
 
 def split_string(value: str, room: int) -> list[str]:
     """String literals (ruff's quotes) whose concatenation is `value`, each followed by a comma within
-    `room` columns: a long pattern written over several lines."""
+    `room` columns: a long pattern written over several lines. Linear in `value` (a default may be
+    megabytes): each piece starts as long as could fit and is cut down by what it overshoots."""
     pieces: list[str] = []
     start = 0
     while start < len(value):
-        end = start + 1
-        while end < len(value) and width(string_literal(value[start : end + 1])) + 1 <= room:
-            end += 1
-        pieces.append(string_literal(value[start:end]))
+        end = min(len(value), start + max(1, room - 3))  # every character takes a column or more
+        while True:
+            piece = string_literal(value[start:end])
+            excess = width(piece) + 1 - room
+            if excess <= 0 or end == start + 1:
+                break
+            end = max(start + 1, end - max(1, excess // 10))  # no character's escape is over ten wide
+        pieces.append(piece)
         start = end
     return pieces or [string_literal("")]
 

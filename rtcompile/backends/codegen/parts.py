@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, comment_lines, lay_out, split_string, width
 from rtcompile.backends.codegen.writer import Names, literal
 from rtcompile.errors import JsonPath, format_path
+from rtcompile.regex.backtracking import refuse_slow_backtracking
 from rtcompile.regex.translate import UnsupportedRegex, literal_text, translate, translate_complete
 
 # How a module imports `regex` when one of its patterns needs it. The module ships no stubs; the
@@ -72,12 +73,14 @@ def _origin(where: JsonPath, pattern: str) -> str:
 @dataclass(frozen=True)
 class RegexFallback:
     """A template pattern the module matches with the `regex` module, because no exact stdlib
-    translation is known: which construct, why, and where in the template."""
+    translation is known or stdlib `re` would backtrack on it: which construct, why (`summary`: the
+    whole sentence), and where in the template."""
 
     construct: str
     reason: str
     where: JsonPath
     pattern: str
+    summary: str
 
 
 @dataclass
@@ -152,7 +155,8 @@ class ModuleParts:
         """Pattern names for a template regex: its exact stdlib translation and, for delimiters matched
         in the stream (`streamed`), the pattern that decides partial matches at the buffer's end.
 
-        A pattern with no exact stdlib translation is compiled with `regex` itself, exactly as the
+        A pattern with no exact stdlib translation, or one stdlib `re` would backtrack on longer than
+        `regex` (`refuse_slow_backtracking`), is compiled with `regex` itself, exactly as the
         reference compiles it (`uses_regex` tells which), and recorded in `fallbacks`; its partial
         matches come from `regex`'s own ``partial=True``, so there is no prefix pattern. Without
         `captures` (only spans are read), a complete-match pattern's duplicate group names are renamed
@@ -161,10 +165,12 @@ class ModuleParts:
         try:
             if not streamed:  # matched against complete text only: no partial matching to reproduce
                 full = translate_complete(pattern, captures=captures)
+                refuse_slow_backtracking(pattern, (full,))
                 return self.pattern(hint, full, origin=_origin(where, pattern)), None
             translated = translate(pattern)
+            refuse_slow_backtracking(pattern, (translated.full, translated.prefix))
         except UnsupportedRegex as error:
-            self.fallbacks.append(RegexFallback(error.construct, error.reason, where, pattern))
+            self.fallbacks.append(RegexFallback(error.construct, error.reason, where, pattern, error.summary))
             origin = f"{format_path(where)}, matched with the regex module"
             name = self.pattern(hint, pattern, "regex.DOTALL", origin=origin, engine="regex")
             self.regex_patterns.add(name)
