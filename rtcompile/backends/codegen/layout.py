@@ -179,7 +179,9 @@ def _string_member_lines(member: str, indent: str, trailing: str) -> list[str] |
 
 
 # A string literal's body as pieces that each stand alone: an escape sequence, or a run of other text.
-_BODY_PIECES = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|N\{[^}]*\}|.)|[^\\]{1,4096}", re.DOTALL)
+_BODY_PIECES = re.compile(
+    r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|N\{[^}]*\}|.)|[^\\]{1,4096}", re.DOTALL
+)
 
 
 def _string_value(string: str) -> str:
