@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import warnings
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,14 +23,10 @@ from transformers.utils.chat_parsing import parse_response as reference_parse
 
 import rtcompile
 from rtcompile.frontend.errors import TemplateWarning
-from tests.bundled import template_file, template_of
-from tests.compiled import compiled_module
+from tests.support.bundled import MODELS, cases_of, loaded, template_file, template_of
+from tests.support.compiled import compiled_module
+from tests.support.paths import DATA
 
-ROOT = Path(__file__).resolve().parent.parent
-TEMPLATES = ROOT / "templates"
-DATA = Path(__file__).resolve().parent / "data"
-
-MODELS = sorted(path.stem for path in TEMPLATES.glob("*.json"))
 # Where a template must use a construct the portability lint flags, with the reason (see templates/README.md).
 EXPECTED_WARNINGS = {
     "llama4": "lookaround",  # `^(?=\[)`: a bare `[f(a=1)]` call list is only recognised at the start of the turn
@@ -51,22 +45,6 @@ EXPECTED_WARNINGS = {
     # ... and `(?P<value>.*?)(...)?</[^>\s]+>` on a long run of `</`.
     "minimax_m3": "backtrack polynomially (2 overlapping",
 }
-
-
-@cache
-def loaded(model: str) -> rtcompile.Template:
-    """The rtcompile IR, loaded once; the warnings are checked by test_template_loads_and_compiles_in_rtcompile."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TemplateWarning)
-        return rtcompile.load_template(template_file(model))
-
-
-def cases_of(model: str) -> list[dict[str, Any]]:
-    path = DATA / model / "cases.json"
-    if not path.exists():
-        return []
-    cases: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
-    return cases
 
 
 CASES = [pytest.param(model, case, id=f"{model}/{case['name']}") for model in MODELS for case in cases_of(model)]

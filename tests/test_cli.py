@@ -14,29 +14,10 @@ from pathlib import Path
 import pytest
 
 from rtcompile.tooling.cli import main
+from tests.support.cli import errors_in, run
+from tests.support.paths import ROOT, TEMPLATES
 
-ROOT = Path(__file__).resolve().parent.parent
-SMOLLM3 = ROOT / "templates" / "smollm3.json"
-
-
-def run(
-    *argv: str, cwd: Path = ROOT, stdin: str | None = None, umask: int = -1, **env: str
-) -> subprocess.CompletedProcess[str]:
-    """`python -m rtcompile ARGV` as a user runs it, importing this checkout's rtcompile from any directory."""
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), **env}
-    return subprocess.run(
-        [sys.executable, "-m", "rtcompile", *argv],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        input=stdin,
-        env=environment,
-        umask=umask,
-    )
-
-
-def errors_in(stderr: str) -> list[str]:
-    return [line for line in stderr.splitlines() if "PyTorch was not found" not in line]
+SMOLLM3 = TEMPLATES / "smollm3.json"
 
 
 def test_compile_writes_an_importable_module(tmp_path: Path) -> None:

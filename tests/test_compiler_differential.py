@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 import rtcompile
 from rtcompile.tooling.observe import agrees_with_reference, identical
-from tests.compiled import compiled_engine, compiled_module
-from tests.differential import interpreter_engine, observe, one_shot, reference_engine, two_way_splits
-from tests.strategies import TOOLS, chunkings, prefixes, streams, templates
+from tests.support.compiled import compiled_engine, compiled_module
+from tests.support.differential import interpreter_engine, observe, one_shot, reference_engine, two_way_splits
+from tests.support.strategies import TOOLS, chunkings, prefixes, streams, templates
 
 pytestmark = pytest.mark.slow  # ~35 s: every example compiles and imports a module
 

@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 import rtcompile
-from tests.compiled import import_file
+from tests.support.compiled import import_file
 
 ROOT = Path(__file__).resolve().parent.parent
 THREADS = 32

@@ -24,8 +24,8 @@ from rtcompile.backends.codegen.generate import compact_json
 from rtcompile.frontend.nesting import MAX_DEFAULTS_LEVEL, MAX_TRANSFORM_APPLY_LEVEL, MAX_TRANSFORM_LOAD_LEVEL
 from rtcompile.tooling.cli import main
 from rtcompile.tooling.observe import Raised, identical
-from tests.compiled import compiled_engine, compiled_module
-from tests.differential import interpreter_engine, observe, reference_engine
+from tests.support.compiled import compiled_engine, compiled_module
+from tests.support.differential import interpreter_engine, observe, reference_engine
 
 pytestmark = pytest.mark.slow  # compiles modules of a few thousand lines and runs transformers on deep data
 

@@ -23,7 +23,7 @@ from openai.types.chat import ChatCompletionChunk, ChatCompletionMessage
 import rtcompile
 from examples import completions_workflow
 from examples.fake_completions_server import CANNED_OUTPUT, GENERATION_PROMPT, FakeCompletionsServer
-from tests.test_openai_stream import sdk_message
+from tests.support.openai_sdk import sdk_message
 
 SERVE_SECONDS = 10.0  # the server's own bound; every request below is answered well within it
 SEEDS = [0, 1, 2]

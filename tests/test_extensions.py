@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 import rtcompile
 from rtcompile.frontend.errors import TemplateWarning
 from rtcompile.tooling.observe import Raised, identical, observe
-from tests.compiled import compiled_module
-from tests.strategies import TOOLS, chunkings, prefixes, streams, templates
+from tests.support.compiled import compiled_module
+from tests.support.strategies import TOOLS, chunkings, prefixes, streams, templates
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTENSION_KEYS = ("captures", "start", "end")

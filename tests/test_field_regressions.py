@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from rtcompile.tooling.observe import Raised, agrees_with_reference, identical
-from tests.bundled import template_of
-from tests.compiled import compiled_engine
-from tests.differential import interpreter_engine, observe, reference_engine
+from tests.support.bundled import template_of
+from tests.support.compiled import compiled_engine
+from tests.support.differential import interpreter_engine, observe, reference_engine
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = sorted(p.stem for p in (ROOT / "templates").glob("*.json"))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import rtcompile
 from rtcompile.runtime.protocol import refuse_function_tool
-from tests.test_cli import errors_in, run
+from tests.support.cli import errors_in, run
 
 TOOL_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": "3"}}\n</tool_call>'
 SCHEMA = {

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rtcompile.tooling.cli import main
-from tests.compiled import import_file
+from tests.support.compiled import import_file
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 import rtcompile
 from rtcompile.tooling.observe import identical
-from tests.compiled import import_file
-from tests.differential import interpreter_engine, observe
+from tests.support.compiled import import_file
+from tests.support.differential import interpreter_engine, observe
 
 HOSTILE_PIECES = ["\r", "\x1b[K", "\u2028", "\u0085", '"""', "\\", "\\N{BULLET}", "\n", "\t", "#", "x", "é"]
 # Pieces whose raw presence in a docstring would mean the name was copied in unescaped.

@@ -11,7 +11,7 @@ import pytest
 from transformers.utils.chat_parsing import ResponseParser as Reference
 
 import rtcompile
-from tests.compiled import compiled_module
+from tests.support.compiled import compiled_module
 
 
 def template(fields: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -15,9 +15,9 @@ from transformers.utils.chat_parsing.response_templates import load_response_tem
 
 import rtcompile
 from rtcompile.tooling.observe import agrees_with_reference, identical
-from tests.bundled import template_of
-from tests.compiled import compiled_engine, compiled_module
-from tests.differential import interpreter_engine, observe, one_shot, reference_engine, two_way_splits
+from tests.support.bundled import template_of
+from tests.support.compiled import compiled_engine, compiled_module
+from tests.support.differential import interpreter_engine, observe, one_shot, reference_engine, two_way_splits
 
 
 def parsers(model: str) -> list[Any]:

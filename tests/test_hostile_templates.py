@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 import rtcompile
 from rtcompile.tooling.observe import agrees_with_reference, identical
-from tests.compiled import compiled_engine, compiled_module
-from tests.differential import interpreter_engine, observe, reference_engine
+from tests.support.compiled import compiled_engine, compiled_module
+from tests.support.differential import interpreter_engine, observe, reference_engine
 
 pytestmark = pytest.mark.slow  # ~10 s: compiles, imports and type-checks modules in fresh interpreters
 

@@ -1,6 +1,6 @@
 """The interpreter against transformers 5.24.0: same messages, events and exception types.
 
-Templates and streams are generated (see strategies.py); each stream is compared one-shot, at
+Templates and streams are generated (see tests/support/strategies.py); each stream is compared one-shot, at
 every 2-way split and in random chunkings, with and without a prefix that opens a region.
 """
 
@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 import rtcompile
 from rtcompile.tooling.observe import agrees_with_reference
-from tests.differential import interpreter_engine, observe, one_shot, reference_engine, two_way_splits
-from tests.strategies import TOOLS, chunkings, prefixes, streams, templates
+from tests.support.differential import interpreter_engine, observe, one_shot, reference_engine, two_way_splits
+from tests.support.strategies import TOOLS, chunkings, prefixes, streams, templates
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import rtcompile
 from rtcompile.backends.codegen.layout import LINE_LENGTH, import_lines, lay_out, string_literal, width
 from rtcompile.backends.codegen.writer import literal
-from tests.strategies import templates
+from tests.support.strategies import templates
 
 ROOT = Path(__file__).resolve().parents[1]
 RUFF = [sys.executable, "-m", "ruff"]

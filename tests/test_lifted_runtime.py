@@ -14,8 +14,8 @@ import transformers.utils.chat_parsing as reference
 
 import rtcompile
 from rtcompile.backends.codegen.generate import SKELETON
-from tests.compiled import compiled_module
-from tests.lifted import PREAMBLE, lifted_module, rerun_tests
+from tests.support.compiled import compiled_module
+from tests.support.lifted import PREAMBLE, lifted_module, rerun_tests
 
 TESTS = Path(__file__).resolve().parent
 

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rtcompile.tooling.observe import identical, observe
-from tests.compiled import compiled_engine
-from tests.differential import interpreter_engine, reference_engine, two_way_splits
+from tests.support.compiled import compiled_engine
+from tests.support.differential import interpreter_engine, reference_engine, two_way_splits
 
 pytestmark = pytest.mark.slow  # every example compiles and imports a module
 

@@ -21,8 +21,8 @@ from rtcompile.regex.analysis import start_literals
 from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.translate import translate
 from rtcompile.runtime.scanning import LONG_SCAN, find_literal, search_from_starts, search_literals
-from tests.compiled import compiled_module
-from tests.differential import one_shot
+from tests.support.compiled import compiled_module
+from tests.support.differential import one_shot
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 LITERALS = ["</s>", "<|eot_id|>", "<<", "<a<b", "ab", "</think>", "[TOOL_CALLS]", "<｜DSML｜invoke", "😀x"]

@@ -1,4 +1,4 @@
-"""The mutation fuzzer: edited bundled templates (tests/mutation.py), loaded, compiled and run three ways.
+"""The mutation fuzzer: edited bundled templates (tests/support/mutation.py), loaded, compiled and run three ways.
 
 For each mutant:
 * transformers accepts it exactly when `rtcompile.load_template` does, and when both reject it they
@@ -11,7 +11,7 @@ For each mutant:
 
 CI runs a small, fixed set of mutants; `RTCOMPILE_MUTANTS=3000 pytest tests/test_mutation_fuzz.py -s`
 runs more and prints how many mutants ended how. A failure names its mutant's number and edits:
-`tests.mutation.mutant(number)` rebuilds it.
+`tests.support.mutation.mutant(number)` rebuilds it.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from transformers.utils.chat_parsing.response_templates import load_response_tem
 import rtcompile
 from rtcompile.frontend.errors import TemplateError
 from rtcompile.tooling.observe import Raised, agrees_with_reference, identical
-from tests.compiled import import_file
-from tests.differential import interpreter_engine, observe, reference_engine
-from tests.mutation import Mutant, mutant
-from tests.strategies import TOOLS
+from tests.support.compiled import import_file
+from tests.support.differential import interpreter_engine, observe, reference_engine
+from tests.support.mutation import Mutant, mutant
+from tests.support.strategies import TOOLS
 
 pytestmark = pytest.mark.slow  # ~25 s: four in ten mutants are compiled, imported and run three ways
 

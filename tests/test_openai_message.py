@@ -17,7 +17,7 @@ from rtcompile.runtime.openai import (
     random_call_id,
     to_openai,
 )
-from tests.test_bundled_templates import MODELS, cases_of, loaded
+from tests.support.bundled import MODELS, cases_of, loaded
 
 # What each bundled template's fields are, by the derivation's rules: (reasoning, tool calls, content).
 EXPECTED_ROLES = {

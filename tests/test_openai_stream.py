@@ -21,10 +21,10 @@ from rtcompile.backends.interpreter import ResponseParser
 from rtcompile.openai_roles import openai_roles
 from rtcompile.runtime.openai import OpenAIRoles, call_id_factory, to_openai
 from rtcompile.runtime.openai_stream import ChatCompletionChunks, DeltaStream, chat_completion_chunk
-from tests.bundled import template_of
-from tests.compiled import compiled_module
-from tests.strategies import TOOLS, chunkings, prefixes, streams, templates
-from tests.test_bundled_templates import MODELS, cases_of, loaded
+from tests.support.bundled import MODELS, cases_of, loaded, template_of
+from tests.support.compiled import compiled_module
+from tests.support.openai_sdk import sdk_message
+from tests.support.strategies import TOOLS, chunkings, prefixes, streams, templates
 
 MESSAGE_CASES = [(model, case) for model in MODELS for case in cases_of(model) if "error" not in case["expected"]]
 CASE_IDS = [f"{model}/{case['name']}" for model, case in MESSAGE_CASES]
@@ -286,22 +286,6 @@ def test_feeding_a_finished_stream_is_an_error() -> None:
 
 
 # --------------------------------------------------------------------------- the official SDK
-
-
-def sdk_message(state: ChatCompletionStreamState[Any]) -> tuple[dict[str, Any], str]:
-    choice = state.get_final_completion().choices[0]
-    message = choice.message
-    result: dict[str, Any] = {
-        "role": message.role,
-        "content": message.content,
-        "reasoning_content": getattr(message, "reasoning_content", None),
-    }
-    if message.tool_calls:
-        result["tool_calls"] = [
-            {"id": c.id, "type": c.type, "function": {"name": c.function.name, "arguments": c.function.arguments}}
-            for c in message.tool_calls
-        ]
-    return result, choice.finish_reason
 
 
 @pytest.mark.parametrize(("model", "case"), MESSAGE_CASES, ids=CASE_IDS)

@@ -24,8 +24,8 @@ from openai.types.chat import ChatCompletionChunk, ChatCompletionMessage
 
 import rtcompile
 from examples.fake_completions_server import FakeCompletionsServer
-from tests.test_cli import errors_in, run
-from tests.test_openai_stream import sdk_message
+from tests.support.cli import errors_in, run
+from tests.support.openai_sdk import sdk_message
 
 ROOT = Path(__file__).resolve().parent.parent
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")

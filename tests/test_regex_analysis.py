@@ -26,7 +26,7 @@ from rtcompile.regex.second_chars import second_chars
 from rtcompile.regex.translate import InvalidRegex, UnsupportedRegex, translate
 from rtcompile.runtime.scanning import lead_start
 from rtcompile.tooling.fuzz import delimiter_examples
-from tests.test_regex_translation import TRAPS, patterns
+from tests.support.regex_matching import TRAPS, patterns
 
 # Constructs `regex` accepts and the translation refuses, mixed into generated patterns.
 EXTENSIONS = [

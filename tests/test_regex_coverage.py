@@ -21,8 +21,8 @@ import transformers.utils.chat_parsing as reference
 
 import rtcompile
 from rtcompile.tooling.observe import agrees_with_reference, identical
-from tests.compiled import compiled_engine, compiled_module
-from tests.differential import interpreter_engine, observe, one_shot, reference_engine, two_way_splits
+from tests.support.compiled import compiled_engine, compiled_module
+from tests.support.differential import interpreter_engine, observe, one_shot, reference_engine, two_way_splits
 
 pytestmark = pytest.mark.slow  # every case compiles and imports a module
 

@@ -14,7 +14,7 @@ import regex
 
 from rtcompile.regex.translate import UnsupportedRegex, translate
 from rtcompile.runtime.partial import merged_groupdict
-from tests.test_regex_translation import assert_same_partial, our_partial, regex_partial
+from tests.support.regex_matching import assert_same_partial, our_partial, regex_partial
 
 PATTERNS = 1500
 TEXTS_PER_PATTERN = 8

@@ -14,8 +14,8 @@ import regex
 
 import rtcompile
 from rtcompile.regex.translate import UnsupportedRegex, translate
-from tests.compiled import compiled_module
-from tests.test_regex_translation import assert_same_partial, our_partial, regex_partial
+from tests.support.compiled import compiled_module
+from tests.support.regex_matching import assert_same_partial, our_partial, regex_partial
 
 ATOMS = ["a", "b", "[ab]", "a*", "b+", "(?:ab|a)", "a?b", "[^a]*", ".*?", "[\\s\\S]*?", "\\n", "$", "</t>", "(a)"]
 SHAPES = ["{p}(?={b})", "{p}(?:(?={b})|z)", "(?:{p}(?={b}))?", "{p}((?={b}))", "^(?={b})", "(?={b})"]

@@ -11,7 +11,7 @@ import pytest
 import regex
 
 from rtcompile.regex.translate import UnsupportedRegex, translate
-from tests.test_regex_translation import assert_same_partial, our_partial, regex_partial
+from tests.support.regex_matching import assert_same_partial, our_partial, regex_partial
 
 ATOMS = ["a", "b", "c", "[^a]", "[^b]", "[^c]", "[ab]", "[^ab]", "\\d", "(?:[^a])", "([^b])", "bc", "x"]
 PATTERNS = 1500

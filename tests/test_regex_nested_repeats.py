@@ -13,8 +13,8 @@ import regex
 
 import rtcompile
 from rtcompile.regex.translate import UnsupportedRegex, translate, translate_complete
-from tests.compiled import compiled_module, import_file
-from tests.test_regex_translation import assert_same_partial, our_partial, regex_partial
+from tests.support.compiled import compiled_module, import_file
+from tests.support.regex_matching import assert_same_partial, our_partial, regex_partial
 
 # The parser and opcode names of the running `re` (private, but it is the program `re` executes).
 sre_parse = re._parser  # type: ignore[attr-defined]

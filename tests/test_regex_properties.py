@@ -12,7 +12,7 @@ import pytest
 import regex
 
 from rtcompile.regex.translate import UnsupportedRegex, translate
-from tests.test_regex_translation import assert_same_partial, our_partial, regex_partial
+from tests.support.regex_matching import assert_same_partial, our_partial, regex_partial
 
 CLASSES = [
     r"\p{L}",

@@ -11,7 +11,7 @@ import re
 import regex
 
 from rtcompile.regex.translate import UnsupportedRegex, translate, translate_complete
-from tests.test_regex_translation import assert_same_partial, our_partial, regex_partial
+from tests.support.regex_matching import assert_same_partial, our_partial, regex_partial
 
 ATOMS = ["a", "b", " ", "é", "\\m", "\\M", "a+", "[ab ]", "(?:a|\\M)", "\\w*", ".", "x?"]
 TEXTS = ["".join(t) for n in range(5) for t in itertools.product("ab é\u0301", repeat=n)]

@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rtcompile.tooling.observe import agrees_with_reference, identical
-from tests.bundled import template_of
-from tests.compiled import compiled_engine, compiled_module
-from tests.differential import interpreter_engine, observe, reference_engine
-from tests.strategies import chunkings
+from tests.support.bundled import template_of
+from tests.support.compiled import compiled_engine, compiled_module
+from tests.support.differential import interpreter_engine, observe, reference_engine
+from tests.support.strategies import chunkings
 
 # Three strings every call open contains, in this order; the name between the first two.
 CALLS = {

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from rtcompile.tooling.fuzz import delimiter_examples
 from rtcompile.tooling.observe import agrees_with_reference, identical
-from tests.bundled import template_of
-from tests.compiled import compiled_engine, compiled_module
-from tests.differential import interpreter_engine, observe, reference_engine
-from tests.strategies import chunkings
+from tests.support.bundled import template_of
+from tests.support.compiled import compiled_engine, compiled_module
+from tests.support.differential import interpreter_engine, observe, reference_engine
+from tests.support.strategies import chunkings
 
 MODELS = ["qwen3", "smollm3", "lfm2", "granite4", "minimax_m2", "hermes2_pro", "gpt_oss", "granite3"]
 # Second looks at the start of regex delimiters (`rtcompile.regex.second_chars`)

@@ -20,7 +20,7 @@ from transformers.utils.chat_parsing.response_templates import load_response_tem
 import rtcompile
 from rtcompile.frontend.errors import TemplateError, TemplateWarning
 from rtcompile.tooling.observe import Raised
-from tests.strategies import templates
+from tests.support.strategies import templates
 
 WRONG_VALUES = st.one_of(
     st.none(),

@@ -12,18 +12,17 @@ import copy
 import json
 import random
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import DATA
+from tests.support.paths import TEMPLATES as TEMPLATES_DIR
+
 TEMPLATES = {
     path.stem: json.loads(path.read_text(encoding="utf-8"))["response_template"]
-    for path in sorted((ROOT / "templates").glob("*.json"))
+    for path in sorted(TEMPLATES_DIR.glob("*.json"))
 }
 CASES = {
-    model: json.loads(path.read_text(encoding="utf-8"))
-    if (path := ROOT / "tests" / "data" / model / "cases.json").exists()
-    else []
+    model: json.loads(path.read_text(encoding="utf-8")) if (path := DATA / model / "cases.json").exists() else []
     for model in TEMPLATES
 }
 
