@@ -21,7 +21,7 @@ from rtcompile.backends.codegen.generate import FIXED_IMPORTS, _merge_imports
 from rtcompile.backends.codegen.layout import INDENT, import_lines
 from rtcompile.backends.codegen.lift import RUNTIME_DIR, lift
 
-# The header every generated module starts with (tests/test_lifted_runtime.py checks that the skeleton
+# The header every generated module starts with (tests/codegen/test_lifted_runtime.py checks that the skeleton
 # still spells it this way): typing names exist for the type checker only, `cast` and `overload` at
 # run time as no-op stand-ins.
 PREAMBLE = """from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Mutants of the bundled templates, for the mutation fuzzer (tests/test_mutation_fuzz.py).
+"""Mutants of the bundled templates, for the mutation fuzzer (tests/differential/test_mutation_fuzz.py).
 
 A mutant is a bundled response template with one to three random edits: a value replaced or its type
 swapped, a key deleted or duplicated under another name, a string or regex perturbed with the

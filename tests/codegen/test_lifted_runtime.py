@@ -16,15 +16,16 @@ import rtcompile
 from rtcompile.backends.codegen.generate import SKELETON
 from tests.support.compiled import compiled_module
 from tests.support.lifted import PREAMBLE, lifted_module, rerun_tests
+from tests.support.paths import ROOT
 
-TESTS = Path(__file__).resolve().parent
+TESTS = ROOT / "tests"
 
 # Each test file of a runtime helper, and the runtime modules it imports.
 RERUN = {
-    "test_tool_schema.py": ["tool_schema"],
-    "test_runtime_coercion.py": ["coercion"],
-    "test_runtime_content.py": ["content", "transform"],
-    "test_regex_duplicate_names.py": ["partial"],
+    "runtime/test_tool_schema.py": ["tool_schema"],
+    "runtime/test_coercion.py": ["coercion"],
+    "runtime/test_content.py": ["content", "transform"],
+    "regex/test_duplicate_names.py": ["partial"],
 }
 # (runtime.openai and runtime.openai_stream are imported by users from rtcompile, never lifted.)
 

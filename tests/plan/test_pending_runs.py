@@ -18,9 +18,8 @@ from rtcompile.tooling.observe import agrees_with_reference, identical
 from tests.support.bundled import template_of
 from tests.support.compiled import compiled_engine, compiled_module
 from tests.support.differential import interpreter_engine, observe, reference_engine
+from tests.support.paths import ROOT
 from tests.support.strategies import chunkings
-
-ROOT = Path(__file__).resolve().parents[1]
 
 # A template of the same shape without the bundled ones' other delimiters: a lower-case word before
 # "(" opens a call, ")" closes it.

@@ -19,8 +19,7 @@ from transformers.utils.chat_parsing import ResponseParser as Reference
 
 import rtcompile
 from rtcompile.frontend.errors import Diagnostic, TemplateError, printable, render_message
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
 
 HOSTILE_NAMES = [
     "x\rrtcompile: ok, wrote parser.py\x1b[K",  # returns to the line start and erases the real error

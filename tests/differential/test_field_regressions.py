@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,8 +23,8 @@ from rtcompile.tooling.observe import Raised, agrees_with_reference, identical
 from tests.support.bundled import template_of
 from tests.support.compiled import compiled_engine
 from tests.support.differential import interpreter_engine, observe, reference_engine
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 MODELS = sorted(p.stem for p in (ROOT / "templates").glob("*.json"))
 
 

@@ -12,10 +12,9 @@ import pytest
 
 from rtcompile.tooling.cli import main
 from tests.support.compiled import import_file
+from tests.support.paths import GOLDEN, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"
-GOLDEN = Path(__file__).resolve().parent / "golden"
 MODELS = sorted(p.stem for p in (ROOT / "templates").glob("*.json"))
 
 

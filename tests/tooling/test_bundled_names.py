@@ -13,8 +13,8 @@ import pytest
 
 import rtcompile
 from rtcompile.frontend.catalog import bundled_directory, bundled_names, bundled_templates, closest_names
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"
 
 

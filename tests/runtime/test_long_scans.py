@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import random
 import re
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -23,8 +22,8 @@ from rtcompile.regex.translate import translate
 from rtcompile.runtime.scanning import LONG_SCAN, find_literal, search_from_starts, search_literals
 from tests.support.compiled import compiled_module
 from tests.support.differential import one_shot
+from tests.support.paths import DATA, TEMPLATES
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 LITERALS = ["</s>", "<|eot_id|>", "<<", "<a<b", "ab", "</think>", "[TOOL_CALLS]", "<｜DSML｜invoke", "😀x"]
 
 
@@ -169,7 +168,7 @@ def test_one_shot_on_long_outputs_with_near_misses_matches_the_reference(model: 
     # and against the reference on the first: transformers is quadratic on some of these near misses
     # (magistral's take seconds at 8 KB).
     template = json.loads((TEMPLATES / f"{model}.json").read_text(encoding="utf-8"))["response_template"]
-    cases = json.loads((Path(__file__).parent / "data" / model / "cases.json").read_text(encoding="utf-8"))
+    cases = json.loads((DATA / model / "cases.json").read_text(encoding="utf-8"))
     module = compiled_module(template)
     pieces = _near_misses(template)
     rng = random.Random(model)

@@ -9,15 +9,14 @@ import itertools
 import json
 import random
 import re
-from pathlib import Path
 
 import pytest
 import regex
 
 from rtcompile.regex.translate import translate_complete
 from rtcompile.runtime.content import _CALL_LIST_STRING
+from tests.support.paths import TEMPLATES
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 ALPHABET = 'ab<>/\n\\"'
 
 HEADS = ["", "a", "<", "(?P<k>[ab]+)>", "a|<", "(?:<|b)"]

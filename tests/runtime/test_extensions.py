@@ -20,9 +20,9 @@ import rtcompile
 from rtcompile.frontend.errors import TemplateWarning
 from rtcompile.tooling.observe import Raised, identical, observe
 from tests.support.compiled import compiled_module
+from tests.support.paths import ROOT
 from tests.support.strategies import TOOLS, chunkings, prefixes, streams, templates
 
-ROOT = Path(__file__).resolve().parent.parent
 EXTENSION_KEYS = ("captures", "start", "end")
 ALL_ON = {"captures": True, "spans": True, "recover": True}
 

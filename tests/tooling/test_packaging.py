@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from rtcompile.tooling.cli import main
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 #: sha256 of the Apache License 2.0 text as apache.org publishes it (LICENSE-2.0.txt).
 APACHE_2_0_SHA256 = "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30"
 

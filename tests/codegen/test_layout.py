@@ -13,7 +13,6 @@ import ast
 import difflib
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,9 +22,9 @@ from hypothesis import strategies as st
 import rtcompile
 from rtcompile.backends.codegen.layout import LINE_LENGTH, import_lines, lay_out, string_literal, width
 from rtcompile.backends.codegen.writer import literal
+from tests.support.paths import ROOT
 from tests.support.strategies import templates
 
-ROOT = Path(__file__).resolve().parents[1]
 RUFF = [sys.executable, "-m", "ruff"]
 
 

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from rtcompile.tooling.cli import main
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
 
 
 def test_verify_passes_on_a_bundled_template(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,7 +1,7 @@
 """The README's Python examples run as written, and do what their comments say.
 
 Every ```python block of README.md is run by a test: the one under "Using a compiled parser" by
-tests/test_packaging.py, all the others here. A block may use names the text around it explains
+tests/tooling/test_packaging.py, all the others here. A block may use names the text around it explains
 (`text`, `prompt`, `send`, ...); the test supplies them. The streaming workflow talks to the fake
 completions server of examples/ on 127.0.0.1, through the official openai client.
 """
@@ -26,13 +26,13 @@ import rtcompile
 from examples.fake_completions_server import FakeCompletionsServer
 from tests.support.cli import errors_in, run
 from tests.support.openai_sdk import sdk_message
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
 #: How many Python blocks each section holds, and which test runs them.
 BLOCKS = {
-    "Using a compiled parser": 1,  # tests/test_packaging.py::test_readme_streaming_example_renders_every_event
+    "Using a compiled parser": 1,  # tests/tooling/test_packaging.py::test_readme_streaming_example_renders_every_event
     "The Python API": 1,
     "The OpenAI-compatible workflow": 2,
     "Beyond the reference: captures, spans, recovery": 4,

@@ -18,8 +18,8 @@ from typing import Any
 
 import rtcompile
 from tests.support.compiled import import_file
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 THREADS = 32
 TEMPLATE = json.loads((ROOT / "templates" / "qwen3_coder.json").read_text(encoding="utf-8"))["response_template"]
 TEXT = (

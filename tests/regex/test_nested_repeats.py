@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,12 +13,12 @@ import regex
 import rtcompile
 from rtcompile.regex.translate import UnsupportedRegex, translate, translate_complete
 from tests.support.compiled import compiled_module, import_file
+from tests.support.paths import GENERATED
 from tests.support.regex_matching import assert_same_partial, our_partial, regex_partial
 
 # The parser and opcode names of the running `re` (private, but it is the program `re` executes).
 sre_parse = re._parser  # type: ignore[attr-defined]
 sre_constants = re._constants  # type: ignore[attr-defined]
-GENERATED = Path(__file__).resolve().parent.parent / "generated"
 
 REWRITTEN = ["(?:(?:S+)+)+", "(?:S+)+", "(S+)+", "(?:S*)*", "(?:S+)*", "(S+)*", "(?:S*)+", "(?:S+?)+", "(?:S+?)+?"]
 # Adjacent runs, merged where one class holds the other (S is `a` or `[ab]`, so both ways are tried),

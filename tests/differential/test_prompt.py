@@ -24,8 +24,8 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 import rtcompile.prompt
 from rtcompile import TemplateError
 from rtcompile.prompt import load_chat_templates, render_prompt
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 CHAT_TEMPLATE_MODELS = sorted(
     path.stem
     for path in (ROOT / "templates").glob("*.json")

@@ -9,7 +9,7 @@ For each mutant:
 * a compiled module imports, and agrees with the interpreter (exactly) and with transformers on the
   mutant's streams, one-shot and one character at a time.
 
-CI runs a small, fixed set of mutants; `RTCOMPILE_MUTANTS=3000 pytest tests/test_mutation_fuzz.py -s`
+CI runs a small, fixed set of mutants; `RTCOMPILE_MUTANTS=3000 pytest tests/differential/test_mutation_fuzz.py -s`
 runs more and prints how many mutants ended how. A failure names its mutant's number and edits:
 `tests.support.mutation.mutant(number)` rebuilds it.
 """
