@@ -3,14 +3,23 @@
 The example renders the Qwen3 prompt, streams a completion from the fake server (split at random places,
 several seeds), and prints chat-completion chunks and the final message. The official openai SDK
 validates every chunk, its own stream accumulator must end in the printed message, and the message must
-hold the reasoning and both tool calls. Loopback only; every wait is bounded by a timeout.
+hold the reasoning and both tool calls. Anything short of a whole completion (an HTTP error, a stream
+without `data: [DONE]`, no text) is a one-line error and exit status 1. The README's two commands, the
+server in the background and the client, run several times in a row as separate processes (fifty in a
+row were checked by hand with RTCOMPILE_EXAMPLE_RUNS=50). Loopback only; every wait is bounded by a
+timeout.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
+import socket
+import subprocess
+import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -24,6 +33,7 @@ import rtcompile
 from examples import completions_workflow
 from examples.fake_completions_server import CANNED_OUTPUT, GENERATION_PROMPT, FakeCompletionsServer
 from tests.support.openai_sdk import sdk_message
+from tests.support.paths import ROOT
 
 SERVE_SECONDS = 10.0  # the server's own bound; every request below is answered well within it
 SEEDS = [0, 1, 2]
@@ -132,3 +142,74 @@ def test_failures_are_one_line_errors(server: FakeCompletionsServer, capsys: pyt
     status, _, errors = run_example(closed.base_url, capsys)
     assert status == 1
     assert errors.startswith(f"completions_workflow: cannot reach {closed.base_url}: ") and errors.count("\n") == 1
+
+
+def test_a_stream_without_done_or_without_text_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    for fake, problem in (
+        (FakeCompletionsServer(done=False), "the stream ended without data: [DONE]; the answer is incomplete"),
+        (FakeCompletionsServer(output=""), "the completion has no text"),
+    ):
+        thread = threading.Thread(target=fake.serve, args=(SERVE_SECONDS,))
+        thread.start()
+        status, output, errors = run_example(fake.base_url, capsys)
+        thread.join(SERVE_SECONDS + 1)
+        assert (status, errors) == (1, f"completions_workflow: {fake.base_url}: {problem}\n")
+        assert "[DONE]" not in output  # nothing printed claims the stream was whole
+
+
+def test_the_server_exits_only_once_its_answer_is_sent() -> None:
+    """`serve` returns after the last request's answer has been streamed to its end, not when the request
+    was accepted (the process would then exit and cut the stream): here the request's body is held back
+    until after the server has accepted its one request."""
+    fake = FakeCompletionsServer(max_requests=1, seed=0)
+    thread = threading.Thread(target=fake.serve, args=(SERVE_SECONDS,))
+    thread.start()
+    body = json.dumps({"prompt": "hi" + GENERATION_PROMPT, "stream": True}).encode()
+    with socket.create_connection(("127.0.0.1", fake.server_address[1]), timeout=5) as client:
+        client.sendall(b"POST /v1/completions HTTP/1.0\r\nContent-Length: %d\r\n\r\n" % len(body))
+        for _ in range(500):  # until the server has accepted the connection (at most 5 s)
+            if fake.served:
+                break
+            time.sleep(0.01)
+        thread.join(0.2)
+        assert fake.served == 1 and thread.is_alive()  # the request is in, its answer is not
+        client.sendall(body)
+        response = b"".join(iter(lambda: client.recv(65536), b""))
+    thread.join(SERVE_SECONDS)
+    assert not thread.is_alive()
+    assert response.startswith(b"HTTP/1.0 200 ") and response.endswith(b"data: [DONE]\n\n")
+
+
+# How many times the README's commands run in a row here; RTCOMPILE_EXAMPLE_RUNS=50 for the long check.
+README_RUNS = int(os.environ.get("RTCOMPILE_EXAMPLE_RUNS", "3"))
+
+
+@pytest.mark.slow  # ~1.5 s of CPU a run (the client compiles the parser and renders the prompt)
+def test_the_readme_commands_work_every_time() -> None:
+    """The README's two commands as a user types them: the server started in the background, the client
+    at once (it waits for the server to listen), the same port every time."""
+    port = free_port()
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    server_command = [sys.executable, "examples/fake_completions_server.py", "--port", str(port)]
+    client_command = [sys.executable, "examples/completions_workflow.py", "--base-url", f"http://127.0.0.1:{port}"]
+    for run in range(README_RUNS):
+        server = subprocess.Popen(server_command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, text=True)
+        try:
+            client = subprocess.run(
+                client_command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120
+            )
+            server_status = server.wait(timeout=60)
+        finally:
+            server.kill()  # only if a wait above gave up; a no-op on a process that has exited
+            server.communicate()
+        assert (client.returncode, client.stderr, server_status) == (0, "", 0), f"run {run + 1}"
+        chunks, message = printed(client.stdout)
+        assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_weather", "get_weather"]
+        assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
