@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -36,11 +37,6 @@ def load_template(source: TemplateSource) -> Template:
     return template
 
 
-def check_template(source: TemplateSource) -> list[Diagnostic]:
-    """Everything wrong with a template, as diagnostics: the error that stops it loading, or its warnings."""
-    return examine_template(source)[2]
-
-
 def examine_template(source: TemplateSource) -> tuple[Template | None, SourceDocument | None, list[Diagnostic]]:
     """Load once and return the template (None if it does not load), its document and its diagnostics."""
     try:
@@ -61,19 +57,23 @@ def _load(source: str | os.PathLike[str] | Mapping[str, Any] | TemplateText) -> 
 def _locate_diagnostic(diagnostic: Diagnostic, document: SourceDocument | None) -> Diagnostic:
     if document is None:
         return diagnostic
-    return document.diagnostic(diagnostic.severity, diagnostic.message, diagnostic.path)
+    line, col = document.locate_nearest(diagnostic.path) or (None, None)
+    return dataclasses.replace(diagnostic, file=document.file, line=line, col=col)
 
 
 def locate(error: TemplateError, document: SourceDocument | None) -> TemplateError:
-    """`error` with the file and line:col of the value at its JSON path, where the document knows them."""
+    """`error` with the file and line:col of the value at its JSON path, where the document knows them:
+    of the very character, for an error with an `offset` into a string (a regex's syntax error)."""
     if document is None:
         return error
-    line, col = document.locate_nearest(error.path) or (None, None)
-    return type(error)(error.message, error.path, file=document.file, line=line, col=col)
+    position = None if error.offset is None else document.locate_in_string(error.path, error.offset)
+    line, col = position or document.locate_nearest(error.path) or (None, None)
+    return type(error)(error.message, error.path, file=document.file, line=line, col=col, offset=error.offset)
 
 
-# How a regex-fallback warning ends (the CLI's --stdlib-only error replaces it).
+# How a regex-fallback warning ends (the CLI's --stdlib-only error replaces it), and its code.
 REGEX_FALLBACK_NOTE = ": the module imports the regex module for this pattern"
+REGEX_FALLBACK = "regex-fallback"
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,7 @@ def compile_module(
                 f"{fallback.construct} has no exact standard-library translation ({fallback.reason})"
                 + REGEX_FALLBACK_NOTE,
                 fallback.where,
+                code=REGEX_FALLBACK,
             ),
             document,
         )
@@ -159,7 +160,6 @@ __all__ = [
     "ResponseParser",
     "TemplateSource",
     "TemplateText",
-    "check_template",
     "compile_template",
     "load_template",
     "parse_response",

@@ -277,7 +277,7 @@ def _regex_delimiter(scope: str, path: Path, key: str, value: object) -> Delimit
     try:
         compiled = regex.compile(value, regex.DOTALL)
     except regex.error as exc:
-        raise TemplateError(f"{scope}: invalid {key} regex: {exc}", path=path) from exc
+        raise TemplateError(f"{scope}: invalid {key} regex: {exc}", path=path, offset=exc.pos) from exc
     return Delimiter(pattern=value, literals=None, can_extend=False, group_names=tuple(compiled.groupindex))
 
 
@@ -371,7 +371,7 @@ def _build_parser(name: str, args: object, path: Path) -> ContentParser:
         try:
             regex.compile(tag_pattern, regex.DOTALL)
         except regex.error as exc:
-            raise TemplateError(f"xml-inline: invalid tag_pattern regex: {exc}", path=tag_path) from exc
+            raise TemplateError(f"xml-inline: invalid tag_pattern regex: {exc}", path=tag_path, offset=exc.pos) from exc
         return XmlInlineParser(
             tag_pattern=tag_pattern,
             value_parser=_value_parser(args.get("value_parser"), (*path, "value_parser")),

@@ -1,8 +1,10 @@
 """The `rtcompile` command line.
 
-    rtcompile IN... -o OUT [--check | --diff] [--stdlib-only] [--no-function-tools]   (or `compile IN...`)
+    rtcompile IN... -o OUT [--check] [--diff] [--stdlib-only] [--no-function-tools]   (or `compile IN...`)
     rtcompile verify TEMPLATE [--module PARSER.py] [--cases N] [--seed S]
     rtcompile lint TEMPLATE [--chat-template FILE.jinja] [--strict]
+    (compile and lint also take -q, --disable [TEMPLATE:]CODE and --output-format {text,json};
+    verify takes -q)
     rtcompile list [--names]
     rtcompile help [COMMAND]
 
@@ -18,8 +20,10 @@ compiled as `./lint` or with `rtcompile compile lint ...`.)
 Exit status: 0 ok; 1 `--check` found a missing or stale output, `verify` found a divergence or a
 module compiled from another template, `lint` found errors (or warnings, with `--strict`); 2 bad
 input or usage, or `--stdlib-only` and a pattern that needs the `regex` module (without it, one warning
-line per such pattern); 130 interrupted (Ctrl-C), 128 + N on signal N (SIGTERM, SIGHUP). Every error is one
-line on stderr; outputs are written all or nothing (see `rtcompile.tooling.outputs`).
+line per such pattern); 130 interrupted (Ctrl-C), 128 + N on signal N (SIGTERM, SIGHUP). Diagnostics
+about a template are `file:line:col: severity[code]: path: message` lines (`rtcompile.tooling.report`);
+other errors are one `rtcompile: error: message` line on stderr; outputs are written all or nothing (see
+`rtcompile.tooling.outputs`).
 """
 
 from __future__ import annotations
@@ -39,9 +43,11 @@ from typing import NoReturn
 
 from rtcompile.api import REGEX_FALLBACK_NOTE, compile_module
 from rtcompile.frontend.catalog import bundled_directory, bundled_templates
-from rtcompile.frontend.errors import TemplateError, printable
+from rtcompile.frontend.errors import Diagnostic, TemplateError, printable
 from rtcompile.frontend.source import TOKENIZER_CONFIG_NAME, TemplateText, resolve_template_path
 from rtcompile.tooling.outputs import OutputError, write_all, write_stdout
+from rtcompile.tooling.progress import ProgressPrinter
+from rtcompile.tooling.report import OUTPUT_FORMATS, DisableError, Reporter, Silenced, template_names
 from rtcompile.tooling.signals import INTERRUPT_EXIT_STATUS, Terminated, termination_raises
 from rtcompile.version import VERSION
 
@@ -80,7 +86,7 @@ class CommandLine:
 def build_parser() -> CommandLine:
     parser = _Parser(
         prog="rtcompile",
-        usage="rtcompile [compile] IN... -o OUT [--check | --diff]\n       rtcompile COMMAND ...",
+        usage="rtcompile [compile] IN... -o OUT [--check] [--diff]\n       rtcompile COMMAND ...",
         description="Compile Hugging Face response templates into standalone, typed Python parser modules.",
         epilog="IN: a template file, a model directory, a directory of templates, a bundled template's name "
         "(rtcompile list), or - for stdin. `rtcompile help COMMAND` describes a command. Exit status: 0 ok, "
@@ -93,7 +99,7 @@ def build_parser() -> CommandLine:
     compile_ = subparsers.add_parser(
         "compile",
         prog="rtcompile",
-        usage="rtcompile [compile] IN... -o OUT [--check | --diff]",
+        usage="rtcompile [compile] IN... -o OUT [--check] [--diff]",
         help="compile templates into parser modules (the default command)",
         description="Compile response templates into standalone, typed Python parser modules. "
         "`compile` may be left out: `rtcompile IN... -o OUT`.",
@@ -111,9 +117,12 @@ def build_parser() -> CommandLine:
     compile_.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="output file, '-' for stdout, or a directory"
     )
-    mode = compile_.add_mutually_exclusive_group()
-    mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if an output is missing or stale")
-    mode.add_argument("--diff", action="store_true", help="write nothing; show what would change as a unified diff")
+    compile_.add_argument("--check", action="store_true", help="write nothing; exit 1 if an output is missing or stale")
+    compile_.add_argument(
+        "--diff",
+        action="store_true",
+        help="write nothing; show what would change as a unified diff (with --check: and exit 1 if anything would)",
+    )
     compile_.add_argument(
         "--stdlib-only",
         action="store_true",
@@ -126,6 +135,7 @@ def build_parser() -> CommandLine:
         help="leave out the code that turns Python functions into tool schemas (~340 lines): the module's "
         "`tools` then takes JSON schemas only, a function raises TypeError (give this to --check too)",
     )
+    _reporting_options(compile_, "print errors only (no warnings)")
     compile_.set_defaults(run=run_compile)
     commands["compile"] = compile_
 
@@ -143,6 +153,9 @@ def build_parser() -> CommandLine:
     )
     verify.add_argument("--cases", type=int, default=500, metavar="N", help="random streams to try (default 500)")
     verify.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
+    verify.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress and no report unless something diverges"
+    )
     verify.set_defaults(run=run_verify)
     commands["verify"] = verify
 
@@ -159,6 +172,7 @@ def build_parser() -> CommandLine:
         "--cases", type=int, default=300, metavar="N", help="random streams for defect search (default 300)"
     )
     lint.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
+    _reporting_options(lint, "print only what fails the run (errors; warnings too with --strict), no progress")
     lint.set_defaults(run=run_lint)
     commands["lint"] = lint
 
@@ -183,6 +197,26 @@ def build_parser() -> CommandLine:
     help_.set_defaults(run=None)
     commands["help"] = help_
     return CommandLine(parser, commands)
+
+
+def _reporting_options(command: argparse.ArgumentParser, quiet: str) -> None:
+    """-q, --disable and --output-format, as compile and lint take them."""
+    command.add_argument("-q", "--quiet", action="store_true", help=quiet)
+    command.add_argument(
+        "--disable",
+        action="append",
+        default=[],
+        metavar="[TEMPLATE:]CODE",
+        help="silence warnings with this code (the [code] of a diagnostic), for every template or for the one "
+        "named (its file name, with or without .json); repeatable",
+    )
+    command.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        default="text",
+        help="diagnostics as file:line:col: severity[code]: path: message lines (text, the default) or as one "
+        "JSON array",
+    )
 
 
 def with_command(arguments: list[str]) -> list[str]:
@@ -245,17 +279,28 @@ def run_help(command_line: CommandLine, topic: str | None) -> int:
 
 
 def run_compile(args: argparse.Namespace) -> int:
+    reporter = Reporter(args.output_format, sys.stderr)
     try:
+        silenced = Silenced.parse(args.disable)
         jobs = plan(args.inputs, args.output)
-        results = [
-            (job, compile_job(job, stdlib_only=args.stdlib_only, function_tools=args.function_tools)) for job in jobs
-        ]
+        results = []
+        for job in jobs:
+            compiled = compile_job(job, stdlib_only=args.stdlib_only, function_tools=args.function_tools)
+            names = template_names(job.source, job.bundled_name) if isinstance(job.source, Path) else set()
+            if not args.quiet:
+                reporter.report([d for d in compiled.warnings if not silenced.hides(d, names)])
+            results.append((job, compiled.code))
         if args.check or args.diff:
-            return report_changes(results, show_diff=args.diff, function_tools=args.function_tools)
+            return report_changes(results, show_diff=args.diff, fail=args.check, function_tools=args.function_tools)
         write(results)
-    except (TemplateError, UsageError, OutputError) as error:
+    except TemplateError as error:
+        reporter.report([error.to_diagnostic()])
+        return EXIT_USAGE
+    except (UsageError, OutputError, DisableError) as error:
         report_error("rtcompile", error)
         return EXIT_USAGE
+    finally:
+        reporter.finish()
     return EXIT_OK
 
 
@@ -352,19 +397,22 @@ def _checked(job: Job) -> Job:
     return job
 
 
-def compile_job(job: Job, *, stdlib_only: bool = False, function_tools: bool = True) -> str:
-    """The module's code; one warning line per template warning (what `rtcompile lint` reports as
-    warnings: backtracking patterns...), and per pattern that makes it import `regex` (an error with
+@dataclass(frozen=True)
+class Compiled:
+    code: str
+    warnings: tuple[Diagnostic, ...]  # the template's (what `lint` reports too), then the regex fallbacks
+
+
+def compile_job(job: Job, *, stdlib_only: bool = False, function_tools: bool = True) -> Compiled:
+    """The module's code, with the template's warnings (what `rtcompile lint` reports as warnings:
+    backtracking patterns...) and one per pattern that makes it import `regex` (an error with
     `stdlib_only`)."""
     compiled = compile_module(job.source, source_name=source_name(job), function_tools=function_tools)
-    for warning in compiled.template_warnings:
-        print(printable(f"rtcompile: warning: {warning}"), file=sys.stderr)
     for note in compiled.regex_fallbacks:
         if stdlib_only:
             message = note.message.removesuffix(REGEX_FALLBACK_NOTE) + ", and --stdlib-only forbids the regex module"
             raise TemplateError(message, note.path, file=note.file, line=note.line, col=note.col)
-        print(printable(f"rtcompile: warning: {note}"), file=sys.stderr)
-    return compiled.code
+    return Compiled(compiled.code, compiled.template_warnings + compiled.regex_fallbacks)
 
 
 def source_name(job: Job) -> str:
@@ -389,8 +437,11 @@ def write(results: Sequence[tuple[Job, str]]) -> None:
             write_stdout(code)
 
 
-def report_changes(results: Sequence[tuple[Job, str]], *, show_diff: bool, function_tools: bool = True) -> int:
-    """For --check and --diff: list (or show) outputs that differ from what would be generated.
+def report_changes(
+    results: Sequence[tuple[Job, str]], *, show_diff: bool, fail: bool, function_tools: bool = True
+) -> int:
+    """For --check and --diff: list (or show, as a unified diff on stdout) the outputs that differ
+    from what would be generated; with `fail` (--check), exit status 1 when there are any.
 
     A module compiled with the other `--no-function-tools` setting is stale too (its code differs);
     the message says so, since the fix is then the option, not a recompile."""
@@ -419,9 +470,7 @@ def report_changes(results: Sequence[tuple[Job, str]], *, show_diff: bool, funct
             state = "missing" if current is None else "stale"
             hint = _function_tools_hint(current, function_tools)
             print(printable(f"{job.output}: {state} (regenerate from {origin}{hint})"), file=sys.stderr)
-    if show_diff:
-        return EXIT_OK
-    return EXIT_FAILED if stale else EXIT_OK
+    return EXIT_FAILED if stale and fail else EXIT_OK
 
 
 # How a module records whether it was compiled with --no-function-tools (see the skeleton).
@@ -459,21 +508,26 @@ def run_verify(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from rtcompile.tooling import verify
 
+    printer = None if args.quiet else ProgressPrinter(args.cases)
     try:
         summary = verify.run(
             args.template,
             module_path=args.module,
             cases=args.cases,
             seed=args.seed,
-            progress=verify.ProgressPrinter(args.cases),
+            progress=None if printer is None else lambda done, s: printer(done, f"{s.comparisons} comparisons"),
         )
     except verify.TemplateMismatch as mismatch:
         report_error(prog, mismatch)
         return EXIT_FAILED
-    except (TemplateError, UsageError, ValueError, OSError) as error:
+    except TemplateError as error:
+        print(error.to_diagnostic().render(), file=sys.stderr)
+        return EXIT_USAGE
+    except (UsageError, ValueError, OSError) as error:
         report_error(prog, error)
         return EXIT_USAGE
-    print(verify.report(args.template, summary))
+    if summary.divergence is not None or not args.quiet:
+        print(verify.report(args.template, summary))
     return EXIT_FAILED if summary.divergence is not None else EXIT_OK
 
 
@@ -481,18 +535,33 @@ def run_lint(args: argparse.Namespace) -> int:
     prog = "rtcompile lint"
     from rtcompile.tooling import lint
 
+    errors_to = Reporter(args.output_format, sys.stderr)  # bad input, as compile reports it
     try:
-        resolve_template_path(args.template)  # a missing input is a usage error, as for compile and verify
-        findings = lint.run(args.template, chat_template_path=args.chat_template, cases=args.cases)
-    except (TemplateError, UsageError, OSError) as error:
+        silenced = Silenced.parse(args.disable)
+        resolved = resolve_template_path(args.template)  # a missing input is bad input, as for compile and verify
+        progress = None if args.quiet else ProgressPrinter(args.cases)
+        findings = lint.run(args.template, chat_template_path=args.chat_template, cases=args.cases, progress=progress)
+    except TemplateError as error:
+        errors_to.report([error.to_diagnostic()])
+        errors_to.finish()
+        return EXIT_USAGE
+    except (UsageError, DisableError) as error:
         report_error(prog, error)
         return EXIT_USAGE
-    for finding in findings:
-        print(finding.render())
-    errors = sum(1 for f in findings if f.severity == "error")
-    warnings = sum(1 for f in findings if f.severity == "warning")
-    verdict = " (--strict: warnings count as errors)" if args.strict and warnings else ""
-    print(printable(f"{args.template}: {errors} error(s), {warnings} warning(s){verdict}"), file=sys.stderr)
+    names = template_names(resolved, args.template)
+    shown = [f for f in findings if not silenced.hides(f, names)]
+    errors = sum(1 for f in shown if f.severity == "error")
+    warnings = sum(1 for f in shown if f.severity == "warning")
+    failing = {"error", "warning"} if args.strict else {"error"}
+    reporter = Reporter(args.output_format, sys.stdout)
+    reporter.report([f for f in shown if not args.quiet or f.severity in failing])
+    reporter.finish()
+    if not args.quiet:
+        verdict = " (--strict: warnings count as errors)" if args.strict and warnings else ""
+        hidden = len(findings) - len(shown)
+        silenced_note = f", {hidden} silenced" if hidden else ""
+        summary = f"{args.template}: {errors} error(s), {warnings} warning(s){silenced_note}{verdict}"
+        print(printable(summary), file=sys.stderr)
     return EXIT_FAILED if errors or (args.strict and warnings) else EXIT_OK
 
 

@@ -53,7 +53,7 @@ def test_a_hostile_field_name_cannot_break_or_forge_the_error_line(tmp_path: Pat
     result = compile_from_cli(path)
     assert result.returncode == 2
     (line,) = error_lines(result.stderr)  # str.splitlines splits on \r, \x0c, \x85 and \u2028 too
-    assert line.isprintable() and line.startswith(f"rtcompile: error: {path}:1:")
+    assert line.isprintable() and line.startswith(f"{path}:1:") and ": error[load-error]: " in line
     assert f"Field {name!r}: unknown content parser 'yaml'" in line  # quoted as a Python literal
 
 
@@ -63,6 +63,7 @@ def test_every_rendered_diagnostic_is_one_printable_line(name: str) -> None:
     for rendered in (
         str(TemplateError(f"bad {name}", ("fields", name), file=f"{name}.json", line=1, col=2)),
         str(Diagnostic("warning", f"odd {name}", ("fields", name, 0), file=name)),
+        Diagnostic("warning", f"odd {name}", ("fields", name, 0), file=name, code="shadowed-open").render(),
         render_message(name),
     ):
         assert rendered.isprintable(), rendered
@@ -78,7 +79,7 @@ def test_a_missing_file_with_escapes_in_its_name(tmp_path: Path) -> None:
     path = tmp_path / "t\x1b[2J.json"
     result = compile_from_cli(path)
     (line,) = error_lines(result.stderr)
-    assert result.returncode == 2 and "\x1b" not in line and "t\\x1b[2J.json: no such file" in line
+    assert result.returncode == 2 and "\x1b" not in line and "t\\x1b[2J.json: error[load-error]: no such file" in line
 
 
 def load_error(template: dict[str, Any]) -> TemplateError:
