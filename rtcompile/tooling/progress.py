@@ -32,8 +32,13 @@ class ProgressPrinter:
         self.last_line = self.started
 
     def __call__(self, done: int, detail: str = "") -> None:
-        """`done` cases of the total are done; `detail` (say, "200 comparisons") goes in the line."""
-        if done <= 0 or done >= self.total:
+        """`done` cases of the total are done; `detail` (say, "200 comparisons") goes in the line.
+        `done == 0` starts the clock again: the time spent getting ready (compiling, importing the
+        reference) says nothing about how long the cases take."""
+        if done <= 0:
+            self.started = self.last_line = self.clock()
+            return
+        if done >= self.total:
             return
         now = self.clock()
         if now - self.last_line < self.interval:

@@ -151,6 +151,8 @@ def run(
     rng = random.Random(seed)
     delimiters = delimiter_texts(template, rng)
     summary = Summary(engines=[p.name for p in pairs], reference_note=reference_note)
+    if progress is not None:
+        progress(0, summary)  # ready: the cases start now
     for case in range(cases):
         text = random_stream(template, rng, delimiters)
         prefix = random_prefix(template, rng, delimiters)
