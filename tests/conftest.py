@@ -1,4 +1,4 @@
-"""Suite-wide rules: hypothesis profiles, and no skipped tests (the oracle must always run)."""
+"""Suite-wide rules: hypothesis profiles, the lane (full or fast), and no skipped tests (the oracle must always run)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import os
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.support import lanes
 
 # CI runs the same examples every time, so a red run is reproducible and a green one stays green:
 # derandomized (examples drawn from a fixed seed) and no example database (a failure found in one
@@ -18,6 +20,11 @@ settings.register_profile(
 )
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The fast lane leaves out the slow tests and draws fewer Hypothesis examples (tests/support/lanes.py).
+    lanes.FULL = "not slow" not in (config.getoption("markexpr") or "")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

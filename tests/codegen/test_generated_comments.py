@@ -26,13 +26,14 @@ import rtcompile
 from rtcompile.tooling.observe import identical
 from tests.support.compiled import import_file
 from tests.support.differential import interpreter_engine, observe
+from tests.support.lanes import examples
 
 HOSTILE_PIECES = ["\r", "\x1b[K", "\u2028", "\u0085", '"""', "\\", "\\N{BULLET}", "\n", "\t", "#", "x", "é"]
 # Pieces whose raw presence in a docstring would mean the name was copied in unescaped.
 TELLING = ('"', "\r", "\x1b", "\u2028", "\u0085")
 
 hostile_names = st.lists(st.sampled_from(HOSTILE_PIECES), min_size=1, max_size=4).map("".join)
-EXAMPLES = 30
+EXAMPLES = examples(30)
 DIRECTORY = Path(tempfile.mkdtemp(prefix="rtcompile-comments-"))
 NUMBERS = itertools.count()
 

@@ -24,6 +24,7 @@ import rtcompile
 from rtcompile.tooling.observe import agrees_with_reference, identical
 from tests.support.compiled import compiled_engine, compiled_module
 from tests.support.differential import interpreter_engine, observe, reference_engine
+from tests.support.lanes import examples
 
 pytestmark = pytest.mark.slow  # ~10 s: compiles, imports and type-checks modules in fresh interpreters
 
@@ -124,7 +125,9 @@ def _as_list(value: Any) -> list[str]:
     return value if isinstance(value, list) else [value]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(
+    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
+)
 @given(hostile_templates())
 def test_hostile_template_compiles_imports_inertly_and_parses_like_the_reference(template: dict[str, Any]) -> None:
     PAYLOAD_FILE.unlink(missing_ok=True)
@@ -138,7 +141,7 @@ def test_hostile_template_compiles_imports_inertly_and_parses_like_the_reference
             assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks))
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(5), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(hostile_templates())
 def test_hostile_template_module_imports_in_a_fresh_interpreter_and_type_checks(template: dict[str, Any]) -> None:
     directory = Path(tempfile.mkdtemp(prefix="rtcompile-hostile-"))

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import rtcompile
 from rtcompile.backends.codegen.layout import LINE_LENGTH, import_lines, lay_out, string_literal, width
 from rtcompile.backends.codegen.writer import literal
+from tests.support.lanes import examples
 from tests.support.paths import ROOT
 from tests.support.strategies import templates
 
@@ -142,7 +143,7 @@ def _module_of(statements_at_depths: list[tuple[int, str]]) -> str:
     return "\n\n\n".join(blocks) + "\n"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.integers(1, 4), statements()), min_size=1, max_size=25))
 def test_statements_are_laid_out_as_ruff_lays_them_out(batch: list[tuple[int, str]]) -> None:
     assert_formatted(_module_of(batch))
@@ -156,6 +157,7 @@ def test_big_and_deep_values_are_laid_out_as_ruff_lays_them_out() -> None:
     assert_formatted(_module_of([(1, f"x = {literal(big)}"), (2, f"return {literal(deep)}")]))
 
 
+@settings(max_examples=examples(100), deadline=None)
 @given(_TEXT)
 def test_string_literals_are_in_ruffs_quotes_and_mean_the_text(text: str) -> None:
     source = string_literal(text)
@@ -181,7 +183,9 @@ def test_a_long_string_value_goes_in_parentheses_when_that_makes_it_fit() -> Non
 
 
 @pytest.mark.slow
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(templates(compilable=True))
 def test_modules_of_random_templates_pass_ruff_with_its_default_settings(template: dict[str, Any]) -> None:
     try:
@@ -202,7 +206,7 @@ def expression_of(statement: str) -> str:
     return expression
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(statements(), st.sampled_from(["{}", "({}) < 0", "if ({}) < 0: pass", "f(({}))"]))
 # A string value holding " = " (found by Hypothesis): splitting the text at " = " cut the literal in two.
 @example('return " = "', "({}) < 0")

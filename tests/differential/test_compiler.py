@@ -18,13 +18,14 @@ import rtcompile
 from rtcompile.tooling.observe import agrees_with_reference, identical
 from tests.support.compiled import compiled_engine, compiled_module
 from tests.support.differential import interpreter_engine, observe, one_shot, reference_engine, two_way_splits
+from tests.support.lanes import examples
 from tests.support.strategies import TOOLS, chunkings, prefixes, streams, templates
 
 pytestmark = pytest.mark.slow  # ~35 s: every example compiles and imports a module
 
 # Compiling is the slow part, so each generated template is checked on many streams.
 STREAMS_PER_TEMPLATE = 12
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _prefix(data: st.DataObject, template: dict[str, Any]) -> str:

@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 import rtcompile
 from rtcompile.tooling.observe import agrees_with_reference
 from tests.support.differential import interpreter_engine, observe, one_shot, reference_engine, two_way_splits
+from tests.support.lanes import examples
 from tests.support.strategies import TOOLS, chunkings, prefixes, streams, templates
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite
@@ -46,7 +47,7 @@ def test_one_shot_matches_reference(case: tuple[dict[str, Any], str, str, list[s
     assert agrees_with_reference(one_shot(rtcompile.parse_response, text, template, prefix, tools), expected)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_every_two_way_split_matches_reference(case: tuple[dict[str, Any], str, str, list[str], Any]) -> None:
     template, prefix, text, _chunks, tools = case
@@ -55,7 +56,7 @@ def test_every_two_way_split_matches_reference(case: tuple[dict[str, Any], str, 
         assert agrees_with_reference(observe(interpreter_engine(template), prefix, chunks, tools), expected), chunks
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(max_size=30))
 def test_arbitrary_text_on_smollm3_template(text: str) -> None:
     template = SMOLLM3

@@ -21,6 +21,7 @@ from rtcompile.frontend.source import (
     parse_json_document,
     read_template_source,
 )
+from tests.support.lanes import examples
 
 TEMPLATE = {"version": 1, "start_anchor": "<a>", "fields": {"content": {"content": "text"}}}
 
@@ -416,7 +417,7 @@ def all_paths(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[tuple[
     return found
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     value=json_values,
     indent=st.sampled_from([None, 0, 1, 2, 4, "\t", " \t"]),

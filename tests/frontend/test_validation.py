@@ -20,6 +20,7 @@ from transformers.utils.chat_parsing.response_templates import load_response_tem
 import rtcompile
 from rtcompile.frontend.errors import TemplateError, TemplateWarning
 from rtcompile.tooling.observe import Raised
+from tests.support.lanes import examples
 from tests.support.strategies import templates
 
 WRONG_VALUES = st.one_of(
@@ -78,7 +79,7 @@ def load_outcome(load: Any, template: dict[str, Any]) -> Any:
 KNOWN_STRICTER = ("kv_sep", "string_delims", "tag_pattern")
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_templates())
 def test_load_accepts_and_rejects_like_transformers(template: dict[str, Any]) -> None:
     expected = load_outcome(load_response_template, template)

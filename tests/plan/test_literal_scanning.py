@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from rtcompile.tooling.observe import identical, observe
 from tests.support.compiled import compiled_engine
 from tests.support.differential import interpreter_engine, reference_engine, two_way_splits
+from tests.support.lanes import examples
 
 pytestmark = pytest.mark.slow  # every example compiles and imports a module
 
@@ -55,7 +56,7 @@ def literal_streams(draw: st.DrawFn, template: dict[str, Any]) -> str:
     return "".join(draw(st.lists(piece, max_size=10)))
 
 
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS

@@ -18,6 +18,7 @@ from rtcompile.tooling.observe import agrees_with_reference, identical
 from tests.support.bundled import template_of
 from tests.support.compiled import compiled_engine, compiled_module
 from tests.support.differential import interpreter_engine, observe, reference_engine
+from tests.support.lanes import examples
 from tests.support.paths import ROOT
 from tests.support.strategies import chunkings
 
@@ -64,7 +65,7 @@ def test_the_module_takes_the_shortcut(model: str) -> None:
 
 
 @pytest.mark.parametrize("model", sorted(TEMPLATES))
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_streams_through_held_back_runs_match_the_reference(model: str, data: st.DataObject) -> None:
     template = TEMPLATES[model]

@@ -17,6 +17,7 @@ from rtcompile.tooling.observe import agrees_with_reference, identical
 from tests.support.bundled import template_of
 from tests.support.compiled import compiled_engine, compiled_module
 from tests.support.differential import interpreter_engine, observe, reference_engine
+from tests.support.lanes import examples
 from tests.support.strategies import chunkings
 
 # Three strings every call open contains, in this order; the name between the first two.
@@ -86,7 +87,7 @@ def test_the_module_guards_its_search_with_every_required_string(model: str) -> 
 
 
 @pytest.mark.parametrize("model", sorted(TEMPLATES))
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_streams_match_the_reference(model: str, data: st.DataObject) -> None:
     template = TEMPLATES[model]

@@ -21,6 +21,7 @@ from rtcompile.tooling.observe import agrees_with_reference, identical
 from tests.support.bundled import template_of
 from tests.support.compiled import compiled_engine, compiled_module
 from tests.support.differential import interpreter_engine, observe, reference_engine
+from tests.support.lanes import examples
 from tests.support.strategies import chunkings
 
 MODELS = ["qwen3", "smollm3", "lfm2", "granite4", "minimax_m2", "hermes2_pro", "gpt_oss", "granite3"]
@@ -59,7 +60,7 @@ def test_these_modules_take_the_second_look(model: str) -> None:
 
 
 @pytest.mark.parametrize("model", MODELS)
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_streams_full_of_near_misses_match_the_reference(model: str, data: st.DataObject) -> None:
     template = template_of(model)

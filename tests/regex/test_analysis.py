@@ -26,6 +26,7 @@ from rtcompile.regex.second_chars import second_chars
 from rtcompile.regex.translate import InvalidRegex, UnsupportedRegex, translate
 from rtcompile.runtime.scanning import lead_start
 from rtcompile.tooling.fuzz import delimiter_examples
+from tests.support.lanes import examples
 from tests.support.regex_matching import TRAPS, patterns
 
 # Constructs `regex` accepts and the translation refuses, mixed into generated patterns.
@@ -60,7 +61,7 @@ def regex_delimiter(pattern: str) -> Delimiter:
 
 
 ANALYSIS = settings(
-    max_examples=300,
+    max_examples=examples(300),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
 )

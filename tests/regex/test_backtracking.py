@@ -16,6 +16,7 @@ from rtcompile.regex.ast import Alternation, Chars, Concat, Group, Node, Repeat
 from rtcompile.regex.backtracking import polynomial_backtracking
 from rtcompile.regex.charsets import contains
 from rtcompile.regex.parser import parse_regex
+from tests.support.lanes import examples
 
 
 def degree(pattern: str) -> int:
@@ -182,7 +183,7 @@ def growth(root: Node, small: int = 10, large: int = 40) -> float:
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sequences(0))
 def test_patterns_called_linear_do_linear_work_on_near_misses(body: str) -> None:
     root = parse_regex(body + "!").root
@@ -192,7 +193,7 @@ def test_patterns_called_linear_do_linear_work_on_near_misses(body: str) -> None
     assert growth(root) < 6, body
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sequences(0))
 def test_patterns_called_polynomial_do_superlinear_work_on_some_near_miss(body: str) -> None:
     """Where every unbounded repeat repeats one character. (A repeated word is reported whenever its

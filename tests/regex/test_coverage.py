@@ -176,10 +176,18 @@ def _accepted_by_reference(construct: Construct, position: str) -> bool:
 CASES = [(c, p) for c in CONSTRUCTS for p in POSITIONS]
 
 
+# A text longer than this is not compared at every 2-way split nor one character at a time: on a 10 KB
+# delimiter the reference and the interpreter take time quadratic in its length (about 40 s for each
+# one-character stream). See test_a_long_literal_streams_one_character_at_a_time for the compiled module.
+LONG_TEXT = 1000
+LONG_TEXT_CHUNK = 97  # characters a chunk of a long text holds (a prime: chunks fall across the literal)
+
+
 def _chunkings(text: str, rng: random.Random) -> list[list[str]]:
-    if len(text) > 1000:  # every 2-way split of a 10 KB text would take minutes: ends, and a sample between
+    if len(text) > LONG_TEXT:  # ends, a sample of cuts between, and chunks of LONG_TEXT_CHUNK characters
         cuts = sorted({*range(30), *range(len(text) - 30, len(text) + 1), *rng.sample(range(len(text)), 40)})
-        return [[text], *([text[:i], text[i:]] for i in cuts), list(text)]
+        chunked = [text[i : i + LONG_TEXT_CHUNK] for i in range(0, len(text), LONG_TEXT_CHUNK)]
+        return [[text], *([text[:i], text[i:]] for i in cuts), chunked]
     chunkings = [[text], *two_way_splits(text), list(text)]
     for _ in range(4):
         cuts = sorted(rng.sample(range(len(text) + 1), min(len(text) + 1, rng.randint(1, 4))))
@@ -206,6 +214,20 @@ def test_construct_compiles_and_matches_interpreter_and_reference(construct: Con
             mine = observe(compiled_engine(template), prefix, chunks)
             assert identical(mine, observe(interpreter_engine(template), prefix, chunks)), chunks
             assert agrees_with_reference(mine, observe(reference_engine(template), prefix, chunks)), chunks
+
+
+@pytest.mark.parametrize("position", ["open", "close"])
+def test_a_long_literal_streams_one_character_at_a_time(position: str) -> None:
+    """The compiled module holds a 10,000-character delimiter back one character at a time and ends
+    with the reference's message (the interpreter and the reference are compared on coarser chunks
+    above: one character at a time, they take time quadratic in the literal's length)."""
+    (construct,) = [c for c in CONSTRUCTS if c.name == "10,000-character literal"]
+    template = template_for(construct, position)
+    prefix = prefix_for(construct, position)
+    for text in texts_for(construct, position):
+        streamed = observe(compiled_engine(template), prefix, list(text))
+        # the message (the last of the record), or the exception, with the reference's one-shot outcome
+        assert agrees_with_reference(streamed[-1], one_shot(reference.parse_response, text, template, prefix))
 
 
 def _translator_constructs() -> set[str]:

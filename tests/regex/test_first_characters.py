@@ -21,6 +21,7 @@ from rtcompile.regex.ast import Assertion, Conditional, Lookaround, walk
 from rtcompile.regex.charsets import TABLES, Ranges, complement, contains, normalise
 from rtcompile.regex.first_chars import MAX_CLASS_SIZE, delimiter_first_chars, first_characters, modelled_tree
 from rtcompile.regex.parser import parse_regex
+from tests.support.lanes import examples
 
 ALPHABET = "abA"
 # Every string of up to four characters of ALPHABET.
@@ -74,7 +75,7 @@ def compiled(pattern: str) -> Any:
 
 
 BRUTE_FORCE = settings(
-    max_examples=400,
+    max_examples=examples(400),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )

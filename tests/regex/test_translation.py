@@ -25,6 +25,7 @@ from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.stdlib import emit_ranges
 from rtcompile.regex.translate import InvalidRegex, StdlibRegex, UnsupportedRegex, translate
 from rtcompile.runtime.partial import merged_groupdict
+from tests.support.lanes import examples
 from tests.support.regex_matching import (
     assert_same_partial,
     our_partial,
@@ -36,7 +37,7 @@ from tests.support.regex_matching import (
 )
 
 FUZZ = settings(
-    max_examples=500,
+    max_examples=examples(500),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
 )
@@ -111,7 +112,7 @@ REAL_WORLD_TEXT = st.lists(
 
 
 @pytest.mark.parametrize("pattern", REAL_WORLD)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(text=REAL_WORLD_TEXT)
 def test_real_world_delimiters(pattern: str, text: str) -> None:
     compiled = regex.compile(pattern, regex.DOTALL)

@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from transformers.utils.chat_parsing import response_parser as ref
 
 from rtcompile.runtime.coercion import coerce_tool_calls, coerce_value, schema_types, tool_parameter_table
+from tests.support.lanes import examples
 
-SETTINGS = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TEMPLATE = {"start_anchor": "<s>", "fields": {"content": {}}}
 
 
@@ -112,7 +113,7 @@ RAWS = st.one_of(
 TYPES = st.lists(st.sampled_from(TYPE_NAMES), max_size=4).map(tuple)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(RAWS, TYPES)
 def test_coerce_value_matches_reference(raw: str, types: tuple[str, ...]) -> None:
     assert outcome(lambda: coerce_value(raw, types)) == outcome(lambda: ref._coerce(raw, types))

@@ -24,8 +24,9 @@ from transformers.utils.chat_parsing import content_parsers as ref
 from rtcompile.runtime import content as ours
 from rtcompile.runtime.transform import content_scope, each_item_scope, require_each_list, resolve_placeholder
 from rtcompile.runtime.unicode_classes import DIGIT_CLASS, SPACE_CLASS, WORD_CLASS
+from tests.support.lanes import examples
 
-FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def typed(value: Any) -> Any:
@@ -177,7 +178,7 @@ def our_json(text: str, unquoted: bool, delims: tuple[tuple[str, str], ...], len
     return ours.json_parser(unquoted, delims, lenient, strip)(text)
 
 
-@settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(700), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(json_case(), st.booleans(), st.booleans(), st.booleans())
 def test_json_matches_reference(case: JsonCase, unquoted: bool, lenient: bool, strip: bool) -> None:
     text, delims = case
@@ -189,7 +190,7 @@ def test_json_matches_reference(case: JsonCase, unquoted: bool, lenient: bool, s
     )
 
 
-@settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(700), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(json_case(), st.booleans(), st.booleans(), st.booleans())
 def test_json_with_delimited_strings_decoded_in_place_matches_reference(
     case: JsonCase, unquoted: bool, lenient: bool, strip: bool
@@ -406,7 +407,7 @@ def nested_parsers() -> list[tuple[dict[str, Any] | None, Callable[[str], Any] |
 NESTED = nested_parsers()
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(xml_case(), st.sampled_from(range(len(NESTED))), st.booleans())
 def test_xml_inline_matches_reference(case: tuple[str, str], nested_index: int, merge: bool) -> None:
     source, text = case
@@ -446,7 +447,7 @@ KV_PIECES = ["\n", ";", "|", ":", "=", "\r", *SPACES, *WORDS, "12", "true"]
 KV_TEXT = st.lists(st.sampled_from(KV_PIECES), max_size=14).map("".join)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(
     KV_TEXT, st.sampled_from(LINE_SEPS), st.sampled_from(KV_SEPS), st.booleans(), st.sampled_from(range(len(NESTED)))
 )
@@ -551,7 +552,7 @@ def call_source(draw: st.DrawFn) -> str:
     return draw(mutated(source, CALL_JUNK))
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(call_source())
 def test_python_call_list_matches_reference(source: str) -> None:
     assert_same(lambda: ours.parse_python_call_list(source), lambda: ref._python_call_list(source, {}))

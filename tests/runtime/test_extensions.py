@@ -20,6 +20,7 @@ import rtcompile
 from rtcompile.frontend.errors import TemplateWarning
 from rtcompile.tooling.observe import Raised, identical, observe
 from tests.support.compiled import compiled_module
+from tests.support.lanes import examples
 from tests.support.paths import ROOT
 from tests.support.strategies import TOOLS, chunkings, prefixes, streams, templates
 
@@ -55,7 +56,7 @@ def events_of(record: list[Any]) -> list[dict[str, Any]]:
     return [event for step in steps if isinstance(step, list) for event in step]
 
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
@@ -124,7 +125,7 @@ def test_spans_enclose_each_region_of_the_generation(template: dict[str, Any], d
             previous_end, region = event["end"], None
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(templates(compilable=True), st.data())
 @pytest.mark.slow
 def test_compiled_modules_report_extensions_like_the_interpreter(template: dict[str, Any], data: st.DataObject) -> None:

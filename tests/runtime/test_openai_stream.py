@@ -23,6 +23,7 @@ from rtcompile.runtime.openai import OpenAIRoles, call_id_factory, to_openai
 from rtcompile.runtime.openai_stream import ChatCompletionChunks, DeltaStream, chat_completion_chunk
 from tests.support.bundled import MODELS, cases_of, loaded, template_of
 from tests.support.compiled import compiled_module
+from tests.support.lanes import examples
 from tests.support.openai_sdk import sdk_message
 from tests.support.strategies import TOOLS, chunkings, prefixes, streams, templates
 
@@ -96,7 +97,7 @@ def recorded_case_chunkings(draw: st.DrawFn) -> tuple[str, dict[str, Any], list[
     return model, case, draw(chunkings(case["text"])), draw(st.booleans()), draw(st.booleans())
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(600), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(recorded_case_chunkings())
 def test_deltas_add_up_to_the_final_message(case: tuple[str, dict[str, Any], list[str], bool, bool]) -> None:
     model, recorded, chunks, hold, captures = case
@@ -152,7 +153,7 @@ def outcome(call: Any) -> Any:
         return ValueError
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_template_cases())
 def test_random_templates(case: tuple[dict[str, Any], str, list[str], Any]) -> None:
     """Any template, any text: held back, the deltas always add up; streamed live, they do unless a

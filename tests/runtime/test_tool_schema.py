@@ -27,6 +27,7 @@ from rtcompile.runtime.tool_schema import (
     TypeHintParsingException,
     function_to_tool_schema,
 )
+from tests.support.lanes import examples
 
 
 class Color(Enum):
@@ -449,7 +450,7 @@ def function_sources(draw: st.DrawFn) -> str:
     return head + body + "    pass\n"
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(source=function_sources())
 def test_generated_functions_match_reference(source: str) -> None:
     try:
@@ -509,14 +510,14 @@ doc_texts = st.tuples(
 ).map(lambda parts: "\n".join([parts[0], parts[1], *parts[2]]))
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(doc=st.one_of(st.lists(fragments, max_size=30).map("".join), doc_texts))
 def test_docstring_parser_matches_reference(doc: str) -> None:
     for text in (doc, doc.strip()):
         assert tool_schema._tool_parse_docstring(text) == parse_google_format_docstring(text)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(doc=st.one_of(st.lists(fragments, max_size=30).map("".join), doc_texts))
 def test_adversarial_docstrings_on_functions(doc: str) -> None:
     def f(x: int, y_1: str | None = None, z: list[int] | None = None) -> int:
@@ -526,7 +527,7 @@ def test_adversarial_docstrings_on_functions(doc: str) -> None:
     assert_same(f)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     parts=st.tuples(
         st.sampled_from(["", "desc ", "a (b) ", "(choices: [9]) then "]),

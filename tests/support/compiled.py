@@ -17,10 +17,14 @@ _DIRECTORY = Path(tempfile.mkdtemp(prefix="rtcompile-tests-"))
 _MODULES: dict[str, ModuleType] = {}
 
 
+def template_key(template: dict[str, Any]) -> str:
+    """A key that tells templates apart (not sort_keys: key order is field order, which changes behaviour)."""
+    return hashlib.sha256(json.dumps(template, default=repr).encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def compiled_module(template: dict[str, Any]) -> ModuleType:
     """The generated module for `template`, written to disk and imported (cached per template)."""
-    # Not sort_keys: key order is field order, which changes behaviour.
-    key = hashlib.sha256(json.dumps(template, default=repr).encode("utf-8", "surrogatepass")).hexdigest()
+    key = template_key(template)
     if key not in _MODULES:
         code = rtcompile.compile_template(template)
         path = _DIRECTORY / f"parser_{key[:16]}.py"
