@@ -4,7 +4,7 @@ Each case is `{"name", "prefix", "text", "tools"?, "expected"}`, where `expected
 transformers 5.24.0 produces, or `{"error": "<exception type name>"}` when it raises. For every case:
 
 * transformers' `parse_response` still produces `expected` (the recorded behaviour is the reference's);
-* `rtcompile.parse_response` on the template file produces the same;
+* `rtcompile.parse_response` with the template loaded from its file produces the same;
 * the compiled module produces the same;
 * streaming the text one character at a time through `rtcompile.ResponseParser` ends in the same message.
 
@@ -24,7 +24,7 @@ from transformers.utils.chat_parsing import parse_response as reference_parse
 import rtcompile
 from rtcompile.frontend.errors import TemplateWarning
 from tests.support.bundled import MODELS, cases_of, loaded, template_file, template_of
-from tests.support.compiled import compiled_module
+from tests.support.compiled import bundled_code, bundled_module
 from tests.support.paths import DATA
 
 # Where a template must use a construct the portability lint flags, with the reason (see templates/README.md).
@@ -94,7 +94,7 @@ def test_template_loads_and_compiles_in_rtcompile(model: str) -> None:
     messages = [str(w.message) for w in caught if issubclass(w.category, TemplateWarning)]
     expected = EXPECTED_WARNINGS.get(model)
     assert all(expected and expected in m for m in messages), messages
-    assert "class ResponseParser" in rtcompile.compile_template(template_file(model))
+    assert "class ResponseParser" in bundled_code(model)
 
 
 # --------------------------------------------------------------------------- the cases
@@ -111,16 +111,14 @@ def test_transformers_matches_recorded(model: str, case: dict[str, Any]) -> None
 @pytest.mark.parametrize(("model", "case"), CASES)
 def test_rtcompile_matches_recorded(model: str, case: dict[str, Any]) -> None:
     got = outcome(
-        lambda: rtcompile.parse_response(
-            case["text"], template_file(model), prefix=case["prefix"], tools=case.get("tools")
-        )
+        lambda: rtcompile.parse_response(case["text"], loaded(model), prefix=case["prefix"], tools=case.get("tools"))
     )
     assert got == case["expected"]
 
 
 @pytest.mark.parametrize(("model", "case"), CASES)
 def test_compiled_module_matches_recorded(model: str, case: dict[str, Any]) -> None:
-    module = compiled_module(template_of(model))
+    module = bundled_module(model)
     got = outcome(lambda: module.parse_response(case["text"], prefix=case["prefix"], tools=case.get("tools")))
     assert got == case["expected"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -12,6 +13,7 @@ from types import ModuleType
 from typing import Any
 
 import rtcompile
+from tests.support.bundled import MODELS, template_file, template_of
 
 _DIRECTORY = Path(tempfile.mkdtemp(prefix="rtcompile-tests-"))
 _MODULES: dict[str, ModuleType] = {}
@@ -23,8 +25,12 @@ def template_key(template: dict[str, Any]) -> str:
 
 
 def compiled_module(template: dict[str, Any]) -> ModuleType:
-    """The generated module for `template`, written to disk and imported (cached per template)."""
+    """The generated module for `template`, written to disk and imported (cached per template). A bundled
+    template's module is `bundled_module`'s: each template is compiled once per test run."""
     key = template_key(template)
+    model = _bundled_keys().get(key)
+    if model is not None:
+        return bundled_module(model)
     if key not in _MODULES:
         code = rtcompile.compile_template(template)
         path = _DIRECTORY / f"parser_{key[:16]}.py"
@@ -45,3 +51,24 @@ def import_file(path: Path, name: str) -> ModuleType:
 def compiled_engine(template: dict[str, Any]) -> Any:
     module = compiled_module(template)
     return lambda prefix, tools: module.ResponseParser(prefix, tools=tools)
+
+
+@functools.cache
+def bundled_code(model: str) -> str:
+    """The module of a bundled template as `rtcompile templates -o generated` writes it (its header names
+    `../templates/<model>.json`), compiled once per test run: what generated/ must hold."""
+    return rtcompile.compile_template(template_file(model), source_name=f"../templates/{model}.json")
+
+
+@functools.cache
+def bundled_module(model: str) -> ModuleType:
+    """`bundled_code(model)`, written to disk and imported."""
+    path = _DIRECTORY / f"{model}_parser.py"
+    path.write_text(bundled_code(model), encoding="utf-8")
+    return import_file(path, f"rtcompile_test_bundled_{model}")
+
+
+@functools.cache
+def _bundled_keys() -> dict[str, str]:
+    """Which bundled template a template dict is, by `template_key`."""
+    return {template_key(template_of(model)): model for model in MODELS}
