@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import rtcompile
 from rtcompile.runtime.protocol import refuse_function_tool
 from tests.support.cli import errors_in, run
@@ -77,6 +79,7 @@ def refusal() -> str:
     raise AssertionError("refuse_function_tool returned")
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_without_function_tools_json_schemas_work_and_a_function_raises_the_documented_error(tmp_path: Path) -> None:
     out = tmp_path / "qwen3_parser.py"
     result = run("qwen3", "-o", str(out), "--no-function-tools")
@@ -91,6 +94,7 @@ def test_without_function_tools_json_schemas_work_and_a_function_raises_the_docu
     assert "Compiled with --no-function-tools (see `FUNCTION_TOOLS`)" in code
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_by_default_a_function_is_converted_as_the_reference_converts_it(tmp_path: Path) -> None:
     out = tmp_path / "qwen3_parser.py"
     assert run("qwen3", "-o", str(out)).returncode == 0
@@ -100,6 +104,7 @@ def test_by_default_a_function_is_converted_as_the_reference_converts_it(tmp_pat
     assert "--no-function-tools" not in out.read_text(encoding="utf-8").split('"""')[1]  # not in the docstring
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_the_api_keyword_gives_the_modules_the_cli_writes(tmp_path: Path) -> None:
     out = tmp_path / "qwen3_parser.py"
     assert run("qwen3", "-o", str(out), "--no-function-tools").returncode == 0
@@ -112,6 +117,7 @@ def test_the_api_keyword_gives_the_modules_the_cli_writes(tmp_path: Path) -> Non
     assert len(with_functions) > len(out.read_text(encoding="utf-8")) + 10_000
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_check_honours_the_option(tmp_path: Path) -> None:
     without = tmp_path / "without" / "qwen3_parser.py"
     default = tmp_path / "default" / "qwen3_parser.py"
@@ -133,6 +139,7 @@ def test_check_honours_the_option(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_verify_checks_a_module_compiled_without_function_tools(tmp_path: Path) -> None:
     out = tmp_path / "qwen3_parser.py"
     assert run("qwen3", "-o", str(out), "--no-function-tools").returncode == 0

@@ -46,6 +46,7 @@ def test_generated_modules_import_with_the_standard_library_alone() -> None:
     assert result.stdout.strip() == str(len(names))
 
 
+@pytest.mark.slow  # mypy --strict on all 52 modules: ~8 s of CPU
 def test_generated_modules_and_a_consumer_pass_mypy_strict(tmp_path: Path) -> None:
     consumer = tmp_path / "consumer.py"
     consumer.write_text(
@@ -70,6 +71,7 @@ def test_generated_modules_and_a_consumer_pass_mypy_strict(tmp_path: Path) -> No
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 @pytest.mark.parametrize("model", ["smollm3", "gpt_oss", "qwen3_coder"])
 def test_output_is_identical_under_different_hash_seeds(model: str) -> None:
     outputs = set()

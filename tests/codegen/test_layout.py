@@ -71,6 +71,7 @@ def test_the_bundled_modules_pass_ruff_with_its_default_settings() -> None:
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
+@pytest.mark.slow  # a compile in a subprocess
 def test_compiling_imports_no_formatter() -> None:
     code = (
         "import sys, rtcompile\n"

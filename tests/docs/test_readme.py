@@ -206,6 +206,7 @@ BACKTRACKING_TEMPLATES = {
 }
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_backtracking_warnings_are_what_the_compiler_prints(tmp_path: Path) -> None:
     shown = re.findall(r"```\n(\S+\.json:.*?)\n```", sections()["Regexes that backtrack catastrophically"])
     printed = []

@@ -15,6 +15,7 @@ import regex
 
 from rtcompile.regex.translate import translate_complete
 from rtcompile.runtime.content import _CALL_LIST_STRING
+from tests.support.lanes import pick
 from tests.support.paths import TEMPLATES
 
 ALPHABET = 'ab<>/\n\\"'
@@ -53,8 +54,8 @@ def _observed(pattern: regex.Pattern[str] | re.Pattern[str], text: str) -> list[
 
 
 def _texts(rng: random.Random) -> list[str]:
-    short = ["".join(t) for n in range(5) for t in itertools.product(ALPHABET, repeat=n)]
-    return short + ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(5, 14))) for _ in range(300)]
+    short = ["".join(t) for n in range(pick(5, 4)) for t in itertools.product(ALPHABET, repeat=n)]
+    return short + ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(5, 14))) for _ in range(pick(300, 30))]
 
 
 def _cases() -> list[str]:
@@ -89,8 +90,8 @@ def test_bundled_tag_patterns_on_long_bodies_with_near_misses(model: str, patter
     pieces = ["<", "</", "</parameter", "</arg_value", "<|close|>", "</｜DSML｜parameter", '"', "\\", '\\"', "]", "}"]
     pieces += ["\n", "\n<", "]<]minimax[>[", "x" * 50, " ", "=", ",", "[", "{", "'"]
     rng = random.Random(model)
-    for _ in range(30):
-        body = "".join(rng.choice(pieces) for _ in range(rng.randint(200, 2000)))
+    for _ in range(pick(30, 10)):
+        body = "".join(rng.choice(pieces) for _ in range(rng.randint(pick(200, 20), pick(2000, 200))))
         for text in _texts_around(pattern, body, rng):
             assert _observed(translated, text) == _observed(expected, text), (model, text[:200])
 

@@ -41,6 +41,7 @@ def test_case_insensitive_properties_are_left_to_regex(item: str) -> None:
         translate(item)
 
 
+@pytest.mark.slow  # every code point: ~1 s of CPU each
 @pytest.mark.parametrize("item", CLASSES)
 def test_a_class_matches_the_code_points_regex_matches(item: str) -> None:
     everything = "".join(map(chr, range(0x110000))).encode("utf-16", "surrogatepass").decode("utf-16", "replace")

@@ -192,6 +192,7 @@ def test_regex_syntax_is_read_like_regex(pattern: str, samples: list[str]) -> No
         assert [summary(m) for m in ours.finditer(sample)] == [summary(m) for m in compiled.finditer(sample)]
 
 
+@pytest.mark.slow  # every code point: ~1 s of CPU
 def test_character_classes_match_regex_on_every_code_point() -> None:
     pattern = r"[\w][\d][\s][^\W\d][\S\u0301]"
     compiled = [regex.compile(p, regex.DOTALL) for p in (r"\w", r"\d", r"\s", r"[^\W\d]", r"[\S\u0301]")]

@@ -24,11 +24,13 @@ def test_tables_were_generated_from_the_installed_regex_version() -> None:
     assert unicode_classes.REGEX_VERSION == regex.__version__
 
 
+@pytest.mark.slow  # every code point, three times: ~1 s of CPU
 def test_tables_are_what_the_generator_makes_from_the_installed_regex() -> None:
     committed = Path(unicode_classes.__file__).read_text(encoding="utf-8")
     assert committed == render_module()
 
 
+@pytest.mark.slow  # every code point: ~1 s of CPU each
 @pytest.mark.parametrize(
     ("table", "escape"),
     [(WORD_CLASS, r"\w"), (DIGIT_CLASS, r"\d"), (SPACE_CLASS, r"\s")],

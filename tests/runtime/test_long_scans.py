@@ -22,6 +22,7 @@ from rtcompile.regex.translate import translate
 from rtcompile.runtime.scanning import LONG_SCAN, find_literal, search_from_starts, search_literals
 from tests.support.compiled import compiled_module
 from tests.support.differential import one_shot
+from tests.support.lanes import pick
 from tests.support.paths import DATA, TEMPLATES
 
 LITERALS = ["</s>", "<|eot_id|>", "<<", "<a<b", "ab", "</think>", "[TOOL_CALLS]", "<｜DSML｜invoke", "😀x"]
@@ -59,7 +60,7 @@ APART = [lit for lit in LITERALS if not any(lit != other and lit in other for ot
 @pytest.mark.parametrize("count", [2, 3, 4])
 def test_search_literals_is_the_alternations_search(count: int) -> None:
     rng = random.Random(count)
-    for _ in range(12):
+    for _ in range(pick(12, 2)):
         literals = rng.sample(APART, count)
         ordered = sorted(literals, key=lambda lit: (-len(lit), literals.index(lit)))
         pattern = re.compile("|".join(map(re.escape, ordered)), re.DOTALL)
@@ -94,7 +95,9 @@ def test_search_literals_on_many_regions_of_one_long_buffer(shared_head: bool) -
     rng = random.Random(str(literals))
     near = [lit[:k] for lit in literals for k in range(1, len(lit))]
     pieces = [*near, "x" * 50, "é", " "]
-    text = "".join(_text(rng, pieces, rng.randint(0, 3 * LONG_SCAN)) + rng.choice(literals[:2]) for _ in range(40))
+    text = "".join(
+        _text(rng, pieces, rng.randint(0, 3 * LONG_SCAN)) + rng.choice(literals[:2]) for _ in range(pick(40, 8))
+    )
     pos, spans = 0, []
     while (m := search_literals(pattern, text, pos, heads, ordered, len(text))) is not None:
         spans.append((m.span(), m.group()))
@@ -111,7 +114,7 @@ def test_search_from_starts_on_many_regions_of_one_long_buffer(dense: bool) -> N
     starts = ("<|ch|>", "[ABSENT]", "to=f.")
     rng = random.Random(dense)
     pieces = ["to=", "to=f", "<|ch|>", "<|ch|> ", "[ABS"] if dense else ["x" * 300, "é" * 40, "to=", "<|c"]
-    text = "".join(_text(rng, pieces, rng.randint(0, 3 * LONG_SCAN)) + "<|ch|> to=f.get " for _ in range(30))
+    text = "".join(_text(rng, pieces, rng.randint(0, 3 * LONG_SCAN)) + "<|ch|> to=f.get " for _ in range(pick(30, 6)))
     pos, spans = 0, []
     while (m := search_from_starts(pattern, text, pos, starts)) is not None:
         spans.append((m.span(), m.groupdict()))
@@ -172,7 +175,7 @@ def test_one_shot_on_long_outputs_with_near_misses_matches_the_reference(model: 
     module = compiled_module(template)
     pieces = _near_misses(template)
     rng = random.Random(model)
-    for index, case in enumerate(cases[:6]):
+    for index, case in enumerate(cases[: pick(6, 1)]):
         text, prefix, tools = case["text"], case["prefix"], case.get("tools")
         for attempt in range(2):
             cut = rng.randint(0, len(text))
@@ -222,7 +225,7 @@ MIXED_TEMPLATE: dict[str, Any] = {
 }
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(pick(4, 1)))
 def test_one_shot_with_many_regions_and_absent_literals_matches_the_interpreter(seed: int) -> None:
     module = compiled_module(MIXED_TEMPLATE)
     rng = random.Random(seed)
@@ -233,7 +236,7 @@ def test_one_shot_with_many_regions_and_absent_literals_matches_the_interpreter(
         lambda: "[THINK]" + _text(rng, filler, rng.randint(0, 2 * LONG_SCAN)) + "[/THINK]",
         lambda: _text(rng, filler, rng.randint(0, 3 * LONG_SCAN)),
     ]
-    text = "".join(rng.choice(regions)() for _ in range(30))
+    text = "".join(rng.choice(regions)() for _ in range(pick(30, 6)))
     tails = ("", "</s>", "<|end|>more", "function end<|sep|>", "function think<|sep|>\nlast")
     _one_shot_agrees(module, MIXED_TEMPLATE, text, tails, "</s>")
 
@@ -264,7 +267,7 @@ def test_one_shot_regex_searched_from_its_start_literal_matches_the_interpreter(
         lambda: "<|call|>f" * rng.randint(1, 2) + ':{"a": "' + "y" * rng.randint(0, 3 * LONG_SCAN) + '"}</call>',
         lambda: _text(rng, filler, rng.randint(0, 3 * LONG_SCAN)),
     ]
-    text = "".join(rng.choice(regions)() for _ in range(24))
+    text = "".join(rng.choice(regions)() for _ in range(pick(24, 6)))
     tails = ("", "<|end|>", "<|call|>g:[1]</call>", "<|call|>")
     _one_shot_agrees(module, STARTS_WITH_REQUIRED, text, tails, "<|end|>")
 
@@ -296,7 +299,7 @@ def test_one_shot_regex_searched_from_where_it_can_start_matches_the_interpreter
         lambda: open_ + '{"a": "' + "y" * rng.randint(0, 3 * LONG_SCAN) + '", "b": {"c": 1}}' + ending,
         lambda: _text(rng, near, rng.randint(0, 3 * LONG_SCAN)),
     ]
-    text = "".join(rng.choice(regions)() for _ in range(24))
+    text = "".join(rng.choice(regions)() for _ in range(pick(24, 6)))
     _one_shot_agrees(module, template, text, ("", "</s>", open_ + '{"b": 1}', open_ + '{"b": 1}' + ending), "</s>")
 
 

@@ -15,3 +15,9 @@ def examples(full: int) -> int:
     """How many Hypothesis examples a property draws: `full` in a full run, a tenth (at least 10, never
     more than `full`) in the fast lane."""
     return full if FULL else min(full, max(10, full // 10))
+
+
+def pick(full: int, fast: int) -> int:
+    """A size for a test's own loop (patterns drawn, texts enumerated up to a length): `full` in a full run,
+    `fast` in the fast lane."""
+    return full if FULL else fast

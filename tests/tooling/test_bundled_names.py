@@ -70,6 +70,7 @@ def test_markdown_code_spans_become_plain_text() -> None:
     assert "NAME\\n```json\\nARGS\\n```<｜tool▁call▁end｜>" in deepseek.source  # a span that contains ```
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_a_name_works_wherever_a_path_does(tmp_path: Path) -> None:
     by_name = rtcompile.load_template("qwen3")
     assert by_name == rtcompile.load_template(TEMPLATES / "qwen3.json")
@@ -90,6 +91,7 @@ def test_a_name_works_wherever_a_path_does(tmp_path: Path) -> None:
     assert lint.returncode == 0 and "qwen3: 0 error(s)" in lint.stderr
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_a_path_that_exists_wins_over_a_name(tmp_path: Path) -> None:
     spec = json.loads((TEMPLATES / "qwen3.json").read_text(encoding="utf-8"))
     spec["response_template"]["start_anchor"] = "<|local|>"

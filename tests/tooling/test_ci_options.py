@@ -39,6 +39,7 @@ def write(path: Path, template: dict[str, Any], **extra: Any) -> Path:
 # --------------------------------------------------------------------------- --check --diff
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_check_with_diff_prints_the_diff_and_fails(tmp_path: Path) -> None:
     out = tmp_path / "smollm3_parser.py"
     assert run(str(SMOLLM3), "-o", str(out)).returncode == 0
@@ -57,6 +58,7 @@ def test_check_with_diff_prints_the_diff_and_fails(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- -q and --disable
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_quiet_and_disable_silence_warnings(tmp_path: Path) -> None:
     path = write(tmp_path / "warns.json", WARNS)
     out = str(tmp_path / "warns_parser.py")
@@ -82,6 +84,7 @@ def test_disable_names_only_codes_that_exist_and_never_an_error(tmp_path: Path) 
     assert "'stream-divergence' is an error, which cannot be silenced" in error.stderr
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_lint_quiet_prints_only_what_fails(tmp_path: Path) -> None:
     path = write(tmp_path / "warns.json", WARNS, chat_template=CHAT_TEMPLATE)
     loud = run("lint", str(path), "--cases", "20")
@@ -107,6 +110,7 @@ def test_lint_quiet_prints_only_what_fails(tmp_path: Path) -> None:
     assert errors_in(silenced.stderr) == [f"{path}: 0 error(s), 2 warning(s), 1 silenced"]
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_verify_quiet_prints_nothing_when_all_agree() -> None:
     result = run("verify", str(SMOLLM3), "--cases", "5", "-q")
     assert (result.returncode, result.stdout, errors_in(result.stderr)) == (0, "", [])
@@ -115,6 +119,7 @@ def test_verify_quiet_prints_nothing_when_all_agree() -> None:
 # --------------------------------------------------------------------------- one format, and JSON
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_compile_and_lint_print_one_format_and_the_same_json(tmp_path: Path) -> None:
     path = write(tmp_path / "warns.json", WARNS)
     compiled = run(str(path), "-o", str(tmp_path / "p.py"), "--output-format", "json")
@@ -166,6 +171,7 @@ def test_every_code_has_one_severity_and_names_what_it_finds() -> None:
 # --------------------------------------------------------------------------- errors at the character
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 @pytest.mark.parametrize(
     ("written", "at"),
     [
@@ -190,6 +196,7 @@ def test_a_regex_error_points_at_its_character(tmp_path: Path, written: str, at:
 # --------------------------------------------------------------------------- lint --chat-template
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_a_chat_template_that_cannot_be_read_compiled_or_rendered_is_bad_input(tmp_path: Path) -> None:
     missing = run("lint", str(SMOLLM3), "--chat-template", str(tmp_path / "none.jinja"))
     assert (missing.returncode, errors_in(missing.stderr)) == (
@@ -244,6 +251,7 @@ def test_a_chat_template_failing_only_with_tools_is_a_warning(tmp_path: Path) ->
 # --------------------------------------------------------------------------- verify without the reference
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_verify_says_when_the_comparison_with_transformers_is_off(tmp_path: Path) -> None:
     hidden = tmp_path / "hide" / "transformers"
     hidden.mkdir(parents=True)
@@ -285,6 +293,7 @@ TEN_SECOND_CLOCK = (
 )
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_a_long_lint_shows_its_progress(tmp_path: Path) -> None:
     script = tmp_path / "slow_clock.py"
     script.write_text(TEN_SECOND_CLOCK, encoding="utf-8")
