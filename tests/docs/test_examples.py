@@ -35,7 +35,8 @@ from examples.fake_completions_server import CANNED_OUTPUT, GENERATION_PROMPT, F
 from tests.support.openai_sdk import sdk_message
 from tests.support.paths import ROOT
 
-SERVE_SECONDS = 10.0  # the server's own bound; every request below is answered well within it
+WAIT_SECONDS = 60  # how long a client waits for an answer (only a broken server makes it wait)
+SERVE_SECONDS = 120.0  # the server's own bound, for a test that hangs: each test stops its server when done
 SEEDS = [0, 1, 2]
 
 
@@ -51,9 +52,11 @@ def server() -> Iterator[FakeCompletionsServer]:
     assert not thread.is_alive()
 
 
-def run_example(base_url: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+def run_example(
+    base_url: str, capsys: pytest.CaptureFixture[str], timeout: float = WAIT_SECONDS
+) -> tuple[int, str, str]:
     out = io.StringIO()
-    status = completions_workflow.main(["--base-url", base_url, "--timeout", "5"], out=out)
+    status = completions_workflow.main(["--base-url", base_url, "--timeout", str(timeout)], out=out)
     captured = capsys.readouterr()
     return status, out.getvalue(), captured.err
 
@@ -113,7 +116,8 @@ def test_the_server_streams_openai_completions_and_refuses_other_prompts(server:
             server.base_url + "/v1/completions", data=json.dumps(body).encode(), headers={"Content-Type": "x"}
         )
 
-    with urllib.request.urlopen(post({"prompt": "hi" + GENERATION_PROMPT, "stream": True}), timeout=5) as response:
+    request = post({"prompt": "hi" + GENERATION_PROMPT, "stream": True})
+    with urllib.request.urlopen(request, timeout=WAIT_SECONDS) as response:
         assert response.headers["Content-Type"] == "text/event-stream"
         events = list(completions_workflow.server_sent_events(response))
     assert events[-1] == "[DONE]"
@@ -124,7 +128,7 @@ def test_the_server_streams_openai_completions_and_refuses_other_prompts(server:
     assert all(len(c["choices"][0]["text"]) <= 6 for c in completions)
 
     with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(post({"prompt": "no generation prompt", "stream": True}), timeout=5)
+        urllib.request.urlopen(post({"prompt": "no generation prompt", "stream": True}), timeout=WAIT_SECONDS)
     assert refused.value.code == 400
     assert "generation prompt" in json.loads(refused.value.read())["error"]["message"]
     assert server.prompts == ["hi" + GENERATION_PROMPT]
@@ -139,7 +143,7 @@ def test_failures_are_one_line_errors(server: FakeCompletionsServer, capsys: pyt
     )
     closed = FakeCompletionsServer()
     closed.server_close()  # a port nothing listens on any more
-    status, _, errors = run_example(closed.base_url, capsys)
+    status, _, errors = run_example(closed.base_url, capsys, timeout=1)  # refused connections retried for 1 s
     assert status == 1
     assert errors.startswith(f"completions_workflow: cannot reach {closed.base_url}: ") and errors.count("\n") == 1
 
@@ -165,9 +169,9 @@ def test_the_server_exits_only_once_its_answer_is_sent() -> None:
     thread = threading.Thread(target=fake.serve, args=(SERVE_SECONDS,))
     thread.start()
     body = json.dumps({"prompt": "hi" + GENERATION_PROMPT, "stream": True}).encode()
-    with socket.create_connection(("127.0.0.1", fake.server_address[1]), timeout=5) as client:
+    with socket.create_connection(("127.0.0.1", fake.server_address[1]), timeout=WAIT_SECONDS) as client:
         client.sendall(b"POST /v1/completions HTTP/1.0\r\nContent-Length: %d\r\n\r\n" % len(body))
-        for _ in range(500):  # until the server has accepted the connection (at most 5 s)
+        for _ in range(WAIT_SECONDS * 100):  # until the server has accepted the connection
             if fake.served:
                 break
             time.sleep(0.01)

@@ -90,11 +90,11 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeCompletionsServer]:
     for variable in PROXY_VARIABLES:  # the client must go straight to 127.0.0.1
         monkeypatch.delenv(variable, raising=False)
     fake = FakeCompletionsServer(max_requests=1, seed=0)
-    thread = threading.Thread(target=fake.serve, args=(10.0,), daemon=True)
+    thread = threading.Thread(target=fake.serve, args=(120.0,), daemon=True)  # a bound for a hung test
     thread.start()
     yield fake
     fake.stop()
-    thread.join(11.0)
+    thread.join(121.0)
     assert not thread.is_alive()
 
 

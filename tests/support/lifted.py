@@ -20,6 +20,7 @@ import rtcompile.runtime
 from rtcompile.backends.codegen.generate import FIXED_IMPORTS, _merge_imports
 from rtcompile.backends.codegen.layout import INDENT, import_lines
 from rtcompile.backends.codegen.lift import RUNTIME_DIR, lift
+from tests.support import lanes
 
 # The header every generated module starts with (tests/codegen/test_lifted_runtime.py checks that the skeleton
 # still spells it this way): typing names exist for the type checker only, `cast` and `overload` at
@@ -79,8 +80,14 @@ def rerun_tests(
     """Execute `test_file` with each of `runtime_modules` replaced by its lifted copy, and put its test
     functions into `into` (a test module's globals) as ``test_<prefix>_<name>``; `source_tests` are
     the ones that read the runtime module's source file rather than run it (left out: a lifted copy
-    has no file)."""
+    has no file).
+
+    The tests run with the fast lane's sizes (`tests.support.lanes`), in every run: the lifted copy is
+    the runtime's own text, so what can go wrong in lifting (a name the lifter did not follow, a typing
+    name used at run time) fails on the first example that reaches the code, not on a rare input. The
+    original tests draw every example against the runtime itself."""
     saved = {}
+    full, lanes.FULL = lanes.FULL, False  # a fast lane's share of examples: see the docstring
     for runtime in runtime_modules:
         key = f"rtcompile.runtime.{runtime}"
         saved[runtime] = sys.modules.get(key) or importlib.import_module(key)
@@ -90,6 +97,7 @@ def rerun_tests(
         namespace: dict[str, Any] = {"__name__": f"tests.lifted_{test_file.stem}", "__file__": str(test_file)}
         exec(compile(test_file.read_text(encoding="utf-8"), str(test_file), "exec"), namespace)  # noqa: S102
     finally:
+        lanes.FULL = full
         for runtime, module in saved.items():
             sys.modules[f"rtcompile.runtime.{runtime}"] = module
             setattr(rtcompile.runtime, runtime, module)
