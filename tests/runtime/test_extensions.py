@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import rtcompile
 from rtcompile.frontend.errors import TemplateWarning
 from rtcompile.tooling.observe import Raised, identical, observe
+from tests.support.bundled import lane_cases
 from tests.support.compiled import compiled_module
 from tests.support.lanes import examples
 from tests.support.paths import ROOT
@@ -144,7 +145,7 @@ def bundled_cases() -> list[Any]:
     params = []
     for path in sorted((ROOT / "tests" / "data").glob("*/cases.json")):
         model = path.parent.name
-        for case in json.loads(path.read_text(encoding="utf-8")):
+        for case in lane_cases(model):
             params.append(pytest.param(model, case, id=f"{model}/{case['name']}"))
     return params
 

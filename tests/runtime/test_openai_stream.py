@@ -21,13 +21,13 @@ from rtcompile.backends.interpreter import ResponseParser
 from rtcompile.openai_roles import openai_roles
 from rtcompile.runtime.openai import OpenAIRoles, call_id_factory, to_openai
 from rtcompile.runtime.openai_stream import ChatCompletionChunks, DeltaStream, chat_completion_chunk
-from tests.support.bundled import MODELS, cases_of, loaded, template_of
+from tests.support.bundled import MODELS, lane_cases, loaded, template_of
 from tests.support.compiled import compiled_module
 from tests.support.lanes import examples
 from tests.support.openai_sdk import sdk_message
 from tests.support.strategies import TOOLS, chunkings, prefixes, streams, templates
 
-MESSAGE_CASES = [(model, case) for model in MODELS for case in cases_of(model) if "error" not in case["expected"]]
+MESSAGE_CASES = [(model, case) for model in MODELS for case in lane_cases(model) if "error" not in case["expected"]]
 CASE_IDS = [f"{model}/{case['name']}" for model, case in MESSAGE_CASES]
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import rtcompile
 from rtcompile.frontend.errors import TemplateWarning
+from tests.support import lanes
 from tests.support.paths import DATA, TEMPLATES
 
 MODELS = sorted(path.stem for path in TEMPLATES.glob("*.json"))
@@ -32,6 +33,14 @@ def loaded(model: str) -> rtcompile.Template:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TemplateWarning)
         return rtcompile.load_template(template_file(model))
+
+
+def lane_cases(model: str) -> list[dict[str, Any]]:
+    """The recorded cases a test of every case runs in this lane: all of them, or in the fast lane the
+    first two (tests/support/lanes.py). The recorded behaviour itself is checked on every case in every
+    lane (tests/differential/test_bundled_templates.py)."""
+    cases = cases_of(model)
+    return cases if lanes.FULL else cases[:2]
 
 
 def cases_of(model: str) -> list[dict[str, Any]]:
