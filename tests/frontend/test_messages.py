@@ -45,6 +45,7 @@ def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if "PyTorch was not found" not in line]
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 def test_a_hostile_field_name_cannot_break_or_forge_the_error_line(tmp_path: Path, name: str) -> None:
     path = tmp_path / "t.json"

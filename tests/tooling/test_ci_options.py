@@ -72,6 +72,7 @@ def test_quiet_and_disable_silence_warnings(tmp_path: Path) -> None:
     assert errors_in(other.stderr) == [warning]
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_disable_names_only_codes_that_exist_and_never_an_error(tmp_path: Path) -> None:
     unknown = run(str(SMOLLM3), "-o", str(tmp_path / "x.py"), "--disable", "polynomial-backtrack")
     assert unknown.returncode == 2 and not (tmp_path / "x.py").exists()

@@ -359,6 +359,7 @@ def test_standard_input_as_a_template(tmp_path: Path) -> None:
     assert bad.returncode == 2 and errors_in(bad.stderr)[0].startswith("<stdin>:1:34: error[load-error]: fields: ")
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_lint_of_a_missing_file_is_a_usage_error() -> None:
     for argv in (["lint", "nosuch.json"], ["verify", "nosuch.json"], ["nosuch.json", "-o", "-"]):
         result = run(*argv)
@@ -378,6 +379,7 @@ WARNS_ONLY: dict[str, object] = {  # loads, and lint finds only warnings: no imp
 }
 
 
+@pytest.mark.slow  # rtcompile in subprocesses
 def test_lint_strict_treats_warnings_as_errors(tmp_path: Path) -> None:
     path = lint_template(tmp_path, WARNS_ONLY)
     relaxed = run("lint", str(path), "--cases", "20")
