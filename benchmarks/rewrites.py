@@ -16,7 +16,7 @@ which. `rewrites(model)` gives, where they change something, these rewrites of a
   `<think>(?=[\\s\\S]*?</think>)` (not equivalent: an output cut off inside reasoning differs).
 
 `Rewrite.equivalent` says whether the rewrite claims to give the original's message (or error) for
-every output; tests/test_unseen_rewrites.py checks the claim against transformers on every recorded
+every output; tests/plan/test_unseen_templates.py checks the claim against transformers on every recorded
 case of the template. The outputs to measure a rewrite on are its template's own (`RewriteWorkload`).
 """
 

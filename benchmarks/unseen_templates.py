@@ -547,7 +547,7 @@ def _prose(delimiter_texts: list[str]) -> str:
 
 def random_templates(count: int = COUNT, seed: int = SEED) -> list[UnseenTemplate]:
     """`count` templates drawn from `seed` (the same ones every time), each one transformers loads.
-    (That each output gives the regions it was written with is tests/test_unseen_templates.py's check.)"""
+    (That each output gives the regions it was written with is tests/plan/test_unseen_templates.py's check.)"""
     rng = random.Random(seed)
     found: list[UnseenTemplate] = []
     while len(found) < count:

@@ -9,7 +9,9 @@ endpoint, and stream back what the Chat Completions API would have sent.
    they arrive, as `data:` lines: what an OpenAI-compatible proxy would forward to its client.
 5. At the end, print the whole OpenAI assistant message (`to_openai`), the one the chunks add up to.
 
-Only the standard library talks to the server (`urllib.request`). Try it against the fake server:
+Only the standard library talks to the server (`urllib.request`). Anything short of a whole completion
+is an error (one line on stderr, exit status 1): an HTTP error, a stream that ends without
+`data: [DONE]`, a completion with no text. Try it against the fake server:
 
     python examples/fake_completions_server.py --port 8000 &
     python examples/completions_workflow.py --base-url http://127.0.0.1:8000
@@ -24,6 +26,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Iterator
@@ -52,6 +55,7 @@ TOOLS = [
     }
 ]
 MESSAGES = [{"role": "user", "content": "What is the weather like in Paris and in Tokyo?"}]
+RETRY_SECONDS = 0.1  # how soon a refused connection is tried again
 
 
 @functools.cache
@@ -81,20 +85,46 @@ def server_sent_events(lines: Iterable[bytes]) -> Iterator[str]:
         yield "\n".join(data)
 
 
+class CompletionError(Exception):
+    """The endpoint answered, but not with a whole completion: the stream broke off before `data: [DONE]`,
+    an event was an error or not a completion, or there was no text at all."""
+
+
+def open_stream(request: urllib.request.Request, *, timeout: float) -> Any:
+    """The response to `request`; a server that refuses the connection is asked again until `timeout`
+    seconds have passed (one started in the background a moment ago may not listen yet)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return urllib.request.urlopen(request, timeout=timeout)
+        except urllib.error.URLError as error:
+            refused = isinstance(error.reason, ConnectionRefusedError)
+            if not refused or time.monotonic() + RETRY_SECONDS > deadline:
+                raise
+        time.sleep(RETRY_SECONDS)
+
+
 def stream_completion(base_url: str, model: str, prompt: str, *, timeout: float) -> Iterator[tuple[str, str | None]]:
-    """Step 3: the completion's text pieces as the endpoint streams them, each with its `finish_reason`."""
+    """Step 3: the completion's text pieces as the endpoint streams them, each with its `finish_reason`.
+
+    Raises `CompletionError` when the stream ends without `data: [DONE]` (the server or the connection
+    died: what arrived is not the whole answer) or carries something other than completions."""
     body = {"model": model, "prompt": prompt, "stream": True, "max_tokens": 1024}
     request = urllib.request.Request(
         base_url.rstrip("/") + "/v1/completions",
         data=json.dumps(body).encode(),
         headers={"Content-Type": "application/json", "Accept": "text/event-stream"},
     )
-    with urllib.request.urlopen(request, timeout=timeout) as response:
+    with open_stream(request, timeout=timeout) as response:
         for data in server_sent_events(response):
             if data == "[DONE]":
                 return
-            choice = json.loads(data)["choices"][0]
+            event = json.loads(data)
+            if not isinstance(event, dict) or not event.get("choices"):
+                raise CompletionError(f"the stream sent something other than a completion: {data[:200]}")
+            choice = event["choices"][0]
             yield choice.get("text") or "", choice.get("finish_reason")
+    raise CompletionError("the stream ended without data: [DONE]; the answer is incomplete")
 
 
 def forward(chunks: list[dict[str, Any]], out: IO[str]) -> None:
@@ -118,9 +148,13 @@ def run(base_url: str, model: str, *, timeout: float, out: IO[str]) -> dict[str,
     writer = qwen3.ChatCompletionChunks(deltas, model=model)
     forward(writer.feed(parser.initial_events), out)
     finish_reason = None
+    received = 0
     for text, reason in stream_completion(base_url, model, prompt, timeout=timeout):
         forward(writer.feed(parser.feed(text)), out)
         finish_reason = reason or finish_reason
+        received += len(text)
+    if not received:
+        raise CompletionError("the completion has no text")
     message, events = parser.finalize()
     forward(writer.finish(events, truncated=finish_reason == "length"), out)
     out.write("data: [DONE]\n\n")
@@ -145,6 +179,9 @@ def main(argv: list[str] | None = None, out: IO[str] | None = None) -> int:
     except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
         reason = getattr(error, "reason", error)
         print(f"completions_workflow: cannot reach {args.base_url}: {reason}", file=sys.stderr)
+        return 1
+    except CompletionError as error:
+        print(f"completions_workflow: {args.base_url}: {error}", file=sys.stderr)
         return 1
     except ValueError as error:  # the output does not parse (a malformed tool call, say), or a bad event
         print(f"completions_workflow: {type(error).__name__}: {error}", file=sys.stderr)

@@ -7,8 +7,9 @@ streamed as the OpenAI completions API streams: server-sent events whose `data:`
 It checks that the prompt it got ends with Qwen3's generation prompt, as a prompt rendered with
 `add_generation_prompt=True` does, and answers 400 otherwise.
 
-It listens on 127.0.0.1 only (port 0: any free port), serves at most `max_requests` requests and stops
-after `timeout` seconds, whichever comes first:
+It listens on 127.0.0.1 only (port 0: any free port), from the moment it prints its address; it
+accepts at most `max_requests` requests (stopping sooner once `timeout` seconds have passed), answers
+each of them completely, and exits only when every answer has been sent:
 
     python examples/fake_completions_server.py --port 8000 &
     python examples/completions_workflow.py --base-url http://127.0.0.1:8000
@@ -50,13 +51,27 @@ def text_pieces(text: str, rng: random.Random, longest: int = 6) -> Iterator[str
 
 
 class FakeCompletionsServer(ThreadingHTTPServer):
-    """The server: what it streams, and the prompts it was sent (`prompts`, in the order they came)."""
+    """The server: what it streams, and the prompts it was sent (`prompts`, in the order they came).
+
+    `done=False` leaves out the closing `data: [DONE]`, as a server that dies mid-answer would (for
+    testing that a client notices)."""
+
+    # Handler threads are joined when the server closes (ThreadingHTTPServer makes them daemons, which
+    # `server_close` does not wait for: the process would exit, and cut the stream, while one is writing).
+    daemon_threads = False
 
     def __init__(
-        self, port: int = 0, *, output: str = CANNED_OUTPUT, max_requests: int = 1, seed: int | None = None
+        self,
+        port: int = 0,
+        *,
+        output: str = CANNED_OUTPUT,
+        max_requests: int = 1,
+        seed: int | None = None,
+        done: bool = True,
     ) -> None:
         super().__init__((LOOPBACK, port), CompletionsHandler)
         self.output = output
+        self.done = done
         self.max_requests = max_requests
         self.rng = random.Random(seed)
         self.prompts: list[str] = []
@@ -74,8 +89,8 @@ class FakeCompletionsServer(ThreadingHTTPServer):
             return list(text_pieces(self.output, self.rng))
 
     def serve(self, timeout: float) -> None:
-        """Serve until `max_requests` requests have come, `timeout` seconds have passed or `stop()` is
-        called; then close (which waits for the answers still being streamed)."""
+        """Accept requests until `max_requests` have come, `timeout` seconds have passed or `stop()` is
+        called; then close, which waits until every answer has been streamed to its end."""
         deadline = time.monotonic() + timeout
         try:
             while self.served < self.max_requests and not self._stopping.is_set():
@@ -132,7 +147,8 @@ class CompletionsHandler(BaseHTTPRequestHandler):
             self._event(json.dumps(_completion(completion_id, created, model, choice)))
         last = {"text": "", "index": 0, "logprobs": None, "finish_reason": "stop"}  # as OpenAI ends a stream
         self._event(json.dumps(_completion(completion_id, created, model, last)))
-        self._event("[DONE]")
+        if self.server.done:
+            self._event("[DONE]")
 
     def do_GET(self) -> None:  # noqa: N802
         self._json(404, {"error": {"message": "POST /v1/completions is all there is", "type": "invalid_request_error"}})

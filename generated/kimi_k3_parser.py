@@ -2168,9 +2168,11 @@ class _OpenAICallDeltas:
             if announced is not None and announced[0] == index:
                 self.announced = None
                 _, announced_id, announced_name = announced
-                # B023: the lambda is called right here, inside this iteration
-                new_id = lambda: announced_id  # noqa: B023, E731
-                call = openai_tool_call(calls[index], index, new_id)
+
+                def same_id(announced_id: str = announced_id) -> str:
+                    return announced_id  # the id sent with the call's name
+
+                call = openai_tool_call(calls[index], index, same_id)
                 if (call["id"], call["function"]["name"]) != (
                     announced_id,
                     announced_name,

@@ -18,7 +18,6 @@ from rtcompile.api import (
     Message,
     ResponseParser,
     TemplateText,
-    check_template,
     compile_module,
     compile_shared_runtime,
     compile_template,
@@ -35,16 +34,22 @@ from rtcompile.version import VERSION
 
 if TYPE_CHECKING:
     from rtcompile.prompt import render_prompt
+    from rtcompile.tooling.lint import check_template
 
 __version__ = VERSION
 
 
 def __getattr__(name: str) -> Any:
-    # Rendering needs jinja2, which doubles the import time of a package most users import only to parse.
+    # Rendering needs jinja2, which doubles the import time of a package most users import only to parse;
+    # checking a template is `rtcompile lint`, which renders chat templates.
     if name == "render_prompt":
         from rtcompile.prompt import render_prompt
 
         return render_prompt
+    if name == "check_template":
+        from rtcompile.tooling.lint import check_template
+
+        return check_template
     raise AttributeError(f"module 'rtcompile' has no attribute {name!r}")
 
 

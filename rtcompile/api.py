@@ -11,6 +11,7 @@ loaded already: it is used as it is, and does not warn again.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -54,14 +55,6 @@ def _load_warning(source: TemplateSource) -> Template:
     return template
 
 
-def check_template(source: TemplateSource) -> list[Diagnostic]:
-    """Everything wrong with a template, as diagnostics: the error that stops it loading, or its warnings."""
-    try:
-        return examine_template(source)[2]
-    except TemplateFileError as error:
-        return [error.to_diagnostic()]
-
-
 def examine_template(source: TemplateSource) -> tuple[Template | None, SourceDocument | None, list[Diagnostic]]:
     """Load once and return the template (None if it does not load), its document and its diagnostics.
     A file that cannot be read at all raises `TemplateFileError`: it is no finding about a template."""
@@ -90,19 +83,23 @@ def _located_warnings(template: Template, document: SourceDocument | None) -> li
 def _locate_diagnostic(diagnostic: Diagnostic, document: SourceDocument | None) -> Diagnostic:
     if document is None:
         return diagnostic
-    return document.diagnostic(diagnostic.severity, diagnostic.message, diagnostic.path)
+    line, col = document.locate_nearest(diagnostic.path) or (None, None)
+    return dataclasses.replace(diagnostic, file=document.file, line=line, col=col)
 
 
 def locate(error: TemplateError, document: SourceDocument | None) -> TemplateError:
-    """`error` with the file and line:col of the value at its JSON path, where the document knows them."""
+    """`error` with the file and line:col of the value at its JSON path, where the document knows them:
+    of the very character, for an error with an `offset` into a string (a regex's syntax error)."""
     if document is None:
         return error
-    line, col = document.locate_nearest(error.path) or (None, None)
-    return type(error)(error.message, error.path, file=document.file, line=line, col=col)
+    position = None if error.offset is None else document.locate_in_string(error.path, error.offset)
+    line, col = position or document.locate_nearest(error.path) or (None, None)
+    return type(error)(error.message, error.path, file=document.file, line=line, col=col, offset=error.offset)
 
 
-# How a regex-fallback warning ends (the CLI's --stdlib-only error replaces it).
+# How a regex-fallback warning ends (the CLI's --stdlib-only error replaces it), and its code.
 REGEX_FALLBACK_NOTE = ": the module imports the regex module for this pattern"
+REGEX_FALLBACK = "regex-fallback"
 
 
 @dataclass(frozen=True)
@@ -183,7 +180,7 @@ def compile_module(
         raise locate(error, document) from None
     notes = tuple(
         _locate_diagnostic(
-            Diagnostic("warning", fallback.summary + REGEX_FALLBACK_NOTE, fallback.where),
+            Diagnostic("warning", fallback.summary + REGEX_FALLBACK_NOTE, fallback.where, code=REGEX_FALLBACK),
             document,
         )
         for fallback in generated.fallbacks
@@ -250,7 +247,6 @@ __all__ = [
     "ResponseParser",
     "TemplateSource",
     "TemplateText",
-    "check_template",
     "compile_shared_runtime",
     "compile_template",
     "load_template",

@@ -23,8 +23,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
+    "LOAD_ERROR",
     "Diagnostic",
     "JsonPath",
+    "Severity",
     "TemplateError",
     "TemplateTypeError",
     "TemplateWarning",
@@ -96,15 +98,18 @@ def render_message(
 
     A column without a line means nothing to a reader, so it is dropped in that case.
     """
-    location = [file] if file is not None else []
-    if line is not None:
-        location.append(str(line))
-        if col is not None:
-            location.append(str(col))
-    prefix = ":".join(location)
-    dotted = format_path(path)
-    parts = [p for p in (prefix, dotted) if p]
+    parts = [p for p in (location(file, line, col), format_path(path)) if p]
     return printable(": ".join([*parts, message]))
+
+
+def location(file: str | None, line: int | None, col: int | None) -> str:
+    """``file:line:col``, leaving out whatever is unknown (a column without a line too); "" if nothing is known."""
+    parts = [file] if file is not None else []
+    if line is not None:
+        parts.append(str(line))
+        if col is not None:
+            parts.append(str(col))
+    return ":".join(parts)
 
 
 class TemplateError(ValueError):
@@ -119,6 +124,9 @@ class TemplateError(ValueError):
             Empty when the problem is the file itself or lies outside the template.
         file: The file the template was read from, if any.
         line, col: 1-based position of the offending value in ``file`` (columns count characters).
+        offset: Where in the string value at ``path`` the problem is (a character index into the
+            decoded string, as a regex error reports it), or None; locating the error turns it into
+            the ``line:col`` of that character in the file.
     """
 
     def __init__(
@@ -129,12 +137,14 @@ class TemplateError(ValueError):
         file: str | None = None,
         line: int | None = None,
         col: int | None = None,
+        offset: int | None = None,
     ) -> None:
         self.message = message
         self.path: JsonPath = tuple(path)
         self.file = file
         self.line = line
         self.col = col
+        self.offset = offset
         super().__init__(message)
 
     def __str__(self) -> str:
@@ -152,7 +162,7 @@ class TemplateError(ValueError):
 
     def to_diagnostic(self) -> Diagnostic:
         """The same problem as an ``"error"`` :class:`Diagnostic`, for tools that collect rather than raise."""
-        return Diagnostic("error", self.message, self.path, self.file, self.line, self.col)
+        return Diagnostic("error", self.message, self.path, self.file, self.line, self.col, code=LOAD_ERROR)
 
 
 class TemplateTypeError(TemplateError, TypeError):
@@ -185,24 +195,43 @@ class TemplateWarning(UserWarning):
     """Category for :func:`warnings.warn` about templates that load but are probably not what was meant."""
 
 
+#: The code of every :class:`TemplateError` turned into a diagnostic: the template (or its file) does not load.
+LOAD_ERROR = "load-error"
+
+Severity = Literal["error", "warning", "info"]
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """One finding about a template, rendered exactly like a :class:`TemplateError`.
 
     Linters and the CLI collect several of these instead of stopping at the first error. ``str()``
-    gives the same ``file:line:col: path: message`` line as the error would; ``severity`` is kept as a
-    separate field so callers can prefix or filter as they see fit.
+    gives the same ``file:line:col: path: message`` line as the error would; :meth:`render` gives
+    the command line's ``file:line:col: severity[code]: path: message``. ``code`` names the kind of
+    finding, stably (``nested-repeats``: docs/template-language.md lists them all), so that a kind
+    can be silenced; ``example`` is an input that shows the problem, where one was found by running
+    the template. An ``"info"`` diagnostic reports a fact, not a problem.
     """
 
-    severity: Literal["error", "warning"]
+    severity: Severity
     message: str
     path: JsonPath = ()
     file: str | None = None
     line: int | None = None
     col: int | None = None
+    code: str = ""
+    example: str | None = None
 
     def __str__(self) -> str:
         return render_message(self.message, self.path, self.file, self.line, self.col)
+
+    def render(self) -> str:
+        """``file:line:col: severity[code]: path: message``, one printable line (the order editors'
+        and CI problem matchers read), then ``    input: ...`` when there is an example."""
+        label = f"{self.severity}[{self.code}]" if self.code else self.severity
+        parts = (location(self.file, self.line, self.col), label, format_path(self.path), self.message)
+        text = printable(": ".join(part for part in parts if part))
+        return text if self.example is None else f"{text}\n    input: {printable(self.example)}"
 
     def to_error(self) -> TemplateError:
         """A :class:`TemplateError` carrying the same message and location, ready to raise."""

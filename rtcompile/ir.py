@@ -49,7 +49,7 @@ class ContentKind:
 
     `arguments` are the `content_args` keys the parser reads, each with the value the reference uses when
     the key is absent (the loader's defaults; the runtime functions' keyword defaults are the same, which
-    lets a generated handler leave them out: tests/test_content_kinds.py checks it). `value_type` is a
+    lets a generated handler leave them out: tests/frontend/test_content_kinds.py checks it). `value_type` is a
     parsed value's type as a generated module spells it for the type checker. `streamable` kinds are
     text-like: their regions' chunks stream with `dirty=False`; the others' chunks are raw text to be
     parsed at the close (`dirty=True`).

@@ -13,7 +13,7 @@ stacks and so could go deeper, but it promises the reference's behaviour, failur
 
 The reference's limits depend on how deep the caller's own stack already is; ours are fixed, at the
 deepest the reference manages (measured from a top-level caller with CPython 3.11's default limit:
-`tests/test_deep_templates.py` checks them against transformers). A node's *level* counts containers
+`tests/frontend/test_deep_templates.py` checks them against transformers). A node's *level* counts containers
 from the top: the `defaults` mapping itself and a transform's outermost value are level 0.
 """
 

@@ -1,16 +1,41 @@
-"""Suite-wide rules: hypothesis profiles, and no skipped tests (the oracle must always run)."""
+"""Suite-wide rules: hypothesis profiles, the lane (full or fast), and no skipped tests (the oracle must always run)."""
 
 from __future__ import annotations
 
+import gc
 import os
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-# CI runs the same examples every time (so a red run is reproducible); locally, fresh ones each run.
-settings.register_profile("ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+from tests.support import lanes
+
+# CI runs the same examples every time, so a red run is reproducible and a green one stays green:
+# derandomized (examples drawn from a fixed seed) and no example database (a failure found in one
+# checkout is not replayed in the next run; the tests that found one keep it as an @example).
+# Locally, fresh examples each run, and the database replays the last failures first.
+# `.ci/run` selects the CI profile explicitly (--hypothesis-profile=ci); elsewhere a CI environment
+# variable (set by GitHub Actions, GitLab CI and most others) does.
+settings.register_profile(
+    "ci", derandomize=True, database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The fast lane leaves out the slow tests and draws fewer Hypothesis examples (tests/support/lanes.py).
+    lanes.FULL = "not slow" not in (config.getoption("markexpr") or "")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # A run keeps many thousands of objects alive (collected tests and their parameters, transformers,
+    # compiled modules), and every full collection of the cyclic garbage collector scanned them all again:
+    # a property test late in a run took ten times its CPU time alone. Collect what the last test left,
+    # and move what survives out of the collector's way (gc.freeze) before each test.
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

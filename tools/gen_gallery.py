@@ -8,7 +8,7 @@ last match, found the way the parser finds it), the fields it produces, and one 
 the message transformers 5.24.0 makes of it.
 
 Usage: python -m tools.gen_gallery   (writes templates/GALLERY.md)
-tests/test_gallery.py checks that the committed page is what this writes.
+tests/docs/test_gallery.py checks that the committed page is what this writes.
 """
 
 from __future__ import annotations

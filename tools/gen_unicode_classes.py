@@ -6,7 +6,7 @@ Generated parsers may only use `re`, so we spell those classes out as explicit c
 ranges, computed here by asking `regex` itself about every code point.
 
 Usage: python tools/gen_unicode_classes.py > rtcompile/runtime/unicode_classes.py
-(tests/test_unicode_classes.py checks that the committed file is what this prints.)
+(tests/regex/test_unicode_classes.py checks that the committed file is what this prints.)
 """
 
 from __future__ import annotations

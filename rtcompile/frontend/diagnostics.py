@@ -20,9 +20,32 @@ from rtcompile.regex.parser import parse_regex
 
 VALUE_PARSER_KEYS = frozenset({"name", "args"})
 
+# The warnings' codes (stable: `rtcompile ... --disable CODE` silences one; docs/template-language.md
+# lists them with what each means).
+CONTENT_ARGS_TYPE = "content-args-type"
+UNKNOWN_CONTENT_ARG = "unknown-content-arg"
+TAG_PATTERN = "tag-pattern"
+VALUE_PARSER = "value-parser"
+UNKNOWN_PLACEHOLDER = "unknown-placeholder"
+SHADOWED_OPEN = "shadowed-open"
+NON_PORTABLE_REGEX = "non-portable-regex"
+NESTED_REPEATS = "nested-repeats"
+POLYNOMIAL_BACKTRACKING = "polynomial-backtracking"
+CODES = (
+    CONTENT_ARGS_TYPE,
+    UNKNOWN_CONTENT_ARG,
+    TAG_PATTERN,
+    VALUE_PARSER,
+    UNKNOWN_PLACEHOLDER,
+    SHADOWED_OPEN,
+    NON_PORTABLE_REGEX,
+    NESTED_REPEATS,
+    POLYNOMIAL_BACKTRACKING,
+)
 
-def warn(message: str, path: JsonPath) -> Diagnostic:
-    return Diagnostic("warning", message, path, None, None, None)
+
+def warn(code: str, message: str, path: JsonPath) -> Diagnostic:
+    return Diagnostic("warning", message, path, None, None, None, code=code)
 
 
 def template_warnings(template: Template) -> list[Diagnostic]:
@@ -51,13 +74,17 @@ def template_warnings(template: Template) -> list[Diagnostic]:
 def _content_args(content: str, args: Any, path: JsonPath) -> Iterator[Diagnostic]:
     if not isinstance(args, Mapping):
         if content != "python-call-list":
-            yield warn(f"content_args must be an object; every {content!r} region will fail to parse", path)
+            yield warn(
+                CONTENT_ARGS_TYPE, f"content_args must be an object; every {content!r} region will fail to parse", path
+            )
         return
     known = KINDS[content].arguments
     for key in args:
         if key not in known:
             yield warn(
-                f"{content!r} ignores content_args key {key!r}{did_you_mean(str(key), known)}", (*path, str(key))
+                UNKNOWN_CONTENT_ARG,
+                f"{content!r} ignores content_args key {key!r}{did_you_mean(str(key), known)}",
+                (*path, str(key)),
             )
     if content == "xml-inline":
         yield from _xml_inline(args, path)
@@ -69,14 +96,20 @@ def _content_args(content: str, args: Any, path: JsonPath) -> Iterator[Diagnosti
 def _xml_inline(args: Mapping[str, Any], path: JsonPath) -> Iterator[Diagnostic]:
     pattern = args.get("tag_pattern")
     if pattern is None:
-        yield warn("xml-inline needs a 'tag_pattern'; every region of this field will fail to parse", path)
+        yield warn(TAG_PATTERN, "xml-inline needs a 'tag_pattern'; every region of this field will fail to parse", path)
     elif isinstance(pattern, str):
         groups = _group_names(pattern)
         if groups is not None and "key" not in groups:
-            yield warn("tag_pattern has no (?P<key>...) group; every tag it matches will fail", (*path, "tag_pattern"))
+            yield warn(
+                TAG_PATTERN,
+                "tag_pattern has no (?P<key>...) group; every tag it matches will fail",
+                (*path, "tag_pattern"),
+            )
         if groups is not None and "value" not in groups:
             yield warn(
-                "tag_pattern has no (?P<value>...) group; every value will be the empty string", (*path, "tag_pattern")
+                TAG_PATTERN,
+                "tag_pattern has no (?P<value>...) group; every value will be the empty string",
+                (*path, "tag_pattern"),
             )
         yield from _regex_warnings(pattern, (*path, "tag_pattern"))
 
@@ -85,22 +118,28 @@ def _value_parser(raw: Any, path: JsonPath) -> Iterator[Diagnostic]:
     if raw is None:
         return
     if not isinstance(raw, Mapping):
-        yield warn('value_parser must be an object like {"name": "json", "args": {...}}', path)
+        yield warn(VALUE_PARSER, 'value_parser must be an object like {"name": "json", "args": {...}}', path)
         return
     for key in raw:
         if key not in VALUE_PARSER_KEYS:
             yield warn(
-                f"value_parser ignores key {key!r}{did_you_mean(str(key), VALUE_PARSER_KEYS)}", (*path, str(key))
+                VALUE_PARSER,
+                f"value_parser ignores key {key!r}{did_you_mean(str(key), VALUE_PARSER_KEYS)}",
+                (*path, str(key)),
             )
     name = raw.get("name", "text")
     if isinstance(name, (list, dict)):  # unhashable: the reference's lookup fails with TypeError
         yield warn(
-            f"value_parser name must be a string, got {type(name).__name__}; every value will fail", (*path, "name")
+            VALUE_PARSER,
+            f"value_parser name must be a string, got {type(name).__name__}; every value will fail",
+            (*path, "name"),
         )
         return
     if name not in KINDS:
         hint = did_you_mean(str(name), KINDS)
-        yield warn(f"unknown value_parser {name!r}{hint}; every value will fail with KeyError", (*path, "name"))
+        yield warn(
+            VALUE_PARSER, f"unknown value_parser {name!r}{hint}; every value will fail with KeyError", (*path, "name")
+        )
         return
     yield from _content_args(name, raw.get("args", {}), (*path, "args"))
 
@@ -116,6 +155,7 @@ def _placeholders(f: Field, path: JsonPath) -> Iterator[Diagnostic]:
     for placeholder, where in walk_placeholders(f.transform, (*path, "transform")):
         if placeholder.root not in available:
             yield warn(
+                UNKNOWN_PLACEHOLDER,
                 f"placeholder {{{placeholder.path}}} names {placeholder.root!r}, which neither 'content' nor a named "
                 f"group of the field's patterns supplies{did_you_mean(placeholder.root, available)}; "
                 "the field will fail with KeyError",
@@ -156,6 +196,7 @@ def _shadowed_opens(template: Template) -> Iterator[Diagnostic]:
         (f, short), (g, long) = opens[i], opens[j]
         if f is not g and long != short:
             yield warn(
+                SHADOWED_OPEN,
                 f"open {short!r} of field {f.name!r} is a prefix of open {long!r} of field {g.name!r}; "
                 f"text starting with {long!r} opens {g.name!r} only because the longer match wins",
                 ("fields", f.name, "open"),
@@ -167,9 +208,12 @@ def _regex_warnings(pattern: str, path: JsonPath) -> Iterator[Diagnostic]:
     if parsed is None:
         return
     for name in portability_concerns(parsed.root):
-        yield warn(f"pattern uses {name}, which the spec asks templates to avoid (not portable)", path)
+        yield warn(
+            NON_PORTABLE_REGEX, f"pattern uses {name}, which the spec asks templates to avoid (not portable)", path
+        )
     if nested_unbounded_repeat(parsed.root):
         yield warn(
+            NESTED_REPEATS,
             "nested unbounded quantifiers (like (a+)+) can backtrack catastrophically: a long near-miss can take "
             "time exponential in its length on every scan",
             path,
@@ -179,6 +223,7 @@ def _regex_warnings(pattern: str, path: JsonPath) -> Iterator[Diagnostic]:
     if polynomial is not None:
         degree = polynomial.degree
         yield warn(
+            POLYNOMIAL_BACKTRACKING,
             f"pattern can backtrack polynomially ({degree} overlapping unbounded repeats in a row, like "
             f"{polynomial.example()}): a long near-miss costs time growing like n^{degree} on every scan",
             path,

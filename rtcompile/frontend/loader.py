@@ -272,7 +272,7 @@ def _regex_delimiter(scope: str, path: JsonPath, key: str, value: object) -> Del
     try:
         compiled = regex.compile(value, regex.DOTALL)
     except regex.error as exc:
-        raise TemplateError(f"{scope}: invalid {key} regex: {exc}", path=path) from exc
+        raise TemplateError(f"{scope}: invalid {key} regex: {exc}", path=path, offset=exc.pos) from exc
     return Delimiter(pattern=value, literals=None, can_extend=False, group_names=tuple(compiled.groupindex))
 
 
@@ -383,7 +383,7 @@ def _xml_inline(tag_pattern: object, value_parser: object, merge_duplicates: boo
     try:
         regex.compile(tag_pattern, regex.DOTALL)
     except regex.error as exc:
-        raise TemplateError(f"xml-inline: invalid tag_pattern regex: {exc}", path=tag_path) from exc
+        raise TemplateError(f"xml-inline: invalid tag_pattern regex: {exc}", path=tag_path, offset=exc.pos) from exc
     return XmlInlineParser(
         tag_pattern=tag_pattern,
         value_parser=_value_parser(value_parser, (*path, "value_parser")),

@@ -76,6 +76,19 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
     return text.count("\n", 0, offset) + 1, offset - line_start + 1
 
 
+def _escape_length(text: str, at: int) -> int:
+    """How many characters of ``text`` the escape at ``at`` (a backslash) takes: ``\\uXXXX\\uXXXX`` for a
+    surrogate pair (one character once decoded), ``\\uXXXX``, or a backslash and one character."""
+    if text[at + 1] != "u":
+        return 2
+    high = int(text[at + 2 : at + 6], 16)
+    if 0xD800 <= high < 0xDC00 and text[at + 6 : at + 8] == "\\u":
+        low = int(text[at + 8 : at + 12], 16)
+        if 0xDC00 <= low < 0xE000:
+            return 12
+    return 6
+
+
 def _describe_char(text: str, offset: int) -> str:
     """How to show the character at ``offset`` in a message: quoted if printable, else as a code point."""
     if offset >= len(text):
@@ -139,6 +152,22 @@ class SourceDocument:
             if position is not None:
                 return position
         return None
+
+    def locate_in_string(self, path: Iterable[str | int], offset: int) -> tuple[int, int] | None:
+        """``(line, col)`` of character ``offset`` of the string value at ``path`` (``offset`` counts
+        characters of the decoded string, as a regex error's position does), or None if there is no
+        string there. Escapes are followed: ``\\n`` and ``\\u00e9`` are one character each, a
+        surrogate pair written as two ``\\u`` escapes is one; an offset at the end of the string points
+        at its closing quote."""
+        start = self._value_offsets.get(self.prefix + tuple(path))
+        if start is None or self.text[start] != '"':
+            return None
+        at = start + 1
+        for _ in range(offset):
+            if self.text[at] == '"':
+                return None  # the string is shorter than `offset`: not the string the offset is about
+            at += _escape_length(self.text, at) if self.text[at] == "\\" else 1
+        return _line_col(self.text, at)
 
     def error(
         self, message: str, path: Iterable[str | int] = (), *, error_class: type[TemplateError] = TemplateError

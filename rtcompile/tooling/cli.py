@@ -1,9 +1,11 @@
 """The `rtcompile` command line.
 
-    rtcompile IN... -o OUT [--check | --diff] [--stdlib-only] [--no-function-tools] [--no-openai]
+    rtcompile IN... -o OUT [--check] [--diff] [--stdlib-only] [--no-function-tools] [--no-openai]
                            [--shared-runtime]                                     (or `compile IN...`)
     rtcompile verify TEMPLATE [--module PARSER.py] [--cases N] [--seed S]
     rtcompile lint TEMPLATE [--chat-template FILE.jinja] [--strict]
+    (compile and lint also take -q, --disable [TEMPLATE:]CODE and --output-format {text,json};
+    verify takes -q)
     rtcompile list [--names]
     rtcompile help [COMMAND]
 
@@ -20,10 +22,12 @@ compiled as `./lint` or with `rtcompile compile lint ...`.)
 Exit status: 0 ok; 1 `--check` found a missing or stale output, `verify` found a divergence or a
 module compiled from another template, `lint` found errors (or warnings, with `--strict`); 2 bad
 input or usage, or `--stdlib-only` and a pattern that needs the `regex` module (without it, one warning
-line per such pattern); 130 interrupted (Ctrl-C), 128 + N on signal N (SIGTERM, SIGHUP). Every error is one
-line on stderr (a file the system will not let us read or write, a full disk, included); outputs are
-written all or nothing, every byte checked (see `rtcompile.tooling.outputs`). A reader that stops
-reading standard output (`| head -1`) ends the run quietly, as black does.
+line per such pattern); 130 interrupted (Ctrl-C), 128 + N on signal N (SIGTERM, SIGHUP). Diagnostics
+about a template are `file:line:col: severity[code]: path: message` lines (`rtcompile.tooling.report`);
+other errors are one `rtcompile: error: message` line on stderr (a file the system will not let us read
+or write, a full disk, included); outputs are written all or nothing, every byte checked (see
+`rtcompile.tooling.outputs`). A reader that stops reading standard output (`| head -1`) ends the run
+quietly, as black does.
 """
 
 from __future__ import annotations
@@ -45,10 +49,12 @@ from typing import TYPE_CHECKING, NoReturn
 from rtcompile.api import REGEX_FALLBACK_NOTE, compile_module, compile_shared_runtime
 from rtcompile.backends.codegen.options import DEFAULT_OPTIONS, ModuleOptions
 from rtcompile.backends.codegen.shared_runtime import RUNTIME_FILE, runtime_version
-from rtcompile.errors import TemplateError, printable
+from rtcompile.errors import Diagnostic, TemplateError, printable
 from rtcompile.frontend.catalog import bundled_directory, bundled_templates
 from rtcompile.frontend.source import TOKENIZER_CONFIG_NAME, TemplateText, resolve_template_path
 from rtcompile.tooling.outputs import STANDARD_OUTPUT, OutputError, special_file_kind, write_all, write_stdout
+from rtcompile.tooling.progress import ProgressPrinter
+from rtcompile.tooling.report import OUTPUT_FORMATS, DisableError, Reporter, Silenced, template_names
 from rtcompile.tooling.signals import INTERRUPT_EXIT_STATUS, Terminated, termination_raises
 from rtcompile.version import VERSION
 
@@ -122,7 +128,7 @@ class CommandLine:
 def build_parser() -> CommandLine:
     parser = _Parser(
         prog="rtcompile",
-        usage="rtcompile [compile] IN... -o OUT [--check | --diff]\n       rtcompile COMMAND ...",
+        usage="rtcompile [compile] IN... -o OUT [--check] [--diff]\n       rtcompile COMMAND ...",
         description="Compile Hugging Face response templates into standalone, typed Python parser modules.",
         epilog="IN: a template file, a model directory, a directory of templates, a bundled template's name "
         "(rtcompile list), or - for stdin. `rtcompile help COMMAND` describes a command. Exit status: 0 ok, "
@@ -135,7 +141,7 @@ def build_parser() -> CommandLine:
     compile_ = subparsers.add_parser(
         "compile",
         prog="rtcompile",
-        usage="rtcompile [compile] IN... -o OUT [--check | --diff]",
+        usage="rtcompile [compile] IN... -o OUT [--check] [--diff]",
         help="compile templates into parser modules (the default command)",
         description="Compile response templates into standalone, typed Python parser modules. "
         "`compile` may be left out: `rtcompile IN... -o OUT`.",
@@ -153,9 +159,12 @@ def build_parser() -> CommandLine:
     compile_.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="output file, '-' for stdout, or a directory"
     )
-    mode = compile_.add_mutually_exclusive_group()
-    mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if an output is missing or stale")
-    mode.add_argument("--diff", action="store_true", help="write nothing; show what would change as a unified diff")
+    compile_.add_argument("--check", action="store_true", help="write nothing; exit 1 if an output is missing or stale")
+    compile_.add_argument(
+        "--diff",
+        action="store_true",
+        help="write nothing; show what would change as a unified diff (with --check: and exit 1 if anything would)",
+    )
     compile_.add_argument(
         "--stdlib-only",
         action="store_true",
@@ -180,6 +189,7 @@ def build_parser() -> CommandLine:
         help=f"write the runtime once, as {RUNTIME_FILE} beside the modules, which import it from there: the "
         "output directory is then a package (give this to --check too)",
     )
+    _reporting_options(compile_, "print errors only (no warnings)")
     compile_.set_defaults(run=run_compile)
     commands["compile"] = compile_
 
@@ -197,6 +207,9 @@ def build_parser() -> CommandLine:
     )
     verify.add_argument("--cases", type=int, default=500, metavar="N", help="random streams to try (default 500)")
     verify.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
+    verify.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress and no report unless something diverges"
+    )
     verify.set_defaults(run=run_verify)
     commands["verify"] = verify
 
@@ -213,6 +226,7 @@ def build_parser() -> CommandLine:
         "--cases", type=int, default=300, metavar="N", help="random streams for defect search (default 300)"
     )
     lint.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
+    _reporting_options(lint, "print only what fails the run (errors; warnings too with --strict), no progress")
     lint.set_defaults(run=run_lint)
     commands["lint"] = lint
 
@@ -237,6 +251,26 @@ def build_parser() -> CommandLine:
     help_.set_defaults(run=None)
     commands["help"] = help_
     return CommandLine(parser, commands)
+
+
+def _reporting_options(command: argparse.ArgumentParser, quiet: str) -> None:
+    """-q, --disable and --output-format, as compile and lint take them."""
+    command.add_argument("-q", "--quiet", action="store_true", help=quiet)
+    command.add_argument(
+        "--disable",
+        action="append",
+        default=[],
+        metavar="[TEMPLATE:]CODE",
+        help="silence warnings with this code (the [code] of a diagnostic), for every template or for the one "
+        "named (its file name, with or without .json); repeatable",
+    )
+    command.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        default="text",
+        help="diagnostics as file:line:col: severity[code]: path: message lines (text, the default) or as one "
+        "JSON array",
+    )
 
 
 def with_command(arguments: list[str]) -> list[str]:
@@ -330,25 +364,38 @@ def run_help(command_line: CommandLine, topic: str | None) -> int:
 
 
 def run_compile(args: argparse.Namespace) -> int:
+    reporter = Reporter(args.output_format, sys.stderr)
     try:
         if args.shared_runtime and args.output == STDIN:
             raise UsageError(
                 f"--shared-runtime writes {RUNTIME_FILE} beside the modules: -o names a file or directory, not -"
             )
+        silenced = Silenced.parse(args.disable)
         jobs = plan(args.inputs, args.output)
         options = ModuleOptions(
             function_tools=args.function_tools, openai=args.openai, shared_runtime=args.shared_runtime
         )
         runtime = shared_runtime_output(jobs) if options.shared_runtime else None
-        results = [(job, compile_job(job, stdlib_only=args.stdlib_only, options=options)) for job in jobs]
+        results = []
+        for job in jobs:
+            compiled = compile_job(job, stdlib_only=args.stdlib_only, options=options)
+            names = template_names(job.source, job.bundled_name) if isinstance(job.source, Path) else set()
+            if not args.quiet:
+                reporter.report([d for d in compiled.warnings if not silenced.hides(d, names)])
+            results.append((job, compiled.code))
         if args.check or args.diff:
-            return report_changes(results, show_diff=args.diff, options=options, runtime=runtime)
+            return report_changes(results, show_diff=args.diff, fail=args.check, options=options, runtime=runtime)
         write(results, runtime=runtime)
-    except (TemplateError, UsageError, OutputError, OSError) as error:
+    except TemplateError as error:
+        reporter.report([error.to_diagnostic()])
+        return EXIT_USAGE
+    except (UsageError, OutputError, DisableError, OSError) as error:
         if isinstance(error, BrokenPipeError):
             raise
         report_error("rtcompile", error)
         return EXIT_USAGE
+    finally:
+        reporter.finish()
     return EXIT_OK
 
 
@@ -464,9 +511,15 @@ def shared_runtime_output(jobs: Sequence[Job]) -> Path:
     return target
 
 
-def compile_job(job: Job, *, stdlib_only: bool = False, options: ModuleOptions = DEFAULT_OPTIONS) -> str:
-    """The module's code; one warning line per template warning (what `rtcompile lint` reports as
-    warnings: backtracking patterns...), and per pattern that makes it import `regex` (an error with
+@dataclass(frozen=True)
+class Compiled:
+    code: str
+    warnings: tuple[Diagnostic, ...]  # the template's (what `lint` reports too), then the regex fallbacks
+
+
+def compile_job(job: Job, *, stdlib_only: bool = False, options: ModuleOptions = DEFAULT_OPTIONS) -> Compiled:
+    """The module's code, with the template's warnings (what `rtcompile lint` reports as warnings:
+    backtracking patterns...) and one per pattern that makes it import `regex` (an error with
     `stdlib_only`)."""
     compiled = compile_module(
         job.source,
@@ -475,14 +528,11 @@ def compile_job(job: Job, *, stdlib_only: bool = False, options: ModuleOptions =
         openai=options.openai,
         shared_runtime=options.shared_runtime,
     )
-    for warning in compiled.template_warnings:
-        print(printable(f"rtcompile: warning: {warning}"), file=sys.stderr)
     for note in compiled.regex_fallbacks:
         if stdlib_only:
             message = note.message.removesuffix(REGEX_FALLBACK_NOTE) + ", and --stdlib-only forbids the regex module"
             raise TemplateError(message, note.path, file=note.file, line=note.line, col=note.col)
-        print(printable(f"rtcompile: warning: {note}"), file=sys.stderr)
-    return compiled.code
+    return Compiled(compiled.code, compiled.template_warnings + compiled.regex_fallbacks)
 
 
 def source_name(job: Job) -> str:
@@ -514,11 +564,13 @@ def report_changes(
     results: Sequence[tuple[Job, str]],
     *,
     show_diff: bool,
+    fail: bool,
     options: ModuleOptions = DEFAULT_OPTIONS,
     runtime: Path | None = None,
 ) -> int:
-    """For --check and --diff: list (or show) outputs that differ from what would be generated, the
-    shared runtime (at `runtime`, with --shared-runtime) among them.
+    """For --check and --diff: list (or show, as a unified diff on stdout) the outputs that differ
+    from what would be generated, the shared runtime (at `runtime`, with --shared-runtime) among them;
+    with `fail` (--check), exit status 1 when there are any.
 
     A module compiled with other options (`--no-function-tools`, `--no-openai`, `--shared-runtime`) is
     stale too (its code differs); the message says so, since the fix is then the option, not a recompile."""
@@ -548,9 +600,7 @@ def report_changes(
             state = "missing" if current is None else "stale"
             remedy = _runtime_remedy(current) if origin is None else f"regenerate from {origin}"
             print(printable(f"{path}: {state} ({remedy}{_options_hint(current, options)})"), file=sys.stderr)
-    if show_diff:
-        return EXIT_OK
-    return EXIT_FAILED if stale else EXIT_OK
+    return EXIT_FAILED if stale and fail else EXIT_OK
 
 
 def _origin(job: Job) -> str:
@@ -614,23 +664,28 @@ def run_verify(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from rtcompile.tooling import verify
 
+    printer = None if args.quiet else ProgressPrinter(args.cases)
     try:
         summary = verify.run(
             args.template,
             module_path=args.module,
             cases=args.cases,
             seed=args.seed,
-            progress=verify.ProgressPrinter(args.cases),
+            progress=None if printer is None else lambda done, s: printer(done, f"{s.comparisons} comparisons"),
         )
     except verify.TemplateMismatch as mismatch:
         report_error(prog, mismatch)
         return EXIT_FAILED
-    except (TemplateError, UsageError, ValueError, OSError) as error:
+    except TemplateError as error:
+        print(error.to_diagnostic().render(), file=sys.stderr)
+        return EXIT_USAGE
+    except (UsageError, ValueError, OSError) as error:
         if isinstance(error, BrokenPipeError):
             raise
         report_error(prog, error)
         return EXIT_USAGE
-    emit(verify.report(args.template, summary))
+    if summary.divergence is not None or not args.quiet:
+        emit(verify.report(args.template, summary))
     return EXIT_FAILED if summary.divergence is not None else EXIT_OK
 
 
@@ -638,20 +693,35 @@ def run_lint(args: argparse.Namespace) -> int:
     prog = "rtcompile lint"
     from rtcompile.tooling import lint
 
+    errors_to = Reporter(args.output_format, sys.stderr)  # bad input, as compile reports it
     try:
-        resolve_template_path(args.template)  # a missing input is a usage error, as for compile and verify
-        findings = lint.run(args.template, chat_template_path=args.chat_template, cases=args.cases)
-    except (TemplateError, UsageError, OSError) as error:
+        silenced = Silenced.parse(args.disable)
+        resolved = resolve_template_path(args.template)  # a missing input is bad input, as for compile and verify
+        progress = None if args.quiet else ProgressPrinter(args.cases)
+        findings = lint.run(args.template, chat_template_path=args.chat_template, cases=args.cases, progress=progress)
+    except TemplateError as error:
+        errors_to.report([error.to_diagnostic()])
+        errors_to.finish()
+        return EXIT_USAGE
+    except (UsageError, DisableError, OSError) as error:
         if isinstance(error, BrokenPipeError):
             raise
         report_error(prog, error)
         return EXIT_USAGE
-    for finding in findings:
-        emit(finding.render())
-    errors = sum(1 for f in findings if f.severity == "error")
-    warnings = sum(1 for f in findings if f.severity == "warning")
-    verdict = " (--strict: warnings count as errors)" if args.strict and warnings else ""
-    print(printable(f"{args.template}: {errors} error(s), {warnings} warning(s){verdict}"), file=sys.stderr)
+    names = template_names(resolved, args.template)
+    shown = [f for f in findings if not silenced.hides(f, names)]
+    errors = sum(1 for f in shown if f.severity == "error")
+    warnings = sum(1 for f in shown if f.severity == "warning")
+    failing = {"error", "warning"} if args.strict else {"error"}
+    reporter = Reporter(args.output_format, sys.stdout)
+    reporter.report([f for f in shown if not args.quiet or f.severity in failing])
+    reporter.finish()
+    if not args.quiet:
+        verdict = " (--strict: warnings count as errors)" if args.strict and warnings else ""
+        hidden = len(findings) - len(shown)
+        silenced_note = f", {hidden} silenced" if hidden else ""
+        summary = f"{args.template}: {errors} error(s), {warnings} warning(s){silenced_note}{verdict}"
+        print(printable(summary), file=sys.stderr)
     return EXIT_FAILED if errors or (args.strict and warnings) else EXIT_OK
 
 

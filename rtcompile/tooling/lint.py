@@ -1,6 +1,7 @@
 """`rtcompile lint`: what is wrong with a template, and what it would do wrong in production.
 
-Three kinds of findings, each `file:line:col: path: message` where a position is known:
+Three kinds of findings, each a `Diagnostic` with a stable code (`file:line:col: severity[code]: path:
+message` on the command line), located where a position is known:
 * the validator's errors and warnings (`rtcompile.frontend.diagnostics`);
 * defects found by exercising the interpreter: streaming that disagrees with one-shot parsing,
   a non-repeating implicit field that stray text re-opens and overwrites, text silently dropped,
@@ -8,68 +9,100 @@ Three kinds of findings, each `file:line:col: path: message` where a position is
   that raise on an optional capture -- each with the input that shows it;
 * with the model's chat template: the real generation prompt and whether `start_anchor` finds
   it, and whether every parsed field is read back when the message is rendered again.
+
+A chat template that cannot be read, does not compile or does not render is bad input, like a
+template that cannot be read: a `TemplateError` located in the Jinja source (the `.jinja` file, or
+the config's `"chat_template"` string), not a finding.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from rtcompile.api import ResponseParser, examine_template
+import jinja2
+
+from rtcompile.api import ResponseParser, TemplateSource, examine_template
 from rtcompile.backends.interpreter import anchor_pattern
-from rtcompile.errors import Diagnostic, render_message
+from rtcompile.errors import Diagnostic, TemplateError
 from rtcompile.frontend.diagnostics import walk_placeholders
+from rtcompile.frontend.source import SourceDocument, parse_json_document, read_text_file
 from rtcompile.ir import Template, Transform, XmlInlineParser
-from rtcompile.prompt import normalize_messages, render_chat_template
+from rtcompile.prompt import compile_chat_template, normalize_messages, render_chat_template
 from rtcompile.regex.analysis import optional_group_names
 from rtcompile.regex.parser import parse_regex
 from rtcompile.runtime.program import after_last_anchor
+from rtcompile.tooling.codes import (
+    ANCHOR_NOT_FOUND,
+    ANCHOR_TOO_EARLY,
+    CHAT_TEMPLATE_RENDER,
+    FIELD_NOT_RENDERED,
+    GENERATION_PROMPT,
+    IMPLICIT_OVERWRITE,
+    LINT_CODES,
+    NARROW_NAME_CAPTURE,
+    NO_IMPLICIT_FIELD,
+    OPTIONAL_CAPTURE,
+    STREAM_DIVERGENCE,
+    STRIPPED_INDENTATION,
+)
 from rtcompile.tooling.fuzz import delimiter_texts, random_chunking, random_stream
 from rtcompile.tooling.observe import Raised, observe
+from rtcompile.tooling.report import Silenced
+
+#: Called after each fuzzing case with the number done so far (for a progress line).
+Progress = Callable[[int], None]
 
 
-@dataclass(frozen=True)
-class Finding:
-    severity: Literal["error", "warning", "info"]
-    message: str
-    path: tuple[str | int, ...] = ()
-    file: str | None = None
-    line: int | None = None
-    col: int | None = None
-    example: str | None = None
-
-    def render(self) -> str:
-        text = render_message(f"{self.severity}: {self.message}", self.path, self.file, self.line, self.col)
-        return text if self.example is None else f"{text}\n    input: {self.example}"
+def finding(code: str, message: str, path: Iterable[str | int] = (), example: str | None = None) -> Diagnostic:
+    """A lint finding, with the severity its code always has."""
+    return Diagnostic(LINT_CODES[code], message, tuple(path), code=code, example=example)
 
 
-def _from_diagnostic(d: Diagnostic) -> Finding:
-    return Finding(d.severity, d.message, d.path, d.file, d.line, d.col)
-
-
-def run(template_path: str, *, chat_template_path: str | None = None, cases: int = 300) -> list[Finding]:
+def run(
+    template_path: TemplateSource,
+    *,
+    chat_template_path: str | None = None,
+    cases: int = 300,
+    progress: Progress | None = None,
+) -> list[Diagnostic]:
+    """Everything lint reports about a template, in order: load-time diagnostics, static defects,
+    defects found in `cases` random streams, and the chat-template checks (the config's own chat
+    template, or the file `chat_template_path`). Raises `TemplateError` when the chat template cannot
+    be read, compiled or rendered."""
     template, document, diagnostics = examine_template(template_path)
-    findings = [_from_diagnostic(d) for d in diagnostics]
     if template is None:
-        return findings  # it does not load: the error is the finding
+        return diagnostics  # it does not load: the error is the finding
+    chat_template = _chat_template(document, chat_template_path)  # bad input fails before the long part
     located = _locator(document)
-    findings += [located(f) for f in static_defects(template)]
-    findings += [located(f) for f in fuzz_defects(template, cases=cases, seed=0)]
-    chat_template = _chat_template(document, chat_template_path)
+    diagnostics += [located(f) for f in static_defects(template)]
+    diagnostics += [located(f) for f in fuzz_defects(template, cases=cases, seed=0, progress=progress)]
     if chat_template is not None:
-        findings += [located(f) for f in chat_template_checks(template, chat_template)]
-    return findings
+        diagnostics += [located(f) for f in chat_template_checks(template, chat_template)]
+    return diagnostics
 
 
-def _locator(document: Any) -> Any:
-    def locate(finding: Finding) -> Finding:
-        if document is None:
-            return finding
-        line, col = document.locate_nearest(finding.path) or (None, None)
-        return Finding(finding.severity, finding.message, finding.path, document.file, line, col, finding.example)
+def check_template(
+    source: TemplateSource, *, chat_template: str | None = None, cases: int = 300, disable: Iterable[str] = ()
+) -> list[Diagnostic]:
+    """What `rtcompile lint` reports about a template, as `Diagnostic`s: the error that stops it loading,
+    or its warnings, the defects found by running it on `cases` random streams, and, with a chat template
+    (the file `chat_template`, or the config's own), the chat-template checks (`"info"` diagnostics
+    among them). `disable` leaves out the warnings and infos with those codes, as `--disable` does.
+    Raises `TemplateError` when the chat template cannot be read, compiled or rendered."""
+    silenced = Silenced.parse(disable)
+    return [d for d in run(source, chat_template_path=chat_template, cases=cases) if not silenced.hides(d)]
+
+
+def _locator(document: SourceDocument | None) -> Callable[[Diagnostic], Diagnostic]:
+    def locate(found: Diagnostic) -> Diagnostic:
+        if document is None or found.file is not None:  # a finding about the chat template is located already
+            return found
+        line, col = document.locate_nearest(found.path) or (None, None)
+        return dataclasses.replace(found, file=document.file, line=line, col=col)
 
     return locate
 
@@ -80,12 +113,12 @@ NARROW_NAME = re.compile(r"\(\?P<name>\\w[+*]\)")
 STRIPPING_VALUE = re.compile(r"\\s\*\(\?P<value>|\(\?P<value>[^)]*\)\\s\*")
 
 
-def static_defects(template: Template) -> list[Finding]:
-    found: list[Finding] = []
+def static_defects(template: Template) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
     if template.implicit is None:
         found.append(
-            Finding(
-                "warning",
+            finding(
+                NO_IMPLICIT_FIELD,
                 "no implicit field (one without 'open'): text outside delimited regions is silently dropped",
                 ("fields",),
                 example=repr("plain answer text"),
@@ -97,8 +130,8 @@ def static_defects(template: Template) -> list[Finding]:
                 continue
             if NARROW_NAME.search(delimiter.pattern):
                 found.append(
-                    Finding(
-                        "warning",
+                    finding(
+                        NARROW_NAME_CAPTURE,
                         r"tool-name capture (?P<name>\w+) rejects real tool names with '-' or '.' (the call is "
                         r"then not recognised at all); use something like (?P<name>[^\s<>(]+)",
                         ("fields", f.name, key),
@@ -108,8 +141,8 @@ def static_defects(template: Template) -> list[Finding]:
             found += _optional_captures(f.name, key, delimiter.pattern, f.transform)
         if isinstance(f.parser, XmlInlineParser) and STRIPPING_VALUE.search(f.parser.tag_pattern):
             found.append(
-                Finding(
-                    "warning",
+                finding(
+                    STRIPPED_INDENTATION,
                     r"\s* next to (?P<value>...) strips leading indentation and newlines from values, which corrupts "
                     "code arguments",
                     ("fields", f.name, "content_args", "tag_pattern"),
@@ -119,7 +152,7 @@ def static_defects(template: Template) -> list[Finding]:
     return found
 
 
-def _optional_captures(field: str, key: str, pattern: str, transform: Transform | None) -> list[Finding]:
+def _optional_captures(field: str, key: str, pattern: str, transform: Transform | None) -> list[Diagnostic]:
     """Named groups the transform uses that the pattern can match without: the transform then raises."""
     used = set() if transform is None else {p.root for p, _ in walk_placeholders(transform)}
     try:
@@ -127,8 +160,8 @@ def _optional_captures(field: str, key: str, pattern: str, transform: Transform 
     except (ValueError, RecursionError):
         return []
     return [
-        Finding(
-            "warning",
+        finding(
+            OPTIONAL_CAPTURE,
             f"the transform uses {{{name}}}, but group {name!r} may not take part in a match: the field then fails "
             "with KeyError",
             ("fields", field, key),
@@ -140,19 +173,21 @@ def _optional_captures(field: str, key: str, pattern: str, transform: Transform 
 # --------------------------------------------------------------------------- defects found by running the template
 
 
-def fuzz_defects(template: Template, *, cases: int, seed: int) -> list[Finding]:
+def fuzz_defects(template: Template, *, cases: int, seed: int, progress: Progress | None = None) -> list[Diagnostic]:
     rng = random.Random(seed)
     delimiters = delimiter_texts(template, rng)
-    found: dict[str, Finding] = {}
+    found: dict[str, Diagnostic] = {}
     make = lambda prefix, tools: ResponseParser(template, prefix, tools=tools)  # noqa: E731
-    for _ in range(cases):
+    for case in range(cases):
+        if progress is not None:
+            progress(case)
         text = random_stream(template, rng, delimiters)
         one_shot = observe(make, "", [text])
         for chunks in (random_chunking(text, rng), list(text)):
             streamed = observe(make, "", chunks)
             if _outcome(streamed) != _outcome(one_shot) and "stream" not in found:
-                found["stream"] = Finding(
-                    "error",
+                found["stream"] = finding(
+                    STREAM_DIVERGENCE,
                     "streaming gives a different message than one-shot parsing for the same text (a delimiter regex "
                     f"commits before its match is final?): one-shot {_outcome(one_shot)!r}, "
                     f"streamed {_outcome(streamed)!r}",
@@ -162,14 +197,16 @@ def fuzz_defects(template: Template, *, cases: int, seed: int) -> list[Finding]:
         overwritten = _implicit_overwrite(template, one_shot)
         if overwritten and "implicit" not in found:
             assert template.implicit is not None
-            found["implicit"] = Finding(
-                "warning",
+            found["implicit"] = finding(
+                IMPLICIT_OVERWRITE,
                 f"the implicit field {template.implicit.name!r} does not repeat, so text between regions re-opens it "
                 f'and the later value {overwritten[1]!r} overwrites {overwritten[0]!r}; consider "repeats": true '
                 'with "join": ""',
                 ("fields", template.implicit.name),
                 example=repr(text),
             )
+    if progress is not None:
+        progress(cases)
     return list(found.values())
 
 
@@ -199,13 +236,61 @@ def _implicit_overwrite(template: Template, record: list[Any]) -> tuple[Any, Any
 # --------------------------------------------------------------------------- the chat template
 
 
-def _chat_template(document: Any, explicit: str | None) -> str | None:
+@dataclasses.dataclass(frozen=True)
+class ChatTemplate:
+    """A chat template's Jinja source, and where it came from: `locate(line)` gives the file and the
+    position of the Jinja source's line `line` in it."""
+
+    source: str
+    file: str | None
+    document: SourceDocument | None = None  # the JSON file holding the source as a string, if it is one
+
+    def error(self, message: str, line: int | None) -> TemplateError:
+        """`message` as an error at line `line` of the Jinja source (None: the source as a whole)."""
+        if self.document is None:  # a .jinja file: its lines are the source's lines
+            return TemplateError(message, file=self.file, line=line)
+        offset = 0 if line is None else _line_offset(self.source, line)
+        position = self.document.locate_in_string((), offset) or (None, None)
+        return TemplateError(message, ("chat_template",), file=self.file, line=position[0], col=position[1])
+
+
+def _line_offset(text: str, line: int) -> int:
+    """Where line `line` (1-based) of `text` starts."""
+    offset = 0
+    for _ in range(line - 1):
+        offset = text.index("\n", offset) + 1
+    return offset
+
+
+def _chat_template(document: SourceDocument | None, explicit: str | None) -> ChatTemplate | None:
+    """The chat template to check: the file `explicit`, else the template file's own `"chat_template"`
+    string, else none; compiled once here, so that a syntax error is reported before the long checks."""
     if explicit is not None:
-        return Path(explicit).read_text(encoding="utf-8")
-    value = getattr(document, "value", None)
-    if isinstance(value, dict) and isinstance(value.get("chat_template"), str):
-        return str(value["chat_template"])
-    return None
+        chat_template = ChatTemplate(read_text_file(explicit), explicit)
+    else:
+        value = getattr(document, "value", None)
+        if document is None or not isinstance(value, dict) or not isinstance(value.get("chat_template"), str):
+            return None
+        held = parse_json_document(
+            document.text, file=document.file, prefix=("chat_template",), strict_outside_prefix=False
+        )
+        chat_template = ChatTemplate(str(value["chat_template"]), document.file, held)
+    try:
+        compile_chat_template(chat_template.source)
+    except jinja2.TemplateSyntaxError as error:
+        raise chat_template.error(f"Jinja syntax error: {error.message}", error.lineno) from None
+    return chat_template
+
+
+def _jinja_line(error: BaseException) -> int | None:
+    """The line of the Jinja source a rendering error was raised at (jinja2 puts it in the traceback)."""
+    line = None
+    traceback = error.__traceback__
+    while traceback is not None:
+        if traceback.tb_frame.f_code.co_filename == "<template>":
+            line = traceback.tb_lineno
+        traceback = traceback.tb_next
+    return line
 
 
 SAMPLE_TOOLS = [
@@ -228,8 +313,11 @@ def render(chat_template: str, messages: list[dict[str, Any]], **context: Any) -
 LINT_SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>"}
 
 
-def chat_template_checks(template: Template, chat_template: str) -> list[Finding]:
-    found: list[Finding] = []
+def chat_template_checks(template: Template, chat_template: ChatTemplate) -> list[Diagnostic]:
+    """What the rendered generation prompt looks like and whether the start anchor finds it, in three
+    contexts; and whether each field renders back. A chat template that does not render a plain
+    conversation raises `TemplateError`; one that fails only with tools or thinking is a warning."""
+    found: list[Diagnostic] = []
     conversation = [{"role": "user", "content": "LINT_USER_TURN"}]
     for label, context in (
         ("no tools", {}),
@@ -237,16 +325,21 @@ def chat_template_checks(template: Template, chat_template: str) -> list[Finding
         ("thinking enabled", {"enable_thinking": True}),
     ):
         try:
-            prompt = render(chat_template, conversation, add_generation_prompt=True, **context)
-        except Exception as exc:  # noqa: BLE001 - a broken chat template is a finding, not a crash
-            found.append(Finding("warning", f"chat template fails to render ({label}): {exc}", ()))
+            prompt = render(chat_template.source, conversation, add_generation_prompt=True, **context)
+        except Exception as exc:  # noqa: BLE001 - whatever the template raises, it is reported, not a crash
+            problem = f"the chat template does not render ({label}): {type(exc).__name__}: {exc}"
+            error = chat_template.error(problem, _jinja_line(exc))
+            if not context:  # not even a plain conversation renders: nothing else can be checked
+                raise error from None
+            warning = finding(CHAT_TEMPLATE_RENDER, problem, error.path)
+            found.append(dataclasses.replace(warning, file=error.file, line=error.line, col=error.col))
             continue
         generation = prompt.split("LINT_USER_TURN")[-1]
         truncated = after_last_anchor(anchor_pattern(template), prompt)
         if truncated is None:
             found.append(
-                Finding(
-                    "error",
+                finding(
+                    ANCHOR_NOT_FOUND,
                     f"start anchor not found in the rendered prompt ({label}); its generation prompt is "
                     f"{generation!r}, so every earlier turn would be parsed as part of the reply",
                     ("start_anchor",),
@@ -254,17 +347,21 @@ def chat_template_checks(template: Template, chat_template: str) -> list[Finding
             )
         elif "LINT_USER_TURN" in truncated:
             found.append(
-                Finding("error", f"start anchor matches before the last user turn ({label})", ("start_anchor",))
+                finding(
+                    ANCHOR_TOO_EARLY, f"start anchor matches before the last user turn ({label})", ("start_anchor",)
+                )
             )
         else:
             found.append(
-                Finding("info", f"generation prompt ({label}) is {generation!r}; after the anchor: {truncated!r}")
+                finding(
+                    GENERATION_PROMPT, f"generation prompt ({label}) is {generation!r}; after the anchor: {truncated!r}"
+                )
             )
-    found += _round_trip(template, chat_template)
+    found += _round_trip(template, chat_template.source)
     return found
 
 
-def _round_trip(template: Template, chat_template: str) -> list[Finding]:
+def _round_trip(template: Template, chat_template: str) -> list[Diagnostic]:
     """Fields whose parsed values the chat template never renders back (wrong key names)."""
     found = []
     for f in template.fields:
@@ -284,8 +381,8 @@ def _round_trip(template: Template, chat_template: str) -> list[Finding]:
             continue
         if marker not in rendered:
             found.append(
-                Finding(
-                    "warning",
+                finding(
+                    FIELD_NOT_RENDERED,
                     f"the chat template never renders field {f.name!r} of a parsed message, so the parsed message "
                     "cannot be sent back in the next turn (does the chat template read another key?)",
                     ("fields", f.name),

@@ -18,13 +18,12 @@ import itertools
 import random
 import sys
 import tempfile
-import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TextIO
+from typing import Any
 
 from rtcompile.api import ResponseParser, compile_template, load_template
 from rtcompile.backends.codegen.shared_runtime import RUNTIME_FILE, RUNTIME_MODULE
@@ -52,6 +51,11 @@ class Summary:
     comparisons: int = 0
     engines: list[str] = field(default_factory=list)
     divergence: Divergence | None = None
+    reference_note: str | None = None  # why the comparison with transformers is off or weaker, if it is
+
+
+# The transformers release rtcompile reproduces (the test extra pins it).
+REFERENCE_VERSION = "5.24.0"
 
 
 @dataclass(frozen=True)
@@ -111,18 +115,31 @@ def compiled_on_the_fly(template_path: str) -> ModuleType:
     return load_module(target)
 
 
-def engine_pairs(template: Template, module: ModuleType) -> list[Pair]:
+def engine_pairs(template: Template, module: ModuleType) -> tuple[list[Pair], str | None]:
+    """The engines to compare, and a note when transformers is not among them (not installed) or is
+    not the release rtcompile reproduces."""
     spec = dict(template.source)
     compiled: Make = lambda prefix, tools: module.ResponseParser(prefix, tools=tools)  # noqa: E731
     interpreted: Make = lambda prefix, tools: ResponseParser(template, prefix, tools=tools)  # noqa: E731
     pairs = [Pair("compiled module vs interpreter", compiled, interpreted, identical)]
     try:
+        import transformers
         from transformers.utils.chat_parsing import ResponseParser as Reference
     except ImportError:
-        return pairs
+        return pairs, (
+            "the comparison with transformers is off: it is not installed, so only the compiled module and the "
+            "interpreter were compared; to compare with the reference too: "
+            f"pip install 'transformers=={REFERENCE_VERSION}'"
+        )
     reference: Make = lambda prefix, tools: Reference(spec, prefix=prefix, tools=tools)  # noqa: E731
     pairs.append(Pair("interpreter vs transformers", interpreted, reference, agrees_with_reference))
-    return pairs
+    version = getattr(transformers, "__version__", "?")
+    if version != REFERENCE_VERSION:
+        return pairs, (
+            f"transformers {version} is installed, but rtcompile reproduces {REFERENCE_VERSION}: a divergence from it "
+            f"may be the version's; pip install 'transformers=={REFERENCE_VERSION}' to compare with the reference"
+        )
+    return pairs, None
 
 
 def chunkings_for(text: str, rng: random.Random, random_count: int, max_split_length: int) -> list[list[str]]:
@@ -146,10 +163,12 @@ def run(
         check_module_template(module, module_path, template, template_path)
     else:
         module = compiled_on_the_fly(template_path)
-    pairs = engine_pairs(template, module)
+    pairs, reference_note = engine_pairs(template, module)
     rng = random.Random(seed)
     delimiters = delimiter_texts(template, rng)
-    summary = Summary(engines=[p.name for p in pairs])
+    summary = Summary(engines=[p.name for p in pairs], reference_note=reference_note)
+    if progress is not None:
+        progress(0, summary)  # ready: the cases start now
     for case in range(cases):
         text = random_stream(template, rng, delimiters)
         prefix = random_prefix(template, rng, delimiters)
@@ -205,6 +224,8 @@ def report(template_path: str, summary: Summary) -> str:
         f"verify {template_path}: {summary.cases} cases, {summary.chunkings} chunkings, "
         f"{summary.comparisons} comparisons ({'; '.join(summary.engines)})"
     ]
+    if summary.reference_note is not None:
+        lines.append(f"note: {summary.reference_note}")
     d = summary.divergence
     if d is None:
         lines.append(f"all {summary.comparisons} comparisons agree")
@@ -219,53 +240,3 @@ def report(template_path: str, summary: Summary) -> str:
         f"  theirs:   {d.theirs!r}",
     ]
     return "\n".join(map(printable, lines))  # one line each, whatever the template path holds
-
-
-class ProgressPrinter:
-    """Progress lines on stderr for a long run: cases done of the total, and an estimate of the time left.
-
-    A line is printed at most every `interval` seconds (none for a run shorter than that); the
-    estimate assumes the remaining cases take as long as the average case so far.
-    """
-
-    def __init__(
-        self,
-        total: int,
-        *,
-        interval: float = 2.0,
-        clock: Callable[[], float] | None = None,
-        stream: TextIO | None = None,
-    ) -> None:
-        self.total = total
-        self.interval = interval
-        self.clock = clock or time.monotonic
-        self.stream = stream
-        self.started = self.clock()
-        self.last_line = self.started
-
-    def __call__(self, done: int, summary: Summary) -> None:
-        now = self.clock()
-        if now - self.last_line < self.interval or done >= self.total:
-            return
-        self.last_line = now
-        elapsed = now - self.started
-        left = elapsed / done * (self.total - done)
-        print(
-            f"  {done}/{self.total} cases, {summary.comparisons} comparisons, {format_duration(elapsed)} elapsed, "
-            f"about {format_duration(left)} left",
-            file=self.stream or sys.stderr,
-            flush=True,
-        )
-
-
-def format_duration(seconds: float) -> str:
-    if seconds < 1:
-        return "<1 s"
-    whole = round(seconds)
-    if whole < 60:
-        return f"{whole} s"
-    minutes, rest = divmod(whole, 60)
-    if minutes < 60:
-        return f"{minutes} min {rest} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min"

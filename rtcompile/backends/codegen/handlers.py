@@ -127,7 +127,7 @@ def _call(parts: ModuleParts, function: str, arg: str, arguments: dict[str, obje
 
     An argument equal to the function's default is left out, so a handler shows only what its template
     changes: those defaults are the reference's `content_args` defaults (`rtcompile.ir.KINDS`; checked
-    by tests/test_content_kinds.py), and leaving one out never changes the call.
+    by tests/frontend/test_content_kinds.py), and leaving one out never changes the call.
     """
     parts.need("content", function)
     parameters = inspect.signature(getattr(content, function)).parameters

@@ -25,7 +25,7 @@ nested to any depth):
 * a line that cannot be split otherwise (empty brackets) stays as it is.
 
 String literals get ruff's preferred quotes (`string_literal`), widths count East Asian wide
-characters as two columns, as ruff does. `tests/test_layout.py` checks all of this against ruff
+characters as two columns, as ruff does. `tests/codegen/test_layout.py` checks all of this against ruff
 itself, on the bundled templates' modules and on random statements.
 """
 

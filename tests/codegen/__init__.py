@@ -1,0 +1,1 @@
+"""The generator (rtcompile/backends/codegen/): what a generated module holds, how it is laid out, that it is fresh."""

@@ -1,0 +1,86 @@
+"""Every runtime helper's tests, run again against its lifted copy: the definitions as a generated
+module holds them, under the module's header (typing names exist for the type checker only).
+
+A helper that works in `rtcompile.runtime` but not once lifted (a typing name used at run time, a
+name the lifter did not follow) fails here, not in a user's compiled module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import transformers.utils.chat_parsing as reference
+
+import rtcompile
+from rtcompile.backends.codegen.generate import SKELETON
+from tests.support.compiled import compiled_module
+from tests.support.lifted import PREAMBLE, lifted_module, rerun_tests
+from tests.support.paths import ROOT
+
+TESTS = ROOT / "tests"
+
+# Each test file of a runtime helper, and the runtime modules it imports.
+RERUN = {
+    "runtime/test_tool_schema.py": ["tool_schema"],
+    "runtime/test_coercion.py": ["coercion"],
+    "runtime/test_content.py": ["content", "transform"],
+    "regex/test_duplicate_names.py": ["partial"],
+}
+# (runtime.openai and runtime.openai_stream are imported by users from rtcompile, never lifted.)
+
+# Tests that inspect a runtime module's source file (its shape), not its behaviour.
+SOURCE_TESTS = frozenset({"test_module_shape_is_liftable"})
+
+for file_name, runtime_modules in RERUN.items():
+    prefix = f"lifted_{Path(file_name).stem.removeprefix('test_')}"
+    rerun_tests(TESTS / file_name, runtime_modules, globals(), prefix, source_tests=SOURCE_TESTS)
+
+
+def test_the_preamble_is_the_skeletons_header() -> None:
+    # (as a module that calls both stand-ins has it: every module that lifts the engine and parse_response)
+    header = SKELETON.get_template("typing_preamble.py.jinja").render(
+        stand_ins=["cast", "overload"], typing_import="{typing_import}"
+    )
+    assert PREAMBLE.split("{imports}\n\n", 1)[1] == f"{header}\n"
+
+
+def test_lifted_modules_are_not_the_runtime_modules() -> None:
+    from rtcompile.runtime import tool_schema
+
+    assert lifted_module("tool_schema").function_to_tool_schema is not tool_schema.function_to_tool_schema
+    assert "Any" not in vars(lifted_module("tool_schema"))  # typing names exist for the type checker only
+
+
+def _get_weather(city: Any, days: int = 1) -> str:
+    """Get the weather.
+
+    Args:
+        city: where
+        days: how many days
+    """
+    return ""
+
+
+def test_a_compiled_module_accepts_a_tool_annotated_with_typing_any() -> None:
+    template = {
+        "start_anchor": "<A>",
+        "fields": {
+            "tool_calls": {
+                "open": "<tool>",
+                "close": "</tool>",
+                "content": "json",
+                "transform_each": True,
+                "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}},
+            },
+            "content": {},
+        },
+    }
+    module = compiled_module(template)
+    text = '<tool>[{"name": "_get_weather", "arguments": {"city": 3, "days": "2"}}]</tool>'
+    schema: dict[str, Any] = {"type": "function", "function": {"name": "x", "parameters": {}}}
+    toolsets: list[list[Any]] = [[_get_weather], [_get_weather, schema]]
+    for tools in toolsets:
+        ours = module.parse_response(text, prefix="", tools=tools)
+        assert ours == rtcompile.parse_response(text, template, prefix="", tools=tools)
+        assert ours == reference.parse_response(text, template, prefix="", tools=tools)

@@ -1,0 +1,1 @@
+"""Whole parsers against transformers 5.24.0: the interpreter, compiled modules, the bundled templates."""

@@ -1,0 +1,1 @@
+"""The documentation's examples and generated pages, run and checked as written."""

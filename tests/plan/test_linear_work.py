@@ -1,0 +1,338 @@
+"""Scanning work per fed character stays flat as the output grows: streaming and one-shot, on the bundled
+templates and the unseen set (random realistic templates, rewrites of the bundled ones), counted by the
+work meter (tests/support/work_meter.py, tests/support/linear_work.py), never timed.
+
+A parser that keeps the stream, rescans held text or searches a growing buffer does about 4x the work per
+character on an 8 KB output as on a 2 KB one (`GROWTH` allows 2x); a linear one does the same (or less:
+fixed costs spread over more text). One-shot `parse_response` is compared on a longer output (32 KB against
+512 KB: both past the sizes where long-buffer searches take over, so that a step there is not taken for
+growth) and on more regions (a 4 KB output written 2 and 16 times over: a parse that searches the rest of
+the text for every region grows with their number); a sample streams up to 1 MB. Every subject runs in
+the slow lane; `FAST` ones in the fast lane too.
+
+Issue 19 makes every template linear; until then, the subjects superlinear today are expected to fail
+(`xfail(strict=True)`, the reason naming the construct), so that each one shows up as an unexpected pass
+when it is fixed: then take it out of `STREAMING_SUPERLINEAR` / `ONE_SHOT_SUPERLINEAR`.
+`python -m tests.support.linear_work NAME ...` prints the figures and where the work goes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.support.compiled import compiled_module
+from tests.support.linear_work import (
+    KB,
+    MB,
+    bundled_names,
+    growth,
+    metered,
+    one_shot_work,
+    random_names,
+    rewrite_names,
+    streaming_work,
+    subject,
+)
+
+GROWTH = 2.0
+
+# Why a subject's work grows today (measured on main at 5ec483f, the scanning planner merged); the tables say
+# which reason each subject fails for.
+HELD_UNTIL_CLOSE = (
+    "an open delimiter that ends in a lookahead reading up to its close, `<think>(?=[\\s\\S]*?</think>)`: from "
+    "`<think>` on, the text is held until `</think>` comes and every watch searches all of it again on every feed "
+    "(the waiting strategy covers patterns that open with the lookahead, not ones it follows)"
+)
+LAZY_NAME_AFTER_OPTIONAL_PREFIX = (
+    "a lazy name after an optional prefix, `(?:\\[TOOL_CALLS\\])?(?P<name>[^\\s\\[\\]]+?)\\[ARGS\\]` (matched "
+    "with the regex module): its search reads the rest of a run of name characters from every start in it, and "
+    "streaming keeps a buffer that grows with the stream and searches all of it on every feed"
+)
+# The bundled templates whose workload has reasoning: their `lookahead open` rewrite holds it.
+_REASONING_HELD = [
+    "cohere_command_a",
+    "deepseek_r1",
+    "exaone4",
+    "gemma4",
+    "glm4_5",
+    "glm4_7",
+    "gpt_oss",
+    "granite3",
+    "kimi_k2",
+    "kimi_k3",
+    "lfm2",
+    "ling",
+    "llama_nemotron_nano_v2",
+    "longcat",
+    "magistral",
+    "minicpm",
+    "minimax_m1",
+    "minimax_m2",
+    "olmo3",
+    "phi4_reasoning",
+    "qwen3",
+    "qwen3_coder",
+    "seed_oss",
+    "step3",
+]
+STREAMING_SUPERLINEAR: dict[str, str] = {
+    **{f"{model}~lookahead-open": HELD_UNTIL_CLOSE for model in _REASONING_HELD},
+    **dict.fromkeys(["magistral~lazy-names", "mistral_v11~lazy-names"], LAZY_NAME_AFTER_OPTIONAL_PREFIX),
+}
+REGEX_MODULE_COPIES = (
+    "a pattern matched with the regex module (a lazy name, a back-reference, `^(?=\\[)\\s*`): `parse_response` "
+    "streams the text through `feed`, and every match copies the whole buffer to see whether it can grow "
+    "(`regex_can_grow`: `buf + '\\x00'`)"
+)
+GUARD_TO_THE_END = (
+    "a regex delimiter's required string, or a literal set's first characters, searched to the end of the text "
+    "for every region although a nearer match is already known (`find_literal`, `_candidates`)"
+)
+CLOSE_TO_THE_END = (
+    "a close pattern (with `|$` or `\\Z`, or a regex close) searched over the rest of the text for every region "
+    "although another delimiter matches first"
+)
+START_ALTERNATIVE = (
+    "an open with a start-anchored alternative, `<\\|python_tag\\|>|^(?=\\[)`: no string every match contains, so "
+    "`re` tries it at every position of the rest of the text for every region"
+)
+LONG_ONE_SHOT_SUPERLINEAR: dict[str, str] = dict.fromkeys(
+    ["magistral~lazy-names", "mistral_v11~lazy-names"], LAZY_NAME_AFTER_OPTIONAL_PREFIX
+)
+MANY_REGIONS_SUPERLINEAR: dict[str, str] = {
+    **dict.fromkeys(
+        [
+            "apertus~lazy-names",
+            "deepseek_r1~lazy-names",
+            "deepseek_v3_1~lazy-names",
+            "deepseek_v3_2~lazy-names",
+            "deepseek_v3~lazy-names",
+            "deepseek_v4~lazy-names",
+            "granite_20b_fc~lazy-names",
+            "hunyuan_a13b~lazy-names",
+            "internlm2~lazy-names",
+            "kimi_k2_5~lazy-names",
+            "kimi_k2~lazy-names",
+            "kimi_k3~lazy-names",
+            "llama3_1~lazy-names",
+            "llama3_2~edges",
+            "llama3_3~lazy-names",
+            "llama4~edges",
+            "mimo~lazy-names",
+            "minimax_m1~lazy-names",
+            "minimax_m2~lazy-names",
+            "minimax_m3~lazy-names",
+            "nemotron~lazy-names",
+            "qwen3_coder~lazy-names",
+            "random-000",
+            "random-002",
+            "random-004",
+            "random-010",
+            "random-011",
+            "random-019",
+            "random-020",
+            "random-023",
+            "random-026",
+            "random-028",
+            "random-040",
+            "random-041",
+            "random-042",
+            "random-044",
+            "random-056",
+            "random-066",
+            "random-068",
+            "random-074",
+            "random-080",
+            "random-081",
+            "random-091",
+            "random-096",
+            "random-099",
+            "random-100",
+            "random-104",
+            "random-110",
+            "random-112",
+            "random-116",
+            "seed_oss~lazy-names",
+            "xlam~edges",
+        ],
+        REGEX_MODULE_COPIES,
+    ),
+    **dict.fromkeys(
+        [
+            "apertus~edges",
+            "random-001",
+            "random-005",
+            "random-008",
+            "random-013",
+            "random-038",
+            "random-061",
+            "random-064",
+            "random-079",
+            "random-086",
+            "random-117",
+        ],
+        CLOSE_TO_THE_END,
+    ),
+    **dict.fromkeys(
+        [
+            "apertus~lookahead-open",
+            "apertus~regex",
+            "cohere_command_a~edges",
+            "cohere_command_a~lookahead-open",
+            "cohere_command_a~regex",
+            "deepseek_r1~edges",
+            "deepseek_r1~lookahead-open",
+            "deepseek_r1~regex",
+            "deepseek_v3_1~edges",
+            "deepseek_v3_1~lookahead-closes",
+            "deepseek_v3_1~lookahead-open",
+            "deepseek_v3_1~regex",
+            "deepseek_v3_2~edges",
+            "deepseek_v3_2~lookahead-closes",
+            "deepseek_v3_2~lookahead-open",
+            "deepseek_v3_2~regex",
+            "deepseek_v4~edges",
+            "deepseek_v4~lookahead-closes",
+            "deepseek_v4~lookahead-open",
+            "deepseek_v4~regex",
+            "exaone4~edges",
+            "exaone4~lookahead-open",
+            "exaone4~regex",
+            "glm4_7~edges",
+            "glm4_7~lookahead-closes",
+            "glm4_7~lookahead-open",
+            "glm4_7~regex",
+            "granite3~edges",
+            "granite3~lookahead-closes",
+            "granite3~regex",
+            "granite4~edges",
+            "granite4~lookahead-open",
+            "granite4~regex",
+            "hunyuan_a13b~edges",
+            "hunyuan_a13b~lookahead-closes",
+            "hunyuan_a13b~lookahead-open",
+            "hunyuan_a13b~regex",
+            "internlm2~edges",
+            "internlm2~lookahead-closes",
+            "internlm2~lookahead-open",
+            "internlm2~regex",
+            "kimi_k2_5~edges",
+            "kimi_k2_5~lookahead-closes",
+            "kimi_k2_5~lookahead-open",
+            "kimi_k2_5~regex",
+            "kimi_k3~edges",
+            "kimi_k3~lookahead-closes",
+            "kimi_k3~lookahead-open",
+            "kimi_k3~regex",
+            "llama_nemotron_nano_v2~edges",
+            "llama_nemotron_nano_v2~lookahead-open",
+            "llama_nemotron_nano_v2~regex",
+            "mimo~edges",
+            "mimo~lookahead-open",
+            "mimo~regex",
+            "minicpm",
+            "minicpm~lookahead-open",
+            "minimax_m2~edges",
+            "minimax_m2~lookahead-closes",
+            "minimax_m2~lookahead-open",
+            "minimax_m2~regex",
+            "minimax_m3~edges",
+            "minimax_m3~lookahead-closes",
+            "minimax_m3~lookahead-open",
+            "minimax_m3~regex",
+            "mistral_v11~edges",
+            "mistral_v11~lookahead-closes",
+            "mistral_v11~lookahead-open",
+            "mistral_v11~regex",
+            "nemotron~edges",
+            "nemotron~lookahead-open",
+            "nemotron~regex",
+            "olmo3~edges",
+            "olmo3~lookahead-open",
+            "olmo3~regex",
+            "qwen3_coder~edges",
+            "qwen3_coder~lookahead-closes",
+            "qwen3_coder~lookahead-open",
+            "qwen3_coder~regex",
+            "smollm3~edges",
+            "smollm3~lookahead-open",
+            "smollm3~regex",
+            "step3~edges",
+            "step3~lookahead-closes",
+            "step3~lookahead-open",
+            "step3~regex",
+        ],
+        GUARD_TO_THE_END,
+    ),
+    **dict.fromkeys(
+        ["llama3_2", "llama3_2~lookahead-closes", "llama3_2~regex", "llama4", "llama4~lookahead-closes"],
+        START_ALTERNATIVE,
+    ),
+}
+# The fast lane: a literal and a regex bundled template, two rewrites, and random templates with lookahead and
+# nullable closes, `$`/`\Z` closes and `|$` alternatives, leading and trailing `\s*`, start-anchored opens and
+# case-insensitive flags. (Lookahead opens, lazy names and back-references run in the slow lane: they are linear
+# since 72baab7 and 2a10680, and the fast lane passes on either side of those.)
+FAST = {
+    *("qwen3", "deepseek_r1", "qwen3~edges", "qwen3~lookahead-open"),
+    *("random-007", "random-008", "random-024", "random-039"),
+}
+MEGABYTE_SAMPLE = ["qwen3", "gpt_oss", "deepseek_r1", "qwen3~edges", "random-000", "random-010", "random-061"]
+
+
+def subjects(superlinear: dict[str, str]) -> list[Any]:
+    names = [*bundled_names(), *rewrite_names(), *random_names()]
+    params = []
+    for name in names:
+        marks: list[pytest.MarkDecorator] = [] if name in FAST else [pytest.mark.slow]
+        if name in superlinear:
+            marks.append(pytest.mark.xfail(strict=True, reason=superlinear[name]))
+        params.append(pytest.param(name, marks=marks, id=name))
+    return params
+
+
+def _why(name: str, work: object) -> str:
+    return (
+        f"{name}: busiest sites {getattr(work, 'busiest', ())}; constructs {getattr(subject(name), 'constructs', ())}"
+    )
+
+
+@pytest.mark.parametrize("name", subjects(STREAMING_SUPERLINEAR))
+def test_streaming_work_per_character_stays_flat(name: str) -> None:
+    small, big = streaming_work(name, 2 * KB), streaming_work(name, 8 * KB)
+    assert growth(small, big) <= GROWTH, _why(name, big)
+
+
+@pytest.mark.parametrize("name", subjects(LONG_ONE_SHOT_SUPERLINEAR))
+def test_one_shot_work_per_character_stays_flat_on_a_longer_output(name: str) -> None:
+    small, big = one_shot_work(name, 32 * KB), one_shot_work(name, 512 * KB)
+    assert growth(small, big) <= GROWTH, _why(name, big)
+
+
+@pytest.mark.parametrize("name", subjects(MANY_REGIONS_SUPERLINEAR))
+def test_one_shot_work_per_character_stays_flat_with_more_regions(name: str) -> None:
+    small, big = one_shot_work(name, 4 * KB, copies=2), one_shot_work(name, 4 * KB, copies=16)
+    assert growth(small, big) <= GROWTH, _why(name, big)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", MEGABYTE_SAMPLE)
+def test_streaming_work_stays_flat_up_to_a_megabyte(name: str) -> None:
+    small = streaming_work(name, 4 * KB)
+    for size in (64 * KB, 1 * MB):
+        big = streaming_work(name, size)
+        assert growth(small, big) <= 1.5, _why(name, big)
+
+
+@pytest.mark.parametrize("name", ["qwen3", "deepseek_r1~lazy-names", "random-000"])
+def test_metering_leaves_what_the_module_does_alone(name: str) -> None:
+    """The metered module streams the same events and message as the module itself."""
+    s = subject(name)
+    text = s.text(4 * KB)
+    plain = compiled_module(s.template).ResponseParser(s.prefix, tools=s.tools)
+    counted = metered(name)[0].ResponseParser(s.prefix, tools=s.tools)
+    for at in range(0, len(text), 5):
+        assert plain.feed(text[at : at + 5]) == counted.feed(text[at : at + 5])
+    assert plain.finalize() == counted.finalize()

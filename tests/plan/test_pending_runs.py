@@ -1,0 +1,110 @@
+"""Held-back runs: where a pattern starts with a run that can only grow into a match (mistral's
+`[^\\s\\[\\]]+\\[ARGS\\]`), a compiled module takes text that only lengthens the held-back run without
+scanning (`rtcompile.plan.pending_run`). Events and messages must be exactly the reference's for any
+chunking, in particular chunks inside words, words cut anywhere, and runs that turn into the delimiter.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rtcompile
+from rtcompile.plan import plan_parser
+from rtcompile.tooling.observe import agrees_with_reference, identical
+from tests.support.bundled import template_of
+from tests.support.compiled import compiled_engine, compiled_module
+from tests.support.differential import interpreter_engine, observe, reference_engine
+from tests.support.lanes import examples, pick
+from tests.support.paths import ROOT
+from tests.support.strategies import chunkings
+
+# A template of the same shape without the bundled ones' other delimiters: a lower-case word before
+# "(" opens a call, ")" closes it.
+CALLS = {
+    "start_anchor": "<|assistant|>",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": "(?:<call>)?(?P<name>[a-z]+)\\(",
+            "close": ")",
+            "repeats": True,
+            "transform": {"name": "{name}", "arguments": "{content}"},
+        },
+        "content": {"close": "<|end|>"},
+    },
+}
+
+
+# Runs that may be empty: the whitespace a close may start with (`\s*</tool_call>`), held back at the
+# end of a chunk until what follows shows whether the close came.
+SPACED = {
+    "start_anchor": "<|assistant|>",
+    "fields": {
+        "tool_calls": {"open": "<tool_call>", "close_pattern": "\\s*</tool_call>", "repeats": True},
+        "content": {"close_pattern": "\\s*<\\|end\\|>"},
+    },
+}
+
+
+TEMPLATES = {
+    "mistral_v11": template_of("mistral_v11"),
+    "magistral": template_of("magistral"),
+    "calls": CALLS,
+    "spaced": SPACED,
+}
+PIECES = {
+    "mistral_v11": ["get", "_weather", "x", " ", "\n", "[", "]", "[ARGS]", "[TOOL_CALLS]", "</s>", "<", '{"a": 1}'],
+    "magistral": ["get", "x", " ", "[THINK]", "[/THINK]", "[ARGS]", "[TOOL_CALLS]", "</s>", "<", '{"a": 1}', "]"],
+    "calls": ["get", "abc", "x", " ", "(", ")", "<call>", "<", "<|end|>", "Z", "1"],
+    "spaced": ["word", " ", "  ", "\n", "\t", "<tool_call>", "</tool_call>", "<|end|>", "<", "</tool", "x y"],
+}
+
+
+def test_the_plan_finds_the_runs_of_these_templates_and_no_others() -> None:
+    found = []
+    for path in sorted((ROOT / "templates").glob("*.json")):
+        plan = plan_parser(rtcompile.load_template(str(path)))
+        found += [path.stem for state in plan.states if state.pending_run is not None]
+    assert found == ["magistral", "mistral_v11"]
+    run = plan_parser(rtcompile.load_template(CALLS)).states[0].pending_run
+    assert run is not None and run.run == ((97, 122),)
+    # what may begin the optional `<call>`, the `(` after the run, or the content's close `<|end|>`
+    assert run.busy == ((ord("("), ord("(")), (ord("<"), ord("<")))
+
+
+@pytest.mark.parametrize("model", sorted(TEMPLATES))
+def test_the_module_takes_the_shortcut(model: str) -> None:
+    module = compiled_module(TEMPLATES[model])
+    assert module.__file__ is not None
+    assert "_run_pending = True" in Path(module.__file__).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("model", sorted(TEMPLATES))
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_streams_through_held_back_runs_match_the_reference(model: str, data: st.DataObject) -> None:
+    template = TEMPLATES[model]
+    text = "".join(data.draw(st.lists(st.sampled_from(PIECES[model]), max_size=30)))
+    chunks = data.draw(chunkings(text))
+    ours = observe(compiled_engine(template), "", chunks)
+    assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks))
+    assert identical(ours, observe(interpreter_engine(template), "", chunks))
+
+
+@pytest.mark.parametrize("model", sorted(TEMPLATES))
+def test_words_fed_one_character_at_a_time_match_the_reference(model: str) -> None:
+    template = TEMPLATES[model]
+    opener = "[TOOL_CALLS]" if model != "calls" else "<call>"
+    middle = "[ARGS]" if model != "calls" else "("
+    for text in [
+        "a long sentence of words fed in tokens",
+        f"see {opener}get_weather{middle}" + ('{"city": "Paris"}' if model != "calls" else "x)"),
+        "word" * pick(300, 30) + " end",
+        "x" * 50 + "[" + "y" * 50,
+    ]:
+        chunks = list(text)
+        ours = observe(compiled_engine(template), "", chunks)
+        assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks)), text

@@ -1,0 +1,1 @@
+"""The regex layer (rtcompile/regex/): parsing, translation to stdlib `re`, analyses; each against `regex` itself."""

@@ -1,0 +1,184 @@
+"""The first-character walk (`rtcompile.regex.first_chars.first_characters`) against brute force: on
+random patterns over a small alphabet built from every construct the walk models, every real match that
+`regex` finds on every short string starts with a character the walk reports, and the walk says a
+pattern can match the empty string exactly when `regex` finds an empty match (with zero-width tests or
+conditionals, which can rule the empty match out, it may say so where `regex` finds none, never the
+reverse). Also the decisions its users make on top of it."""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import Any
+
+import pytest
+import regex
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from rtcompile.ir import Delimiter
+from rtcompile.regex.analysis import leading_run
+from rtcompile.regex.ast import Assertion, Conditional, Lookaround, walk
+from rtcompile.regex.charsets import TABLES, Ranges, complement, contains, normalise
+from rtcompile.regex.first_chars import MAX_CLASS_SIZE, delimiter_first_chars, first_characters, modelled_tree
+from rtcompile.regex.parser import parse_regex
+from tests.support.lanes import examples
+
+ALPHABET = "abA"
+# Every string of up to four characters of ALPHABET.
+TEXTS = ["".join(chars) for length in range(5) for chars in product(ALPHABET, repeat=length)]
+
+CHARACTERS = ["a", "b", "A", "[ab]", "[^a]", ".", "\\w", "(?i:a)"]
+ZERO_WIDTH = ["^", "$", "\\A", "\\Z", "\\b", "\\B"]
+QUANTIFIERS = ["*", "+", "?", "{2}", "{0,2}", "{1,2}", "{0}"]
+
+
+@st.composite
+def small_patterns(draw: st.DrawFn, depth: int = 0) -> str:
+    """A sequence or alternation (empty branches allowed) of characters, zero-width tests, groups of
+    every kind, lookarounds and conditionals, some quantified (greedy, lazy or possessive)."""
+
+    def item() -> str:
+        kind = draw(st.sampled_from(["char", "char", "char", "zero_width", "nested"] if depth < 2 else ["char"]))
+        if kind == "char":
+            return draw(st.sampled_from(CHARACTERS))
+        if kind == "zero_width":
+            return draw(st.sampled_from(ZERO_WIDTH))
+        inner = draw(small_patterns(depth + 1))
+        opener = draw(st.sampled_from(["(", "(?:", "(?>", "(?|", "(?=", "(?!", "(?<=", "(?<!", "cond"]))
+        if opener == "cond":
+            condition = draw(st.sampled_from(["1", "?=a", "?!b", "?<=a"]))
+            return f"(?({condition}){inner}|{draw(small_patterns(depth + 1))})"
+        return f"{opener}{inner})"
+
+    def quantified() -> str:
+        text = item()
+        if text in ZERO_WIDTH or draw(st.integers(0, 2)) == 0:
+            return text
+        return text + draw(st.sampled_from(QUANTIFIERS)) + draw(st.sampled_from(["", "", "?", "+"]))
+
+    def sequence() -> str:
+        return "".join(quantified() for _ in range(draw(st.integers(0, 3))))
+
+    pattern = "|".join(sequence() for _ in range(draw(st.sampled_from([1, 1, 2, 3]))))
+    if depth == 0:
+        # Group 1 for the conditionals to test, sometimes set and sometimes not.
+        pattern = draw(st.sampled_from(["", "", "(a)?", "(b|)"])) + pattern
+        pattern = draw(st.sampled_from(["", "", "(?i)"])) + pattern
+    return pattern
+
+
+def compiled(pattern: str) -> Any:
+    try:
+        return regex.compile(pattern, regex.DOTALL)
+    except regex.error:
+        assume(False)
+
+
+BRUTE_FORCE = settings(
+    max_examples=examples(400),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+
+@BRUTE_FORCE
+@given(pattern=small_patterns())
+def test_the_walk_agrees_with_every_match_on_every_short_string(pattern: str) -> None:
+    matcher = compiled(pattern)
+    parsed = modelled_tree(pattern)
+    assume(parsed is not None)
+    assert parsed is not None
+    reading = first_characters(parsed.root)
+    consuming = first_characters(parsed.root, lookaheads=False)
+    assert reading is not None and consuming is not None  # every construct drawn is modelled
+    assert reading.nullable == consuming.nullable
+    assert all(contains(reading.ranges, cp) for lo, hi in consuming.ranges for cp in (lo, hi))
+    empty_match = False
+    for text in TEXTS:
+        for pos in range(len(text) + 1):
+            match = matcher.match(text, pos)
+            if match is None:
+                continue
+            if match.end() == pos:
+                empty_match = True
+            else:
+                assert contains(consuming.ranges, ord(text[pos])), (text, pos, match)
+    assert empty_match <= consuming.nullable, "an empty match of a pattern said not to have one"
+    if not any(isinstance(node, (Assertion, Lookaround, Conditional)) for node in walk(parsed.root)):
+        assert empty_match == consuming.nullable, "no empty match of a pattern said to have one"
+
+
+def test_a_lookahead_counts_as_read_but_not_as_consumed() -> None:
+    parsed = modelled_tree("(?=x)a|(?(?!A)c|d)")
+    assert parsed is not None
+    reading = first_characters(parsed.root)
+    consuming = first_characters(parsed.root, lookaheads=False)
+    assert reading is not None and consuming is not None
+    assert (reading.ranges, reading.nullable) == (((65, 65), (97, 97), (99, 100), (120, 120)), False)  # A a c-d x
+    assert (consuming.ranges, consuming.nullable) == (((97, 97), (99, 100)), False)
+
+
+@pytest.mark.parametrize("pattern", [r"(a)?\1", r"\1?(a)", r"(?:ab){e<=1}", r"(?:x|)\X", r"a?(?R)?"])
+def test_constructs_the_walk_does_not_model_give_no_answer(pattern: str) -> None:
+    assert first_characters(parse_regex(pattern).root) is None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "size"),
+    [
+        # Each class is small enough to spell out, so their union is too, however large it gets.
+        ("[\\u0000-\\u0800]|[\\u1000-\\u1800]", 2 * 0x801),
+        (f"[\\u0000-\\u{MAX_CLASS_SIZE - 1:04x}]", MAX_CLASS_SIZE),
+        (f"[\\u0000-\\u{MAX_CLASS_SIZE:04x}]", None),
+        ("a|[^<]", None),
+        ("(?=[^<])a", None),  # a lookahead is read, so its class counts
+        ("a(?=[^<])", 1),  # ...but not after the first character
+    ],
+)
+def test_the_fast_path_bound_gives_up_on_any_large_class_it_reads(pattern: str, size: int | None) -> None:
+    first = delimiter_first_chars(Delimiter(pattern, None, False, ()))
+    assert (None if first is None else len(first)) == size
+
+
+LOWER: Ranges = ((ord("a"), ord("z")),)
+NOT_SPACE_OR_BRACKET = complement(normalise([*TABLES["s"], (ord("["), ord("[")), (ord("]"), ord("]"))]))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "run"),
+    [
+        (r"[^\s\[\]]+\[ARGS\]", NOT_SPACE_OR_BRACKET),  # mistral_v11's tool name
+        (r"(?:<call>)?(?P<name>[a-z]+)\(", LOWER),
+        (r"[a-z]+[^a-z]", LOWER),  # a class far too large for the fast-path bound
+        (r"[a-z]+(?:<|>)x", LOWER),
+        (r"[a-z]+(?|<|>)", LOWER),
+        (r"[a-z]+(?><)", LOWER),
+        (r"[a-z]+(?:<)+", LOWER),
+        (r"[a-z]+[a-z<]", None),  # the run could run on into the next item
+        (r"[a-z]+<?", None),  # the next item may consume nothing
+        (r"[a-z]+(?:<|)x", None),
+        (r"[a-z]+", None),
+        (r"x[a-z]+<", None),  # a required item before the run
+        (
+            r"\s*</t>",
+            (
+                (9, 13),
+                (32, 32),
+                (133, 133),
+                (160, 160),
+                (5760, 5760),
+                (8192, 8202),
+                (8232, 8233),
+                (8239, 8239),
+                (8287, 8287),
+                (12288, 12288),
+            ),
+        ),  # a run that may be empty
+        (r"[a-z]+?<", None),  # a lazy run stops as soon as it can
+    ],
+)
+def test_held_back_runs_start_patterns_whose_next_item_starts_outside_them(pattern: str, run: Ranges | None) -> None:
+    parsed = modelled_tree(pattern)
+    assert parsed is not None
+    found = leading_run(parsed.root)
+    assert (found.run if found is not None else None) == run

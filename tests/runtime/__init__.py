@@ -1,0 +1,1 @@
+"""The runtime (rtcompile/runtime/): content parsers, coercion, tool schemas, scanning, the OpenAI adapters."""

@@ -1,0 +1,83 @@
+"""Compile templates to real files and import them, as a user who vendors the module would."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import sys
+import tempfile
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import rtcompile
+from tests.support.bundled import MODELS, template_file, template_of
+
+_DIRECTORY = Path(tempfile.mkdtemp(prefix="rtcompile-tests-"))
+_MODULES: dict[str, ModuleType] = {}
+_SOURCES: dict[str, str] = {}
+
+
+def template_key(template: dict[str, Any]) -> str:
+    """A key that tells templates apart (not sort_keys: key order is field order, which changes behaviour)."""
+    return hashlib.sha256(json.dumps(template, default=repr).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def compiled_source(template: dict[str, Any]) -> str:
+    """The generated module's source for `template` (cached per template: tests that load it their own way,
+    as the work meter does, share the compile)."""
+    key = template_key(template)
+    if key not in _SOURCES:
+        _SOURCES[key] = rtcompile.compile_template(template)
+    return _SOURCES[key]
+
+
+def compiled_module(template: dict[str, Any]) -> ModuleType:
+    """The generated module for `template`, written to disk and imported (cached per template). A bundled
+    template's module is `bundled_module`'s: each template is compiled once per test run."""
+    key = template_key(template)
+    model = _bundled_keys().get(key)
+    if model is not None:
+        return bundled_module(model)
+    if key not in _MODULES:
+        path = _DIRECTORY / f"parser_{key[:16]}.py"
+        path.write_text(compiled_source(template), encoding="utf-8")
+        _MODULES[key] = import_file(path, f"rtcompile_test_parser_{key[:16]}")
+    return _MODULES[key]
+
+
+def import_file(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def compiled_engine(template: dict[str, Any]) -> Any:
+    module = compiled_module(template)
+    return lambda prefix, tools: module.ResponseParser(prefix, tools=tools)
+
+
+@functools.cache
+def bundled_code(model: str) -> str:
+    """The module of a bundled template as `rtcompile templates -o generated` writes it (its header names
+    `../templates/<model>.json`), compiled once per test run: what generated/ must hold."""
+    return rtcompile.compile_template(template_file(model), source_name=f"../templates/{model}.json")
+
+
+@functools.cache
+def bundled_module(model: str) -> ModuleType:
+    """`bundled_code(model)`, written to disk and imported."""
+    path = _DIRECTORY / f"{model}_parser.py"
+    path.write_text(bundled_code(model), encoding="utf-8")
+    return import_file(path, f"rtcompile_test_bundled_{model}")
+
+
+@functools.cache
+def _bundled_keys() -> dict[str, str]:
+    """Which bundled template a template dict is, by `template_key`."""
+    return {template_key(template_of(model)): model for model in MODELS}
