@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 import rtcompile
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 MODULES = ["qwen3_parser", "qwen3_coder_parser"]
 
 FILES = {

@@ -7,17 +7,15 @@ a call graph read off the generated source.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 import rtcompile
+from tests.support.paths import GENERATED
 from tests.support.reachability import unreached
 from tests.support.strategies import templates
-
-GENERATED = Path(__file__).resolve().parents[1] / "generated"
 
 
 @pytest.mark.parametrize("module", sorted(p.name for p in GENERATED.glob("*_parser.py")))

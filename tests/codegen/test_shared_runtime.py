@@ -33,11 +33,11 @@ from rtcompile.tooling.observe import observe
 from rtcompile.version import VERSION
 from tests.support.bundled import template_of
 from tests.support.compiled import compiled_module, import_file
+from tests.support.paths import ROOT
 from tests.support.reachability import defined, unreached
 from tests.support.shared_layout import import_from, shared_module, write_package
 from tests.support.strategies import TOOLS, chunkings, prefixes, streams, templates
 
-ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"
 # Literal delimiters; patterns with captures; a pending run (the engine's `_commit_run`); XML-like
 # content; a lookaround the `regex` module matches.

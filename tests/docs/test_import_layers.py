@@ -11,7 +11,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "rtcompile"
+from tests.support.paths import ROOT
+
+PACKAGE = ROOT / "rtcompile"
 
 # Each layer with the layers directly below it, bottom first; a module may import its own layer and
 # everything below it (transitively). The README's architecture section shows the same picture.

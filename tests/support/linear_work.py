@@ -32,7 +32,6 @@ import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
@@ -42,9 +41,9 @@ from benchmarks.unseen_templates import random_templates
 from benchmarks.workloads import Workload, seed_of, token_chunks
 from rtcompile.plan import delimiter_history
 from tests.support.compiled import compiled_source
+from tests.support.paths import TEMPLATES
 from tests.support.work_meter import Site, WorkMeter, metered_module
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 KB = 1024
 MB = 1024 * KB
 

@@ -22,8 +22,8 @@ from typing import IO, Any
 import pytest
 
 from rtcompile.tooling.cli import main
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 # A template whose module is small to compile but larger than a pipe's buffer (64 KiB).
 TINY = '{"start_anchor": "<A>", "fields": {"content": {}}}\n'
 
