@@ -322,7 +322,7 @@ def _run(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def _reports(stderr: str) -> list[str]:
     """What --check reports, without the templates' own warnings."""
-    return [line for line in stderr.splitlines() if not line.startswith("rtcompile: warning: ")]
+    return [line for line in stderr.splitlines() if not re.match(r"\S+:\d+:\d+: warning\[", line)]
 
 
 def test_check_and_diff_know_the_runtime(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

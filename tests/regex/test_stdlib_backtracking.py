@@ -123,7 +123,7 @@ def _work(stdlib: str, near_miss: Callable[[int], str], sizes: tuple[int, ...]) 
 
 
 def _module_sources(module: Any) -> set[str]:
-    module._prepare_patterns()
+    module.ResponseParser._program.prepare()  # the patterns are compiled before the first parser
     return {value.pattern for value in vars(module).values() if isinstance(value, re.Pattern)}
 
 

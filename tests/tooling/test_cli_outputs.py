@@ -250,7 +250,7 @@ def locked_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (["TINY", "-o", "LOCKED/t_parser.py"], "rtcompile", "LOCKED/t_parser.py: Permission denied"),
         (["TINY", "-o", "LOCKED/t_parser.py", "--check"], "rtcompile", "LOCKED/t_parser.py: Permission denied"),
         (["lint", "LOCKED/t.json"], "rtcompile lint", "LOCKED/t.json: permission denied"),
-        (["lint", "TINY", "--chat-template", "LOCKED/t.json"], "rtcompile lint", "LOCKED/t.json: Permission denied"),
+        (["lint", "TINY", "--chat-template", "LOCKED/t.json"], "rtcompile lint", "LOCKED/t.json: permission denied"),
         (["verify", "LOCKED/t.json", "--cases", "1"], "rtcompile verify", "LOCKED/t.json: permission denied"),
     ],
 )
