@@ -68,6 +68,7 @@ from rtcompile.regex.ast import (
     width,
 )
 from rtcompile.regex.charsets import ALL, Ranges, normalise
+from rtcompile.regex.describe import describe_repeat
 
 # More paths than this through a finitely ambiguous pattern (on one text), beyond one per character
 # node, count as too many: one attempt then costs more than that many steps per character. (The
@@ -773,8 +774,6 @@ def regex_is_superlinear(root: Node) -> bool:
 
 def _name_repeats(automaton: Automaton, components: tuple[tuple[int, ...], ...]) -> str:
     """The repeats holding `components`, written as a reader would (``.*.*``)."""
-    from rtcompile.regex.backtracking import describe_repeat  # noqa: PLC0415 - it imports this module
-
     names = []
     for component in components:
         repeat = next((automaton.repeats[p] for p in sorted(component) if automaton.repeats[p] is not None), None)
