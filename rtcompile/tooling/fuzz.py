@@ -65,6 +65,9 @@ COMMON_CHARS = "ab _.-éZ9<>\n"
 LARGE_CLASS = 512
 
 
+_EXAMPLE_TIMEOUT = 1.0  # seconds `regex` may take to check one drawn example
+
+
 def delimiter_examples(pattern: str, rng: random.Random, count: int = 4) -> list[str]:
     """Strings that the delimiter regex matches (as many as could be drawn in a few tries)."""
     try:
@@ -75,7 +78,13 @@ def delimiter_examples(pattern: str, rng: random.Random, count: int = 4) -> list
     found: list[str] = []
     for _ in range(count * 4):
         text = _Drawing(rng).draw(tree)
-        if compiled.fullmatch(text) is not None and text not in found:
+        try:
+            # A hostile pattern (nested fuzzy constraints, say) can make `regex` run for minutes or
+            # exhaust memory on one drawn text: that text is not an example, the next one may be.
+            matched = compiled.fullmatch(text, timeout=_EXAMPLE_TIMEOUT) is not None
+        except (TimeoutError, MemoryError):
+            continue
+        if matched and text not in found:
             found.append(text)
         if len(found) >= count:
             break
