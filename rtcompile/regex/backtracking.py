@@ -35,6 +35,7 @@ from rtcompile.regex.ast import (
     Alternation,
     Assertion,
     Atomic,
+    Backreference,
     BranchReset,
     Chars,
     Concat,
@@ -99,9 +100,24 @@ def refuse_slow_backtracking(pattern: str, translations: tuple[str, ...]) -> Non
     failed, not the runs leading to them), so `re` is no slower in growth. Anything more, or a pattern
     too large to analyse, is matched with `regex`, as the reference matches it.
     """
+    if _without_unbounded_repeats(pattern):
+        return  # each attempt reads a bounded stretch, however long the pattern (a 10,000-character literal)
     verdict = _stdlib_verdict(pattern, translations)
     if verdict is not None:
         raise SlowOnStdlib(f"backtracking ({verdict.growth()} in stdlib re)", _reason(verdict))
+
+
+def _without_unbounded_repeats(pattern: str) -> bool:
+    """Whether `pattern` has no unbounded repeat and no back-reference: one attempt of any matcher then
+    reads at most a bounded number of characters a bounded number of ways. (Its translations add none:
+    they spell assertions and classes out, with bounded repeats at most.)"""
+    try:
+        root = parse_regex(pattern).root
+    except ValueError:
+        return False
+    return not any(
+        (isinstance(node, Repeat) and node.max is None) or isinstance(node, Backreference) for node in walk(root)
+    )
 
 
 @functools.lru_cache(maxsize=512)

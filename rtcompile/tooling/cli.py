@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, NoReturn
 from rtcompile.api import REGEX_FALLBACK_NOTE, compile_module, compile_shared_runtime
 from rtcompile.backends.codegen.options import DEFAULT_OPTIONS, ModuleOptions
 from rtcompile.backends.codegen.shared_runtime import RUNTIME_FILE, runtime_version
-from rtcompile.errors import Diagnostic, TemplateError, TemplateFileError, printable
+from rtcompile.errors import Diagnostic, TemplateError, printable
 from rtcompile.frontend.catalog import bundled_directory, bundled_templates
 from rtcompile.frontend.source import TOKENIZER_CONFIG_NAME, TemplateText, resolve_template_path
 from rtcompile.tooling.outputs import STANDARD_OUTPUT, OutputError, special_file_kind, write_all, write_stdout
@@ -676,9 +676,6 @@ def run_verify(args: argparse.Namespace) -> int:
     except verify.TemplateMismatch as mismatch:
         report_error(prog, mismatch)
         return EXIT_FAILED
-    except TemplateFileError as error:  # a file we may not read is no finding: one line
-        report_error(prog, error)
-        return EXIT_USAGE
     except TemplateError as error:
         print(error.to_diagnostic().render(), file=sys.stderr)
         return EXIT_USAGE
@@ -702,9 +699,6 @@ def run_lint(args: argparse.Namespace) -> int:
         resolved = resolve_template_path(args.template)  # a missing input is bad input, as for compile and verify
         progress = None if args.quiet else ProgressPrinter(args.cases)
         findings = lint.run(args.template, chat_template_path=args.chat_template, cases=args.cases, progress=progress)
-    except TemplateFileError as error:  # a file we may not read is no finding: one line
-        report_error(prog, error)
-        return EXIT_USAGE
     except TemplateError as error:
         errors_to.report([error.to_diagnostic()])
         errors_to.finish()

@@ -310,3 +310,12 @@ def test_a_long_alternation_stays_on_stdlib() -> None:
     assert growth_of(pattern) == "n"
     assert [backtracking_cost(stdlib_tree(t)).growth() for t in (translated.full, translated.prefix)] == ["n", "n"]
     refuse_slow_backtracking(pattern, (translated.full, translated.prefix))
+
+
+def test_a_pattern_without_unbounded_repeats_stays_on_stdlib_however_long() -> None:
+    """Too large to analyse, but each attempt reads a bounded stretch: a 10,000-character literal (as a
+    start anchor or an xml-inline tag_pattern, matched whole) and an alternation of 2,000 names with a
+    bounded repeat."""
+    for pattern in ("<" + "x" * 10_000 + ">", "<(?:" + "|".join(f"t{i}" for i in range(2_000)) + r")(?:\s?){1,3}>"):
+        complete = translate_complete(pattern)
+        refuse_slow_backtracking(pattern, (complete,))  # raises SlowOnStdlib if not

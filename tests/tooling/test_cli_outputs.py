@@ -243,26 +243,27 @@ def locked_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("argv", "prog", "message"),
+    ("argv", "line"),
     [
-        (["LOCKED", "-o", "BASE/out"], "rtcompile", "LOCKED: cannot read this directory (Permission denied)"),
-        (["LOCKED/t.json", "-o", "-"], "rtcompile", "LOCKED/t.json: Permission denied"),
-        (["TINY", "-o", "LOCKED/t_parser.py"], "rtcompile", "LOCKED/t_parser.py: Permission denied"),
-        (["TINY", "-o", "LOCKED/t_parser.py", "--check"], "rtcompile", "LOCKED/t_parser.py: Permission denied"),
-        (["lint", "LOCKED/t.json"], "rtcompile lint", "LOCKED/t.json: permission denied"),
-        (["lint", "TINY", "--chat-template", "LOCKED/t.json"], "rtcompile lint", "LOCKED/t.json: permission denied"),
-        (["verify", "LOCKED/t.json", "--cases", "1"], "rtcompile verify", "LOCKED/t.json: permission denied"),
+        (["LOCKED", "-o", "BASE/out"], "rtcompile: error: LOCKED: cannot read this directory (Permission denied)"),
+        (["LOCKED/t.json", "-o", "-"], "rtcompile: error: LOCKED/t.json: Permission denied"),
+        (["TINY", "-o", "LOCKED/t_parser.py"], "rtcompile: error: LOCKED/t_parser.py: Permission denied"),
+        (["TINY", "-o", "LOCKED/t_parser.py", "--check"], "rtcompile: error: LOCKED/t_parser.py: Permission denied"),
+        # a template or chat template lint and verify cannot read is reported as any input they cannot load
+        (["lint", "LOCKED/t.json"], "LOCKED/t.json: error[load-error]: permission denied"),
+        (["lint", "TINY", "--chat-template", "LOCKED/t.json"], "LOCKED/t.json: error[load-error]: permission denied"),
+        (["verify", "LOCKED/t.json", "--cases", "1"], "LOCKED/t.json: error[load-error]: permission denied"),
     ],
 )
 def test_files_the_system_refuses_are_one_line_and_status_2_in_every_command(
-    locked_directory: Path, tiny: Path, capsys: pytest.CaptureFixture[str], argv: list[str], prog: str, message: str
+    locked_directory: Path, tiny: Path, capsys: pytest.CaptureFixture[str], argv: list[str], line: str
 ) -> None:
     def spelled(arg: str) -> str:
         base = locked_directory.parent
         return arg.replace("LOCKED", str(locked_directory)).replace("TINY", str(tiny)).replace("BASE", str(base))
 
     assert main([spelled(arg) for arg in argv]) == 2  # before: a traceback for most of them
-    assert error_lines(capsys.readouterr().err) == [f"{prog}: error: {spelled(message)}"]
+    assert error_lines(capsys.readouterr().err) == [spelled(line)]
 
 
 def test_a_name_too_long_for_the_system_is_one_line_and_status_2(tmp_path: Path, tiny: Path) -> None:
