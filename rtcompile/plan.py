@@ -255,6 +255,8 @@ def pattern_history(pattern: str) -> int | None:
         return None
     if any(flag.letter == "r" for flag in parsed.inline_flags):
         return None  # a reverse search reads from the end back to the scan position, and its partial matches before it
+    if _depends_on_scan_start(pattern):
+        return None  # \G, \K and control verbs: where the buffer starts changes what regex reports
     return history(parsed.root)
 
 

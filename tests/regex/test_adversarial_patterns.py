@@ -200,3 +200,41 @@ def test_lazy_run_before_a_run_that_holds_it(pattern: str, texts: list[str]) -> 
 def test_dot_searched_from_the_end_of_the_buffer(pattern: str) -> None:
     template = {"start_anchor": "<s>", "fields": {"tc": {"open": "<t>", "close_pattern": pattern}, "content": {}}}
     assert divergences(template, "", ["<t>ǅǅ", "<t>ǅıİ\x1c\r", "<t>İ\rx"]) == []
+
+
+# Found after the merges (the long fuzz run, seed 1, and the slow lane's seed 2400): a pattern with a
+# control verb or \G keeps the whole buffer, since where the buffer starts changes what regex reports
+# (the same constructs make a complete output parse the streaming way, `one_scan`).
+SCAN_START_CASES = [
+    (
+        {
+            "start_anchor": "<s>",
+            "fields": {"tc": {"open_pattern": "\\w(*SKIP){e<=1}σ|\\s\\G", "close": "</t>"}, "content": {}},
+        },
+        "ςbσ<s>",
+        ["²😀ẞ𐐨é"],
+    ),
+    (
+        {
+            "start_anchor": "<s>",
+            "fields": {
+                "tc": {
+                    "open_pattern": "(?iw)(?P<b>\\P{L}𝐀(?-i:[[:lower:]0-9 ]\\W[xy]{,2}[^x]{0,2}?ẞ|ſ\\P{L}Σ|)k"
+                    "|(*SKIP){2}>)[\\s]*",
+                    "close": "\n",
+                    "transform": {"c": "{content}", "b": "{b}"},
+                },
+                "content": {},
+            },
+        },
+        "𝐀",
+        ["\n.𝐀é-x.ẞk 𝐀 ->ẞK"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("template", "prefix", "texts"), SCAN_START_CASES)
+def test_a_pattern_that_depends_on_where_the_scan_starts_keeps_the_buffer(
+    template: dict[str, Any], prefix: str, texts: list[str]
+) -> None:
+    assert divergences(template, prefix, texts) == []
