@@ -483,7 +483,8 @@ def _lang(avoid: list[Regex], *bases: Regex) -> dict[str, Any]:
         dfa = fa.intersect(dfa, fa.regex_dfa(base, dfa.atoms))
     rows = fa.dfa_rows(dfa)
     every = alt(avoid) if avoid else fa.NOTHING
-    return {"bases": list(bases), "avoid": every, "prefixes": fa.prefixes(every) if avoid else fa.NOTHING, "dfa": rows}
+    first = fa.first_chars(every) if avoid else ()
+    return {"bases": list(bases), "avoid": every, "prefixes": fa.prefixes(every) if avoid else fa.NOTHING, "first": first, "dfa": rows}
 
 
 def _lang_regex(lang: dict[str, Any]) -> Regex:
