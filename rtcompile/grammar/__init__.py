@@ -30,7 +30,9 @@ def grammar_start(parser: StreamingParser, prefix: str) -> tuple[int, bool]:
     """Where the grammar starts after `prefix`: the parser state, and whether the message is empty.
     A prompt that ends with text a delimiter may still claim has no grammar."""
     if parser._pos != len(parser._buffer):
-        raise GrammarError(f"the prompt ends in what may be the start of a delimiter: {parser._buffer[parser._pos:]!r}")
+        raise GrammarError(
+            f"the prompt ends in what may be the start of a delimiter: {parser._buffer[parser._pos :]!r}"
+        )
     after = parser._after_anchor(prefix)
     return parser._state, not (prefix if after is None else after)
 

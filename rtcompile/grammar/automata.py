@@ -342,6 +342,7 @@ def to_regex(dfa: DFA) -> Regex:
             edges[(s, final)] = EMPTY
     remaining = set(range(len(dfa.moves)))
     while remaining:
+
         def cost(k: int) -> tuple[int, int]:
             ins = sum(1 for (a, b) in edges if b == k and a != k)
             outs = sum(1 for (a, b) in edges if a == k and b != k)

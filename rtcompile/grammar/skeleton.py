@@ -43,7 +43,12 @@ SPACE: Ranges = normalise((ord(c), ord(c)) for c in " \t\n\r")
 WHITESPACE_CHOICES = (" \t\n", " \t", "")
 DIGITS: Regex = ("set", ((48, 57),))
 # JSON string content without \\u escapes (a grammar never needs them; the parsers take them all)
-JSON_CHAR: Regex = alt([("set", complement(normalise([(0, 31), (34, 34), (92, 92)]))), seq([("lit", "\\"), ("set", normalise((ord(c), ord(c)) for c in '"\\/bfnrt'))])])
+JSON_CHAR: Regex = alt(
+    [
+        ("set", complement(normalise([(0, 31), (34, 34), (92, 92)]))),
+        seq([("lit", "\\"), ("set", normalise((ord(c), ord(c)) for c in '"\\/bfnrt'))]),
+    ]
+)
 
 
 class Refusal(Exception):
@@ -144,10 +149,16 @@ def _convert(node: rx.Node, where: JsonPath, slots: frozenset[str], *, emit: boo
     if isinstance(node, rx.Assertion):
         if node.kind in ("string_end", "string_end_line"):
             return ("end",)
-        name = {"boundary": "a word boundary (\\b)", "non_boundary": "\\B", "string_start": "a start anchor (^) after the start"}
+        name = {
+            "boundary": "a word boundary (\\b)",
+            "non_boundary": "\\B",
+            "string_start": "a start anchor (^) after the start",
+        }
         raise Refusal(f"{name.get(node.kind, node.kind)} has no grammar form", where)
     if isinstance(node, rx.Lookaround):
-        kind = "lookbehind" if node.behind else ("a lookahead before the end" if node.positive else "a negative lookahead")
+        kind = (
+            "lookbehind" if node.behind else ("a lookahead before the end" if node.positive else "a negative lookahead")
+        )
         raise Refusal(f"{kind} has no grammar form", where)
     construct = {
         rx.Backreference: "a backreference",
@@ -185,7 +196,9 @@ class _Builder:
         if self.call >= 0:
             call = template.fields[self.call]
             self.shape = _call_shape(call, ("fields", call.name))
-        self.name_slots = frozenset({self.shape["name"][1]}) if self.shape.get("name", [""])[0] == "capture" else frozenset()
+        self.name_slots = (
+            frozenset({self.shape["name"][1]}) if self.shape.get("name", [""])[0] == "capture" else frozenset()
+        )
         self.call_state = self.plan.state_of_field[self.call] if self.call >= 0 else -1
 
     def build(self) -> dict[str, Any]:
@@ -207,7 +220,9 @@ class _Builder:
         parser = f.parser
         if not isinstance(parser, ScalarParser) or parser.kind not in ("text", "bool"):
             kind = f.content
-            raise Refusal(f"a {kind!r} field other than the tool calls has no grammar form", ("fields", f.name, "content"))
+            raise Refusal(
+                f"a {kind!r} field other than the tool calls has no grammar form", ("fields", f.name, "content")
+            )
 
     def _patterns(self, state_index: int) -> list[tuple[bool, int, _Pattern]]:
         state = self.plan.states[state_index]
@@ -241,7 +256,9 @@ class _Builder:
         for opens, field, pattern in patterns:
             then = self.plan.state_of_field[field] if opens else 0
             for branch in pattern.branches:
-                ext = fa.extension_chars(branch.emit if field != self.call else branch.full, fa.regex_nfa([pattern.full]))
+                ext = fa.extension_chars(
+                    branch.emit if field != self.call else branch.full, fa.regex_nfa([pattern.full])
+                )
                 exits.append(
                     {
                         "kind": "open" if opens else "close",
@@ -318,7 +335,13 @@ class _Builder:
         syntax = "json-dialect" if (parser.unquoted_keys or delims) else "json"
         body = _json_shape(string, delim_texts, parser.unquoted_keys, "json")
         ws = self._whitespace(body, closes, where)
-        return {"syntax": syntax, "string": string, "ws": ws, "unquoted_keys": parser.unquoted_keys, "delims": delim_texts}
+        return {
+            "syntax": syntax,
+            "string": string,
+            "ws": ws,
+            "unquoted_keys": parser.unquoted_keys,
+            "delims": delim_texts,
+        }
 
     def _python_call(self, closes: list[Regex]) -> dict[str, Any]:
         string = _lang(closes, ("rep", JSON_CHAR, 0, None))
@@ -330,12 +353,16 @@ class _Builder:
         tag_where: JsonPath = (*where, "content_args", "tag_pattern")
         tag = _Pattern(parser.tag_pattern, None, tag_where, frozenset({"key", "value"}))
         if len(tag.branches) != 1 or tag.branches[0].anchored or tag.branches[0].lookahead is not None:
-            raise Refusal("a tag pattern with alternatives, anchors or lookaheads at its top has no grammar form", tag_where)
+            raise Refusal(
+                "a tag pattern with alternatives, anchors or lookaheads at its top has no grammar form", tag_where
+            )
         emit = tag.branches[0].emit
         items = emit[1] if emit[0] == "seq" else (emit,)
         slots = [i for i, item in enumerate(items) if item[0] == "slot"]
         if [items[i][1] for i in slots] != ["key", "value"]:
-            raise Refusal("a tag pattern without 'key' then 'value' groups at its top level has no grammar form", tag_where)
+            raise Refusal(
+                "a tag pattern without 'key' then 'value' groups at its top level has no grammar form", tag_where
+            )
         after_value = seq(_unslot(item, tag_where) for item in items[slots[1] + 1 :])
         value_group = _group_language(parser.tag_pattern, "value", tag_where)
         if fa.nullable(after_value) and _is_any(value_group):
@@ -343,15 +370,24 @@ class _Builder:
         value_parser = parser.value_parser
         json_values = False
         if value_parser is not None:
-            if not (isinstance(value_parser, JsonParser) and not value_parser.unquoted_keys and not value_parser.string_delims):
-                raise Refusal("a tag value parser other than plain json has no grammar form", (*where, "content_args", "value_parser"))
+            if not (
+                isinstance(value_parser, JsonParser)
+                and not value_parser.unquoted_keys
+                and not value_parser.string_delims
+            ):
+                raise Refusal(
+                    "a tag value parser other than plain json has no grammar form",
+                    (*where, "content_args", "value_parser"),
+                )
             json_values = True
         key_group = _group_language(parser.tag_pattern, "key", tag_where)
         key_lang = _lang(closes, key_group)
         avoid_in_value = [after_value, *closes] if not fa.nullable(after_value) else closes
         string = _lang(avoid_in_value, ("rep", JSON_CHAR, 0, None))
         kinds = {
-            "string": seq([("lit", '"'), ("rep", JSON_CHAR, 0, None), ("lit", '"')]) if json_values else ("rep", ("set", ANY), 0, None),
+            "string": seq([("lit", '"'), ("rep", JSON_CHAR, 0, None), ("lit", '"')])
+            if json_values
+            else ("rep", ("set", ANY), 0, None),
             "integer": _INTEGER,
             "number": _NUMBER,
             "boolean": alt([("lit", "true"), ("lit", "false")]),
@@ -359,7 +395,11 @@ class _Builder:
         }
         values = {}
         for kind, language in kinds.items():
-            lang = _lang(avoid_in_value, language) if _is_any(value_group) else _lang(avoid_in_value, language, value_group)
+            lang = (
+                _lang(avoid_in_value, language)
+                if _is_any(value_group)
+                else _lang(avoid_in_value, language, value_group)
+            )
             values[kind] = None if _lang_empty(lang) else lang
         lead = self._first_after_slot(items, slots[1])
         structured = _is_any(value_group)
@@ -368,7 +408,9 @@ class _Builder:
         tag_first = fa.first_chars(unslotted)
         sep = ("rep", ("set", _minus(sep_chars, normalise([*tag_first, *_firsts(closes)]))), 0, None)
         over = seq([sep, ("rep", seq([unslotted, sep]), 0, None)])
-        if not fa.threads_safe(over, alt(closes) if closes else ("end",), fa.regex_nfa(closes) if closes else fa.regex_nfa([fa.NOTHING])):
+        if not fa.threads_safe(
+            over, alt(closes) if closes else ("end",), fa.regex_nfa(closes) if closes else fa.regex_nfa([fa.NOTHING])
+        ):
             raise Refusal("the close delimiter can match inside the tags this grammar writes", tag_where)
         return {
             "syntax": "xml-inline",
@@ -406,7 +448,9 @@ class _Builder:
             return True
         if call["syntax"] == "xml-inline":
             return False
-        body = _with_ws(_json_shape(call["string"], call.get("delims", []), call.get("unquoted_keys", False), "json"), call["ws"])
+        body = _with_ws(
+            _json_shape(call["string"], call.get("delims", []), call.get("unquoted_keys", False), "json"), call["ws"]
+        )
         return fa.threads_safe(body, ("end",), fa.regex_nfa(closes))
 
 
@@ -417,7 +461,9 @@ def _not_starting(banned: Ranges) -> Regex:
     return alt([fa.EMPTY, seq([("set", complement(banned)), _ANY_TEXT])])
 
 
-_INTEGER: Regex = seq([("rep", ("lit", "-"), 0, 1), alt([("lit", "0"), seq([("set", ((49, 57),)), ("rep", DIGITS, 0, 14)])])])
+_INTEGER: Regex = seq(
+    [("rep", ("lit", "-"), 0, 1), alt([("lit", "0"), seq([("set", ((49, 57),)), ("rep", DIGITS, 0, 14)])])]
+)
 _NUMBER: Regex = seq([_INTEGER, ("rep", seq([("lit", "."), ("rep", DIGITS, 1, 15)]), 0, 1)])
 
 
@@ -430,7 +476,9 @@ def _firsts(nodes: list[Regex]) -> list[tuple[int, int]]:
 
 
 def _is_char(node: Regex) -> bool:
-    return (node[0] == "lit" and len(node[1]) == 1) or (node[0] == "set" and len(node[1]) == 1 and node[1][0][0] == node[1][0][1])
+    return (node[0] == "lit" and len(node[1]) == 1) or (
+        node[0] == "set" and len(node[1]) == 1 and node[1][0][0] == node[1][0][1]
+    )
 
 
 def _is_any(node: Regex) -> bool:
@@ -484,7 +532,13 @@ def _lang(avoid: list[Regex], *bases: Regex) -> dict[str, Any]:
     rows = fa.dfa_rows(dfa)
     every = alt(avoid) if avoid else fa.NOTHING
     first = fa.first_chars(every) if avoid else ()
-    return {"bases": list(bases), "avoid": every, "prefixes": fa.prefixes(every) if avoid else fa.NOTHING, "first": first, "dfa": rows}
+    return {
+        "bases": list(bases),
+        "avoid": every,
+        "prefixes": fa.prefixes(every) if avoid else fa.NOTHING,
+        "first": first,
+        "dfa": rows,
+    }
 
 
 def _lang_regex(lang: dict[str, Any]) -> Regex:
@@ -501,7 +555,13 @@ def _json_shape(string: Regex, delims: list[Any], bare_keys: bool, flavour: str)
     tokens: list[Regex] = [
         ("set", normalise((ord(c), ord(c)) for c in "{}[],:=()")),
         seq([("lit", '"'), _lang_regex(string), ("lit", '"')]),
-        seq([("rep", ("lit", "-"), 0, 1), ("rep", DIGITS, 1, None), ("rep", seq([("lit", "."), ("rep", DIGITS, 1, None)]), 0, 1)]),
+        seq(
+            [
+                ("rep", ("lit", "-"), 0, 1),
+                ("rep", DIGITS, 1, None),
+                ("rep", seq([("lit", "."), ("rep", DIGITS, 1, None)]), 0, 1),
+            ]
+        ),
         alt([("lit", w) for w in ("true", "false", "null", "True", "False", "None")]),
     ]
     if bare_keys or flavour == "python":
@@ -529,7 +589,10 @@ def _with_ws(node: Regex, ws: str) -> Regex:
 
 def _call_shape(f: Field, where: JsonPath) -> dict[str, Any]:
     """Where a call's name and arguments come from, read off the field's transform."""
-    refusal = Refusal("a tool-call transform other than {type: function, function: {name, arguments}} has no grammar form", (*where, "transform"))
+    refusal = Refusal(
+        "a tool-call transform other than {type: function, function: {name, arguments}} has no grammar form",
+        (*where, "transform"),
+    )
     transform = f.transform
     if not isinstance(transform, TDict):
         raise refusal

@@ -61,7 +61,9 @@ def _tool_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
     return table
 
 
-def _choice(tool_choice: Any, table: dict[str, Any], skeleton: dict[str, Any]) -> tuple[str, list[str]]:
+def _choice(
+    tool_choice: Any, table: dict[str, Any], skeleton: dict[str, Any]
+) -> tuple[str, list[str]]:
     """("none" | "auto" | "required", the tools that may be called)."""
     if isinstance(tool_choice, dict):
         function = tool_choice.get("function")
@@ -71,11 +73,15 @@ def _choice(tool_choice: Any, table: dict[str, Any], skeleton: dict[str, Any]) -
     elif isinstance(tool_choice, str) and tool_choice in table:
         mode, names = "required", [tool_choice]
     else:
-        raise GrammarError(f"tool_choice {tool_choice!r} is not auto, required, none or a declared tool")
+        raise GrammarError(
+            f"tool_choice {tool_choice!r} is not auto, required, none or a declared tool"
+        )
     if mode != "none" and not names:
         mode = "none" if mode == "auto" else mode
     if mode == "required" and (skeleton["call"] is None or not names):
-        raise GrammarError("tool_choice requires a call, but the template has no tool-call field or no tool is given")
+        raise GrammarError(
+            "tool_choice requires a call, but the template has no tool-call field or no tool is given"
+        )
     if skeleton["call"] is None:
         mode = "none"
     return mode, names
@@ -87,7 +93,14 @@ def _choice(tool_choice: Any, table: dict[str, Any], skeleton: dict[str, Any]) -
 class _Frame:
     """Rules for the message: one per (parser state, whether a call was made, entry)."""
 
-    def __init__(self, skeleton: dict[str, Any], table: dict[str, Any], choice: tuple[str, list[str]], parallel: bool, fmt: str) -> None:
+    def __init__(
+        self,
+        skeleton: dict[str, Any],
+        table: dict[str, Any],
+        choice: tuple[str, list[str]],
+        parallel: bool,
+        fmt: str,
+    ) -> None:
         self.sk = skeleton
         self.table = table
         self.mode, self.names = choice
@@ -98,11 +111,17 @@ class _Frame:
         self.call = skeleton["call"]
         self.call_state = -1
         if self.call is not None:
-            self.call_state = next(i for i, s in enumerate(skeleton["states"]) if s["field"] == self.call["field"])
+            self.call_state = next(
+                i
+                for i, s in enumerate(skeleton["states"])
+                if s["field"] == self.call["field"]
+            )
 
     def build(self, state: int, at_start: bool) -> None:
         if state == self.call_state:
-            raise GrammarError("the prompt ends inside a tool call: no grammar starts there")
+            raise GrammarError(
+                "the prompt ends inside a tool call: no grammar starts there"
+            )
         if state >= len(self.sk["states"]):
             raise GrammarError(f"no parser state {state}")
         self.rules["start"] = self._state_body(state, 0, None, at_start)
@@ -131,7 +150,15 @@ class _Frame:
             cont, final = _split_end(exit_["emit"])
             then_entry = (state, index) if exit_["next_text"] else None
             if cont is not None:
-                choices.append(("seq", (("re", cont), self._state_rule(exit_["then"], phase, then_entry))))
+                choices.append(
+                    (
+                        "seq",
+                        (
+                            ("re", cont),
+                            self._state_rule(exit_["then"], phase, then_entry),
+                        ),
+                    )
+                )
             if final is not None and (self.mode != "required" or phase == 1):
                 choices.append(("re", final))
         rest = ("alt", tuple(choices))
@@ -141,10 +168,14 @@ class _Frame:
 
     # -- calls
 
-    def _call_exit(self, state: int, index: int, exit_: dict[str, Any], phase: int) -> list[Any]:
+    def _call_exit(
+        self, state: int, index: int, exit_: dict[str, Any], phase: int
+    ) -> list[Any]:
         call = self.call
         assert call is not None
-        if self.mode == "none" or (phase == 1 and not (self.parallel and call["repeats"])):
+        if self.mode == "none" or (
+            phase == 1 and not (self.parallel and call["repeats"])
+        ):
             return []
         close_exits = self.sk["states"][self.call_state]["exits"]
         after: list[Any] = []
@@ -152,7 +183,9 @@ class _Frame:
             cont, final = _split_end(close["emit"])
             entry = (self.call_state, close_index) if close["next_text"] else None
             if cont is not None:
-                after.append(("seq", (("re", cont), self._state_rule(close["then"], 1, entry))))
+                after.append(
+                    ("seq", (("re", cont), self._state_rule(close["then"], 1, entry)))
+                )
             if final is not None:
                 after.append(("re", final))
         if call["end_ok"] or not close_exits:
@@ -164,7 +197,9 @@ class _Frame:
             for name in self.names:
                 self._check_name(name)
                 opened = ("re", _fill(exit_["emit"], {call["name"][1]: name}))
-                alternatives.append(("seq", (opened, lead, self._arguments(name, top=True), tail)))
+                alternatives.append(
+                    ("seq", (opened, lead, self._arguments(name, top=True), tail))
+                )
             return alternatives
         return [("seq", (("re", exit_["emit"]), lead, self._calls_body(), tail))]
 
@@ -172,7 +207,11 @@ class _Frame:
         """Whitespace allowed before the body (none where it could extend the open delimiter)."""
         call = self.call
         assert call is not None
-        banned = {chr(c) for lo, hi in exit_["not_next"] for c in range(lo, min(hi, lo + 64) + 1)}
+        banned = {
+            chr(c)
+            for lo, hi in exit_["not_next"]
+            for c in range(lo, min(hi, lo + 64) + 1)
+        }
         ws = "".join(c for c in call["ws"] if c not in banned)
         if call["starts_with"] is not None or not ws or call["syntax"] == "xml-inline":
             return EMPTY_SEQ
@@ -181,7 +220,9 @@ class _Frame:
     def _check_name(self, name: str) -> None:
         pattern = self.call["name_pattern"] if self.call else None
         if pattern is not None and not _regex_accepts(pattern, name):
-            raise GrammarError(f"tool name {name!r} cannot be written where the template's open delimiter captures it")
+            raise GrammarError(
+                f"tool name {name!r} cannot be written where the template's open delimiter captures it"
+            )
 
     def _calls_body(self) -> Any:
         call = self.call
@@ -193,25 +234,76 @@ class _Frame:
         if not call["list"] and call["syntax"] != "python-call-list":
             return item
         w = _ws(call["ws"])
-        more = ("rep", ("seq", (w, ("lit", ","), w, item)), 0, None if self.parallel else 0)
+        more = (
+            "rep",
+            ("seq", (w, ("lit", ","), w, item)),
+            0,
+            None if self.parallel else 0,
+        )
         return ("seq", (("lit", "["), w, item, more, w, ("lit", "]")))
 
     def _call_object(self, name: str) -> Any:
         call = self.call
         assert call is not None
         w = _ws(call["ws"])
-        name_member = ("seq", (self._key(call["name"][1]), w, ("lit", ":"), w, self._string_literal(name)))
-        args_member = ("seq", (self._key(call["arguments"][1]), w, ("lit", ":"), w, self._arguments(name, top=False)))
+        name_member = (
+            "seq",
+            (
+                self._key(call["name"][1]),
+                w,
+                ("lit", ":"),
+                w,
+                self._string_literal(name),
+            ),
+        )
+        args_member = (
+            "seq",
+            (
+                self._key(call["arguments"][1]),
+                w,
+                ("lit", ":"),
+                w,
+                self._arguments(name, top=False),
+            ),
+        )
         orders = []
         for first, second in ((name_member, args_member), (args_member, name_member)):
-            orders.append(("seq", (("lit", "{"), w, first, w, ("lit", ","), w, second, w, ("lit", "}"))))
+            orders.append(
+                (
+                    "seq",
+                    (
+                        ("lit", "{"),
+                        w,
+                        first,
+                        w,
+                        ("lit", ","),
+                        w,
+                        second,
+                        w,
+                        ("lit", "}"),
+                    ),
+                )
+            )
         return ("alt", tuple(orders))
 
     def _python_call(self, name: str) -> Any:
         if not _python_name(name):
-            raise GrammarError(f"tool name {name!r} is not a name a Python call list can hold")
+            raise GrammarError(
+                f"tool name {name!r} is not a name a Python call list can hold"
+            )
         w = _ws(self.call["ws"] if self.call else "")
-        return ("seq", (("lit", name), w, ("lit", "("), w, self._members(self.table[name], "python", f"tools.{name}"), w, ("lit", ")")))
+        return (
+            "seq",
+            (
+                ("lit", name),
+                w,
+                ("lit", "("),
+                w,
+                self._members(self.table[name], "python", f"tools.{name}"),
+                w,
+                ("lit", ")"),
+            ),
+        )
 
     # -- arguments
 
@@ -234,13 +326,29 @@ class _Frame:
         for key, sub in props.items():
             if syntax == "python":
                 if not _python_name(key):
-                    raise GrammarError(f"{where}: parameter {key!r} is not a keyword a Python call can take")
+                    raise GrammarError(
+                        f"{where}: parameter {key!r} is not a keyword a Python call can take"
+                    )
                 k = ("lit", key)
                 sep = "="
             else:
                 k = self._key(key)
                 sep = ":"
-            items.append((("seq", (k, w, ("lit", sep), w, _value(sub, self, syntax, f"{where}.{key}"))), key in required))
+            items.append(
+                (
+                    (
+                        "seq",
+                        (
+                            k,
+                            w,
+                            ("lit", sep),
+                            w,
+                            _value(sub, self, syntax, f"{where}.{key}"),
+                        ),
+                    ),
+                    key in required,
+                )
+            )
         return _member_list(items, ("seq", (w, ("lit", ","), w)))
 
     def _xml_arguments(self, schema: dict[str, Any], where: str) -> Any:
@@ -251,7 +359,9 @@ class _Frame:
         parts: list[Any] = [sep]
         for key, sub in props.items():
             if not _lang_accepts(call["key"], key):
-                raise GrammarError(f"{where}: parameter {key!r} cannot be written in the template's tags")
+                raise GrammarError(
+                    f"{where}: parameter {key!r} cannot be written in the template's tags"
+                )
             value = _xml_value(sub, call, f"{where}.{key}", self)
             tag = _fill_expr(call["tag"], {"key": ("lit", key), "value": value})
             item = ("seq", (tag, sep))
@@ -262,7 +372,12 @@ class _Frame:
         call = self.call
         assert call is not None
         quoted = self._string_literal(key)
-        if call.get("unquoted_keys") and _python_name(key) and "." not in key and "-" not in key:
+        if (
+            call.get("unquoted_keys")
+            and _python_name(key)
+            and "." not in key
+            and "-" not in key
+        ):
             return ("alt", (quoted, ("lit", key)))
         return quoted
 
@@ -271,7 +386,9 @@ class _Frame:
         assert call is not None
         encoded = json.dumps(text, ensure_ascii=False)
         if "\\u" in encoded or not _lang_accepts(call["string"], encoded[1:-1]):
-            raise GrammarError(f"the string {text!r} cannot be written safely inside a tool call of this template")
+            raise GrammarError(
+                f"the string {text!r} cannot be written safely inside a tool call of this template"
+            )
         return ("lit", encoded)
 
     # -- output
@@ -305,12 +422,34 @@ def _properties(schema: dict[str, Any], where: str) -> tuple[dict[str, Any], lis
         raise GrammarError(f"{where}: properties must be an object and required a list")
     for name in required:
         if name not in props:
-            raise GrammarError(f"{where}: required parameter {name!r} is not among the properties")
+            raise GrammarError(
+                f"{where}: required parameter {name!r} is not among the properties"
+            )
     return props, required
 
 
-_ANNOTATIONS = {"description", "title", "default", "examples", "$comment", "format", "nullable", "additionalProperties", "$schema"}
-_SUPPORTED = {"type", "properties", "required", "items", "enum", "const", "anyOf", "minItems", "maxItems"}
+_ANNOTATIONS = {
+    "description",
+    "title",
+    "default",
+    "examples",
+    "$comment",
+    "format",
+    "nullable",
+    "additionalProperties",
+    "$schema",
+}
+_SUPPORTED = {
+    "type",
+    "properties",
+    "required",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "minItems",
+    "maxItems",
+}
 
 
 def _types(schema: Any, where: str) -> list[str]:
@@ -318,7 +457,9 @@ def _types(schema: Any, where: str) -> list[str]:
         raise GrammarError(f"{where}: a schema must be an object")
     for key in schema:
         if key not in _SUPPORTED and key not in _ANNOTATIONS:
-            raise GrammarError(f"{where}: the schema keyword {key!r} has no grammar form")
+            raise GrammarError(
+                f"{where}: the schema keyword {key!r} has no grammar form"
+            )
     declared = schema.get("type")
     types = [declared] if isinstance(declared, str) else list(declared or [])
     if schema.get("nullable") and types and "null" not in types:
@@ -326,7 +467,9 @@ def _types(schema: Any, where: str) -> list[str]:
     return types
 
 
-def _value(schema: Any, frame: _Frame, syntax: str, where: str, *, object_only: bool = False) -> Any:
+def _value(
+    schema: Any, frame: _Frame, syntax: str, where: str, *, object_only: bool = False
+) -> Any:
     """A value valid for `schema`, written in `syntax` (json, json-dialect, python)."""
     types = _types(schema, where)
     if object_only:
@@ -335,7 +478,13 @@ def _value(schema: Any, frame: _Frame, syntax: str, where: str, *, object_only: 
         values = schema["enum"] if "enum" in schema else [schema["const"]]
         return ("alt", tuple(_literal_value(v, frame, syntax, where) for v in values))
     if "anyOf" in schema:
-        return ("alt", tuple(_value(s, frame, syntax, f"{where}.anyOf[{i}]") for i, s in enumerate(schema["anyOf"])))
+        return (
+            "alt",
+            tuple(
+                _value(s, frame, syntax, f"{where}.anyOf[{i}]")
+                for i, s in enumerate(schema["anyOf"])
+            ),
+        )
     if not types:
         types = ["string", "number", "boolean", "null"]
     out = []
@@ -347,11 +496,38 @@ def _value(schema: Any, frame: _Frame, syntax: str, where: str, *, object_only: 
             w = _ws(frame.call["ws"] if frame.call else "")
             low, high = int(schema.get("minItems", 0)), schema.get("maxItems")
             if low == 0:
-                body = ("rep", ("seq", (item, ("rep", ("seq", (w, ("lit", ","), w, item)), 0, None if high is None else max(int(high) - 1, 0)))), 0, 1)
+                body = (
+                    "rep",
+                    (
+                        "seq",
+                        (
+                            item,
+                            (
+                                "rep",
+                                ("seq", (w, ("lit", ","), w, item)),
+                                0,
+                                None if high is None else max(int(high) - 1, 0),
+                            ),
+                        ),
+                    ),
+                    0,
+                    1,
+                )
                 if high == 0:
                     body = EMPTY_SEQ
             else:
-                body = ("seq", (item, ("rep", ("seq", (w, ("lit", ","), w, item)), low - 1, None if high is None else int(high) - 1)))
+                body = (
+                    "seq",
+                    (
+                        item,
+                        (
+                            "rep",
+                            ("seq", (w, ("lit", ","), w, item)),
+                            low - 1,
+                            None if high is None else int(high) - 1,
+                        ),
+                    ),
+                )
             out.append(("seq", (("lit", "["), w, body, w, ("lit", "]"))))
         elif kind == "string":
             out.append(_string_value(frame, syntax))
@@ -382,7 +558,16 @@ def _string_value(frame: _Frame, syntax: str) -> Any:
     assert call is not None
     quoted = ("seq", (("lit", '"'), ("lang", call["string"]), ("lit", '"')))
     if syntax == "json-dialect" and call.get("delims"):
-        return ("alt", (quoted, *(("seq", (("lit", o), ("lang", text), ("lit", c))) for o, c, text in call["delims"])))
+        return (
+            "alt",
+            (
+                quoted,
+                *(
+                    ("seq", (("lit", o), ("lang", text), ("lit", c)))
+                    for o, c, text in call["delims"]
+                ),
+            ),
+        )
     return quoted
 
 
@@ -404,18 +589,35 @@ def _xml_value(schema: Any, call: dict[str, Any], where: str, frame: _Frame) -> 
         options = schema["enum"] if "enum" in schema else [schema["const"]]
         out = []
         for option in options:
-            text = option if isinstance(option, str) and not call["json_values"] else json.dumps(option, ensure_ascii=False)
-            if not any(lang is not None and _lang_accepts(lang, text) for lang in values.values()):
-                raise GrammarError(f"{where}: the enum value {option!r} cannot be written in the template's tags")
+            text = (
+                option
+                if isinstance(option, str) and not call["json_values"]
+                else json.dumps(option, ensure_ascii=False)
+            )
+            if not any(
+                lang is not None and _lang_accepts(lang, text)
+                for lang in values.values()
+            ):
+                raise GrammarError(
+                    f"{where}: the enum value {option!r} cannot be written in the template's tags"
+                )
             out.append(("lit", text))
         return ("alt", tuple(out))
     if "anyOf" in schema:
-        return ("alt", tuple(_xml_value(s, call, f"{where}.anyOf[{i}]", frame) for i, s in enumerate(schema["anyOf"])))
+        return (
+            "alt",
+            tuple(
+                _xml_value(s, call, f"{where}.anyOf[{i}]", frame)
+                for i, s in enumerate(schema["anyOf"])
+            ),
+        )
     out = []
     for kind in types or ["string"]:
         lang = values.get(kind)
         if lang is None:
-            raise GrammarError(f"{where}: a {kind!r} value cannot be written in the template's tags")
+            raise GrammarError(
+                f"{where}: a {kind!r} value cannot be written in the template's tags"
+            )
         out.append(("lang", lang))
     return ("alt", tuple(out))
 
@@ -433,7 +635,12 @@ def _json_schema(schema: Any, frame: _Frame, where: str) -> dict[str, Any]:
                 frame._string_literal(value)
         return {"enum": list(values)}
     if "anyOf" in schema:
-        return {"anyOf": [_json_schema(s, frame, f"{where}.anyOf[{i}]") for i, s in enumerate(schema["anyOf"])]}
+        return {
+            "anyOf": [
+                _json_schema(s, frame, f"{where}.anyOf[{i}]")
+                for i, s in enumerate(schema["anyOf"])
+            ]
+        }
     if not types:
         types = ["string", "number", "boolean", "null"]
     variants = []
@@ -442,9 +649,22 @@ def _json_schema(schema: Any, frame: _Frame, where: str) -> dict[str, Any]:
             props, required = _properties(schema, where)
             for key in props:
                 frame._string_literal(key)
-            variants.append({"type": "object", "properties": {k: _json_schema(v, frame, f"{where}.{k}") for k, v in props.items()}, "required": list(required), "additionalProperties": False})
+            variants.append(
+                {
+                    "type": "object",
+                    "properties": {
+                        k: _json_schema(v, frame, f"{where}.{k}")
+                        for k, v in props.items()
+                    },
+                    "required": list(required),
+                    "additionalProperties": False,
+                }
+            )
         elif kind == "array":
-            item: dict[str, Any] = {"type": "array", "items": _json_schema(schema.get("items", {}), frame, f"{where}.items")}
+            item: dict[str, Any] = {
+                "type": "array",
+                "items": _json_schema(schema.get("items", {}), frame, f"{where}.items"),
+            }
             for bound in ("minItems", "maxItems"):
                 if bound in schema:
                     item[bound] = schema[bound]
@@ -453,9 +673,22 @@ def _json_schema(schema: Any, frame: _Frame, where: str) -> dict[str, Any]:
             # %json patterns are plain regexes: strings leave out every character a delimiter of
             # the region can start with (the exact avoidance is in the GBNF form)
             banned = ("set", _complement(call["string"]["first"]))
-            variants.append({"type": "string", "pattern": "^" + _Printer("lark").regex(("rep", banned, 0, None)) + "$"})
+            variants.append(
+                {
+                    "type": "string",
+                    "pattern": "^"
+                    + _Printer("lark").regex(("rep", banned, 0, None))
+                    + "$",
+                }
+            )
         elif kind in ("integer", "number"):
-            variants.append({"type": kind, "minimum": -(10**JSON_INT_LIMIT) + 1, "maximum": 10**JSON_INT_LIMIT - 1})
+            variants.append(
+                {
+                    "type": kind,
+                    "minimum": -(10**JSON_INT_LIMIT) + 1,
+                    "maximum": 10**JSON_INT_LIMIT - 1,
+                }
+            )
         elif kind in ("boolean", "null"):
             variants.append({"type": kind})
         else:
@@ -465,8 +698,29 @@ def _json_schema(schema: Any, frame: _Frame, where: str) -> dict[str, Any]:
 
 
 _DIGITS = ("set", ((48, 57),))
-_INTEGER = ("seq", (("rep", ("lit", "-"), 0, 1), ("alt", (("lit", "0"), ("seq", (("set", ((49, 57),)), ("rep", _DIGITS, 0, JSON_INT_LIMIT - 1)))))))
-_NUMBER = ("seq", (_INTEGER, ("rep", ("seq", (("lit", "."), ("rep", _DIGITS, 1, JSON_INT_LIMIT))), 0, 1)))
+_INTEGER = (
+    "seq",
+    (
+        ("rep", ("lit", "-"), 0, 1),
+        (
+            "alt",
+            (
+                ("lit", "0"),
+                (
+                    "seq",
+                    (("set", ((49, 57),)), ("rep", _DIGITS, 0, JSON_INT_LIMIT - 1)),
+                ),
+            ),
+        ),
+    ),
+)
+_NUMBER = (
+    "seq",
+    (
+        _INTEGER,
+        ("rep", ("seq", (("lit", "."), ("rep", _DIGITS, 1, JSON_INT_LIMIT))), 0, 1),
+    ),
+)
 
 
 def _complement(ranges: Any) -> tuple[tuple[int, int], ...]:
@@ -482,15 +736,22 @@ def _complement(ranges: Any) -> tuple[tuple[int, int], ...]:
 
 def _python_name(name: str) -> bool:
     parts = name.replace("-", ".").split(".")
-    return all(p and p.isascii() and (p[0].isalpha() or p[0] == "_") and p.replace("_", "a").isalnum() for p in parts[:1]) and all(
-        p and p.isascii() and p.replace("_", "a").isalnum() for p in parts
-    )
+    return all(
+        p
+        and p.isascii()
+        and (p[0].isalpha() or p[0] == "_")
+        and p.replace("_", "a").isalnum()
+        for p in parts[:1]
+    ) and all(p and p.isascii() and p.replace("_", "a").isalnum() for p in parts)
 
 
 def _ws(chars: str) -> Any:
     if not chars:
         return EMPTY_SEQ
-    return ("re", ("rep", ("set", tuple(sorted((ord(c), ord(c)) for c in chars))), 0, None))
+    return (
+        "re",
+        ("rep", ("set", tuple(sorted((ord(c), ord(c)) for c in chars))), 0, None),
+    )
 
 
 # --------------------------------------------------------------------------- regex helpers
@@ -509,11 +770,15 @@ def _split_end(node: Any) -> tuple[Any, Any]:
                 cont.append(c)
             if f is not None:
                 final.append(f)
-        return (("alt", tuple(cont)) if cont else None), (("alt", tuple(final)) if final else None)
+        return (("alt", tuple(cont)) if cont else None), (
+            ("alt", tuple(final)) if final else None
+        )
     if node[0] == "seq" and node[1]:
         c, f = _split_end(node[1][-1])
         head = node[1][:-1]
-        return (None if c is None else ("seq", (*head, c))), (None if f is None else ("seq", (*head, f)))
+        return (None if c is None else ("seq", (*head, c))), (
+            None if f is None else ("seq", (*head, f))
+        )
     return node, None
 
 
@@ -547,11 +812,16 @@ def _lang_accepts(lang: dict[str, Any], text: str) -> bool:
 def _regex_accepts(node: Any, text: str) -> bool:
     import re
 
-    return re.fullmatch(_printer_re(node, anchored=False, python=True), text, re.DOTALL) is not None
+    return (
+        re.fullmatch(_printer_re(node, anchored=False, python=True), text, re.DOTALL)
+        is not None
+    )
 
 
 def _printer_re(node: Any, *, anchored: bool, python: bool = False) -> str:
-    if isinstance(node, dict):  # a language: the regex of its DFA is not needed for %json patterns
+    if isinstance(
+        node, dict
+    ):  # a language: the regex of its DFA is not needed for %json patterns
         node = _lang_regex(node)
     body = _Printer("python" if python else "lark").regex(node)
     return f"^(?:{body})$" if anchored else body
@@ -601,7 +871,9 @@ class _Printer:
             lines.append("%llguidance {}")
         for name, expr in rules.items():
             rule = "root" if (name == "start" and self.fmt == "gbnf") else name.lower()
-            lines.append(f"{rule}{': ' if self.fmt == 'lark' else ' ::= '}{self.expr(expr)}")
+            lines.append(
+                f"{rule}{': ' if self.fmt == 'lark' else ' ::= '}{self.expr(expr)}"
+            )
         lines += list(self.extra.values())
         return "\n".join(lines) + "\n"
 
@@ -627,7 +899,9 @@ class _Printer:
         if kind == "alt":
             items = [self.expr(i) for i in e[1]]
             if not items:
-                raise GrammarError("no way to write this part of the message with these options")
+                raise GrammarError(
+                    "no way to write this part of the message with these options"
+                )
             return "(" + " | ".join(items) + ")"
         if kind == "rep":
             return f"{self.expr(e[1])}{_quantifier(e[2], e[3])}"
@@ -651,7 +925,9 @@ class _Printer:
                 options = [f"{_gbnf_class(ranges)} {name}-{t}" for t, ranges in row]
                 if s in lang["dfa"]["accept"]:
                     options.append('""')
-                self.extra[f"{name}-{s}"] = f"{name}-{s} ::= " + (" | ".join(options) if options else _gbnf_class(()))
+                self.extra[f"{name}-{s}"] = f"{name}-{s} ::= " + (
+                    " | ".join(options) if options else _gbnf_class(())
+                )
             self.extra[name] = f"{name} ::= {name}-0"
         self.lang_names[key] = name
         return name
@@ -659,11 +935,17 @@ class _Printer:
     def regex(self, node: Any) -> str:
         kind = node[0]
         if kind == "lit":
-            return "".join(_escape_char(c, self.fmt) for c in node[1]) if node[1] else "(?:)"
+            return (
+                "".join(_escape_char(c, self.fmt) for c in node[1])
+                if node[1]
+                else "(?:)"
+            )
         if kind == "set":
             if not node[1]:
                 return "[^\\x00-\\x{10FFFF}]" if self.fmt != "python" else "(?!)"
-            return "[" + "".join(_range_text(lo, hi, self.fmt) for lo, hi in node[1]) + "]"
+            return (
+                "[" + "".join(_range_text(lo, hi, self.fmt) for lo, hi in node[1]) + "]"
+            )
         if kind == "seq":
             return "".join(self.regex(i) for i in node[1]) if node[1] else "(?:)"
         if kind == "alt":
@@ -679,7 +961,11 @@ class _Printer:
         if kind == "set":
             return _gbnf_class(node[1])
         if kind == "seq":
-            return "(" + " ".join(self.gbnf_regex(i) for i in node[1]) + ")" if node[1] else '""'
+            return (
+                "(" + " ".join(self.gbnf_regex(i) for i in node[1]) + ")"
+                if node[1]
+                else '""'
+            )
         if kind == "alt":
             return "(" + " | ".join(self.gbnf_regex(i) for i in node[1]) + ")"
         if kind == "rep":
@@ -720,4 +1006,8 @@ def _gbnf_class(ranges: Any) -> str:
 
     if not ranges:
         return "[^\\x00-" + chr(0x10FFFF) + "]"
-    return "[" + "".join(one(lo) if lo == hi else f"{one(lo)}-{one(hi)}" for lo, hi in ranges) + "]"
+    return (
+        "["
+        + "".join(one(lo) if lo == hi else f"{one(lo)}-{one(hi)}" for lo, hi in ranges)
+        + "]"
+    )
