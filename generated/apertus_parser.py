@@ -142,235 +142,67 @@ if TYPE_CHECKING:
     Event = RegionOpen | RegionChunk | RegionClose | RegionMalformed
 else:
     FieldName = str
-    Message = RegionOpen = RegionClose = RegionMalformed = Event = dict
+    Message = RegionOpen = RegionChunk = RegionClose = RegionMalformed = Event = dict
 
 
 # ----------------------------------------------------------------------------
 # runtime helpers (lifted from rtcompile.runtime), the streaming engine among them
 
-# Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
-# little beyond its text mid-stream, even with a thousand parsers open at once.
-BLOCK_CHUNKS: Final = 32
 
+class ParserProgram:
+    """One template, ready for the engine: its tables and the functions its backend plugs in.
 
-Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
-
-
-PREFIX_REQUIRED: Final = (
-    "`ResponseParser`/`parse_response` requires `prefix` (the chat prompt sent to the model before generation), "
-    "because chat templates often pre-write part of the assistant message (e.g. an opening `<think>` tag) that "
-    "the parser must see to parse the output correctly. If the generation already contains the complete message, "
-    'pass `prefix=""` to opt out explicitly.'
-)
-
-
-PlainCheck: TypeAlias = "Callable[[str], bool]"
-
-
-Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
-
-
-class StartAnchorWarning(UserWarning):
-    """A non-empty prompt (`prefix`) in which the template's start anchor never matches.
-
-    The reference then parses the whole prompt as part of the message, so prompt text leaks into it
-    (`prefix="garbage"` gives `{"content": "garbageHello!"}`); usually the prompt was rendered with
-    another chat template, or passed where the generation was meant.
+    `compile_patterns` runs once, before the first parser starts: generated modules compile
+    their patterns on first use rather than at import (some translated classes are slow to compile).
     """
 
+    # The constructor's order: not sorted.
+    __slots__ = (  # noqa: RUF023
+        "tables",
+        "scanners",
+        "handlers",
+        "after_anchor",
+        "function_schema",
+        "_compile_patterns",
+        "_lock",
+    )
 
-def _caller_stacklevel() -> int:
-    """The `stacklevel` that points a warning at the user's line: past this module's frames and rtcompile's
-    (the engine may be reached through `parse_response`, a subclass or rtcompile's API)."""
-    frame = sys._getframe(1)
-    level = 1
-    while frame.f_back is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module != __name__ and not module.startswith("rtcompile."):
-            break
-        frame, level = frame.f_back, level + 1
-    return level
+    def __init__(
+        self,
+        *,
+        tables: Tables,
+        scanners: tuple[Scanner, ...],
+        handlers: tuple[Handler, ...],
+        after_anchor: Callable[[str], str | None],
+        function_schema: FunctionSchema,
+        compile_patterns: Callable[[], None] | None,
+    ) -> None:
+        self.tables = tables
+        self.scanners = scanners  # by state
+        self.handlers = handlers  # by field
+        # the prompt after the last match of the start anchor; None if it never matches
+        self.after_anchor = after_anchor
+        self.function_schema = function_schema  # Python-function tools to JSON schemas
+        self._compile_patterns = compile_patterns
+        # First use may come from many threads at once: one compiles, the others wait for it.
+        # (`_thread` rather than `threading`, which costs a module import for one lock.)
+        self._lock = _thread.allocate_lock()
 
-
-def _as_integer(raw: str) -> int | None:
-    """`int()` syntax, or a whole float such as "3.0" or "1e3" (JSON Schema integers); None otherwise."""
-    try:
-        return int(raw)
-    except ValueError:
-        number = float(raw)  # a ValueError here means "not this type" to the caller
-    return int(number) if number.is_integer() else None
-
-
-def _as_number(raw: str) -> int | float | None:
-    """A finite float, given back as an int when it is whole and the text had no '.'; None for nan/inf."""
-    number = float(raw)
-    if not math.isfinite(number):
-        return None
-    return int(number) if number.is_integer() and "." not in raw else number
-
-
-def _coerce_as(raw: str, type_name: str) -> tuple[bool, Any]:
-    """Try one schema type: (True, value) on success, (False, None) if the text does not fit it.
-
-    May raise ValueError (from int/float/json parsing), which also means the text does not fit.
-    """
-    if type_name == "integer":
-        integer = _as_integer(raw)
-        return (integer is not None), integer
-    if type_name == "number":
-        number = _as_number(raw)
-        return (number is not None), number
-    if type_name == "boolean" and raw.strip().lower() in ("true", "1", "false", "0"):
-        return True, raw.strip().lower() in ("true", "1")
-    if type_name == "null" and raw.strip() in ("null", "None"):
-        return True, None
-    if type_name in ("object", "array"):
-        decoded = json.loads(raw)
-        if isinstance(decoded, dict if type_name == "object" else list):
-            return True, decoded
-    return False, None
-
-
-def coerce_value(raw: str, types: tuple[str, ...]) -> Any:
-    """Convert `raw` with the first of `types` that accepts it; otherwise return `raw` itself.
-
-    `string`, unknown types and failed casts all keep the text. Only ValueError counts as "does not fit";
-    anything else (e.g. RecursionError from very deep JSON) propagates, as in the reference.
-    """
-    for type_name in types:
-        try:
-            accepted, value = _coerce_as(raw, type_name)
-        except ValueError:
-            continue
-        if accepted:
-            return value
-    return raw
-
-
-def schema_types(schema: Any) -> tuple[str, ...]:
-    """The type names a parameter schema allows, in declaration order, duplicates kept.
-
-    Collects `type` (a string or list of strings), recursively the `anyOf`/`oneOf` choices, and `null` when
-    the schema is `nullable` (how transformers' `get_json_schema` marks Optional parameters). A non-dict
-    schema allows nothing. A truthy non-iterable union (e.g. `"anyOf": 1`) raises TypeError, as in the reference.
-    """
-    if not isinstance(schema, dict):
-        return ()
-    declared = schema.get("type")
-    types: list[str] = []
-    if isinstance(declared, str):
-        types.append(declared)
-    elif isinstance(declared, list):
-        types.extend(name for name in declared if isinstance(name, str))
-    for union_key in ("anyOf", "oneOf"):
-        for choice in schema.get(union_key) or []:
-            types.extend(schema_types(choice))
-    if schema.get("nullable") and "null" not in types:
-        types.append("null")
-    return tuple(types)
-
-
-def _coerce_arguments(arguments: dict[Any, Any], properties: Mapping[Any, Any]) -> None:
-    """Cast, in place, the string arguments (and strings inside non-array list arguments) that have a schema.
-
-    A list where the schema does not allow `array` is taken to be a key repeated under `merge_duplicates`,
-    so each of its strings is cast on its own.
-    """
-    for key, argument in arguments.items():
-        if key not in properties:
-            continue
-        types = schema_types(properties[key])
-        if not types:
-            continue
-        if isinstance(argument, str):
-            arguments[key] = coerce_value(argument, types)
-        elif isinstance(argument, list) and "array" not in types:
-            arguments[key] = [
-                coerce_value(item, types) if isinstance(item, str) else item
-                for item in argument
-            ]
-
-
-def coerce_tool_calls(value: Any, params: Mapping[str, Mapping[str, Any]]) -> Any:
-    """Cast the arguments of tool calls shaped `{"function": {"name": str, "arguments": dict}}`.
-
-    Lists are walked recursively and rebuilt as new lists; a tool call's `arguments` dict is modified in
-    place and the same object is returned; anything else comes back untouched. Tools with no properties are
-    skipped. Like the reference, only call this when the table is non-empty (else lists keep their identity).
-    """
-    if isinstance(value, list):
-        return [coerce_tool_calls(item, params) for item in value]
-    function = value.get("function") if isinstance(value, dict) else None
-    if not isinstance(function, dict):
-        return value
-    name, arguments = function.get("name"), function.get("arguments")
-    if not isinstance(name, str) or not isinstance(arguments, dict):
-        return value
-    properties = params.get(name)
-    if properties:
-        _coerce_arguments(arguments, properties)
-    return value
-
-
-def is_empty(value: object) -> bool:
-    """Fields left empty are dropped from the final message (unless they have a default)."""
-    return value is None or (isinstance(value, (list, dict, str)) and not value)
-
-
-def join_value(name: str, previous: Any, value: Any, separator: str) -> str:
-    """The new value of a `join` field after one more region closed with `value`."""
-    if not isinstance(value, str):
-        # ValueError, not TypeError: the reference raises ValueError.
-        raise ValueError(  # noqa: TRY004
-            f"Field '{name}': 'join' requires each match to parse to a string, got {type(value).__name__}."
-        )
-    return value if previous is None else previous + separator + value
-
-
-# Turns a tool given as a Python function into its JSON schema (`tool_schema.function_to_tool_schema`,
-# or, in a module compiled without that code, `refuse_function_tool`).
-# (A string: generated modules import `typing` for the type checker only.)
-FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
-
-
-def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
-    """Map each tool's name to its parameter `properties` ({} when absent or malformed).
-
-    Tools are schema dicts, either wrapped as `{"type": "function", "function": {...}}` or bare; entries
-    without a string `name` (or that are not dicts at all) are ignored, and a later tool replaces an earlier
-    one of the same name. Python functions must already have been converted to schemas by the caller.
-    """
-    table: dict[str, dict[str, Any]] = {}
-    for tool in tools:
-        function = tool.get("function", tool) if isinstance(tool, dict) else None
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            continue
-        parameters = function.get("parameters")
-        properties = (
-            parameters.get("properties") if isinstance(parameters, dict) else None
-        )
-        table[function["name"]] = properties if isinstance(properties, dict) else {}
-    return table
-
-
-def tool_parameters(
-    tools: Iterable[Any] | None, function_schema: FunctionSchema
-) -> dict[str, dict[str, Any]]:
-    """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions
-    (converted by `function_schema`)."""
-    # isinstance checks are what inspect.isfunction/ismethod do, without importing inspect.
-    schemas = [
-        function_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool
-        for tool in tools or []
-    ]
-    return tool_parameter_table(schemas)
+    def prepare(self) -> None:
+        """Compile the patterns, once: a no-op after the first call."""
+        if self._compile_patterns is None:
+            return
+        with self._lock:
+            if self._compile_patterns is not None:
+                self._compile_patterns()
+                self._compile_patterns = None
 
 
 class StreamingParser:
     """Parses one generation as it streams: `feed()` text, then `finalize()`.
 
     `initial_events` holds the events of the prompt's pre-written part of the message (the text
-    after the last start anchor in `prefix`). Subclasses supply the class attributes declared below.
+    after the last start anchor in `prefix`). A backend supplies `_program` (see the module docstring).
 
     Extensions beyond the reference, each off by default (with all off, every event and message is
     exactly the reference's):
@@ -385,52 +217,30 @@ class StreamingParser:
       is left out of the message, and parsing goes on. `malformed` lists those events.
     """
 
-    # -- what a backend plugs in (see the module docstring)
-    _names: tuple[FieldName, ...]  # by field index
-    # by field: chunks of structured content are marked `dirty`
-    _dirty: tuple[bool, ...]
-    _joins: tuple[str | None, ...]  # by field: the `join` separator, if any
-    _repeats: tuple[bool, ...]  # by field
-    _required: tuple[str, ...]  # fields the final message must contain
-    _defaults: dict[str, Any]  # the message before any region closed
-    _implicit: int  # the implicit field's index, or NO_FIELD
-    # by field: the state inside it (0 for the implicit field)
-    _state_of_field: tuple[int, ...]
-    # by state, by watch: (opens a region?, field)
-    _actions: tuple[tuple[tuple[bool, int], ...], ...]
-    _scanners: tuple[Scanner, ...]  # by state
-    # by state; None: no fast path in that state
-    _plain: tuple[PlainCheck | None, ...]
-    _handlers: tuple[Handler, ...]  # by field
-    # committed characters a delimiter can still inspect; None: unbounded
-    _history: int | None
-    # a complete output may be parsed in one end-of-stream scan (see `parse_complete`)
-    _one_scan: bool
+    # what a backend plugs in (see the module docstring)
+    _program: ParserProgram
 
     # -- the open region, as the fast path reads it (set by `_mark_opened`)
     _chunk_name: FieldName
     _chunk_dirty: bool
 
-    def _after_anchor(self, prefix: str) -> str | None:
-        """The prompt after the last match of the start anchor; None if it never matches."""
-        raise NotImplementedError
-
-    def _function_schema(self, function: Callable[..., Any]) -> dict[str, Any]:
-        """The JSON schema of a tool given as a Python function (transformers' `get_json_schema`)."""
-        raise NotImplementedError
-
     def __init__(
         self,
-        prefix: str | None,
+        prefix: str | None = None,
         *,
-        tools: Iterable[Any] | None,
+        tools: Iterable[Any] | None = None,
         captures: bool = False,
         spans: bool = False,
         recover: bool = False,
     ) -> None:
+        """`prefix` is the prompt the model continued (required: see `PREFIX_REQUIRED`); `tools` the
+        tools it was given (JSON schemas or Python functions), whose parameter types coerce the
+        arguments of parsed tool calls; `captures`, `spans` and `recover` turn on the extensions."""
         if prefix is None:
             raise ValueError(PREFIX_REQUIRED)
-        self._tool_params = tool_parameters(tools, self._function_schema)
+        program = self._program
+        program.prepare()
+        self._tool_params = tool_parameters(tools, program.function_schema)
         self._with_captures = captures
         self._with_spans = spans
         self._recover = recover
@@ -441,9 +251,9 @@ class StreamingParser:
         self._offset = 0  # the generation offset of the buffer's first character
         self._buffer = ""
         self._pos = 0  # scan position: text before it is committed
-        self._output: dict[str, Any] = copy.deepcopy(self._defaults)
+        self._output: dict[str, Any] = copy.deepcopy(program.tables.defaults)
         self._state = 0
-        self._field = self._implicit  # the current region's field, or NO_FIELD
+        self._field = program.tables.implicit  # the current region's field, or NO_FIELD
         self._captures: dict[str, str] = {}
         # The current region's text: recent chunks, plus blocks of joined chunks, so that a long region
         # costs about its text in memory rather than a list entry per 1-6 character token.
@@ -461,16 +271,14 @@ class StreamingParser:
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        plain = self._plain[self._state]
-        if (
-            plain is not None
-            and text
-            and self._fast
-            and self._pos == len(self._buffer)
-            and plain(text)
-        ):
-            return self._feed_plain(text)
-        return self._feed_scanning(text)
+        if self._finalized:
+            raise RuntimeError("ResponseParser already finalized")
+        if text:
+            self._buffer += text
+        events: list[Event] = []
+        self._process(events, False)
+        self._drop_committed()
+        return events
 
     def _seal_body(self) -> None:
         """Join the region's recent chunks into a block. A block no longer than the new one is merged
@@ -482,29 +290,6 @@ class StreamingParser:
         while blocks and len(blocks[-1]) <= len(block):
             block = blocks.pop() + block
         blocks.append(block)
-
-    def _commit_run(self, text: str, cut: int) -> list[Event]:
-        """`feed(text)` where scanning is known to find no delimiter and to hold back exactly
-        `text[cut:]`: the text before it is committed as region text. (A generated `feed` knows this
-        for text that ends a held-back run: see `rtcompile.plan.pending_run`.)"""
-        events: list[Event] = []
-        self._buffer += text
-        hold = len(self._buffer) - len(text) + cut
-        self._accumulate(events, self._buffer[self._pos : hold])
-        self._pos = hold
-        self._drop_committed()
-        return events
-
-    def _feed_scanning(self, text: str) -> list[Event]:
-        """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
-        if self._finalized:
-            raise RuntimeError("ResponseParser already finalized")
-        if text:
-            self._buffer += text
-        events: list[Event] = []
-        self._process(events, False)
-        self._drop_committed()
-        return events
 
     def finalize(self) -> tuple[Message, list[Event]]:
         """End of generation: flush what is held back, close the open region, return the message."""
@@ -523,7 +308,8 @@ class StreamingParser:
         the same regions with the same bodies: the same message, or the same exception. Only the
         events (how the region text is cut into chunks) would differ, and they are not returned.
         """
-        if not self._one_scan:  # the plan says where this does not hold (`rtcompile.plan.one_scan_is_exact`)
+        # The plan says where this does not hold (`rtcompile.plan.one_scan_is_exact`).
+        if not self._program.tables.one_scan:
             self.feed(text)
             return self.finalize()[0]
         if self._finalized:
@@ -534,12 +320,13 @@ class StreamingParser:
 
     def _message(self) -> Message:
         """Check the required fields, drop empty values and end the parser; the final message."""
-        missing = [name for name in self._required if name not in self._output]
+        tables = self._program.tables
+        missing = [name for name in tables.required if name not in self._output]
         if missing:
             raise ValueError(
                 f"Required response_template fields missing from parsed output: {missing}"
             )
-        defaults = self._defaults
+        defaults = tables.defaults
         # Typed Any: in a generated module the dict is that template's `Message` TypedDict.
         message: Any = {
             k: v for k, v in self._output.items() if k in defaults or not is_empty(v)
@@ -553,7 +340,7 @@ class StreamingParser:
 
     def _consume_prefix(self, prefix: str) -> None:
         """Run the part of the prompt after the last start anchor through the parser."""
-        truncated = self._after_anchor(prefix)
+        truncated = self._program.after_anchor(prefix)
         if truncated is None:
             warnings.warn(
                 "the start anchor does not occur in `prefix`, so all of the prompt is parsed as part of the "
@@ -568,37 +355,35 @@ class StreamingParser:
             self._process(self.initial_events, False)
             self._drop_committed()
 
-    def _feed_plain(self, text: str) -> list[Event]:
-        """The fast path: a region is open, nothing is held back and no delimiter can start in `text`,
-        so all of it is region text (what scanning would conclude, without scanning). Plain checks
-        exist only where `_history` is bounded."""
-        history = cast("int", self._history)
-        # what _drop_committed would keep
-        self._buffer = (self._buffer + text)[-history:] if history else ""
-        self._pos = len(self._buffer)
-        self._body.append(text)
-        if len(self._body) >= BLOCK_CHUNKS:
+    def _region_text(self, text: str) -> RegionChunk:
+        """`text` as text of the open region: kept for the region's value; its chunk event.
+
+        A backend's fast path ends here too: a region is open, nothing is held back and no delimiter
+        can start in `text`, so all of it is region text (what scanning would conclude)."""
+        body = self._body
+        body.append(text)
+        if len(body) >= BLOCK_CHUNKS:
             self._seal_body()
-        return [
-            {
-                "type": "region_chunk",
-                "field": self._chunk_name,
-                "text": text,
-                "dirty": self._chunk_dirty,
-            }
-        ]
+        return {
+            "type": "region_chunk",
+            "field": self._chunk_name,
+            "text": text,
+            "dirty": self._chunk_dirty,
+        }
 
     def _process(self, events: list[Event], eos: bool) -> None:
         """Commit every delimiter that can be committed, and the region text before it."""
+        scanners = self._program.scanners
+        actions = self._program.tables.actions
         while True:
-            which, start, end, groups, hold = self._scanners[self._state](
+            which, start, end, groups, hold = scanners[self._state](
                 self._buffer, self._pos, eos
             )
             if which >= 0:
                 if start > self._pos:
                     self._accumulate(events, self._buffer[self._pos : start])
                 self._pos = end
-                opens, field = self._actions[self._state][which]
+                opens, field = actions[self._state][which]
                 if opens:
                     self._close_current(events, start)
                     self._open(events, field, groups, start)
@@ -625,7 +410,7 @@ class StreamingParser:
 
     def _drop_committed(self) -> None:
         """Forget committed text no delimiter can look at any more (what keeps streaming linear)."""
-        history = self._history
+        history = self._program.tables.history
         if history is None:
             return
         cut = self._pos - history
@@ -641,34 +426,24 @@ class StreamingParser:
         if not text or field < 0:
             return  # no implicit field: text outside explicit regions is dropped
         if not self._opened:
-            opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
+            self._mark_opened(field)
+            opened: RegionOpen = {"type": "region_open", "field": self._chunk_name}
             if self._with_spans:
                 opened["start"] = self._offset + self._pos
             events.append(opened)
-            self._mark_opened(field)
-        self._body.append(text)
-        if len(self._body) >= BLOCK_CHUNKS:
-            self._seal_body()
-        events.append(
-            {
-                "type": "region_chunk",
-                "field": self._names[field],
-                "text": text,
-                "dirty": self._dirty[field],
-            }
-        )
+        events.append(self._region_text(text))
 
     def _open(
         self, events: list[Event], field: int, groups: dict[str, str | None], start: int
     ) -> None:
         """Open `field`'s region at its open delimiter (which begins at buffer index `start`)."""
-        self._state = self._state_of_field[field]
+        self._state = self._program.tables.state_of_field[field]
         self._field = field
         self._captures = {k: v for k, v in groups.items() if v is not None}
         self._body = []
         self._blocks = []
         self._mark_opened(field)
-        opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
+        opened: RegionOpen = {"type": "region_open", "field": self._chunk_name}
         if self._with_captures:
             opened["captures"] = dict(self._captures)
         if self._with_spans:
@@ -684,13 +459,13 @@ class StreamingParser:
             if self._recover:
                 self._close_recovering(events, field, body, end)
             else:
-                value = self._handlers[field](body, self._captures)
+                value = self._program.handlers[field](body, self._captures)
                 if self._tool_params:
                     value = coerce_tool_calls(value, self._tool_params)
                 self._store(field, value)
                 self._emit_close(events, field, value, end)
         self._state = 0
-        self._field = self._implicit
+        self._field = self._program.tables.implicit
         self._captures = {}
         self._body = []
         self._blocks = []
@@ -699,15 +474,16 @@ class StreamingParser:
     def _mark_opened(self, field: int) -> None:
         self._opened = True
         self._fast = not self._scan_always
-        self._chunk_name = self._names[field]
-        self._chunk_dirty = self._dirty[field]
+        tables = self._program.tables
+        self._chunk_name = tables.names[field]
+        self._chunk_dirty = tables.dirty[field]
 
     def _emit_close(
         self, events: list[Event], field: int, value: Any, end: int
     ) -> None:
         closed: RegionClose = {
             "type": "region_close",
-            "field": self._names[field],
+            "field": self._program.tables.names[field],
             "value": value,
         }
         if self._with_spans:
@@ -719,14 +495,14 @@ class StreamingParser:
     ) -> None:
         """`recover`: a region that fails to parse (or to be stored) becomes a `region_malformed` event."""
         try:
-            value = self._handlers[field](body, self._captures)
+            value = self._program.handlers[field](body, self._captures)
             if self._tool_params:
                 value = coerce_tool_calls(value, self._tool_params)
             self._store(field, value)
         except Exception as error:  # noqa: BLE001 - whatever the content parser raised is reported, not raised
             malformed: RegionMalformed = {
                 "type": "region_malformed",
-                "field": self._names[field],
+                "field": self._program.tables.names[field],
                 "error": type(error).__name__,
                 "message": str(error),
                 "text": body,
@@ -739,49 +515,15 @@ class StreamingParser:
         self._emit_close(events, field, value, end)
 
     def _store(self, field: int, value: Any) -> None:
-        name = self._names[field]
-        join = self._joins[field]
+        tables = self._program.tables
+        name = tables.names[field]
+        join = tables.joins[field]
         if join is not None:
             self._output[name] = join_value(name, self._output.get(name), value, join)
-        elif self._repeats[field]:
+        elif tables.repeats[field]:
             self._output.setdefault(name, []).append(value)
         else:
             self._output[name] = value
-
-
-def _parse_one(parser: StreamingParser, text: str) -> Message:
-    return parser.parse_complete(text)
-
-
-def batch_prefixes(count: int, prefix: str | Sequence[str] | None) -> list[Any]:
-    """One prefix per text of a batch: a single prefix is broadcast; an empty list means "" for all."""
-    if prefix is None or isinstance(prefix, str):
-        return [prefix] * count
-    if not prefix:
-        return [""] * count
-    prefixes = list(prefix)
-    if len(prefixes) != count:
-        raise ValueError(
-            f"Got {count} response(s) but {len(prefixes)} prefix(es); `prefix` must be a single "
-            "sequence (broadcast to every response), or one prefix per response."
-        )
-    return prefixes
-
-
-def parse_texts(
-    new_parser: Callable[[str | None], StreamingParser],
-    text: str | Sequence[str],
-    prefix: str | Sequence[str] | None,
-) -> Message | list[Message]:
-    """`parse_response` for one complete output, or a batch: a parser per text, fed once, finalized.
-
-    For a batch `prefix` is one prompt broadcast to every text, or one per text (as transformers takes it).
-    """
-    if isinstance(text, str):
-        return _parse_one(new_parser(batch_prefixes(1, prefix)[0]), text)
-    texts = list(text)
-    prefixes = batch_prefixes(len(texts), prefix)
-    return [_parse_one(new_parser(p), t) for t, p in zip(texts, prefixes, strict=True)]
 
 
 class DocstringParsingException(Exception):
@@ -1436,7 +1178,64 @@ def resolve_placeholder(
     return value
 
 
-OpenAIRegionText: TypeAlias = "Literal['verbatim', 'stripped']"  # a string: see below
+class Tables:
+    """The template's tables, as the engine reads them (derived by the plan, never by a backend)."""
+
+    # In the order a generated module writes them (by field, then by state, then the rest): not sorted.
+    __slots__ = (  # noqa: RUF023
+        "names",
+        "dirty",
+        "joins",
+        "repeats",
+        "required",
+        "defaults",
+        "implicit",
+        "state_of_field",
+        "actions",
+        "history",
+        "one_scan",
+    )
+
+    def __init__(
+        self,
+        *,
+        names: tuple[FieldName, ...],
+        dirty: tuple[bool, ...],
+        joins: tuple[str | None, ...],
+        repeats: tuple[bool, ...],
+        required: tuple[str, ...],
+        defaults: dict[str, Any],
+        implicit: int,
+        state_of_field: tuple[int, ...],
+        actions: tuple[tuple[tuple[bool, int], ...], ...],
+        history: int | None,
+        one_scan: bool,
+    ) -> None:
+        self.names = names  # by field index
+        self.dirty = dirty  # by field: chunks of structured content are marked `dirty`
+        self.joins = joins  # by field: the `join` separator, if any
+        self.repeats = repeats  # by field
+        self.required = required  # fields the final message must contain
+        self.defaults = defaults  # the message before any region closed
+        self.implicit = implicit  # the implicit field's index, or -1 (`NO_FIELD`)
+        self.state_of_field = (
+            state_of_field  # by field: the state inside it (0: implicit)
+        )
+        self.actions = actions  # by state, by watch: (opens a region?, field)
+        # committed characters a delimiter can still inspect; None: unbounded
+        self.history = history
+        # a complete output may be parsed in one end-of-stream scan (`parse_complete`)
+        self.one_scan = one_scan
+
+
+def after_last_anchor(anchor: Any, prefix: str) -> str | None:
+    """The prompt after the last (non-overlapping) match of the start anchor; None if it never matches.
+
+    `anchor` is a compiled pattern (`re` or `regex`)."""
+    last_end = None
+    for m in anchor.finditer(prefix):
+        last_end = m.end()
+    return None if last_end is None else prefix[last_end:]
 
 
 class _OpenAIRecord:
@@ -1652,45 +1451,417 @@ def call_id_factory(seed: int | None = None) -> Callable[[], str]:
     return lambda: f"call_{rng.getrandbits(96):024x}"
 
 
-FinishReason: TypeAlias = (
-    "Literal['stop', 'tool_calls', 'length']"  # a string, like OpenAIRegionText
+class DeltaStream:
+    """Chat-completion chunk deltas from a parser's events.
+
+    Feed it the events the parser returns (its `initial_events` first, then those of every `feed`), and
+    at the end those of `finalize`, with `finish`. Each call returns the deltas the events caused; once
+    finished, `finish_reason` is `"tool_calls"` if a tool call was sent, `"length"` if the caller says the
+    generation was cut (`truncated=True`), else `"stop"`. `roles` must describe the template (build it
+    with `rtcompile.openai_roles`); tool-call ids the model did not write come from `id_factory`.
+    """
+
+    def __init__(
+        self,
+        roles: OpenAIRoles,
+        *,
+        id_factory: Callable[[], str] | None = None,
+        hold_replaceable: bool = False,
+    ) -> None:
+        self._texts = {
+            field.name: _OpenAITextDeltas(key, field, hold_replaceable)
+            for key, field in (
+                ("reasoning_content", roles.reasoning),
+                ("content", roles.content),
+            )
+            if field is not None
+        }
+        self._calls = (
+            None
+            if roles.tool_calls is None
+            else _OpenAICallDeltas(
+                roles.tool_calls, hold_replaceable, id_factory or random_call_id
+            )
+        )
+        self._started = False
+        self.finished = False
+        self.finish_reason: FinishReason | None = None
+        # keys whose deltas do not add up to the final message
+        self.diverged: list[str] = []
+
+    def feed(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        if self.finished:
+            raise RuntimeError("DeltaStream already finished")
+        deltas: list[dict[str, Any]] = []
+        if not self._started:
+            self._started = True
+            deltas.append({"role": "assistant"})
+            for text in self._texts.values():
+                text.start(deltas)
+            if self._calls is not None:
+                self._calls.start(deltas)
+        for event in events:
+            self._handle(event, deltas)
+        return deltas
+
+    def _handle(self, event: Mapping[str, Any], deltas: list[dict[str, Any]]) -> None:
+        name = event.get("field")
+        kind = event.get("type")
+        target: _OpenAITextDeltas | _OpenAICallDeltas | None = (
+            self._texts.get(name) if isinstance(name, str) else None
+        )
+        if (
+            target is None
+            and self._calls is not None
+            and name == self._calls.state.field.name
+        ):
+            target = self._calls
+        if target is None:
+            return
+        if kind == "region_open":
+            if isinstance(target, _OpenAICallDeltas):
+                target.open(event.get("captures"), deltas)
+            else:
+                target.open(deltas)
+        elif kind == "region_close":
+            target.close(event.get("value"), deltas)
+        elif kind == "region_chunk" and isinstance(target, _OpenAITextDeltas):
+            target.chunk(str(event.get("text", "")), deltas)
+        elif kind == "region_malformed":
+            if isinstance(target, _OpenAICallDeltas):
+                target.malformed()
+            else:
+                target.state.open = target.streaming = False
+                # text already sent will not be in it
+                target.in_sync = target.in_sync and not target.sent
+
+    def finish(
+        self, final_events: Iterable[Mapping[str, Any]] = (), *, truncated: bool = False
+    ) -> list[dict[str, Any]]:
+        """The deltas of `finalize`'s events and whatever the final message still adds."""
+        deltas = self.feed(final_events)
+        for text in self._texts.values():
+            if not text.finish(deltas):
+                self.diverged.append(text.key)
+        calls_sent = False
+        if self._calls is not None:
+            if not self._calls.finish(deltas):
+                self.diverged.append("tool_calls")
+            calls_sent = bool(self._calls.sent)
+        self.finished = True
+        self.finish_reason = (
+            "length" if truncated else "tool_calls" if calls_sent else "stop"
+        )
+        return deltas
+
+
+class ChatCompletionChunks:
+    """`DeltaStream` wrapped into full `chat.completion.chunk` dicts, as an OpenAI-compatible server sends them.
+
+    Every delta becomes one chunk; `finish` ends with a chunk whose delta is empty and whose
+    `finish_reason` is set. `completion_id` defaults to a random `chatcmpl-...`, `created` to now.
+    """
+
+    def __init__(
+        self,
+        stream: DeltaStream,
+        *,
+        model: str,
+        completion_id: str | None = None,
+        created: int | None = None,
+    ) -> None:
+        self.stream = stream
+        self.model = model
+        self.completion_id = (
+            completion_id
+            if completion_id is not None
+            else "chatcmpl-" + os.urandom(12).hex()
+        )
+        self.created = created if created is not None else int(time.time())
+
+    def _chunk(
+        self, delta: Mapping[str, Any], finish_reason: str | None = None
+    ) -> dict[str, Any]:
+        return chat_completion_chunk(
+            delta,
+            completion_id=self.completion_id,
+            created=self.created,
+            model=self.model,
+            finish_reason=finish_reason,
+        )
+
+    def feed(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return [self._chunk(delta) for delta in self.stream.feed(events)]
+
+    def finish(
+        self, final_events: Iterable[Mapping[str, Any]] = (), *, truncated: bool = False
+    ) -> list[dict[str, Any]]:
+        chunks = [
+            self._chunk(delta)
+            for delta in self.stream.finish(final_events, truncated=truncated)
+        ]
+        chunks.append(self._chunk({}, self.stream.finish_reason))
+        return chunks
+
+
+def _parse_one(parser: StreamingParser, text: str) -> Message:
+    return parser.parse_complete(text)
+
+
+def batch_prefixes(count: int, prefix: str | Sequence[str] | None) -> list[Any]:
+    """One prefix per text of a batch: a single prefix is broadcast; an empty list means "" for all."""
+    if prefix is None or isinstance(prefix, str):
+        return [prefix] * count
+    if not prefix:
+        return [""] * count
+    prefixes = list(prefix)
+    if len(prefixes) != count:
+        raise ValueError(
+            f"Got {count} response(s) but {len(prefixes)} prefix(es); `prefix` must be a single "
+            "sequence (broadcast to every response), or one prefix per response."
+        )
+    return prefixes
+
+
+def parse_texts(
+    new_parser: Callable[[str | None], StreamingParser],
+    text: str | Sequence[str],
+    prefix: str | Sequence[str] | None,
+) -> Message | list[Message]:
+    """`parse_response` for one complete output, or a batch: a parser per text, fed once, finalized.
+
+    For a batch `prefix` is one prompt broadcast to every text, or one per text (as transformers takes it).
+    """
+    if isinstance(text, str):
+        return _parse_one(new_parser(batch_prefixes(1, prefix)[0]), text)
+    texts = list(text)
+    prefixes = batch_prefixes(len(texts), prefix)
+    return [_parse_one(new_parser(p), t) for t, p in zip(texts, prefixes, strict=True)]
+
+
+# Turns a tool given as a Python function into its JSON schema (`tool_schema.function_to_tool_schema`,
+# or, in a module compiled without that code, `refuse_function_tool`).
+# (A string: generated modules import `typing` for the type checker only.)
+FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
+
+
+# A field's handler: (the closed region's body, its captures) -> the field's value.
+Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
+
+
+# A parser state's scanner: (buffer, scan position, whether the stream has ended) -> its answer.
+Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
+
+
+PREFIX_REQUIRED: Final = (
+    "`ResponseParser`/`parse_response` requires `prefix` (the chat prompt sent to the model before generation), "
+    "because chat templates often pre-write part of the assistant message (e.g. an opening `<think>` tag) that "
+    "the parser must see to parse the output correctly. If the generation already contains the complete message, "
+    'pass `prefix=""` to opt out explicitly.'
 )
 
 
-class _OpenAIFieldValue:
-    """A field's value as the parser builds it from region_close events (its `_store` rule)."""
+def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """Map each tool's name to its parameter `properties` ({} when absent or malformed).
 
-    def __init__(self, field: OpenAIField) -> None:
-        self.field = field
-        self.present = field.has_default
-        self.value: Any = copy.deepcopy(field.default) if field.has_default else None
-        self.regions = 0  # regions of this field opened so far
-        self.open = False
+    Tools are schema dicts, either wrapped as `{"type": "function", "function": {...}}` or bare; entries
+    without a string `name` (or that are not dicts at all) are ignored, and a later tool replaces an earlier
+    one of the same name. Python functions must already have been converted to schemas by the caller.
+    """
+    table: dict[str, dict[str, Any]] = {}
+    for tool in tools:
+        function = tool.get("function", tool) if isinstance(tool, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            continue
+        parameters = function.get("parameters")
+        properties = (
+            parameters.get("properties") if isinstance(parameters, dict) else None
+        )
+        table[function["name"]] = properties if isinstance(properties, dict) else {}
+    return table
 
-    def store(self, value: Any) -> None:
-        field = self.field
-        if field.join is not None:
-            # What join_value does; a non-string makes the parser raise, so it never reaches a message.
-            previous = self.value if self.present else None
-            self.value = value if previous is None else previous + field.join + value
-        elif field.repeats:
-            if not self.present:
-                self.value = []
-            self.value.append(value)
-        else:
-            self.value = value
-        self.present = True
 
-    def final(self) -> Any:
-        """The value in the final message (the parser drops empty values of fields without a default)."""
-        if not self.present:
-            return None
-        value = self.value
-        if not self.field.has_default and (
-            value is None or (isinstance(value, (list, dict, str)) and not value)
-        ):
-            return None
+def tool_parameters(
+    tools: Iterable[Any] | None, function_schema: FunctionSchema
+) -> dict[str, dict[str, Any]]:
+    """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python functions
+    (converted by `function_schema`)."""
+    # isinstance checks are what inspect.isfunction/ismethod do, without importing inspect.
+    schemas = [
+        function_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool
+        for tool in tools or []
+    ]
+    return tool_parameter_table(schemas)
+
+
+def is_empty(value: object) -> bool:
+    """Fields left empty are dropped from the final message (unless they have a default)."""
+    return value is None or (isinstance(value, (list, dict, str)) and not value)
+
+
+class StartAnchorWarning(UserWarning):
+    """A non-empty prompt (`prefix`) in which the template's start anchor never matches.
+
+    The reference then parses the whole prompt as part of the message, so prompt text leaks into it
+    (`prefix="garbage"` gives `{"content": "garbageHello!"}`); usually the prompt was rendered with
+    another chat template, or passed where the generation was meant.
+    """
+
+
+def _caller_stacklevel() -> int:
+    """The `stacklevel` that points a warning at the user's line: past this module's frames and rtcompile's
+    (the engine may be reached through `parse_response`, a subclass or rtcompile's API)."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module != __name__ and not module.startswith("rtcompile."):
+            break
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+# Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
+# little beyond its text mid-stream, even with a thousand parsers open at once.
+BLOCK_CHUNKS: Final = 32
+
+
+def _as_integer(raw: str) -> int | None:
+    """`int()` syntax, or a whole float such as "3.0" or "1e3" (JSON Schema integers); None otherwise."""
+    try:
+        return int(raw)
+    except ValueError:
+        number = float(raw)  # a ValueError here means "not this type" to the caller
+    return int(number) if number.is_integer() else None
+
+
+def _as_number(raw: str) -> int | float | None:
+    """A finite float, given back as an int when it is whole and the text had no '.'; None for nan/inf."""
+    number = float(raw)
+    if not math.isfinite(number):
+        return None
+    return int(number) if number.is_integer() and "." not in raw else number
+
+
+def _coerce_as(raw: str, type_name: str) -> tuple[bool, Any]:
+    """Try one schema type: (True, value) on success, (False, None) if the text does not fit it.
+
+    May raise ValueError (from int/float/json parsing), which also means the text does not fit.
+    """
+    if type_name == "integer":
+        integer = _as_integer(raw)
+        return (integer is not None), integer
+    if type_name == "number":
+        number = _as_number(raw)
+        return (number is not None), number
+    if type_name == "boolean" and raw.strip().lower() in ("true", "1", "false", "0"):
+        return True, raw.strip().lower() in ("true", "1")
+    if type_name == "null" and raw.strip() in ("null", "None"):
+        return True, None
+    if type_name in ("object", "array"):
+        decoded = json.loads(raw)
+        if isinstance(decoded, dict if type_name == "object" else list):
+            return True, decoded
+    return False, None
+
+
+def coerce_value(raw: str, types: tuple[str, ...]) -> Any:
+    """Convert `raw` with the first of `types` that accepts it; otherwise return `raw` itself.
+
+    `string`, unknown types and failed casts all keep the text. Only ValueError counts as "does not fit";
+    anything else (e.g. RecursionError from very deep JSON) propagates, as in the reference.
+    """
+    for type_name in types:
+        try:
+            accepted, value = _coerce_as(raw, type_name)
+        except ValueError:
+            continue
+        if accepted:
+            return value
+    return raw
+
+
+def schema_types(schema: Any) -> tuple[str, ...]:
+    """The type names a parameter schema allows, in declaration order, duplicates kept.
+
+    Collects `type` (a string or list of strings), recursively the `anyOf`/`oneOf` choices, and `null` when
+    the schema is `nullable` (how transformers' `get_json_schema` marks Optional parameters). A non-dict
+    schema allows nothing. A truthy non-iterable union (e.g. `"anyOf": 1`) raises TypeError, as in the reference.
+    """
+    if not isinstance(schema, dict):
+        return ()
+    declared = schema.get("type")
+    types: list[str] = []
+    if isinstance(declared, str):
+        types.append(declared)
+    elif isinstance(declared, list):
+        types.extend(name for name in declared if isinstance(name, str))
+    for union_key in ("anyOf", "oneOf"):
+        for choice in schema.get(union_key) or []:
+            types.extend(schema_types(choice))
+    if schema.get("nullable") and "null" not in types:
+        types.append("null")
+    return tuple(types)
+
+
+def _coerce_arguments(arguments: dict[Any, Any], properties: Mapping[Any, Any]) -> None:
+    """Cast, in place, the string arguments (and strings inside non-array list arguments) that have a schema.
+
+    A list where the schema does not allow `array` is taken to be a key repeated under `merge_duplicates`,
+    so each of its strings is cast on its own.
+    """
+    for key, argument in arguments.items():
+        if key not in properties:
+            continue
+        types = schema_types(properties[key])
+        if not types:
+            continue
+        if isinstance(argument, str):
+            arguments[key] = coerce_value(argument, types)
+        elif isinstance(argument, list) and "array" not in types:
+            arguments[key] = [
+                coerce_value(item, types) if isinstance(item, str) else item
+                for item in argument
+            ]
+
+
+def coerce_tool_calls(value: Any, params: Mapping[str, Mapping[str, Any]]) -> Any:
+    """Cast the arguments of tool calls shaped `{"function": {"name": str, "arguments": dict}}`.
+
+    Lists are walked recursively and rebuilt as new lists; a tool call's `arguments` dict is modified in
+    place and the same object is returned; anything else comes back untouched. Tools with no properties are
+    skipped. Like the reference, only call this when the table is non-empty (else lists keep their identity).
+    """
+    if isinstance(value, list):
+        return [coerce_tool_calls(item, params) for item in value]
+    function = value.get("function") if isinstance(value, dict) else None
+    if not isinstance(function, dict):
         return value
+    name, arguments = function.get("name"), function.get("arguments")
+    if not isinstance(name, str) or not isinstance(arguments, dict):
+        return value
+    properties = params.get(name)
+    if properties:
+        _coerce_arguments(arguments, properties)
+    return value
+
+
+def join_value(name: str, previous: Any, value: Any, separator: str) -> str:
+    """The new value of a `join` field after one more region closed with `value`."""
+    if not isinstance(value, str):
+        # ValueError, not TypeError: the reference raises ValueError.
+        raise ValueError(  # noqa: TRY004
+            f"Field '{name}': 'join' requires each match to parse to a string, got {type(value).__name__}."
+        )
+    return value if previous is None else previous + separator + value
+
+
+OpenAIRegionText: TypeAlias = "Literal['verbatim', 'stripped']"  # a string: see below
+
+
+FinishReason: TypeAlias = (
+    "Literal['stop', 'tool_calls', 'length']"  # a string, like OpenAIRegionText
+)
 
 
 class _OpenAICallDeltas:
@@ -1936,110 +2107,6 @@ class _OpenAITextDeltas:
         return True
 
 
-class DeltaStream:
-    """Chat-completion chunk deltas from a parser's events.
-
-    Feed it the events the parser returns (its `initial_events` first, then those of every `feed`), and
-    at the end those of `finalize`, with `finish`. Each call returns the deltas the events caused; once
-    finished, `finish_reason` is `"tool_calls"` if a tool call was sent, `"length"` if the caller says the
-    generation was cut (`truncated=True`), else `"stop"`. `roles` must describe the template (build it
-    with `rtcompile.openai_roles`); tool-call ids the model did not write come from `id_factory`.
-    """
-
-    def __init__(
-        self,
-        roles: OpenAIRoles,
-        *,
-        id_factory: Callable[[], str] | None = None,
-        hold_replaceable: bool = False,
-    ) -> None:
-        self._texts = {
-            field.name: _OpenAITextDeltas(key, field, hold_replaceable)
-            for key, field in (
-                ("reasoning_content", roles.reasoning),
-                ("content", roles.content),
-            )
-            if field is not None
-        }
-        self._calls = (
-            None
-            if roles.tool_calls is None
-            else _OpenAICallDeltas(
-                roles.tool_calls, hold_replaceable, id_factory or random_call_id
-            )
-        )
-        self._started = False
-        self.finished = False
-        self.finish_reason: FinishReason | None = None
-        # keys whose deltas do not add up to the final message
-        self.diverged: list[str] = []
-
-    def feed(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        if self.finished:
-            raise RuntimeError("DeltaStream already finished")
-        deltas: list[dict[str, Any]] = []
-        if not self._started:
-            self._started = True
-            deltas.append({"role": "assistant"})
-            for text in self._texts.values():
-                text.start(deltas)
-            if self._calls is not None:
-                self._calls.start(deltas)
-        for event in events:
-            self._handle(event, deltas)
-        return deltas
-
-    def _handle(self, event: Mapping[str, Any], deltas: list[dict[str, Any]]) -> None:
-        name = event.get("field")
-        kind = event.get("type")
-        target: _OpenAITextDeltas | _OpenAICallDeltas | None = (
-            self._texts.get(name) if isinstance(name, str) else None
-        )
-        if (
-            target is None
-            and self._calls is not None
-            and name == self._calls.state.field.name
-        ):
-            target = self._calls
-        if target is None:
-            return
-        if kind == "region_open":
-            if isinstance(target, _OpenAICallDeltas):
-                target.open(event.get("captures"), deltas)
-            else:
-                target.open(deltas)
-        elif kind == "region_close":
-            target.close(event.get("value"), deltas)
-        elif kind == "region_chunk" and isinstance(target, _OpenAITextDeltas):
-            target.chunk(str(event.get("text", "")), deltas)
-        elif kind == "region_malformed":
-            if isinstance(target, _OpenAICallDeltas):
-                target.malformed()
-            else:
-                target.state.open = target.streaming = False
-                # text already sent will not be in it
-                target.in_sync = target.in_sync and not target.sent
-
-    def finish(
-        self, final_events: Iterable[Mapping[str, Any]] = (), *, truncated: bool = False
-    ) -> list[dict[str, Any]]:
-        """The deltas of `finalize`'s events and whatever the final message still adds."""
-        deltas = self.feed(final_events)
-        for text in self._texts.values():
-            if not text.finish(deltas):
-                self.diverged.append(text.key)
-        calls_sent = False
-        if self._calls is not None:
-            if not self._calls.finish(deltas):
-                self.diverged.append("tool_calls")
-            calls_sent = bool(self._calls.sent)
-        self.finished = True
-        self.finish_reason = (
-            "length" if truncated else "tool_calls" if calls_sent else "stop"
-        )
-        return deltas
-
-
 def chat_completion_chunk(
     delta: Mapping[str, Any],
     *,
@@ -2058,53 +2125,40 @@ def chat_completion_chunk(
     }
 
 
-class ChatCompletionChunks:
-    """`DeltaStream` wrapped into full `chat.completion.chunk` dicts, as an OpenAI-compatible server sends them.
+class _OpenAIFieldValue:
+    """A field's value as the parser builds it from region_close events (its `_store` rule)."""
 
-    Every delta becomes one chunk; `finish` ends with a chunk whose delta is empty and whose
-    `finish_reason` is set. `completion_id` defaults to a random `chatcmpl-...`, `created` to now.
-    """
+    def __init__(self, field: OpenAIField) -> None:
+        self.field = field
+        self.present = field.has_default
+        self.value: Any = copy.deepcopy(field.default) if field.has_default else None
+        self.regions = 0  # regions of this field opened so far
+        self.open = False
 
-    def __init__(
-        self,
-        stream: DeltaStream,
-        *,
-        model: str,
-        completion_id: str | None = None,
-        created: int | None = None,
-    ) -> None:
-        self.stream = stream
-        self.model = model
-        self.completion_id = (
-            completion_id
-            if completion_id is not None
-            else "chatcmpl-" + os.urandom(12).hex()
-        )
-        self.created = created if created is not None else int(time.time())
+    def store(self, value: Any) -> None:
+        field = self.field
+        if field.join is not None:
+            # What join_value does; a non-string makes the parser raise, so it never reaches a message.
+            previous = self.value if self.present else None
+            self.value = value if previous is None else previous + field.join + value
+        elif field.repeats:
+            if not self.present:
+                self.value = []
+            self.value.append(value)
+        else:
+            self.value = value
+        self.present = True
 
-    def _chunk(
-        self, delta: Mapping[str, Any], finish_reason: str | None = None
-    ) -> dict[str, Any]:
-        return chat_completion_chunk(
-            delta,
-            completion_id=self.completion_id,
-            created=self.created,
-            model=self.model,
-            finish_reason=finish_reason,
-        )
-
-    def feed(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        return [self._chunk(delta) for delta in self.stream.feed(events)]
-
-    def finish(
-        self, final_events: Iterable[Mapping[str, Any]] = (), *, truncated: bool = False
-    ) -> list[dict[str, Any]]:
-        chunks = [
-            self._chunk(delta)
-            for delta in self.stream.finish(final_events, truncated=truncated)
-        ]
-        chunks.append(self._chunk({}, self.stream.finish_reason))
-        return chunks
+    def final(self) -> Any:
+        """The value in the final message (the parser drops empty values of fields without a default)."""
+        if not self.present:
+            return None
+        value = self.value
+        if not self.field.has_default and (
+            value is None or (isinstance(value, (list, dict, str)) and not value)
+        ):
+            return None
+        return value
 
 
 # ----------------------------------------------------------------------------
@@ -2324,62 +2378,38 @@ def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
 # ----------------------------------------------------------------------------
 # the parser: the engine with this template's scanners, handlers and tables plugged in
 
-_PATTERNS_READY = False
-# First use may come from many threads at once: one compiles, the others wait for it.
-_PATTERNS_LOCK: Final = _thread.allocate_lock()
+
+def _after_anchor(prefix: str) -> str | None:
+    """The prompt after the last match of the start anchor; None if it never matches."""
+    return after_last_anchor(_RE_START_ANCHOR, prefix)
 
 
-def _prepare_patterns() -> None:
-    global _PATTERNS_READY
-    with _PATTERNS_LOCK:
-        if not _PATTERNS_READY:
-            _compile_patterns()
-            _PATTERNS_READY = True
+_PROGRAM: Final = ParserProgram(
+    tables=Tables(
+        names=("reasoning_content", "tool_calls", "content"),
+        dirty=(False, True, False),
+        joins=(None, None, ""),
+        repeats=(False, True, True),
+        required=(),
+        defaults=DEFAULTS,
+        implicit=2,
+        state_of_field=(1, 2, 0),
+        actions=(((True, 0), (True, 1), (False, 2)), ((False, 0),), ((False, 1),)),
+        history=0,
+        one_scan=True,
+    ),
+    scanners=(_scan_outside, _scan_in_reasoning_content, _scan_in_tool_calls),
+    handlers=(_handle_text, _handle_tool_calls, _handle_text),
+    after_anchor=_after_anchor,
+    function_schema=function_to_tool_schema,
+    compile_patterns=_compile_patterns,
+)
 
 
 class ResponseParser(StreamingParser):
     """Parses one generation as it streams; see the module docstring."""
 
-    _names = ("reasoning_content", "tool_calls", "content")
-    _dirty = (False, True, False)
-    _joins = (None, None, "")
-    _repeats = (False, True, True)
-    _required = ()
-    _defaults = DEFAULTS
-    _implicit = 2
-    _state_of_field = (1, 2, 0)
-    _actions = (((True, 0), (True, 1), (False, 2)), ((False, 0),), ((False, 1),))
-    _scanners = (_scan_outside, _scan_in_reasoning_content, _scan_in_tool_calls)
-    _plain = (None, None, None)
-    _handlers = (_handle_text, _handle_tool_calls, _handle_text)
-    _history = 0
-    _one_scan = True
-
-    def __init__(
-        self,
-        prefix: str | None = None,
-        *,
-        tools: Iterable[Any] | None = None,
-        captures: bool = False,
-        spans: bool = False,
-        recover: bool = False,
-    ) -> None:
-        """`captures`, `spans` and `recover` turn on extensions beyond the reference
-        (see `StreamingParser`)."""
-        if not _PATTERNS_READY:
-            _prepare_patterns()
-        super().__init__(
-            prefix, tools=tools, captures=captures, spans=spans, recover=recover
-        )
-
-    def _after_anchor(self, prefix: str) -> str | None:
-        last_end = None
-        for m in _RE_START_ANCHOR.finditer(prefix):
-            last_end = m.end()
-        return None if last_end is None else prefix[last_end:]
-
-    def _function_schema(self, function: Callable[..., Any]) -> dict[str, Any]:
-        return function_to_tool_schema(function)
+    _program = _PROGRAM
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
@@ -2389,20 +2419,9 @@ class ResponseParser(StreamingParser):
         else:
             busy = "}" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
         if not self._fast or not text or self._buffer or busy:
-            return self._feed_scanning(text)
+            return StreamingParser.feed(self, text)
         # A region is open, nothing is held back and no delimiter can start in `text`: it is region text.
-        body = self._body
-        body.append(text)
-        if len(body) >= BLOCK_CHUNKS:
-            self._seal_body()
-        return [
-            {
-                "type": "region_chunk",
-                "field": self._chunk_name,
-                "text": text,
-                "dirty": self._chunk_dirty,
-            }
-        ]
+        return [self._region_text(text)]
 
 
 @overload

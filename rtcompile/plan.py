@@ -18,6 +18,7 @@ from rtcompile.regex.ast import Chars, walk
 from rtcompile.regex.charsets import Ranges, complement, normalise
 from rtcompile.regex.first_chars import delimiter_first_chars, modelled_tree
 from rtcompile.regex.translate import UnsupportedRegex, translate
+from rtcompile.runtime.program import Tables
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,24 @@ class ParserPlan:
     def actions(self) -> tuple[tuple[tuple[bool, int], ...], ...]:
         """By state, by watch: (whether it opens a region, its field), as the engine reads them."""
         return tuple(tuple((w.opens, w.field) for w in state.watches) for state in self.states)
+
+    @property
+    def tables(self) -> Tables:
+        """The engine's tables for this template (both backends hand over this record)."""
+        fields = self.template.fields
+        return Tables(
+            names=tuple(f.name for f in fields),
+            dirty=tuple(f.dirty for f in fields),
+            joins=tuple(f.join for f in fields),
+            repeats=tuple(f.repeats for f in fields),
+            required=self.required,
+            defaults=dict(self.template.defaults),
+            implicit=self.implicit,
+            state_of_field=self.state_of_field,
+            actions=self.actions,
+            history=self.history,
+            one_scan=self.one_scan,
+        )
 
 
 def plan_parser(template: Template) -> ParserPlan:

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import rtcompile
-from rtcompile.backends.interpreter import after_last_anchor, anchor_pattern
+from rtcompile.backends.interpreter import anchor_pattern
 from rtcompile.frontend.errors import TemplateWarning
+from rtcompile.runtime.program import after_last_anchor
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 import regex
 
@@ -38,7 +38,8 @@ from rtcompile.ir import (
 )
 from rtcompile.plan import ParserPlan, ParserState, plan_parser
 from rtcompile.runtime import content as parsers
-from rtcompile.runtime.engine import NO_GROUPS, Handler, PlainCheck, Scanner, ScanResult, StreamingParser
+from rtcompile.runtime.engine import NO_GROUPS, StreamingParser
+from rtcompile.runtime.program import Handler, ParserProgram, Scanner, ScanResult, after_last_anchor
 from rtcompile.runtime.scanning import regex_can_grow
 from rtcompile.runtime.tool_schema import function_to_tool_schema
 from rtcompile.runtime.transform import content_scope, each_item_scope, require_each_list
@@ -46,7 +47,10 @@ from rtcompile.runtime.transform_data import build_value
 from rtcompile.runtime.types import Event, Message
 from rtcompile.transform_program import Program, transform_program
 
-__all__ = ["Event", "Message", "ResponseParser", "after_last_anchor", "anchor_pattern"]
+__all__ = ["Event", "Message", "ResponseParser", "anchor_pattern"]
+
+# Tells whether no delimiter of a parser state can start in a chunk (its fast path).
+PlainCheck: TypeAlias = Callable[[str], bool]
 
 _ERRORS: dict[str, type[Exception]] = {
     "ValueError": ValueError,
@@ -110,14 +114,6 @@ def field_value(
     ]
 
 
-def after_last_anchor(anchor: Any, prefix: str) -> str | None:
-    """The prompt after the last (non-overlapping) match of the start anchor; None if it never matches."""
-    last_end = None
-    for m in anchor.finditer(prefix):
-        last_end = m.end()
-    return None if last_end is None else prefix[last_end:]
-
-
 def anchor_pattern(template: Template) -> Any:
     return _compile(template.start_anchor)
 
@@ -178,38 +174,32 @@ def _handler(f: Field) -> Handler:
 # --------------------------------------------------------------------------- the streaming parser
 
 
-class _Program:
-    """What the engine needs for one template, built once per `Template` and shared by its parsers."""
+class _Interpreted:
+    """A template ready to run, built once per `Template` and shared by its parsers: the engine's
+    program and the fast-path check of each parser state."""
 
     def __init__(self, plan: ParserPlan) -> None:
-        template = plan.template
-        fields = template.fields
-        self.names = tuple(f.name for f in fields)
-        self.dirty = tuple(f.dirty for f in fields)
-        self.joins = tuple(f.join for f in fields)
-        self.repeats = tuple(f.repeats for f in fields)
-        self.required = plan.required
-        self.defaults = dict(template.defaults)
-        self.implicit = plan.implicit
-        self.state_of_field = plan.state_of_field
-        self.actions = plan.actions
-        self.scanners = tuple(_state_scanner(state) for state in plan.states)
+        anchor = anchor_pattern(plan.template)
+        self.program = ParserProgram(
+            tables=plan.tables,
+            scanners=tuple(_state_scanner(state) for state in plan.states),
+            handlers=tuple(_handler(f) for f in plan.template.fields),
+            after_anchor=lambda prefix: after_last_anchor(anchor, prefix),
+            function_schema=function_to_tool_schema,
+            compile_patterns=None,
+        )
         self.plain = tuple(_plain_check(state) for state in plan.states)
-        self.handlers = tuple(_handler(f) for f in fields)
-        self.history = plan.history
-        self.one_scan = plan.one_scan
-        self.anchor = anchor_pattern(template)
 
 
-_PROGRAMS: dict[int, _Program] = {}  # by id() of a live Template (Templates hold dicts: not hashable)
+_INTERPRETED: dict[int, _Interpreted] = {}  # by id() of a live Template (Templates hold dicts: not hashable)
 
 
-def _program(template: Template) -> _Program:
-    program = _PROGRAMS.get(id(template))
-    if program is None:
-        program = _PROGRAMS[id(template)] = _Program(plan_parser(template))
-        weakref.finalize(template, _PROGRAMS.pop, id(template), None)
-    return program
+def _interpreted(template: Template) -> _Interpreted:
+    interpreted = _INTERPRETED.get(id(template))
+    if interpreted is None:
+        interpreted = _INTERPRETED[id(template)] = _Interpreted(plan_parser(template))
+        weakref.finalize(template, _INTERPRETED.pop, id(template), None)
+    return interpreted
 
 
 class ResponseParser(StreamingParser):
@@ -231,26 +221,19 @@ class ResponseParser(StreamingParser):
         spans: bool = False,
         recover: bool = False,
     ) -> None:
-        program = _program(template if isinstance(template, Template) else build_template(template))
-        self._names = program.names
-        self._dirty = program.dirty
-        self._joins = program.joins
-        self._repeats = program.repeats
-        self._required = program.required
-        self._defaults = program.defaults
-        self._implicit = program.implicit
-        self._state_of_field = program.state_of_field
-        self._actions = program.actions
-        self._scanners = program.scanners
-        self._plain = program.plain
-        self._handlers = program.handlers
-        self._history = program.history
-        self._one_scan = program.one_scan
-        self._anchor = program.anchor
+        interpreted = _interpreted(template if isinstance(template, Template) else build_template(template))
+        self._program = interpreted.program
+        self._plain = interpreted.plain
         super().__init__(prefix, tools=tools, captures=captures, spans=spans, recover=recover)
 
-    def _after_anchor(self, prefix: str) -> str | None:
-        return after_last_anchor(self._anchor, prefix)
-
-    def _function_schema(self, function: Callable[..., Any]) -> dict[str, Any]:
-        return function_to_tool_schema(function)
+    def feed(self, text: str) -> list[Event]:
+        """Add model text; returns the events it completes. A chunk in which no delimiter of the
+        current state can start, with a region open and nothing held back, is region text."""
+        plain = self._plain[self._state]
+        if plain is not None and text and self._fast and self._pos == len(self._buffer) and plain(text):
+            # What `_drop_committed` would keep (plain checks exist only where history is bounded).
+            history = self._program.tables.history
+            self._buffer = (self._buffer + text)[-history:] if history else ""
+            self._pos = len(self._buffer)
+            return [self._region_text(text)]
+        return super().feed(text)

@@ -7,15 +7,16 @@ is plugged in by a backend:
 * per parser state, a *scanner*: given the buffer, the scan position and whether the stream has
   ended, it returns the earliest delimiter match that can be committed (and which watched delimiter
   it is) plus where held-back text starts;
-* per parser state, optionally, a *plain check*: true for a chunk in which no watched delimiter can
-  start, so the chunk is region text without scanning (the fast path);
 * per field, a *handler*: the closed region's body and captures -> the field's value;
-* the tables below (field names, join/repeat rules, defaults, ...), `_after_anchor`, and
-  `_function_schema` (Python-function tools to JSON schemas, or a refusal: see `protocol`).
+* the plan's tables (field names, join/repeat rules, defaults, ...), the start anchor's search and
+  the conversion of Python-function tools to JSON schemas,
 
-The interpreter (`rtcompile.backends.interpreter`) plugs in scanners built on the `regex` module; a
-generated module plugs in scanners and handlers specialised for its template, and gets this file
-lifted verbatim into it. Either way the rules are the ones below.
+all in one `rtcompile.runtime.program.ParserProgram`, the class attribute `_program` (the interpreter
+sets it per parser). The interpreter (`rtcompile.backends.interpreter`) plugs in scanners built on the
+`regex` module; a generated module plugs in scanners and handlers specialised for its template, and
+gets this file lifted verbatim into it. Either way the rules are the ones below. A backend may give
+`feed` a fast path (a chunk in which no delimiter can start is region text without scanning: see
+`_region_text`); everything else is `StreamingParser.feed`.
 
 The states: state 0 is "outside any explicit region" (inside the implicit field, or in no field when
 the template has none: then text is dropped); each explicit field has a state of its own.
@@ -29,9 +30,10 @@ import copy
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final, TypeAlias, cast
+from typing import Any, Final, cast
 
 from rtcompile.runtime.coercion import coerce_tool_calls
+from rtcompile.runtime.program import ParserProgram
 from rtcompile.runtime.protocol import (
     PREFIX_REQUIRED,
     batch_prefixes,
@@ -43,21 +45,13 @@ from rtcompile.runtime.types import (
     Event,
     FieldName,
     Message,
+    RegionChunk,
     RegionClose,
     RegionMalformed,
     RegionOpen,
 )
 
-# A scanner's answer: (which, start, end, groups, hold). `which` indexes the state's watch list (-1:
-# nothing committable), `start`/`end` span the match, `groups` are its named captures, and `hold` is
-# where text that a pending delimiter may still claim begins (`len(buffer)` when nothing is pending).
-# (The aliases are strings because generated modules import `typing` for the type checker only.)
-ScanResult: TypeAlias = "tuple[int, int, int, dict[str, str | None], int]"
-Scanner: TypeAlias = "Callable[[str, int, bool], ScanResult]"
-PlainCheck: TypeAlias = "Callable[[str], bool]"
-Handler: TypeAlias = "Callable[[str, dict[str, str]], Any]"
-
-NO_FIELD: Final = -1  # `_implicit` of a template without an implicit field
+NO_FIELD: Final = -1  # `Tables.implicit` of a template without an implicit field
 NO_GROUPS: Final[dict[str, str | None]] = {}
 # Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
 # little beyond its text mid-stream, even with a thousand parsers open at once.
@@ -77,7 +71,7 @@ class StreamingParser:
     """Parses one generation as it streams: `feed()` text, then `finalize()`.
 
     `initial_events` holds the events of the prompt's pre-written part of the message (the text
-    after the last start anchor in `prefix`). Subclasses supply the class attributes declared below.
+    after the last start anchor in `prefix`). A backend supplies `_program` (see the module docstring).
 
     Extensions beyond the reference, each off by default (with all off, every event and message is
     exactly the reference's):
@@ -92,52 +86,30 @@ class StreamingParser:
       is left out of the message, and parsing goes on. `malformed` lists those events.
     """
 
-    # -- what a backend plugs in (see the module docstring)
-    _names: tuple[FieldName, ...]  # by field index
-    # by field: chunks of structured content are marked `dirty`
-    _dirty: tuple[bool, ...]
-    _joins: tuple[str | None, ...]  # by field: the `join` separator, if any
-    _repeats: tuple[bool, ...]  # by field
-    _required: tuple[str, ...]  # fields the final message must contain
-    _defaults: dict[str, Any]  # the message before any region closed
-    _implicit: int  # the implicit field's index, or NO_FIELD
-    # by field: the state inside it (0 for the implicit field)
-    _state_of_field: tuple[int, ...]
-    # by state, by watch: (opens a region?, field)
-    _actions: tuple[tuple[tuple[bool, int], ...], ...]
-    _scanners: tuple[Scanner, ...]  # by state
-    # by state; None: no fast path in that state
-    _plain: tuple[PlainCheck | None, ...]
-    _handlers: tuple[Handler, ...]  # by field
-    # committed characters a delimiter can still inspect; None: unbounded
-    _history: int | None
-    # a complete output may be parsed in one end-of-stream scan (see `parse_complete`)
-    _one_scan: bool
+    # what a backend plugs in (see the module docstring)
+    _program: ParserProgram
 
     # -- the open region, as the fast path reads it (set by `_mark_opened`)
     _chunk_name: FieldName
     _chunk_dirty: bool
 
-    def _after_anchor(self, prefix: str) -> str | None:
-        """The prompt after the last match of the start anchor; None if it never matches."""
-        raise NotImplementedError
-
-    def _function_schema(self, function: Callable[..., Any]) -> dict[str, Any]:
-        """The JSON schema of a tool given as a Python function (transformers' `get_json_schema`)."""
-        raise NotImplementedError
-
     def __init__(
         self,
-        prefix: str | None,
+        prefix: str | None = None,
         *,
-        tools: Iterable[Any] | None,
+        tools: Iterable[Any] | None = None,
         captures: bool = False,
         spans: bool = False,
         recover: bool = False,
     ) -> None:
+        """`prefix` is the prompt the model continued (required: see `PREFIX_REQUIRED`); `tools` the
+        tools it was given (JSON schemas or Python functions), whose parameter types coerce the
+        arguments of parsed tool calls; `captures`, `spans` and `recover` turn on the extensions."""
         if prefix is None:
             raise ValueError(PREFIX_REQUIRED)
-        self._tool_params = tool_parameters(tools, self._function_schema)
+        program = self._program
+        program.prepare()
+        self._tool_params = tool_parameters(tools, program.function_schema)
         self._with_captures = captures
         self._with_spans = spans
         self._recover = recover
@@ -148,9 +120,9 @@ class StreamingParser:
         self._offset = 0  # the generation offset of the buffer's first character
         self._buffer = ""
         self._pos = 0  # scan position: text before it is committed
-        self._output: dict[str, Any] = copy.deepcopy(self._defaults)
+        self._output: dict[str, Any] = copy.deepcopy(program.tables.defaults)
         self._state = 0
-        self._field = self._implicit  # the current region's field, or NO_FIELD
+        self._field = program.tables.implicit  # the current region's field, or NO_FIELD
         self._captures: dict[str, str] = {}
         # The current region's text: recent chunks, plus blocks of joined chunks, so that a long region
         # costs about its text in memory rather than a list entry per 1-6 character token.
@@ -168,16 +140,14 @@ class StreamingParser:
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        plain = self._plain[self._state]
-        if (
-            plain is not None
-            and text
-            and self._fast
-            and self._pos == len(self._buffer)
-            and plain(text)
-        ):
-            return self._feed_plain(text)
-        return self._feed_scanning(text)
+        if self._finalized:
+            raise RuntimeError("ResponseParser already finalized")
+        if text:
+            self._buffer += text
+        events: list[Event] = []
+        self._process(events, False)
+        self._drop_committed()
+        return events
 
     def _seal_body(self) -> None:
         """Join the region's recent chunks into a block. A block no longer than the new one is merged
@@ -202,17 +172,6 @@ class StreamingParser:
         self._drop_committed()
         return events
 
-    def _feed_scanning(self, text: str) -> list[Event]:
-        """`feed` the long way: scan for delimiters. A backend's own `feed` falls back to this."""
-        if self._finalized:
-            raise RuntimeError("ResponseParser already finalized")
-        if text:
-            self._buffer += text
-        events: list[Event] = []
-        self._process(events, False)
-        self._drop_committed()
-        return events
-
     def finalize(self) -> tuple[Message, list[Event]]:
         """End of generation: flush what is held back, close the open region, return the message."""
         if self._finalized:
@@ -230,7 +189,8 @@ class StreamingParser:
         the same regions with the same bodies: the same message, or the same exception. Only the
         events (how the region text is cut into chunks) would differ, and they are not returned.
         """
-        if not self._one_scan:  # the plan says where this does not hold (`rtcompile.plan.one_scan_is_exact`)
+        # The plan says where this does not hold (`rtcompile.plan.one_scan_is_exact`).
+        if not self._program.tables.one_scan:
             self.feed(text)
             return self.finalize()[0]
         if self._finalized:
@@ -241,12 +201,13 @@ class StreamingParser:
 
     def _message(self) -> Message:
         """Check the required fields, drop empty values and end the parser; the final message."""
-        missing = [name for name in self._required if name not in self._output]
+        tables = self._program.tables
+        missing = [name for name in tables.required if name not in self._output]
         if missing:
             raise ValueError(
                 f"Required response_template fields missing from parsed output: {missing}"
             )
-        defaults = self._defaults
+        defaults = tables.defaults
         # Typed Any: in a generated module the dict is that template's `Message` TypedDict.
         message: Any = {
             k: v for k, v in self._output.items() if k in defaults or not is_empty(v)
@@ -260,7 +221,7 @@ class StreamingParser:
 
     def _consume_prefix(self, prefix: str) -> None:
         """Run the part of the prompt after the last start anchor through the parser."""
-        truncated = self._after_anchor(prefix)
+        truncated = self._program.after_anchor(prefix)
         if truncated is None:
             warnings.warn(
                 "the start anchor does not occur in `prefix`, so all of the prompt is parsed as part of the "
@@ -275,37 +236,35 @@ class StreamingParser:
             self._process(self.initial_events, False)
             self._drop_committed()
 
-    def _feed_plain(self, text: str) -> list[Event]:
-        """The fast path: a region is open, nothing is held back and no delimiter can start in `text`,
-        so all of it is region text (what scanning would conclude, without scanning). Plain checks
-        exist only where `_history` is bounded."""
-        history = cast("int", self._history)
-        # what _drop_committed would keep
-        self._buffer = (self._buffer + text)[-history:] if history else ""
-        self._pos = len(self._buffer)
-        self._body.append(text)
-        if len(self._body) >= BLOCK_CHUNKS:
+    def _region_text(self, text: str) -> RegionChunk:
+        """`text` as text of the open region: kept for the region's value; its chunk event.
+
+        A backend's fast path ends here too: a region is open, nothing is held back and no delimiter
+        can start in `text`, so all of it is region text (what scanning would conclude)."""
+        body = self._body
+        body.append(text)
+        if len(body) >= BLOCK_CHUNKS:
             self._seal_body()
-        return [
-            {
-                "type": "region_chunk",
-                "field": self._chunk_name,
-                "text": text,
-                "dirty": self._chunk_dirty,
-            }
-        ]
+        return {
+            "type": "region_chunk",
+            "field": self._chunk_name,
+            "text": text,
+            "dirty": self._chunk_dirty,
+        }
 
     def _process(self, events: list[Event], eos: bool) -> None:
         """Commit every delimiter that can be committed, and the region text before it."""
+        scanners = self._program.scanners
+        actions = self._program.tables.actions
         while True:
-            which, start, end, groups, hold = self._scanners[self._state](
+            which, start, end, groups, hold = scanners[self._state](
                 self._buffer, self._pos, eos
             )
             if which >= 0:
                 if start > self._pos:
                     self._accumulate(events, self._buffer[self._pos : start])
                 self._pos = end
-                opens, field = self._actions[self._state][which]
+                opens, field = actions[self._state][which]
                 if opens:
                     self._close_current(events, start)
                     self._open(events, field, groups, start)
@@ -332,7 +291,7 @@ class StreamingParser:
 
     def _drop_committed(self) -> None:
         """Forget committed text no delimiter can look at any more (what keeps streaming linear)."""
-        history = self._history
+        history = self._program.tables.history
         if history is None:
             return
         cut = self._pos - history
@@ -348,34 +307,24 @@ class StreamingParser:
         if not text or field < 0:
             return  # no implicit field: text outside explicit regions is dropped
         if not self._opened:
-            opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
+            self._mark_opened(field)
+            opened: RegionOpen = {"type": "region_open", "field": self._chunk_name}
             if self._with_spans:
                 opened["start"] = self._offset + self._pos
             events.append(opened)
-            self._mark_opened(field)
-        self._body.append(text)
-        if len(self._body) >= BLOCK_CHUNKS:
-            self._seal_body()
-        events.append(
-            {
-                "type": "region_chunk",
-                "field": self._names[field],
-                "text": text,
-                "dirty": self._dirty[field],
-            }
-        )
+        events.append(self._region_text(text))
 
     def _open(
         self, events: list[Event], field: int, groups: dict[str, str | None], start: int
     ) -> None:
         """Open `field`'s region at its open delimiter (which begins at buffer index `start`)."""
-        self._state = self._state_of_field[field]
+        self._state = self._program.tables.state_of_field[field]
         self._field = field
         self._captures = {k: v for k, v in groups.items() if v is not None}
         self._body = []
         self._blocks = []
         self._mark_opened(field)
-        opened: RegionOpen = {"type": "region_open", "field": self._names[field]}
+        opened: RegionOpen = {"type": "region_open", "field": self._chunk_name}
         if self._with_captures:
             opened["captures"] = dict(self._captures)
         if self._with_spans:
@@ -391,13 +340,13 @@ class StreamingParser:
             if self._recover:
                 self._close_recovering(events, field, body, end)
             else:
-                value = self._handlers[field](body, self._captures)
+                value = self._program.handlers[field](body, self._captures)
                 if self._tool_params:
                     value = coerce_tool_calls(value, self._tool_params)
                 self._store(field, value)
                 self._emit_close(events, field, value, end)
         self._state = 0
-        self._field = self._implicit
+        self._field = self._program.tables.implicit
         self._captures = {}
         self._body = []
         self._blocks = []
@@ -406,15 +355,16 @@ class StreamingParser:
     def _mark_opened(self, field: int) -> None:
         self._opened = True
         self._fast = not self._scan_always
-        self._chunk_name = self._names[field]
-        self._chunk_dirty = self._dirty[field]
+        tables = self._program.tables
+        self._chunk_name = tables.names[field]
+        self._chunk_dirty = tables.dirty[field]
 
     def _emit_close(
         self, events: list[Event], field: int, value: Any, end: int
     ) -> None:
         closed: RegionClose = {
             "type": "region_close",
-            "field": self._names[field],
+            "field": self._program.tables.names[field],
             "value": value,
         }
         if self._with_spans:
@@ -426,14 +376,14 @@ class StreamingParser:
     ) -> None:
         """`recover`: a region that fails to parse (or to be stored) becomes a `region_malformed` event."""
         try:
-            value = self._handlers[field](body, self._captures)
+            value = self._program.handlers[field](body, self._captures)
             if self._tool_params:
                 value = coerce_tool_calls(value, self._tool_params)
             self._store(field, value)
         except Exception as error:  # noqa: BLE001 - whatever the content parser raised is reported, not raised
             malformed: RegionMalformed = {
                 "type": "region_malformed",
-                "field": self._names[field],
+                "field": self._program.tables.names[field],
                 "error": type(error).__name__,
                 "message": str(error),
                 "text": body,
@@ -446,11 +396,12 @@ class StreamingParser:
         self._emit_close(events, field, value, end)
 
     def _store(self, field: int, value: Any) -> None:
-        name = self._names[field]
-        join = self._joins[field]
+        tables = self._program.tables
+        name = tables.names[field]
+        join = tables.joins[field]
         if join is not None:
             self._output[name] = join_value(name, self._output.get(name), value, join)
-        elif self._repeats[field]:
+        elif tables.repeats[field]:
             self._output.setdefault(name, []).append(value)
         else:
             self._output[name] = value

@@ -11,5 +11,6 @@ FieldName: TypeAlias = str
 Message: TypeAlias = dict[str, Any]
 Event: TypeAlias = dict[str, Any]
 RegionOpen: TypeAlias = dict[str, Any]
+RegionChunk: TypeAlias = dict[str, Any]
 RegionClose: TypeAlias = dict[str, Any]
 RegionMalformed: TypeAlias = dict[str, Any]

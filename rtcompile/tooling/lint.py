@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rtcompile.api import examine_template
-from rtcompile.backends.interpreter import ResponseParser, after_last_anchor, anchor_pattern
+from rtcompile.backends.interpreter import ResponseParser, anchor_pattern
 from rtcompile.frontend.diagnostics import walk_placeholders
 from rtcompile.frontend.errors import Diagnostic, render_message
 from rtcompile.ir import Template, Transform, XmlInlineParser
 from rtcompile.prompt import normalize_messages, render_chat_template
 from rtcompile.regex.analysis import optional_group_names
 from rtcompile.regex.parser import parse_regex
+from rtcompile.runtime.program import after_last_anchor
 from rtcompile.tooling.fuzz import delimiter_texts, random_chunking, random_stream
 from rtcompile.tooling.observe import Raised, observe
 

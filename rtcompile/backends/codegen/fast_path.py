@@ -1,10 +1,10 @@
 """The generated module's own `feed`: the common chunk handled inline, everything else by the engine.
 
 Most chunks of a long region contain no character that can start a watched delimiter, and arrive
-when nothing is held back; such a chunk is region text, exactly as scanning would conclude. The
-engine's generic `feed` finds that out through a table of per-state check functions; a generated
-module knows its states, so it writes the check as one expression (`"<" in text`) and the rest of
-the fast path inline. Anything else goes to `StreamingParser._feed_scanning`.
+when nothing is held back; such a chunk is region text, exactly as scanning would conclude. A
+generated module knows its states, so it writes that check as one expression (`"<" in text`) and
+the fast path inline, ending in the engine's `_region_text`. Anything else goes to the engine's
+`feed` (`StreamingParser.feed`), which scans.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from rtcompile.regex.first_chars import char_class, delimiter_first_chars
 from rtcompile.regex.second_chars import second_chars
 from rtcompile.regex.stdlib import emit_ranges
 
-CHUNK_EVENT = '{"type": "region_chunk", "field": self._chunk_name, "text": text, "dirty": self._chunk_dirty}'
+SCAN = "return StreamingParser.feed(self, text)"
 MAX_IN_TESTS = 3  # more start characters than this are tested with one character-class search
 MAX_LISTED = 16  # characters a second look lists one by one; more are written as ranges
 
@@ -54,11 +54,11 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         fits = width(one) <= LINE_LENGTH and " and " not in guards[-1]
         for guard in [" or ".join(guards)] if fits else guards:
             with out.block(f"if {guard}:"):
-                out.line("return self._feed_scanning(text)")
+                out.line(SCAN)
         if drops:
             with out.block("if not self._fast:"):
                 with out.block("if self._field >= 0 or self._scan_always:"):
-                    out.line("return self._feed_scanning(text)")
+                    out.line(SCAN)
                 out.comment("Outside any region nothing is kept: text no delimiter can start in is dropped.")
                 out.line("return []")
         out.comment("A region is open, nothing is held back and no delimiter can start in `text`: it is region text.")
@@ -70,12 +70,7 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         else:
             out.line(f"self._buffer = (self._buffer + text)[-{plan.history}:]  # what a delimiter may look back at")
             out.line("self._pos = len(self._buffer)")
-        out.line("body = self._body")
-        out.line("body.append(text)")
-        with out.block("if len(body) >= BLOCK_CHUNKS:"):
-            out.line("self._seal_body()")
-        out.line(f"return [{CHUNK_EVENT}]")
-    parts.need("engine", "BLOCK_CHUNKS")
+        out.line("return [self._region_text(text)]")
     return out.code()
 
 

@@ -25,15 +25,16 @@ import jinja2
 from rtcompile.backends.codegen.fast_path import specialised_feed
 from rtcompile.backends.codegen.handlers import handlers
 from rtcompile.backends.codegen.layout import INDENT, import_lines, lay_out
-from rtcompile.backends.codegen.lift import lift
+from rtcompile.backends.codegen.lift import attributes_read, lift
 from rtcompile.backends.codegen.openai import openai_section
 from rtcompile.backends.codegen.parts import REGEX_IMPORT, ModuleParts, RegexFallback
-from rtcompile.backends.codegen.scanners import plain_check, scanner
+from rtcompile.backends.codegen.scanners import scanner
 from rtcompile.backends.codegen.types import message_types
 from rtcompile.backends.codegen.writer import CodeWriter, literal, needs_builder
 from rtcompile.frontend.errors import format_path
 from rtcompile.ir import Template
 from rtcompile.plan import ParserPlan, plan_parser
+from rtcompile.runtime.program import Tables
 from rtcompile.version import VERSION
 
 SKELETON = jinja2.Environment(
@@ -42,11 +43,7 @@ SKELETON = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
     autoescape=False,
 )
-FIXED_IMPORTS = [
-    "import _thread",  # a lock for first use, without importing `threading`
-    "import re",
-    "from collections.abc import Callable, Iterable, Sequence",
-]
+FIXED_IMPORTS = ["import re"]
 # Typing names generated modules use in annotations (never evaluated) and for the type checker.
 # `typing` is slow to import, so modules import it only under TYPE_CHECKING (see the skeleton).
 TYPING_NAMES = ["Any", "Final", "Literal", "TypedDict", "cast", "overload"]
@@ -54,10 +51,12 @@ TYPING_NAMES = ["Any", "Final", "Literal", "TypedDict", "cast", "overload"]
 # conversion, or (compiled with --no-function-tools) a TypeError saying how to get it back.
 FUNCTION_SCHEMA = ("tool_schema", "function_to_tool_schema")
 NO_FUNCTION_SCHEMA = ("protocol", "refuse_function_tool")
+# The module-level functions every module offers (after its ResponseParser).
+MODULE_API = [("module_api", "parse_response")]
 # Names the skeleton defines at module level; generated names must not take them.
 SKELETON_NAMES = [
     *("ResponseParser", "parse_response", "TEMPLATE", "DEFAULTS", "TEMPLATE_SHA256"),
-    *("RTCOMPILE_VERSION", "REQUIRES", "FUNCTION_TOOLS"),
+    *("RTCOMPILE_VERSION", "REQUIRES", "FUNCTION_TOOLS", "_PROGRAM", "_after_anchor"),
 ]
 
 
@@ -85,7 +84,7 @@ def generate_module(template: Template, *, source_name: str, function_tools: boo
     parts.names.reserve(SKELETON_NAMES)
     function_schema = FUNCTION_SCHEMA if function_tools else NO_FUNCTION_SCHEMA
     parts.need(*function_schema)
-    parts.need("engine", "ScanResult")
+    parts.need("program", "ScanResult")
     parts.need("engine", "NO_GROUPS")
     scanners = []
     for state in plan.states:
@@ -93,19 +92,26 @@ def generate_module(template: Template, *, source_name: str, function_tools: boo
         scanners.append(name)
         parts.scanners.append(code)
     feed = specialised_feed(parts, plan)
-    # With a feed of its own the module never consults the engine's per-state check table.
-    plain = [None if feed else plain_check(parts, state, template) for state in plan.states]
     field_handlers = handlers(parts, template.fields)
     anchor_key = "start_anchor" if template.start_anchor.is_literal else "start_anchor_pattern"
     anchor, _ = parts.stdlib_regex(
         template.start_anchor.pattern, "start anchor", (anchor_key,), streamed=False, captures=False
     )
+    program = _program(parts, plan, scanners, field_handlers, anchor, function_schema[1])
     types = message_types(parts, template)
     openai = openai_section(parts, template)
     # A value nested too deep for a literal is built by `build_value` when the module loads, and TEMPLATE
     # comes first in the module: then the builder is lifted ahead of it.
     early = lift([("transform_data", "build_value")] if needs_builder(template.source) else [])
-    lifted = lift(parts.wanted, defined=early.names)
+    # The module's own code: what it reads as attributes decides which private methods are lifted.
+    own_code = [*parts.constants, *parts.scanners, *parts.functions, feed or "", program, openai]
+    used_attributes = frozenset().union(*(attributes_read(code) for code in own_code if code))
+    lifted = lift([*parts.wanted, *MODULE_API], defined=early.names, used_attributes=used_attributes)
+    # The module-level functions come after the class they wrap; the rest are helpers.
+    helpers = [code for code, module in zip(lifted.definitions, lifted.modules, strict=True) if module != "module_api"]
+    module_api = [
+        code for code, module in zip(lifted.definitions, lifted.modules, strict=True) if module == "module_api"
+    ]
     sha256 = template_hash(template)
     regex_import = [REGEX_IMPORT] if parts.requires else []
     imports, typing_names = _merge_imports([*FIXED_IMPORTS, *regex_import, *early.imports, *lifted.imports])
@@ -122,44 +128,49 @@ def generate_module(template: Template, *, source_name: str, function_tools: boo
         template_statement="\n".join(lay_out(f"TEMPLATE: Final[dict[str, Any]] = {literal(dict(template.source))}")),
         data_helpers="\n\n\n".join(early.definitions),
         types=_section_body(types),
-        helpers=_section_body("\n\n\n".join(lifted.definitions)),
+        helpers=_section_body("\n\n\n".join(helpers)),
+        module_api="\n\n\n".join(module_api),
         scanners=_section_body("\n\n\n".join([*parts.constants, parts.patterns_code(), *parts.scanners])),
         handlers=_section_body("\n\n\n".join(parts.functions)),
-        tables=_tables(plan, scanners, plain, field_handlers),
-        anchor=anchor,
+        program=_section_body(program),
+        run_pending=any(state.pending_run is not None for state in plan.states),
         feed=feed or "",
         openai=_section_body(openai),
         requires=", ".join(parts.requires),
         requires_literal=literal(parts.requires),
         function_tools=function_tools,
         function_tools_literal=literal(function_tools),
-        function_schema=function_schema[1],
         fallbacks=[_escaped(f"{format_path(f.where)}: {f.construct}").replace("\\", "\\\\") for f in parts.fallbacks],
     )
     return GeneratedModule(code, tuple(parts.fallbacks))
 
 
-def _tables(plan: ParserPlan, scanners: list[str], plain: list[str | None], handlers: list[str]) -> str:
-    """The class attributes that plug this template into the engine (see `StreamingParser`)."""
-    template = plan.template
-    fields = template.fields
-    out = CodeWriter(depth=1)  # the skeleton puts these in the body of ResponseParser
-    out.line(f"_names = {literal(tuple(f.name for f in fields))}")
-    out.line(f"_dirty = {literal(tuple(f.dirty for f in fields))}")
-    out.line(f"_joins = {literal(tuple(f.join for f in fields))}")
-    out.line(f"_repeats = {literal(tuple(f.repeats for f in fields))}")
-    out.line(f"_required = {literal(plan.required)}")
-    out.line("_defaults = DEFAULTS")
-    out.line(f"_implicit = {plan.implicit}")
-    out.line(f"_state_of_field = {literal(plan.state_of_field)}")
-    out.line(f"_actions = {literal(plan.actions)}")
-    out.line(f"_scanners = {_tuple(scanners)}")
-    out.line(f"_plain = {_tuple([p or 'None' for p in plain])}")
-    out.line(f"_handlers = {_tuple(handlers)}")
-    out.line(f"_history = {plan.history}")
-    out.line(f"_one_scan = {plan.one_scan}")
-    if any(state.pending_run is not None for state in plan.states):
-        out.line("_run_pending = False  # see `feed`")
+def _program(
+    parts: ModuleParts, plan: ParserPlan, scanners: list[str], handlers: list[str], anchor: str, function_schema: str
+) -> str:
+    """The module's `ParserProgram`: the plan's tables as literals, this module's functions plugged in."""
+    parts.need("program", "ParserProgram")
+    parts.need("program", "Tables")
+    parts.need("program", "after_last_anchor")
+    tables = plan.tables
+    out = CodeWriter()
+    with out.block("def _after_anchor(prefix: str) -> str | None:"):
+        out.line('"""The prompt after the last match of the start anchor; None if it never matches."""')
+        out.line(f"return after_last_anchor({anchor}, prefix)")
+    out.line()
+    out.line()
+    fields = ", ".join(
+        f"{name}={'DEFAULTS' if name == 'defaults' else literal(getattr(tables, name))}" for name in Tables.__slots__
+    )
+    plugged = [
+        f"tables=Tables({fields})",
+        f"scanners={_tuple(scanners)}",
+        f"handlers={_tuple(handlers)}",
+        "after_anchor=_after_anchor",
+        f"function_schema={function_schema}",
+        "compile_patterns=_compile_patterns",
+    ]
+    out.line(f"_PROGRAM: Final = ParserProgram({', '.join(plugged)})")
     return out.code()
 
 

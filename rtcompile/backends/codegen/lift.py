@@ -2,16 +2,26 @@
 
 The content parsers, coercion and partial-match helpers are ordinary, typed, tested Python in
 `rtcompile.runtime`; the interpreter calls them directly. A generated module must not import
-rtcompile, so the generator copies the definitions it needs, and only those: given the names a
-template uses, this module finds their top-level definitions (functions, constants, classes),
-follows the names they in turn use (across runtime modules, through `from rtcompile.runtime.x
-import y`), and returns the source of every definition reached plus the standard-library imports
-they rely on, in a stable order.
+rtcompile, so the generator copies the definitions it runs, and only those:
+
+* given the names a template uses, this module finds their top-level definitions (functions,
+  constants, classes), follows the names they in turn use (across runtime modules, through
+  `from rtcompile.runtime.x import y`), and returns the source of every definition reached plus the
+  standard-library imports they rely on, in a stable order;
+* of a class, only the methods something calls are lifted: its public methods (a user may call
+  them) and dunders, and a private method only where its name is read as an attribute by the
+  generated code or by a method or function lifted already (`used_attributes`). That is what keeps
+  the engine's pending-run path out of modules that have no pending run.
+
+A top-level annotation without a value (`ResponseParser: type[StreamingParser]`) declares a name the
+generated module defines itself, for the runtime's type checker: it is never lifted.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
+import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,11 +36,27 @@ DEFINED_BY_MODULE = frozenset({"types"})
 
 
 @dataclass(frozen=True)
+class Method:
+    """A method of a runtime class, lifted only where it is called (see the module docstring)."""
+
+    name: str
+    uses: frozenset[str]  # names it reads
+    attributes: frozenset[str]  # attribute names it reads (`self._x`: `_x`)
+
+    @property
+    def always(self) -> bool:
+        """Public and dunder methods are part of the class's interface: always lifted."""
+        return not self.name.startswith("_") or self.name.endswith("__")
+
+
+@dataclass(frozen=True)
 class Definition:
     module: str
     name: str
-    source: str
-    uses: frozenset[str]
+    nodes: tuple[cst.CSTNode, ...]  # the top-level statement (with its `@overload`s: several)
+    uses: frozenset[str]  # names read outside its methods
+    attributes: frozenset[str]  # attribute names read outside its methods
+    methods: tuple[Method, ...]  # a class's methods; () for anything else
 
 
 @dataclass(frozen=True)
@@ -38,20 +64,34 @@ class Lifted:
     imports: tuple[str, ...]
     definitions: tuple[str, ...]
     names: frozenset[tuple[str, str]]  # (runtime module, name) of every definition
+    modules: tuple[str, ...]  # the runtime module of each definition, in the same order
 
 
 class _NameCollector(cst.CSTVisitor):
     def __init__(self) -> None:
         self.names: set[str] = set()
+        self.attributes: set[str] = set()
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.add(node.value)
 
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self.attributes.add(node.attr.value)
+        node.value.visit(self)
+        return False  # the attribute's own name is not a name read
 
-def _names_in(node: cst.CSTNode) -> frozenset[str]:
+
+def _reads(node: cst.CSTNode) -> tuple[frozenset[str], frozenset[str]]:
+    """The names and the attribute names `node` reads."""
     collector = _NameCollector()
     node.visit(collector)
-    return frozenset(collector.names)
+    return frozenset(collector.names), frozenset(collector.attributes)
+
+
+def attributes_read(code: str) -> frozenset[str]:
+    """The attribute names generated `code` reads (a statement, a function or an indented method)."""
+    tree = ast.parse(textwrap.dedent(code))
+    return frozenset(node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute))
 
 
 def _defined_names(statement: cst.CSTNode) -> list[str]:
@@ -63,18 +103,40 @@ def _defined_names(statement: cst.CSTNode) -> list[str]:
             targets: list[cst.BaseExpression] = []
             if isinstance(small, cst.Assign):
                 targets = [t.target for t in small.targets]
-            elif isinstance(small, cst.AnnAssign):
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
                 targets = [small.target]
             names += [t.value for t in targets if isinstance(t, cst.Name)]
         return names
     return []
 
 
+def _definition(module: str, name: str, statements: tuple[cst.CSTNode, ...]) -> Definition:
+    statement = statements[-1]
+    if not isinstance(statement, cst.ClassDef):
+        reads = [_reads(s) for s in statements]
+        uses = frozenset().union(*(names for names, _ in reads))
+        attributes = frozenset().union(*(attributes for _, attributes in reads))
+        return Definition(module, name, statements, uses, attributes, ())
+    shell_uses: set[str] = set()
+    shell_attributes: set[str] = set()
+    methods = []
+    for member in statement.body.body:
+        uses, attributes = _reads(member)
+        if isinstance(member, cst.FunctionDef):
+            methods.append(Method(member.name.value, uses, attributes))
+        else:
+            shell_uses |= uses
+            shell_attributes |= attributes
+    for base in statement.bases:
+        shell_uses |= _reads(base)[0]
+    return Definition(module, name, statements, frozenset(shell_uses), frozenset(shell_attributes), tuple(methods))
+
+
 @functools.cache
-def _module(name: str) -> tuple[dict[str, Definition], dict[str, str]]:
-    """A runtime module's top-level definitions, and its import bindings (bound name -> import line)."""
+def _module(name: str) -> tuple[cst.Module, dict[str, Definition], dict[str, str]]:
+    """A runtime module's tree, top-level definitions, and import bindings (bound name -> import line)."""
     tree = cst.parse_module((RUNTIME_DIR / f"{name}.py").read_text(encoding="utf-8"))
-    definitions: dict[str, Definition] = {}
+    statements: dict[str, tuple[cst.CSTNode, ...]] = {}
     imports: dict[str, str] = {}
     for statement in tree.body:
         if isinstance(statement, cst.SimpleStatementLine) and isinstance(
@@ -83,10 +145,20 @@ def _module(name: str) -> tuple[dict[str, Definition], dict[str, str]]:
             _record_import(statement.body[0], tree, imports)
             continue
         for defined in _defined_names(statement):
-            definitions[defined] = Definition(
-                name, defined, tree.code_for_node(statement).strip("\n"), _names_in(statement)
-            )
-    return definitions, imports
+            # A function's `@overload` signatures come first and stay with it.
+            earlier = statements.get(defined, ())
+            statements[defined] = (*earlier, statement) if _overloads(earlier) else (statement,)
+    definitions = {defined: _definition(name, defined, nodes) for defined, nodes in statements.items()}
+    return tree, definitions, imports
+
+
+def _overloads(statements: tuple[cst.CSTNode, ...]) -> bool:
+    """Whether `statements` are all `@overload` signatures of one function."""
+    return bool(statements) and all(
+        isinstance(s, cst.FunctionDef)
+        and any(isinstance(d.decorator, cst.Name) and d.decorator.value == "overload" for d in s.decorators)
+        for s in statements
+    )
 
 
 def _record_import(node: cst.Import | cst.ImportFrom, tree: cst.Module, imports: dict[str, str]) -> None:
@@ -110,22 +182,41 @@ def _record_import(node: cst.Import | cst.ImportFrom, tree: cst.Module, imports:
         imports[bound] = f"import {tree.code_for_node(alias.name)}"
 
 
-def lift(wanted: Iterable[tuple[str, str]], *, defined: Iterable[tuple[str, str]] = ()) -> Lifted:
+def lift(
+    wanted: Iterable[tuple[str, str]],
+    *,
+    defined: Iterable[tuple[str, str]] = (),
+    used_attributes: Iterable[str] | None = None,
+) -> Lifted:
     """The definitions of `wanted` ((runtime module, name) pairs) and everything they use, except those
-    in `defined` (lifted already, earlier in the module)."""
+    in `defined` (lifted already, earlier in the module).
+
+    `used_attributes` are the attribute names the generated code reads: a class's private methods are
+    lifted where one of them, or a lifted method or function, reads their name. None lifts every
+    method (whole classes, as a test that lifts a runtime module whole wants them)."""
     ordered: list[Definition] = []
     seen: set[tuple[str, str]] = set(defined)
     import_lines: set[str] = set()
+    attributes: set[str] = set(used_attributes or ())
+    kept: dict[tuple[str, str], set[str]] = {}  # (module, class) -> the methods lifted
 
     def visit(module: str, name: str) -> None:
         if (module, name) in seen:
             return
         seen.add((module, name))
-        definitions, imports = _module(module)
-        definition = definitions[name]
-        for used in sorted(definition.uses):
-            if used in definitions and used != name:
-                visit(module, used)
+        definition = _module(module)[1][name]
+        read(definition, definition.uses, definition.attributes)
+        if definition.methods:
+            kept[(module, name)] = set()
+        ordered.append(definition)  # after its dependencies (methods' ones may follow: they run later)
+
+    def read(definition: Definition, uses: Iterable[str], attribute_names: Iterable[str]) -> None:
+        """Lift what `definition` (or one of its methods) reads."""
+        attributes.update(attribute_names)
+        _, definitions, imports = _module(definition.module)
+        for used in sorted(uses):
+            if used in definitions and used != definition.name:
+                visit(definition.module, used)
             elif used in imports:
                 line = imports[used]
                 if line.startswith("@"):
@@ -134,16 +225,46 @@ def lift(wanted: Iterable[tuple[str, str]], *, defined: Iterable[tuple[str, str]
                         visit(sibling, original)
                 else:
                     import_lines.add(line)
-        ordered.append(definition)  # after its dependencies
 
     for module, name in wanted:
         visit(module, name)
+    # Methods are lifted until nothing more is called: each one lifted may read another's name.
+    changed = True
+    while changed:
+        changed = False
+        for definition in list(ordered):
+            methods = kept.get((definition.module, definition.name))
+            if methods is None:
+                continue
+            for method in definition.methods:
+                if method.name in methods:
+                    continue
+                if used_attributes is None or method.always or method.name in attributes:
+                    methods.add(method.name)
+                    read(definition, method.uses, method.attributes)
+                    changed = True
     names = [d.name for d in ordered]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
         raise AssertionError(f"runtime helpers define the same name twice: {sorted(duplicates)}")
     return Lifted(
         imports=tuple(sorted(import_lines)),
-        definitions=tuple(d.source for d in ordered),
+        definitions=tuple(_source(d, kept.get((d.module, d.name))) for d in ordered),
         names=frozenset((d.module, d.name) for d in ordered),
+        modules=tuple(d.module for d in ordered),
     )
+
+
+def _source(definition: Definition, methods: set[str] | None) -> str:
+    """A definition's source; a class with only the methods in `methods`."""
+    tree = _module(definition.module)[0]
+    nodes = list(definition.nodes)
+    node = nodes[-1]
+    if isinstance(node, cst.ClassDef) and methods is not None:
+        members = [
+            member
+            for member in node.body.body
+            if not isinstance(member, cst.FunctionDef) or member.name.value in methods
+        ]
+        nodes[-1] = node.with_changes(body=node.body.with_changes(body=members))
+    return "".join(tree.code_for_node(n) for n in nodes).strip("\n")

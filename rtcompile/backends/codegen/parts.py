@@ -14,10 +14,7 @@ from rtcompile.regex.translate import UnsupportedRegex, literal_text, translate,
 REGEX_IMPORT = "import regex  # type: ignore[import-untyped, unused-ignore]"
 
 # The runtime helpers every module needs, as (runtime module, name).
-ALWAYS_LIFTED = [
-    ("engine", "StreamingParser"),
-    ("engine", "parse_texts"),
-]
+ALWAYS_LIFTED = [("engine", "StreamingParser")]
 
 
 def _global_statements(names: list[str]) -> list[str]:

@@ -25,7 +25,7 @@ from rtcompile.frontend.errors import format_path
 from rtcompile.ir import Template
 from rtcompile.plan import ParserState, Watch
 from rtcompile.regex.analysis import lead_class, required_literals, start_literals
-from rtcompile.regex.first_chars import char_class, starts_at_buffer_start
+from rtcompile.regex.first_chars import starts_at_buffer_start
 from rtcompile.regex.parser import parse_regex
 
 # Beyond these the pending text is found by `literal_set_hold` (linear in the literals) instead of a trie
@@ -118,23 +118,6 @@ def _several_watches(out: CodeWriter, parts: ModuleParts, state: ParserState, te
     with out.block("if best >= 0 and best_start >= hold:"):
         out.line("best = -1  # a pending delimiter starts no later and may be the real one")
     out.line("return best, best_start, best_end, best_groups, hold")
-
-
-def plain_check(parts: ModuleParts, state: ParserState, template: Template) -> str | None:
-    """A function telling whether a chunk can contain no delimiter start at all in this state."""
-    starts = state.delimiter_starts
-    if starts is None:
-        return None
-    if not starts:
-        condition = "True  # nothing to watch: all text belongs to the region"
-    elif len(starts) <= 3:
-        condition = " and ".join(f"{literal(chr(c))} not in text" for c in sorted(starts))
-    else:
-        pattern = parts.pattern(f"{state_hint(state, template)} starts", char_class(starts), flags="0")
-        condition = f"{pattern}.search(text) is None"
-    name = parts.names.new("_plain", state_hint(state, template))
-    parts.scanners.append(f"def {name}(text: str) -> bool:\n    return {condition}")
-    return name
 
 
 def _take(out: CodeWriter, rank: int | None, groups: str) -> None:

@@ -64,7 +64,7 @@ def message_types(parts: ModuleParts, template: Template) -> str:
     Event = RegionOpen | RegionChunk | RegionClose | RegionMalformed
 else:
     FieldName = str
-    Message = RegionOpen = RegionClose = RegionMalformed = Event = dict"""
+    Message = RegionOpen = RegionChunk = RegionClose = RegionMalformed = Event = dict"""
 
 
 def _value_type(parts: ModuleParts, f: Field) -> str:
