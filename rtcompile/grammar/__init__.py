@@ -1,55 +1,59 @@
-"""Grammars for constrained decoding, compiled from a response template (see `grammar`)."""
+"""Grammars for constrained decoding, compiled from a response template (see `grammar`).
+
+The template's fixed structure becomes a skeleton once (`rtcompile.grammar.skeleton`, checked against
+the parser with `rtcompile.grammar.automata`); a request's tools and options are added by
+`rtcompile.runtime.grammar`, the code every generated module carries as its `grammar()`.
+"""
 
 from __future__ import annotations
 
-import warnings
+import weakref
 from collections.abc import Iterable
 from typing import Any
 
-from rtcompile.frontend.errors import TemplateError
 from rtcompile.ir import Template
-from rtcompile.runtime.engine import StreamingParser
-from rtcompile.runtime.grammar import GrammarError, build_grammar
+from rtcompile.runtime.grammar import FORMATS, GrammarError, build_grammar
+from rtcompile.runtime.protocol import tool_schemas
+from rtcompile.runtime.tool_schema import function_to_tool_schema
 
-__all__ = ["GrammarError", "grammar", "grammar_start", "skeleton_of"]
+__all__ = ["FORMATS", "GrammarError", "grammar", "grammar_skeleton"]
 
-_SKELETONS: dict[int, tuple[Template, dict[str, Any]]] = {}
+_SKELETONS: dict[int, dict[str, Any]] = {}  # by id() of a live Template (as the interpreter's cache)
 
 
-def skeleton_of(template: Template) -> dict[str, Any]:
+def grammar_skeleton(template: Template) -> dict[str, Any]:
     """The template's grammar skeleton (built once per template object)."""
     from rtcompile.grammar.skeleton import build_skeleton
 
-    cached = _SKELETONS.get(id(template))
-    if cached is None or cached[0] is not template:
-        cached = _SKELETONS[id(template)] = (template, build_skeleton(template))
-    return cached[1]
-
-
-def grammar_start(parser: StreamingParser, prefix: str) -> tuple[int, bool]:
-    """Where the grammar starts after `prefix`: the parser state, and whether the message is empty.
-    A prompt that ends with text a delimiter may still claim has no grammar."""
-    if parser._pos != len(parser._buffer):
-        raise GrammarError(
-            f"the prompt ends in what may be the start of a delimiter: {parser._buffer[parser._pos :]!r}"
-        )
-    after = parser._after_anchor(prefix)
-    return parser._state, not (prefix if after is None else after)
+    skeleton = _SKELETONS.get(id(template))
+    if skeleton is None:
+        skeleton = _SKELETONS[id(template)] = build_skeleton(template)
+        weakref.finalize(template, _SKELETONS.pop, id(template), None)
+    return skeleton
 
 
 def grammar(
     template: Any,
     tools: Iterable[Any],
     *,
+    prefix: str,
     tool_choice: Any = "auto",
     parallel_tool_calls: bool = True,
-    prefix: str = "",
     format: str = "lark",
 ) -> str:
-    """The grammar of `template`'s output for `tools` (Lark for llguidance, or GBNF).
+    """The grammar of `template`'s output for `tools`: llguidance Lark (`format="lark"`, argument
+    schemas as `%json`), llama.cpp GBNF (`"gbnf"`) or an xgrammar structural tag (`"structural-tag"`,
+    JSON). Every text it admits parses, with the template's parser, into a message whose tool calls
+    name tools of `tools` with arguments valid for their schemas; `tool_choice` ("auto", "required",
+    "none", a tool's name or `{"function": {"name": ...}}`) and `parallel_tool_calls` hold in it.
 
-    A template construct with no grammar form raises a located `TemplateError`; tools, options or a
-    prompt the grammar cannot follow raise `GrammarError` (a ValueError)."""
+    `prefix` is the prompt (as for parsing: the grammar starts where the prompt left the parser, e.g.
+    inside reasoning it opened). `template` is what `rtcompile.load_template` takes; `tools` are JSON
+    schemas or Python functions. A template construct with no grammar form raises a located
+    `TemplateError`; tools, options or a prompt the grammar cannot follow raise `GrammarError`
+    (both ValueErrors)."""
+    import warnings
+
     from rtcompile.api import _load, locate
     from rtcompile.backends.interpreter import ResponseParser
     from rtcompile.grammar.skeleton import refusal_error
@@ -57,22 +61,20 @@ def grammar(
     document = None
     if not isinstance(template, Template):
         template, document = _load(template)
-    skeleton = skeleton_of(template)
+    skeleton = grammar_skeleton(template)
     error = refusal_error(skeleton)
     if error is not None:
         raise locate(error, document)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        parser = ResponseParser(template, prefix)
+        warnings.simplefilter("ignore")  # a prompt without the start anchor is parsed whole, as in parsing
+        start = ResponseParser(template, prefix).grammar_start()
+    if start is None:
+        raise GrammarError("the prompt ends in text a delimiter may still claim: no grammar starts there")
     return build_grammar(
         skeleton,
-        tools,
+        tool_schemas(tools, function_to_tool_schema),
         tool_choice=tool_choice,
         parallel_tool_calls=parallel_tool_calls,
-        start=grammar_start(parser, prefix),
+        start=start,
         format=format,
     )
-
-
-# TemplateError is raised by `grammar` for refused templates
-_ = TemplateError

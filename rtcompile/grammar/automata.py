@@ -1,19 +1,22 @@
 """Finite automata over code points, for the regular parts of a template's grammar.
 
-A grammar must never admit output the parser reads differently, so free text in a region may hold no
-match of a delimiter the parser watches there, and may not end in the beginning of one either (a match
-that starts in the text and runs on into what follows would be found first). That language is regular
-but not easy to write by hand; it is built here as a DFA and written back as a regular expression:
+A grammar must never admit output the parser reads differently. Two questions decide that, and both
+are answered here with automata rather than by hand:
 
-    regex AST --(to_nfa)--> NFA --(clean_text)--> DFA --(to_regex)--> grammar regex (plain data)
+* *Clean text* (`clean_text`): free text in a region may hold no match of a delimiter the parser
+  watches there, and may not end in the beginning of one either (a match that starts in the text and
+  runs on into what follows would be found first). That language is regular; it is built as a DFA.
+* *Where a delimiter's match ends* (`delimiter_match`): the grammar writes a delimiter, the parser
+  finds it with the `regex` module, whose backtracking prefers some matches to others (greedy
+  repeats the longer, lazy ones the shorter, alternatives the earlier). Running the pattern as a
+  leftmost-first automaton (the order-preserving subset construction of RE2's DFA) over every text
+  the grammar may write says whether the parser's match is exactly that text, and which characters
+  may not come next (they would make it longer).
 
-Symbols are code points plus `END`, the end of the output (what `$` matches), so that a delimiter
-that needs the output to end is alive at the end of a text and kept out of it. The regex ASTs read
-here are `rtcompile.regex.ast` trees; what has no automaton form (lookbehind, backreferences, ...) is
-refused by the caller (`rtcompile.grammar.skeleton`) before it gets here.
-
-The regexes produced are plain data, the description's regex form (`rtcompile.runtime.grammar`):
-("lit", text), ("set", ranges), ("seq", items), ("alt", items), ("rep", item, min, max).
+Symbols are code points plus `END`, the end of the output (what `$` matches). The regexes read here
+are the skeleton's plain-data form (`rtcompile.runtime.grammar`): ("lit", text), ("set", ranges),
+("seq", items), ("alt", items), ("rep", item, min, max), ("end",), and ("dfa", rows) for a DFA built
+here; the leftmost-first automaton is built from `rtcompile.regex.ast` trees.
 """
 
 from __future__ import annotations
@@ -23,12 +26,168 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rtcompile.regex import ast as rx
 from rtcompile.regex.charsets import MAX_CODE_POINT, Ranges, complement, normalise
 
 END = MAX_CODE_POINT + 1  # the symbol for "the output ends here"
 ANY: Ranges = ((0, MAX_CODE_POINT),)
 
-Regex = tuple[Any, ...]  # the description's regex form (see the module docstring)
+Regex = tuple[Any, ...]  # the plain-data regex form (see the module docstring)
+
+EMPTY: Regex = ("seq", ())
+NOTHING: Regex = ("set", ())
+
+
+class NoAutomaton(Exception):
+    """A construct the automata here do not model (the caller turns it into a refusal)."""
+
+
+# --------------------------------------------------------------------------- regex constructors
+
+
+def char_set(ranges: Ranges) -> Regex:
+    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+        return ("lit", chr(ranges[0][0]))
+    return ("set", ranges)
+
+
+def seq(items: Iterable[Regex]) -> Regex:
+    """A sequence, flattened, with adjacent literals merged (and NOTHING absorbing)."""
+    flat: list[Regex] = []
+    for item in items:
+        if item == NOTHING:
+            return NOTHING
+        for part in item[1] if item[0] == "seq" else (item,):
+            if flat and part[0] == "lit" and flat[-1][0] == "lit":
+                flat[-1] = ("lit", flat[-1][1] + part[1])
+            else:
+                flat.append(part)
+    return flat[0] if len(flat) == 1 else ("seq", tuple(flat))
+
+
+def alt(items: Iterable[Regex]) -> Regex:
+    """An alternation, flattened, single characters merged into one set, EMPTY as `?`."""
+    flat: list[Regex] = []
+    singles: list[tuple[int, int]] = []
+    optional = False
+    for item in items:
+        for part in item[1] if item[0] == "alt" else (item,):
+            if part == EMPTY:
+                optional = True
+            elif part[0] == "set" or (part[0] == "lit" and len(part[1]) == 1):
+                singles += part[1] if part[0] == "set" else [(ord(part[1]), ord(part[1]))]
+            elif part not in flat:
+                flat.append(part)
+    if singles:
+        flat.insert(0, char_set(normalise(singles)))
+    if not flat:
+        return EMPTY if optional else NOTHING
+    body = flat[0] if len(flat) == 1 else ("alt", tuple(flat))
+    return ("rep", body, 0, 1) if optional else body
+
+
+def without_end(node: Regex) -> Regex:
+    """`node` less the texts that need the output to end (`$` becomes NOTHING)."""
+    kind = node[0]
+    if kind == "end":
+        return NOTHING
+    if kind == "seq":
+        return seq(without_end(item) for item in node[1])
+    if kind == "alt":
+        return alt(without_end(item) for item in node[1])
+    if kind == "rep":
+        body = without_end(node[1])
+        if body == NOTHING:
+            return EMPTY if node[2] == 0 else NOTHING
+        return ("rep", body, node[2], node[3])
+    return node
+
+
+def prefixes(node: Regex) -> Regex:
+    """The non-empty prefixes of the texts of `node` (whole texts included; `$` ends a text)."""
+    kind = node[0]
+    if kind == "lit":
+        return alt([("lit", node[1][:i]) for i in range(1, len(node[1]) + 1)])
+    if kind == "set":
+        return node
+    if kind == "end":
+        return NOTHING
+    if kind == "alt":
+        return alt(prefixes(item) for item in node[1])
+    if kind == "seq":
+        items = node[1]
+        return alt(seq([*items[:i], prefixes(items[i])]) for i in range(len(items)))
+    if kind == "rep":
+        _, body, _, high = node
+        before = ("rep", body, 0, None if high is None else high - 1)
+        return seq([before, prefixes(body)])
+    raise NoAutomaton(f"no prefixes for regex node {kind!r}")
+
+
+def right_quotient(node: Regex, symbols: Ranges) -> Regex:
+    """The texts u such that u followed by one of `symbols` is a text of `node` (END a symbol)."""
+    kind = node[0]
+    if kind == "lit":
+        text = node[1]
+        return ("lit", text[:-1]) if text and _in(ord(text[-1]), symbols) else NOTHING
+    if kind == "set":
+        return EMPTY if overlap(node[1], symbols) else NOTHING
+    if kind == "end":
+        return EMPTY if _in(END, symbols) else NOTHING
+    if kind == "alt":
+        return alt(right_quotient(item, symbols) for item in node[1])
+    if kind == "seq":
+        items = node[1]
+        if not items:
+            return NOTHING
+        head, last = seq(items[:-1]), items[-1]
+        options = [seq([head, right_quotient(last, symbols)])]
+        if nullable(last):
+            options.append(right_quotient(head, symbols))
+        return alt(options)
+    if kind == "rep":
+        _, body, low, high = node
+        if high == 0:
+            return NOTHING
+        before = ("rep", body, max(low - 1, 0), None if high is None else high - 1)
+        return seq([before, right_quotient(body, symbols)])
+    raise NoAutomaton(f"no quotient for regex node {kind!r}")
+
+
+def non_empty(node: Regex) -> Regex:
+    """`node` without the empty text."""
+    kind = node[0]
+    if kind == "lit":
+        return node if node[1] else NOTHING
+    if kind in ("set", "end"):
+        return node
+    if kind == "alt":
+        return alt(non_empty(item) for item in node[1])
+    if kind == "seq":
+        items = node[1]
+        if not items:
+            return NOTHING
+        first, rest = items[0], seq(items[1:])
+        options = [seq([non_empty(first), rest])]
+        if nullable(first):
+            options.append(non_empty(rest))
+        return alt(options)
+    if kind == "rep":
+        _, body, low, high = node
+        body = non_empty(body)
+        if body == NOTHING or high == 0:
+            return NOTHING
+        return ("rep", body, max(low, 1), high)
+    raise NoAutomaton(f"no non-empty form for regex node {kind!r}")
+
+
+def _in(point: int, ranges: Ranges) -> bool:
+    return any(lo <= point <= hi for lo, hi in ranges)
+
+
+def overlap(first: Iterable[tuple[int, int]], second: Iterable[tuple[int, int]]) -> bool:
+    others = list(second)
+    return any(lo <= o_hi and o_lo <= hi for lo, hi in first for o_lo, o_hi in others)
 
 
 # --------------------------------------------------------------------------- NFA
@@ -77,17 +236,19 @@ class NFA:
         return frozenset(seen)
 
     def step(self, states: Iterable[int], symbol: int) -> frozenset[int]:
-        out = [t for s in states for ranges, t in self.moves[s] if _member(ranges, symbol)]
-        return self.closure(out)
+        return self.closure([t for s in states for ranges, t in self.moves[s] if member(ranges, symbol)])
+
+    def ranges_from(self, states: Iterable[int]) -> list[tuple[int, int]]:
+        return [r for s in states for ranges, _ in self.moves[s] for r in ranges]
 
 
-def _member(ranges: Ranges, symbol: int) -> bool:
+def member(ranges: Ranges, symbol: int) -> bool:
     i = bisect.bisect_right(ranges, (symbol, END + 1)) - 1
     return i >= 0 and ranges[i][0] <= symbol <= ranges[i][1]
 
 
 def regex_nfa(pieces: Sequence[Regex]) -> NFA:
-    """The NFA of the alternation of `pieces` (description-form regexes, where ("end",) is `$`)."""
+    """The NFA of the alternation of `pieces` (plain-data regexes)."""
     nfa = NFA()
     nfa.start, nfa.accept = nfa.state(), nfa.state()
     for piece in pieces:
@@ -100,11 +261,9 @@ def regex_nfa(pieces: Sequence[Regex]) -> NFA:
 def _build(nfa: NFA, node: Regex) -> tuple[int, int]:
     kind = node[0]
     if kind in ("lit", "set", "end"):
-        start = nfa.state()
-        end = start
-        symbols: list[Ranges]
+        start = end = nfa.state()
         if kind == "lit":
-            symbols = [((ord(c), ord(c)),) for c in node[1]]
+            symbols: list[Ranges] = [((ord(c), ord(c)),) for c in node[1]]
         elif kind == "set":
             symbols = [node[1]]
         else:
@@ -132,7 +291,7 @@ def _build(nfa: NFA, node: Regex) -> tuple[int, int]:
         rows, accepting = node[1]["rows"], node[1]["accept"]
         ids = [nfa.state() for _ in rows]
         end = nfa.state()
-        for state, row in zip(ids, rows):
+        for state, row in zip(ids, rows, strict=True):
             for target, ranges in row:
                 nfa.moves[state].append((ranges, ids[target]))
         for state in accepting:
@@ -149,7 +308,7 @@ def _build(nfa: NFA, node: Regex) -> tuple[int, int]:
             s, e = _build(nfa, body)
             loop = nfa.state()
             nfa.eps[end].append(loop)
-            nfa.eps[loop] += [s]
+            nfa.eps[loop].append(s)
             nfa.eps[e].append(loop)
             return start, loop
         final = nfa.state()
@@ -159,10 +318,22 @@ def _build(nfa: NFA, node: Regex) -> tuple[int, int]:
             end = e
         nfa.eps[end].append(final)
         return start, final
-    raise ValueError(f"no automaton for regex node {kind!r}")
+    raise NoAutomaton(f"no automaton for regex node {kind!r}")
 
 
-# --------------------------------------------------------------------------- DFA
+def first_chars(node: Regex) -> Ranges:
+    """The characters a non-empty text of `node` can start with (END left out)."""
+    nfa = regex_nfa([node])
+    here = nfa.closure([nfa.start])
+    return normalise(r for r in nfa.ranges_from(here) if r[0] != END)
+
+
+def nullable(node: Regex) -> bool:
+    nfa = regex_nfa([node])
+    return nfa.accept in nfa.closure([nfa.start])
+
+
+# --------------------------------------------------------------------------- clean text (DFA)
 
 
 @dataclass
@@ -175,104 +346,107 @@ class DFA:
     accepting: set[int]
 
 
-def _atoms(range_sets: Iterable[Ranges]) -> list[tuple[int, int]]:
+def _atoms(range_sets: Iterable[Iterable[tuple[int, int]]]) -> list[tuple[int, int]]:
     cuts = {0, END + 1}
     for ranges in range_sets:
         for lo, hi in ranges:
             cuts.add(lo)
             cuts.add(hi + 1)
     points = sorted(cuts)
-    return [(lo, hi - 1) for lo, hi in zip(points, points[1:])]
+    return [(lo, hi - 1) for lo, hi in zip(points, points[1:], strict=False)]
 
 
-def clean_text(delimiters: NFA, *, alphabet: Ranges = ANY, extra: Sequence[Ranges] = ()) -> DFA:
-    """The DFA of texts over `alphabet` in which no match of `delimiters` (an NFA without empty
-    matches) starts: none is complete inside the text, and no suffix of it begins one.
+Follow = tuple[Any, ...]  # what comes after a text: see `clean_text`
 
-    A state is the set of NFA states of matches begun in the text and still alive; a text is clean
-    when that set is empty at its end, and a complete match sends it to a dead end. `extra` adds
-    range sets to the atom partition (so that the DFA can be intersected with another built over
-    them)."""
-    atoms = _atoms([*(r for moves in delimiters.moves for r, _ in moves), alphabet, *extra])
-    allowed = [_within(atom, alphabet) for atom in atoms]
+
+def clean_text(avoid: Sequence[Regex], base: Regex | None = None, follow: Follow | None = None) -> DFA:
+    """The DFA of texts of `base` (any text when None) in which no text of `avoid` starts, whatever
+    comes next: none is complete inside the text, and no suffix of the text begins one.
+
+    `follow` says more about what comes next, and the text may then end in the beginning of an
+    `avoid` text that what follows is sure to kill: ("chars", ranges) one of these characters,
+    ("text", text) that text, ("final", text) that text and the end of the output, ("end",) the
+    end of the output.
+
+    A state is the set of `avoid` NFA states of matches begun in the text and still alive; a complete
+    match is a dead end."""
+    delimiters = regex_nfa(avoid)
+    base_nfa = regex_nfa([base if base is not None else ("rep", ("set", ANY), 0, None)])
+    every = range(len(delimiters.moves))
+    atoms = _atoms([delimiters.ranges_from(every), base_nfa.ranges_from(range(len(base_nfa.moves)))])
     starting = delimiters.closure([delimiters.start])
     finishing = delimiters.finishing()
-    index: dict[frozenset[int], int] = {frozenset(): 0}
-    order: list[frozenset[int]] = [frozenset()]
+    first = (frozenset[int](), base_nfa.closure([base_nfa.start]))
+    index = {first: 0}
+    order = [first]
     moves: list[list[int | None]] = []
     while len(moves) < len(order):
-        current = order[len(moves)]
-        row: list[int | None] = []
-        for atom, ok in zip(atoms, allowed):
-            if not ok:
-                row.append(None)
-                continue
-            after = delimiters.step(current | starting, atom[0])
-            if delimiters.accept in after:
-                row.append(None)
-                continue
-            live = after & finishing
-            if live not in index:
-                index[live] = len(order)
-                order.append(live)
-            row.append(index[live])
-        moves.append(row)
-    return DFA(atoms, moves, {0})
-
-
-def _within(atom: tuple[int, int], ranges: Ranges) -> bool:
-    return any(lo <= atom[0] and atom[1] <= hi for lo, hi in ranges)
-
-
-def regex_dfa(nfa: NFA, atoms: list[tuple[int, int]] | None = None) -> DFA:
-    """The subset-construction DFA of `nfa` (anchored: it reads whole strings)."""
-    if atoms is None:
-        atoms = _atoms(r for moves in nfa.moves for r, _ in moves)
-    start = nfa.closure([nfa.start])
-    index = {start: 0}
-    order = [start]
-    moves: list[list[int | None]] = []
-    while len(moves) < len(order):
-        current = order[len(moves)]
+        threads, here = order[len(moves)]
         row: list[int | None] = []
         for atom in atoms:
-            after = nfa.step(current, atom[0])
-            if not after:
+            symbol = atom[0]
+            there = base_nfa.step(here, symbol) if symbol != END else frozenset()
+            after = delimiters.step(threads | starting, symbol)
+            if not there or delimiters.accept in after:
                 row.append(None)
                 continue
-            if after not in index:
-                index[after] = len(order)
-                order.append(after)
-            row.append(index[after])
+            key = (after & finishing, there)
+            if key not in index:
+                index[key] = len(order)
+                order.append(key)
+            row.append(index[key])
         moves.append(row)
-    return DFA(atoms, moves, {i for i, states in enumerate(order) if nfa.accept in states})
+    accepting = {
+        i
+        for i, (threads, here) in enumerate(order)
+        if base_nfa.accept in here and _killed(delimiters, finishing, threads, follow)
+    }
+    return DFA(atoms, moves, accepting)
 
 
-def intersect(first: DFA, second: DFA) -> DFA:
-    """The product DFA (both must share the same atoms)."""
-    assert first.atoms == second.atoms
-    index = {(0, 0): 0}
-    order = [(0, 0)]
-    moves: list[list[int | None]] = []
-    while len(moves) < len(order):
-        a, b = order[len(moves)]
-        row: list[int | None] = []
-        for i in range(len(first.atoms)):
-            x, y = first.moves[a][i], second.moves[b][i]
-            if x is None or y is None:
-                row.append(None)
-                continue
-            if (x, y) not in index:
-                index[(x, y)] = len(order)
-                order.append((x, y))
-            row.append(index[(x, y)])
-        moves.append(row)
-    accepting = {i for i, (a, b) in enumerate(order) if a in first.accepting and b in second.accepting}
-    return DFA(first.atoms, moves, accepting)
+def _killed(nfa: NFA, finishing: frozenset[int], threads: frozenset[int], follow: Follow | None) -> bool:
+    """Whether no match begun in the text (`threads`, alive at its end) can survive what follows."""
+    if not threads:
+        return True
+    if follow is None:
+        return False
+    if follow[0] == "chars":
+        for atom in _atoms([nfa.ranges_from(threads), follow[1]]):
+            if _in(atom[0], follow[1]) and nfa.step(threads, atom[0]) & finishing:
+                return False
+        return True
+    for symbol in _symbols(follow):
+        threads = nfa.step(threads, symbol)
+        if nfa.accept in threads:
+            return False
+        threads &= finishing
+    return follow[0] != "text" or not threads
 
 
-def is_empty(dfa: DFA) -> bool:
-    return not _useful(dfa) or 0 not in _useful(dfa)
+def _symbols(follow: Follow) -> list[int]:
+    if follow[0] == "end":
+        return [END]
+    return [ord(c) for c in follow[1]] + ([END] if follow[0] == "final" else [])
+
+
+def danger(avoid: Regex, follow: Follow | None) -> Regex:
+    """The non-empty text endings `clean_text` keeps out for `follow` (its `_killed` as a regex),
+    for llguidance's `~` terminals: what could begin an `avoid` text that survives what follows."""
+    if follow is None:
+        return prefixes(avoid)
+    if follow[0] == "chars":
+        return non_empty(right_quotient(prefixes(avoid), follow[1]))
+    symbols = _symbols(follow)
+    options = [_quotient(avoid, symbols[:count]) for count in range(1, len(symbols) + 1)]
+    if follow[0] == "text":  # a match still alive after the text may go on in what comes next
+        options.append(_quotient(prefixes(avoid), symbols))
+    return non_empty(alt(options))
+
+
+def _quotient(node: Regex, symbols: list[int]) -> Regex:
+    for symbol in reversed(symbols):
+        node = right_quotient(node, ((symbol, symbol),))
+    return node
 
 
 def _useful(dfa: DFA) -> set[int]:
@@ -289,27 +463,25 @@ def _useful(dfa: DFA) -> set[int]:
 
 
 def minimise(dfa: DFA) -> DFA:
-    """Moore's partition refinement over the useful states (smaller regexes come out of it)."""
+    """Moore's partition refinement over the useful states."""
     useful = _useful(dfa)
     if 0 not in useful:
         return DFA(dfa.atoms, [[None] * len(dfa.atoms)], set())
     states = sorted(useful)
-    block = {s: (s in dfa.accepting) for s in states}
-    count = -1
+    block: dict[int, int] = {s: int(s in dfa.accepting) for s in states}
+    count = len(set(block.values()))
     while True:
         signature = {
-            s: (block[s], tuple(block.get(t) if t is not None and t in useful else None for t in dfa.moves[s]))
-            for s in states
+            s: (block[s], tuple(block.get(t, -1) if t is not None else -1 for t in dfa.moves[s])) for s in states
         }
         numbering: dict[object, int] = {}
         for s in states:
             numbering.setdefault(signature[s], len(numbering))
-        new_block = {s: numbering[signature[s]] for s in states}
+        block = {s: numbering[signature[s]] for s in states}
         if len(numbering) == count:
             break
         count = len(numbering)
-        block = new_block  # type: ignore[assignment]
-    renumber: dict[object, int] = {block[0]: 0}
+    renumber: dict[int, int] = {block[0]: 0}
     for s in states:
         renumber.setdefault(block[s], len(renumber))
     moves: list[list[int | None]] = [[None] * len(dfa.atoms) for _ in renumber]
@@ -323,123 +495,70 @@ def minimise(dfa: DFA) -> DFA:
     return DFA(dfa.atoms, moves, accepting)
 
 
-# --------------------------------------------------------------------------- DFA -> regex
-
-
-def to_regex(dfa: DFA) -> Regex:
-    """A regex for the DFA's language, by state elimination (cheapest state first)."""
+def dfa_rows(dfa: DFA, *, keep_end: bool = False) -> dict[str, Any]:
+    """A DFA, minimised, as plain data: per state its moves as (target, ranges), and the accepting
+    states. A DFA with no text at all has no rows' moves and no accepting state. Moves on END are
+    left out unless `keep_end`."""
     dfa = minimise(dfa)
-    start, final = -1, -2
-    edges: dict[tuple[int, int], Regex] = {(start, 0): EMPTY}
-    for s, row in enumerate(dfa.moves):
+    rows = []
+    for row in dfa.moves:
         by_target: dict[int, list[tuple[int, int]]] = {}
-        for atom, t in zip(dfa.atoms, row):
-            if t is not None and atom[0] != END:
-                by_target.setdefault(t, []).append(atom)
-        for t, atoms in by_target.items():
-            edges[(s, t)] = char_set(normalise(atoms))
-        if s in dfa.accepting:
-            edges[(s, final)] = EMPTY
-    remaining = set(range(len(dfa.moves)))
-    while remaining:
-
-        def cost(k: int) -> tuple[int, int]:
-            ins = sum(1 for (a, b) in edges if b == k and a != k)
-            outs = sum(1 for (a, b) in edges if a == k and b != k)
-            return ins * outs, k
-
-        k = min(remaining, key=cost)
-        remaining.discard(k)
-        loop = edges.pop((k, k), None)
-        ins = [(a, r) for (a, b), r in edges.items() if b == k]
-        outs = [(b, r) for (a, b), r in edges.items() if a == k]
-        for a, _ in ins:
-            del edges[(a, k)]
-        for b, _ in outs:
-            del edges[(k, b)]
-        middle = star(loop) if loop is not None else EMPTY
-        for a, r_in in ins:
-            for b, r_out in outs:
-                path = seq([r_in, middle, r_out])
-                old = edges.get((a, b))
-                edges[(a, b)] = path if old is None else alt([old, path])
-    return edges.get((start, final), NOTHING)
+        for atom, target in zip(dfa.atoms, row, strict=True):
+            if target is not None and (keep_end or atom[0] != END):
+                by_target.setdefault(target, []).append(atom)
+        rows.append(tuple((target, normalise(atoms)) for target, atoms in sorted(by_target.items())))
+    return {"rows": tuple(rows), "accept": tuple(sorted(dfa.accepting))}
 
 
-# --------------------------------------------------------------------------- regex constructors
-
-EMPTY: Regex = ("seq", ())
-NOTHING: Regex = ("set", ())
-
-
-def char_set(ranges: Ranges) -> Regex:
-    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
-        return ("lit", chr(ranges[0][0]))
-    return ("set", ranges)
-
-
-def seq(items: Iterable[Regex]) -> Regex:
-    flat: list[Regex] = []
-    for item in items:
-        if item == NOTHING:
-            return NOTHING
-        parts = item[1] if item[0] == "seq" else (item,)
-        for part in parts:
-            if flat and part[0] == "lit" and flat[-1][0] == "lit":
-                flat[-1] = ("lit", flat[-1][1] + part[1])
-            else:
-                flat.append(part)
-    return flat[0] if len(flat) == 1 else ("seq", tuple(flat))
+def determinize(node: Regex) -> dict[str, Any]:
+    """A DFA of a regex (END a symbol like any other), as plain data (not minimised). Each state's
+    moves are split on the characters that matter there only, so large classes stay cheap."""
+    nfa = regex_nfa([node])
+    first = nfa.closure([nfa.start])
+    index = {first: 0}
+    order = [first]
+    rows: list[tuple[tuple[int, Ranges], ...]] = []
+    while len(rows) < len(order):
+        here = order[len(rows)]
+        by_target: dict[int, list[tuple[int, int]]] = {}
+        for atom in _atoms([nfa.ranges_from(here)]):
+            there = nfa.step(here, atom[0])
+            if not there:
+                continue
+            if there not in index:
+                index[there] = len(order)
+                order.append(there)
+            by_target.setdefault(index[there], []).append(atom)
+        rows.append(tuple((target, normalise(atoms)) for target, atoms in sorted(by_target.items())))
+    return {"rows": tuple(rows), "accept": tuple(i for i, states in enumerate(order) if nfa.accept in states)}
 
 
-def alt(items: Iterable[Regex]) -> Regex:
-    flat: list[Regex] = []
-    singles: list[tuple[int, int]] = []
-    optional = False
-    for item in items:
-        for part in item[1] if item[0] == "alt" else (item,):
-            if part == EMPTY:
-                optional = True
-            elif part[0] == "set" or (part[0] == "lit" and len(part[1]) == 1):
-                singles += part[1] if part[0] == "set" else [(ord(part[1]), ord(part[1]))]
-            elif part not in flat:
-                flat.append(part)
-    if singles:
-        flat.insert(0, char_set(normalise(singles)))
-    if not flat:
-        return EMPTY if optional else NOTHING
-    body = flat[0] if len(flat) == 1 else ("alt", tuple(flat))
-    return ("rep", body, 0, 1) if optional else body
+def rows_accept(rows: dict[str, Any], text: str) -> bool:
+    """Whether a DFA in plain-data form accepts `text`."""
+    state = 0
+    for char in text:
+        for target, ranges in rows["rows"][state]:
+            if member(ranges, ord(char)):
+                state = target
+                break
+        else:
+            return False
+    return state in rows["accept"]
 
 
-def star(item: Regex) -> Regex:
-    if item == EMPTY:
-        return EMPTY
-    if item[0] == "rep" and item[2] in (0, 1) and item[3] in (1, None):
-        return ("rep", item[1], 0, None)
-    return ("rep", item, 0, None)
-
-
-def complement_set(ranges: Ranges) -> Ranges:
-    return complement(normalise(ranges))
-
-
-# --------------------------------------------------------------------------- structural safety
+# --------------------------------------------------------------------------- text followed by text
 
 
 def threads_safe(body: Regex, tail: Regex, delimiters: NFA) -> bool:
-    """Whether no match of `delimiters` can begin inside a text of `body` when `tail` follows.
+    """Whether no match of `delimiters` can begin inside a text of `body` when a text of `tail` follows.
 
-    Matches may start at any character of the body (not in the tail, which is where the intended
-    delimiter is) and run on into the tail; a match that is still alive at the end of the tail
-    counts as found (the text after it is unknown). `body` over-approximates what a grammar writes
-    (JSON punctuation and whitespace around strings, say), so a "safe" answer holds for all of it."""
+    Matches may start at any character of the body (not in the tail, where the intended delimiter is)
+    and run on into the tail; a match still alive at the end of the tail counts as found (what comes
+    after is unknown). `body` may over-approximate what a grammar writes (JSON tokens in any order,
+    say): a "safe" answer then holds for all of it."""
     parts = [regex_nfa([body]), regex_nfa([tail])]
     starting = delimiters.closure([delimiters.start])
     finishing = delimiters.finishing()
-    atoms = _atoms(
-        [*(r for nfa in parts for moves in nfa.moves for r, _ in moves), *(r for m in delimiters.moves for r, _ in m)]
-    )
     first = (0, parts[0].start, frozenset[int]())
     seen = {first}
     stack = [first]
@@ -452,8 +571,9 @@ def threads_safe(body: Regex, tail: Regex, delimiters: NFA) -> bool:
             followers.append((1, parts[1].start, threads))
         if part == 1 and parts[1].accept in here and threads:
             return False  # the tail ended with a match still possible
+        atoms = _atoms([nfa.ranges_from(here), delimiters.ranges_from(threads | starting)])
         for atom in atoms:
-            targets = {t for s in here for ranges, t in nfa.moves[s] if _member(ranges, atom[0])}
+            targets = {t for s in here for ranges, t in nfa.moves[s] if member(ranges, atom[0])}
             if not targets:
                 continue
             begun = threads | starting if part == 0 else threads
@@ -469,76 +589,178 @@ def threads_safe(body: Regex, tail: Regex, delimiters: NFA) -> bool:
     return True
 
 
-def first_chars(node: Regex) -> Ranges:
-    """The characters a non-empty match of `node` can start with (END excluded)."""
-    nfa = regex_nfa([node])
-    here = nfa.closure([nfa.start])
-    return normalise(r for s in here for ranges, _ in nfa.moves[s] for r in ranges if r[0] != END)
+# --------------------------------------------------------------------------- where a match ends
 
 
-def extension_chars(emitted: Regex, delimiter: NFA) -> Ranges:
-    """Characters that, written right after a text of `emitted` (a sublanguage of the delimiter),
-    could make the delimiter's match run on past it: what must not come next."""
-    emit = regex_nfa([emitted])
-    finishing = delimiter.finishing()
-    atoms = _atoms([*(r for m in emit.moves for r, _ in m), *(r for m in delimiter.moves for r, _ in m)])
-    start = (emit.start, delimiter.closure([delimiter.start]))
-    seen = {start}
-    stack = [start]
-    out: list[tuple[int, int]] = []
+class Mismatch(Exception):
+    """The parser's match of a delimiter would not be the text the grammar writes."""
+
+
+_CHAR, _END, _SPLIT, _START, _ACCEPT = range(5)
+
+
+class PriorityNFA:
+    """A pattern as the backtracking engine runs it: epsilon moves in the order the engine tries them.
+
+    `^` is a move allowed only at the start of the text (`at_start`)."""
+
+    def __init__(self) -> None:
+        self.kinds: list[int] = []
+        self.ranges: list[Ranges] = []
+        self.nexts: list[list[int]] = []
+
+    def add(self, kind: int, ranges: Ranges = ()) -> int:
+        self.kinds.append(kind)
+        self.ranges.append(ranges)
+        self.nexts.append([])
+        return len(self.kinds) - 1
+
+    def closure(self, pcs: Iterable[int], at_start: bool) -> tuple[tuple[int, ...], bool]:
+        """The consuming states reached from `pcs`, in priority order, and whether a match ends here.
+        Threads of lower priority than a match are cut, as the engine never tries them."""
+        out: list[int] = []
+        seen: set[int] = set()
+
+        def visit(pc: int) -> bool:
+            if pc in seen:
+                return False
+            seen.add(pc)
+            kind = self.kinds[pc]
+            if kind == _SPLIT:
+                return any(visit(t) for t in self.nexts[pc])
+            if kind == _START:
+                return at_start and visit(self.nexts[pc][0])
+            if kind == _ACCEPT:
+                return True
+            out.append(pc)
+            return False
+
+        for pc in pcs:
+            if visit(pc):
+                return tuple(out), True
+        return tuple(out), False
+
+    def step(self, pcs: tuple[int, ...], symbol: int) -> tuple[tuple[int, ...], bool]:
+        moved = [self.nexts[pc][0] for pc in pcs if _consumes(self, pc, symbol)]
+        return self.closure(moved, False)
+
+
+def _consumes(nfa: PriorityNFA, pc: int, symbol: int) -> bool:
+    if nfa.kinds[pc] == _END:
+        return symbol == END
+    return symbol != END and member(nfa.ranges[pc], symbol)
+
+
+def priority_nfa(root: rx.Node) -> tuple[PriorityNFA, int]:
+    """The engine's automaton for a pattern tree, and its start state. Raises NoAutomaton for what
+    it does not model (lookarounds, backreferences, ...: the skeleton refuses those earlier)."""
+    nfa = PriorityNFA()
+    accept = nfa.add(_ACCEPT)
+    start = _prio(nfa, root, accept)
+    return nfa, start
+
+
+def _prio(nfa: PriorityNFA, node: rx.Node, then: int) -> int:
+    """States for `node` that continue to `then`; returns the entry state."""
+    if isinstance(node, rx.Chars):
+        pc = nfa.add(_CHAR, node.ranges)
+        nfa.nexts[pc].append(then)
+        return pc
+    if isinstance(node, rx.Concat):
+        for item in reversed(node.items):
+            then = _prio(nfa, item, then)
+        return then
+    if isinstance(node, rx.Alternation):
+        pc = nfa.add(_SPLIT)
+        nfa.nexts[pc] = [_prio(nfa, branch, then) for branch in node.branches]
+        return pc
+    if isinstance(node, rx.Group):
+        return _prio(nfa, node.body, then)
+    if isinstance(node, rx.Repeat) and not node.possessive:
+        if node.max is None:
+            loop = nfa.add(_SPLIT)
+            body = _prio(nfa, node.body, loop)
+            nfa.nexts[loop] = [then, body] if node.lazy else [body, then]
+            entry = loop
+        else:
+            entry = then
+            for _ in range(node.max - node.min):
+                optional = nfa.add(_SPLIT)
+                body = _prio(nfa, node.body, entry)
+                nfa.nexts[optional] = [then, body] if node.lazy else [body, then]
+                entry = optional
+        for _ in range(node.min):
+            entry = _prio(nfa, node.body, entry)
+        return entry
+    if isinstance(node, rx.Assertion) and node.kind == "string_start":
+        pc = nfa.add(_START)
+        nfa.nexts[pc].append(then)
+        return pc
+    if isinstance(node, rx.Assertion) and node.kind in ("string_end", "string_end_line"):
+        pc = nfa.add(_END)
+        nfa.nexts[pc].append(then)
+        return pc
+    raise NoAutomaton(type(node).__name__)
+
+
+@dataclass(frozen=True)
+class Rival:
+    """Another delimiter watched at the same place: its texts, and whether it wins a tie of length."""
+
+    nfa: NFA
+    wins_ties: bool
+
+
+def delimiter_match(
+    pattern: tuple[PriorityNFA, int], written: Regex, rivals: Sequence[Rival], *, at_start: bool
+) -> Ranges:
+    """The characters that may not follow a delimiter the grammar writes as a text of `written`, so
+    that the parser's match there is exactly that text; raises Mismatch when some text of `written`
+    is not what the parser would match whatever follows.
+
+    The parser takes, of the matches starting at the earliest position, the longest, ties going to
+    the delimiter watched first; within one pattern, the match the engine's priorities choose.
+    `rivals` are the other delimiters watched there (texts before the delimiter are clean, so every
+    match starts where it does). END never counts as a following character: the parser's match
+    at the end of the output is the same text."""
+    engine, entry = pattern
+    rows = determinize(written)
+    moves, accepting = rows["rows"], set(rows["accept"])
+    first = (0, engine.closure([entry], at_start), tuple(r.nfa.closure([r.nfa.start]) for r in rivals))
+    finishing = [r.nfa.finishing() for r in rivals]
+    banned: list[tuple[int, int]] = []
+    seen = {first}
+    stack = [first]
     while stack:
-        state, threads = stack.pop()
-        here = emit.closure([state])
-        if emit.accept in here:
-            for atom in atoms:
-                if atom[0] != END and delimiter.step(threads, atom[0]) & finishing:
-                    out.append(atom)
-        for atom in atoms:
-            targets = {t for s in here for ranges, t in emit.moves[s] if _member(ranges, atom[0])}
-            if targets:
-                after = delimiter.step(threads, atom[0])
-                for t in targets:
-                    item = (t, after)
-                    if item not in seen:
-                        seen.add(item)
-                        stack.append(item)
-    return normalise(out)
+        here, (threads, matched), others = stack.pop()
+        if here in accepting:
+            if not matched:
+                raise Mismatch("the parser's match would not end where the grammar's text of it does")
+            banned += [r for pc in threads if engine.kinds[pc] == _CHAR for r in engine.ranges[pc]]
+            for rival, states, live in zip(rivals, others, finishing, strict=True):
+                if rival.nfa.accept in states and rival.wins_ties:
+                    raise Mismatch("another delimiter watched there matches the same text and wins the tie")
+                banned += rival.nfa.ranges_from(states & live)
+        for target, ranges in moves[here]:
+            engine_ranges = [r for pc in threads for r in engine.ranges[pc]]
+            for atom in _atoms([ranges, engine_ranges, _rival_ranges(rivals, others), [(END, END)]]):
+                symbol = atom[0]
+                if not member(ranges, symbol):
+                    continue
+                after = engine.step(threads, symbol)
+                if not after[0] and not after[1]:
+                    raise Mismatch("the parser's match would end before the grammar's text of it does")
+                others_after = tuple(r.nfa.step(s, symbol) for r, s in zip(rivals, others, strict=True))
+                item = (target, after, others_after)
+                if item not in seen:
+                    seen.add(item)
+                    stack.append(item)
+    return normalise(r for r in banned if r[0] != END)
 
 
-def nullable(node: Regex) -> bool:
-    nfa = regex_nfa([node])
-    return nfa.accept in nfa.closure([nfa.start])
+def _rival_ranges(rivals: Sequence[Rival], others: tuple[frozenset[int], ...]) -> list[tuple[int, int]]:
+    return [r for rival, states in zip(rivals, others, strict=True) for r in rival.nfa.ranges_from(states)]
 
 
-def prefixes(node: Regex) -> Regex:
-    """The non-empty prefixes of the texts of `node` (complete ones included), as a regex."""
-    kind = node[0]
-    if kind == "lit":
-        return alt([("lit", node[1][:i]) for i in range(1, len(node[1]) + 1)])
-    if kind == "set":
-        return node
-    if kind == "end":
-        return NOTHING
-    if kind == "alt":
-        return alt(prefixes(item) for item in node[1])
-    if kind == "seq":
-        items = node[1]
-        return alt(seq([*items[:i], prefixes(items[i])]) for i in range(len(items)))
-    if kind == "rep":
-        _, body, _, high = node
-        before = ("rep", body, 0, None if high is None else high - 1)
-        return seq([before, prefixes(body)])
-    raise ValueError(f"no prefixes for regex node {kind!r}")
-
-
-def dfa_rows(dfa: DFA) -> dict[str, Any]:
-    """A minimised DFA as plain data: per state, (low, high, target) moves; and the accepting states."""
-    dfa = minimise(dfa)
-    rows = []
-    for row in dfa.moves:
-        by_target: dict[int, list[tuple[int, int]]] = {}
-        for atom, target in zip(dfa.atoms, row):
-            if target is not None and atom[0] != END:
-                by_target.setdefault(target, []).append(atom)
-        rows.append(tuple((target, normalise(atoms)) for target, atoms in sorted(by_target.items())))
-    return {"rows": tuple(rows), "accept": tuple(sorted(dfa.accepting))}
+def complement_ranges(ranges: Iterable[tuple[int, int]]) -> Ranges:
+    return complement(normalise(ranges))

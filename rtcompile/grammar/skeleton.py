@@ -1,26 +1,31 @@
 """A template's fixed structure as a grammar skeleton: plain data for `rtcompile.runtime.grammar`.
 
 Tools are known per request, so what depends only on the template is decided here, once, and the
-runtime adds the tools. The skeleton (a dict of strings, numbers, lists and tuples) holds, per parser
-state, the free text allowed there and the ways out of it (the delimiters the grammar writes, with a
-slot where a tool name goes); and for the tool-call field how a call is written: which syntax, where
-the name and the arguments go, which strings are safe inside it.
+runtime adds the tools. The skeleton (strings, numbers, lists, tuples and dicts) holds:
 
-Free text never holds a delimiter the parser watches in that state, nor ends in the start of one
-(`automata.clean_text`). A construct with no grammar form (lookbehind, a backreference, a content
-parser the grammar cannot write) makes the whole skeleton a refusal, `{"refused": {...}}`, naming
-the field and the construct; the runtime raises it when a grammar is asked for.
+* per parser state, the free text allowed there (`texts`: a clean-text DFA for GBNF, the regexes
+  to exclude for Lark) and its exits: the delimiters the grammar writes (a slot where the tool name
+  goes), the state they lead to, and the characters that may not follow them;
+* for the tool-call field, how a call is written: the syntax of its arguments, where the name and
+  the arguments go, which characters strings may not hold, which whitespace is safe.
+
+Everything the grammar writes is checked against the parser here (`automata`): free text holds no
+delimiter and ends in no beginning of one, a delimiter written is the match the parser finds, and
+arguments cannot hold their region's close. A construct with no grammar form (lookbehind, a
+backreference, a content parser the grammar cannot write, a delimiter that could match elsewhere
+than where it is written) makes the skeleton a refusal, `{"refused": {...}}`, naming the field and
+the construct; the runtime raises it when a grammar is asked for.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rtcompile.frontend.errors import JsonPath, TemplateError
 from rtcompile.grammar import automata as fa
 from rtcompile.grammar.automata import ANY, Regex, alt, seq
 from rtcompile.ir import (
-    Delimiter,
     Field,
     JsonParser,
     PythonCallListParser,
@@ -33,22 +38,24 @@ from rtcompile.ir import (
     XmlInlineParser,
 )
 from rtcompile.openai_roles import openai_roles
-from rtcompile.plan import plan_parser
+from rtcompile.plan import ParserState, Watch, plan_parser
 from rtcompile.regex import ast as rx
 from rtcompile.regex.charsets import Ranges, complement, normalise
 from rtcompile.regex.parser import parse_regex
 
-SKELETON_VERSION = 1
-SPACE: Ranges = normalise((ord(c), ord(c)) for c in " \t\n\r")
-WHITESPACE_CHOICES = (" \t\n", " \t", "")
+SKELETON_VERSION = 2
+JSON_SPACE = " \t\n\r"  # the whitespace JSON (and the Python call-list parser) allows between tokens
+# Whitespace sets tried for JSON-like arguments, widest first: the first the close cannot match in.
+WHITESPACE_CHOICES = (JSON_SPACE, " \t\n", " \t", " ", "")
+SEPARATOR = " \t\n,"  # what the grammar writes between xml-inline tags (text the parser skips)
 DIGITS: Regex = ("set", ((48, 57),))
-# JSON string content without \\u escapes (a grammar never needs them; the parsers take them all)
-JSON_CHAR: Regex = alt(
-    [
-        ("set", complement(normalise([(0, 31), (34, 34), (92, 92)]))),
-        seq([("lit", "\\"), ("set", normalise((ord(c), ord(c)) for c in '"\\/bfnrt'))]),
-    ]
+_ANY_TEXT: Regex = ("rep", ("set", ANY), 0, None)
+_IDENTIFIER: Regex = ("rep", ("set", ((48, 57), (65, 90), (95, 95), (97, 122))), 1, None)
+INTEGER: Regex = seq(
+    [("rep", ("lit", "-"), 0, 1), alt([("lit", "0"), seq([("set", ((49, 57),)), ("rep", DIGITS, 0, 14)])])]
 )
+NUMBER: Regex = seq([INTEGER, ("rep", seq([("lit", "."), ("rep", DIGITS, 1, 15)]), 0, 1)])
+KEYWORDS: Regex = alt([("lit", word) for word in ("true", "false", "null")])
 
 
 class Refusal(Exception):
@@ -59,7 +66,7 @@ class Refusal(Exception):
 
 
 def build_skeleton(template: Template) -> dict[str, Any]:
-    """The template's grammar skeleton, or `{"refused": {"message", "path"}}`."""
+    """The template's grammar skeleton, or `{"version", "refused": {"message", "path"}}`."""
     try:
         return _Builder(template).build()
     except Refusal as refusal:
@@ -73,92 +80,128 @@ def refusal_error(skeleton: dict[str, Any]) -> TemplateError | None:
     return TemplateError(refused["message"], tuple(refused["path"]))
 
 
-# --------------------------------------------------------------------------- regex ASTs -> description regexes
+# --------------------------------------------------------------------------- patterns
 
 
-class _Branch:
-    """One top-level alternative of a delimiter: `^` before it, a lookahead after it."""
+@dataclass(frozen=True)
+class Branch:
+    """One top-level alternative of a delimiter, read for the grammar."""
 
-    def __init__(self, full: Regex, emit: Regex, anchored: bool, lookahead: Regex | None) -> None:
-        self.full, self.emit, self.anchored, self.lookahead = full, emit, anchored, lookahead
+    full: Regex  # its texts (slots as the groups' own regexes)
+    written: Regex  # what the grammar writes: slots kept, lazy repeats at their minimum
+    trigger: Regex  # texts every match starts with: what free text must not hold
+    anchored: bool  # `^` first: it matches only at the start of the message
+    lookahead: Ranges | None  # `(?=[...])` last: the character that must come next
 
 
-class _Pattern:
-    """One delimiter (or tag pattern) read for the grammar, as its top-level alternatives."""
+class Pattern:
+    """A delimiter (or a tag pattern) as the grammar sees it: its branches, and the engine's automaton."""
 
     def __init__(self, pattern: str, literals: tuple[str, ...] | None, where: JsonPath, slots: frozenset[str]) -> None:
         self.where = where
         self.source = pattern
-        if literals is not None:
-            self.branches = [_Branch(("lit", text), ("lit", text), False, None) for text in literals]
-            return
+        self.groups: dict[str, Regex] = {}
         parsed = parse_regex(pattern)
         for flag in parsed.inline_flags:
-            if flag.letter in ("m", "V1", "w", "a", "r", "p") and flag.on:
+            if flag.letter in ("m", "V1", "w", "a", "r", "p", "f", "b", "e") and flag.on:
                 raise Refusal(f"the inline flag (?{flag.letter}) has no grammar form", where)
-        root = parsed.root
-        tops = rx.flatten_alternation(root) if isinstance(rx.unwrap(root), rx.Alternation) else [root]
-        self.branches = [self._branch(branch, slots) for branch in tops]
+        for node in rx.walk(parsed.root):
+            if isinstance(node, rx.Group) and node.name is not None and node.name not in self.groups:
+                self.groups[node.name] = _convert(node.body, where, frozenset(), written=False)
+        root = rx.unwrap(parsed.root)
+        tops = rx.flatten_alternation(root) if isinstance(root, rx.Alternation) else [parsed.root]
+        if literals is not None:
+            self.branches = [Branch(("lit", t), ("lit", t), ("lit", t), False, None) for t in literals]
+        else:
+            self.branches = [self._branch(node, slots) for node in tops]
+        if any(b.lookahead is not None for b in self.branches[:-1]):
+            raise Refusal("a lookahead branch before another alternative has no grammar form", where)
+        # The engine's automaton leaves out a last `^(?=[...])` branch: it matches only the empty
+        # text at the start, after every other branch failed (`Builder._lookahead_banned`).
+        kept = tuple(node for node in tops if literals is not None or not _is_lookahead(node))
+        try:
+            self.engine = fa.priority_nfa(rx.Alternation(kept))
+        except fa.NoAutomaton as error:
+            raise Refusal(f"{error} has no grammar form", where) from None
 
-    def _branch(self, node: rx.Node, slots: frozenset[str]) -> _Branch:
-        where = self.where
+    def _branch(self, node: rx.Node, slots: frozenset[str]) -> Branch:
         items = rx.flat_items(node)
-        anchored = False
-        lookahead: Regex | None = None
-        if items and isinstance(items[0], rx.Assertion) and items[0].kind == "string_start":
-            anchored = True
+        anchored = bool(items) and isinstance(items[0], rx.Assertion) and items[0].kind == "string_start"
+        if anchored:
             items = items[1:]
-        if items and isinstance(items[-1], rx.Lookaround) and not items[-1].behind and items[-1].positive:
-            lookahead = _convert(items[-1].body, where, frozenset(), emit=False)
-            items = items[:-1]
-        full = seq(_convert(item, where, frozenset(), emit=False) for item in items)
-        emit = seq(_convert(item, where, slots, emit=True) for item in items)
-        return _Branch(full, emit, anchored, lookahead)
+        lookahead = None
+        last = items[-1] if items else None
+        if isinstance(last, rx.Lookaround) and not last.behind and last.positive:
+            body = _convert(last.body, self.where, frozenset(), written=False)
+            if not anchored or len(items) != 1 or body[0] not in ("set", "lit") or len(fa.first_chars(body)) == 0:
+                raise Refusal("a lookahead other than ^(?=[characters]) has no grammar form", self.where)
+            if body[0] == "lit" and len(body[1]) != 1:
+                raise Refusal("a lookahead other than ^(?=[characters]) has no grammar form", self.where)
+            lookahead = fa.first_chars(body)
+            items = []
+        full = seq(_convert(item, self.where, frozenset(), written=False) for item in items)
+        written = seq(_convert(item, self.where, slots, written=True) for item in items)
+        if fa.nullable(full) and not anchored:
+            raise Refusal("a delimiter that can match empty text has no grammar form", self.where)
+        return Branch(full, written, _trigger(full), anchored, lookahead)
 
-    @property
-    def full(self) -> Regex:
-        return alt(b.full for b in self.branches)
-
-    @property
-    def unanchored(self) -> list[Regex]:
-        return [b.full for b in self.branches if not b.anchored]
+    def group(self, name: str) -> Regex:
+        if name not in self.groups:
+            raise Refusal(f"the pattern has no {name!r} group", self.where)
+        return self.groups[name]
 
 
-def _convert(node: rx.Node, where: JsonPath, slots: frozenset[str], *, emit: bool) -> Regex:
-    """`node` as a description regex; named groups in `slots` become ("slot", name). With `emit`,
-    lazy repeats are written at their minimum (the shortest match is the one the engine takes)."""
+def _is_lookahead(node: rx.Node) -> bool:
+    items = rx.flat_items(node)
+    return bool(items) and isinstance(items[-1], rx.Lookaround)
+
+
+def _trigger(full: Regex) -> Regex:
+    """The texts every match of `full` starts with, cut after its first literal of two or more
+    characters: free text that holds none of them (nor ends in a beginning of one) holds no match.
+    Cutting keeps the clean-text automata small (no name classes after the literal)."""
+    items = full[1] if full[0] == "seq" else (full,)
+    for index, item in enumerate(items):
+        if item[0] == "lit" and len(item[1]) >= 2:
+            return seq(items[: index + 1])
+    return full
+
+
+def _convert(node: rx.Node, where: JsonPath, slots: frozenset[str], *, written: bool) -> Regex:
+    """`node` as a plain-data regex; named groups in `slots` become ("slot", name). `written`: lazy
+    repeats at their minimum (the parser's match takes them as short as it can)."""
     if isinstance(node, rx.Chars):
         return fa.char_set(node.ranges)
     if isinstance(node, rx.Concat):
-        return seq(_convert(item, where, slots, emit=emit) for item in node.items)
+        return seq(_convert(item, where, slots, written=written) for item in node.items)
     if isinstance(node, rx.Alternation):
-        return alt(_convert(branch, where, slots, emit=emit) for branch in node.branches)
+        return alt(_convert(branch, where, slots, written=written) for branch in node.branches)
     if isinstance(node, rx.Group):
         if node.name is not None and node.name in slots:
             return ("slot", node.name)
-        return _convert(node.body, where, slots, emit=emit)
+        return _convert(node.body, where, slots, written=written)
     if isinstance(node, rx.Repeat):
         if node.possessive:
             raise Refusal("a possessive repeat has no grammar form", where)
-        body = _convert(node.body, where, slots, emit=emit)
-        if emit and node.lazy:
+        body = _convert(node.body, where, slots, written=written)
+        if written and node.lazy:
             return seq([body] * node.min)
         if node.min > 64 or (node.max is not None and node.max > 64):
-            raise Refusal(f"a repeat counted up to {node.max or node.min} has no compact grammar form", where)
+            raise Refusal(f"a repeat counted up to {node.max or node.min} has no grammar form", where)
         return ("rep", body, node.min, node.max)
     if isinstance(node, rx.Assertion):
         if node.kind in ("string_end", "string_end_line"):
             return ("end",)
-        name = {
+        names = {
             "boundary": "a word boundary (\\b)",
             "non_boundary": "\\B",
             "string_start": "a start anchor (^) after the start",
+            "line_start": "a line anchor",
+            "line_end": "a line anchor",
         }
-        raise Refusal(f"{name.get(node.kind, node.kind)} has no grammar form", where)
+        raise Refusal(f"{names.get(node.kind, node.kind)} has no grammar form", where)
     if isinstance(node, rx.Lookaround):
-        kind = (
-            "lookbehind" if node.behind else ("a lookahead before the end" if node.positive else "a negative lookahead")
-        )
+        kind = "lookbehind" if node.behind else ("a lookahead" if node.positive else "a negative lookahead")
         raise Refusal(f"{kind} has no grammar form", where)
     construct = {
         rx.Backreference: "a backreference",
@@ -172,14 +215,24 @@ def _convert(node: rx.Node, where: JsonPath, slots: frozenset[str], *, emit: boo
     raise Refusal(f"{construct or type(node).__name__} has no grammar form", where)
 
 
-def _delimiter(delimiter: Delimiter, where: JsonPath, slots: frozenset[str] = frozenset()) -> _Pattern:
-    return _Pattern(delimiter.pattern, delimiter.literals, where, slots)
+def _fill(node: Regex, slots: dict[str, Regex]) -> Regex:
+    """`node` with its slots replaced."""
+    if node[0] == "slot":
+        return slots[node[1]]
+    if node[0] in ("seq", "alt"):
+        items = [_fill(item, slots) for item in node[1]]
+        return seq(items) if node[0] == "seq" else alt(items)
+    if node[0] == "rep":
+        return ("rep", _fill(node[1], slots), node[2], node[3])
+    return node
 
 
-def _path(f: Field, kind: str) -> JsonPath:
-    delimiter = f.open if kind == "open" else f.close
-    assert delimiter is not None
-    return ("fields", f.name, kind if delimiter.is_literal else f"{kind}_pattern")
+def _has_slot(node: Regex, name: str) -> bool:
+    if node[0] == "slot":
+        return bool(node[1] == name)
+    if node[0] in ("seq", "alt"):
+        return any(_has_slot(item, name) for item in node[1])
+    return node[0] == "rep" and _has_slot(node[1], name)
 
 
 # --------------------------------------------------------------------------- the builder
@@ -189,399 +242,515 @@ class _Builder:
     def __init__(self, template: Template) -> None:
         self.template = template
         self.plan = plan_parser(template)
+        self.langs: list[dict[str, Any]] = []
         roles = openai_roles(template)
         names = [f.name for f in template.fields]
         self.call = names.index(roles.tool_calls.name) if roles.tool_calls is not None else -1
         self.shape: dict[str, Any] = {}
+        self.name_slots: frozenset[str] = frozenset()
         if self.call >= 0:
             call = template.fields[self.call]
             self.shape = _call_shape(call, ("fields", call.name))
-        self.name_slots = (
-            frozenset({self.shape["name"][1]}) if self.shape.get("name", [""])[0] == "capture" else frozenset()
-        )
+            if self.shape["name"][0] == "capture":
+                self.name_slots = frozenset({self.shape["name"][1]})
         self.call_state = self.plan.state_of_field[self.call] if self.call >= 0 else -1
+        self.patterns: dict[tuple[int, int], Pattern] = {}
 
     def build(self) -> dict[str, Any]:
-        template = self.template
-        for index, f in enumerate(template.fields):
+        for index, f in enumerate(self.template.fields):
             if index != self.call:
-                self._check_text_field(f)
-        states = [self._state(index) for index in range(len(self.plan.states))]
+                _check_text_field(f)
+        states = [self._state(state) for state in self.plan.states]
+        call = None
+        if self.call >= 0:
+            call = self._call()
+            opens = [e for e in states[0]["exits"] if e["field"] == self.call]
+            _check_body_start(call, opens)
         return {
             "version": SKELETON_VERSION,
             "refused": None,
-            "fields": [f.name for f in template.fields],
-            "call_field": self.call,
+            "fields": [f.name for f in self.template.fields],
             "states": states,
-            "call": self._call() if self.call >= 0 else None,
+            "call": call,
+            "texts": self.langs,
         }
 
-    def _check_text_field(self, f: Field) -> None:
-        parser = f.parser
-        if not isinstance(parser, ScalarParser) or parser.kind not in ("text", "bool"):
-            kind = f.content
-            raise Refusal(
-                f"a {kind!r} field other than the tool calls has no grammar form", ("fields", f.name, "content")
-            )
+    # -- delimiters and free text
 
-    def _patterns(self, state_index: int) -> list[tuple[bool, int, _Pattern]]:
-        state = self.plan.states[state_index]
-        out = []
-        for watch in state.watches:
-            f = self.template.fields[watch.field]
-            kind = "open" if watch.opens else "close"
-            slots = self.name_slots if watch.field == self.call else frozenset()
-            pattern = _delimiter(watch.delimiter, _path(f, kind), slots)
-            for branch in pattern.branches:
-                if fa.nullable(branch.full) and not branch.anchored:
-                    raise Refusal("a delimiter that can match empty text has no grammar form", pattern.where)
-                if branch.lookahead is not None and not watch.opens:
-                    raise Refusal("a lookahead at the end of a close delimiter has no grammar form", pattern.where)
-            out.append((watch.opens, watch.field, pattern))
-        return out
+    def _pattern(self, state: ParserState, rank: int) -> Pattern:
+        key = (state.index, rank)
+        if key not in self.patterns:
+            watch = state.watches[rank]
+            slots = self.name_slots if watch.field == self.call and watch.opens else frozenset()
+            d = watch.delimiter
+            self.patterns[key] = Pattern(d.pattern, d.literals, watch.where, slots)
+        return self.patterns[key]
 
-    def _avoided(self, state_index: int) -> list[Regex]:
-        return [full for _, _, p in self._patterns(state_index) for full in p.unanchored]
+    def _lang(self, avoid: list[Regex], *bases: Regex, follow: fa.Follow | None = None) -> int:
+        """A free-text language, added to the skeleton's table; its index. Its texts are texts of
+        every one of `bases` in which no text of `avoid` starts, given what follows (`follow`, see
+        `automata.clean_text`): as a DFA (GBNF), and as what to exclude (llguidance's `~`)."""
+        rows = fa.dfa_rows(fa.clean_text(avoid, bases[0] if bases else None, follow))
+        for base in bases[1:]:
+            rows = _product_rows(rows, fa.dfa_rows(fa.clean_text([], base)))
+        lang = {
+            "dfa": rows,
+            "contains": fa.without_end(alt(avoid)) if avoid else fa.NOTHING,
+            "ends": fa.danger(alt(avoid), follow) if avoid else fa.NOTHING,
+            "base": list(bases),
+        }
+        if lang not in self.langs:
+            self.langs.append(lang)
+        return self.langs.index(lang)
 
-    def _state(self, index: int) -> dict[str, Any]:
-        state = self.plan.states[index]
-        patterns = self._patterns(index)
-        avoided = self._avoided(index)
-        text = first = None
-        if index != self.call_state:
-            text = _lang(avoided, _ANY_TEXT)
-            anchored = [b for _, _, p in patterns for b in p.branches if b.anchored]
-            first = self._text_at_start(avoided, anchored) if anchored else text
+    def _state(self, state: ParserState) -> dict[str, Any]:
+        patterns = [self._pattern(state, rank) for rank in range(len(state.watches))]
+        triggers = [b.trigger for p in patterns for b in p.branches if not b.anchored]
+        anchored = [b for p in patterns for b in p.branches if b.anchored]
+        text = state.index != self.call_state
         exits = []
-        for opens, field, pattern in patterns:
-            then = self.plan.state_of_field[field] if opens else 0
+        for rank, (watch, pattern) in enumerate(zip(state.watches, patterns, strict=True)):
             for branch in pattern.branches:
-                ext = fa.extension_chars(
-                    branch.emit if field != self.call else branch.full, fa.regex_nfa([pattern.full])
-                )
-                exits.append(
-                    {
-                        "kind": "open" if opens else "close",
-                        "field": field,
-                        "emit": branch.emit,
-                        "then": then,
-                        "at_start": branch.anchored,
-                        "lookahead": branch.lookahead,
-                        "where": list(pattern.where),
-                        "not_next": list(ext),
-                        "next_text": self._next_text(then, ext) if then != self.call_state else None,
-                    }
-                )
-        return {"field": -1 if state.field is None else state.field, "text": text, "first_text": first, "exits": exits}
-
-    def _text_at_start(self, avoided: list[Regex], anchored: list[_Branch]) -> dict[str, Any] | None:
-        """Free text at the very start of the message, where `^` delimiters can match: none may."""
+                exit_ = self._exit(state, rank, watch, pattern, branch)
+                exit_["variants"] = []
+                for written in _leading_variants(branch.written, 8) if not branch.anchored else [branch.written]:
+                    text_lang = final_lang = None
+                    if text and not branch.anchored:
+                        # the text before it may end in what could begin a delimiter, if this one kills it
+                        text_lang = self._lang(triggers, follow=self._follow(pattern, written))
+                        # and when the output ends right after a literal close, in anything it kills
+                        if written[0] == "lit" and exit_["then"] == 0:
+                            final_lang = self._lang(triggers, follow=("final", written[1]))
+                    exit_["variants"].append({"written": written, "text": text_lang, "final_text": final_lang})
+                exits.append(exit_)
         starts: list[tuple[int, int]] = []
         for branch in anchored:
-            if fa.nullable(branch.full) and branch.lookahead is None:
-                return None  # it matches at once: the message opens with it
-            starts += fa.first_chars(seq([branch.full, branch.lookahead or fa.EMPTY]))
-        return _lang(avoided, _not_starting(normalise(starts)))
+            starts += branch.lookahead or fa.first_chars(branch.full)
+        return {
+            "field": -1 if state.field is None else state.field,
+            "end_text": self._lang(triggers, follow=("end",)) if text else None,
+            # at the start of the message `^` delimiters may match: text there may not begin one
+            "start_banned": normalise(starts),
+            "start_text": not any(b.lookahead is None and fa.nullable(b.full) for b in anchored),
+            "exits": exits,
+        }
 
-    def _next_text(self, state_index: int, banned: Ranges) -> dict[str, Any] | None:
-        """The free text of `state_index` when it may not start with a character of `banned`."""
-        if not banned:
-            return None
-        return _lang(self._avoided(state_index), _not_starting(banned))
+    def _follow(self, pattern: Pattern, written: Regex) -> fa.Follow:
+        """What is known of a delimiter written after free text: its leading literal, or its first characters."""
+        items = written[1] if written[0] == "seq" else (written,)
+        if items and items[0][0] == "lit":
+            return ("text", items[0][1])
+        groups = {name: pattern.group(name) for name in self.name_slots if _has_slot(written, name)}
+        return ("chars", fa.first_chars(_fill(written, groups)))
+
+    def _exit(self, state: ParserState, rank: int, watch: Watch, pattern: Pattern, branch: Branch) -> dict[str, Any]:
+        then = self.plan.state_of_field[watch.field] if watch.opens else 0
+        names = {name: pattern.group(name) for name in self.name_slots if _has_slot(branch.written, name)}
+        if watch.field == self.call and watch.opens and self.name_slots and not names:
+            raise Refusal("an open delimiter branch without the tool name's group has no grammar form", pattern.where)
+        written = _fill(branch.written, names)
+        if branch.lookahead is not None:
+            not_next = self._lookahead_banned(state, rank, pattern, branch)
+        else:
+            not_next = self._not_next(state, rank, pattern, written, at_start=branch.anchored)
+            if not branch.anchored and any(b.anchored for p in self._patterns(state) for b in p.branches):
+                not_next = normalise([*not_next, *self._not_next(state, rank, pattern, written, at_start=True)])
+        return {
+            "kind": "open" if watch.opens else "close",
+            "field": watch.field,
+            "then": then,
+            "written": branch.written,
+            "at_start": branch.anchored,
+            "not_next": not_next,
+            "lookahead": branch.lookahead,
+            "where": list(pattern.where),
+        }
+
+    def _patterns(self, state: ParserState) -> list[Pattern]:
+        return [self._pattern(state, rank) for rank in range(len(state.watches))]
+
+    def _not_next(self, state: ParserState, rank: int, pattern: Pattern, written: Regex, *, at_start: bool) -> Ranges:
+        rivals = []
+        for other_rank, other in enumerate(self._patterns(state)):
+            if other_rank == rank:
+                continue
+            texts = [b.full for b in other.branches if (at_start or not b.anchored) and b.lookahead is None]
+            if texts:
+                rivals.append(fa.Rival(fa.regex_nfa(texts), other_rank < rank))
+        try:
+            return fa.delimiter_match(pattern.engine, written, rivals, at_start=at_start)
+        except fa.Mismatch as mismatch:
+            raise Refusal(
+                f"a delimiter whose match could end elsewhere than written: {mismatch}", pattern.where
+            ) from None
+
+    def _lookahead_banned(self, state: ParserState, rank: int, pattern: Pattern, branch: Branch) -> Ranges:
+        """`^(?=[C])`: it matches the empty text at the start when C comes next; every other delimiter
+        there may not match (or, being longer, win) on a C."""
+        assert branch.lookahead is not None
+        banned: list[tuple[int, int]] = []
+        for other in self._patterns(state):
+            for b in other.branches:
+                if b is branch:
+                    continue
+                if b.lookahead is not None or fa.nullable(b.full):
+                    raise Refusal(
+                        "two delimiters that match the empty text at the start have no grammar form", other.where
+                    )
+                banned += fa.first_chars(b.full)
+        allowed = fa.complement_ranges([*complement(branch.lookahead), *banned])
+        if not allowed:
+            raise Refusal("a lookahead no text can satisfy without opening another delimiter", pattern.where)
+        return fa.complement_ranges(allowed)
 
     # -- the tool-call field
 
     def _call(self) -> dict[str, Any]:
         f = self.template.fields[self.call]
         where: JsonPath = ("fields", f.name)
-        shape = self.shape
-        parser = f.parser
-        close = _delimiter(f.close, _path(f, "close")) if f.close is not None else None
-        closes = [close.full] if close is not None else []
-        out: dict[str, Any] = {"field": self.call, "repeats": f.repeats, **shape}
         if f.transform_each and f.repeats:
             raise Refusal("a repeating field whose content is a list of calls has no grammar form", where)
-        open_pattern = _delimiter(f.open, _path(f, "open"), self.name_slots) if f.open is not None else None
-        out["starts_with"] = None
-        for branch in open_pattern.branches if open_pattern is not None else []:
-            if branch.lookahead is not None:
-                first = fa.first_chars(branch.lookahead)
-                if len(first) != 1 or first[0][0] != first[0][1] or not _is_char(branch.lookahead):
-                    raise Refusal("a lookahead other than one character has no grammar form", open_pattern.where)
-                out["starts_with"] = chr(first[0][0])
-        if isinstance(parser, JsonParser):
-            out.update(self._json_call(f, parser, closes, where))
-        elif isinstance(parser, XmlInlineParser):
-            out.update(self._xml_call(f, parser, closes, where))
+        state = self.plan.states[self.call_state]
+        closes = [b for p in self._patterns(state) for b in p.branches]
+        close_full = [b.full for b in closes]
+        if any(b.anchored or b.lookahead is not None for b in closes):
+            raise Refusal("an anchored close delimiter has no grammar form", (*where, "close"))
+        out: dict[str, Any] = {
+            "field": self.call,
+            "state": self.call_state,
+            "repeats": f.repeats,
+            **self.shape,
+            "name_rows": None,  # the tool names the open delimiter can hold, as a DFA
+            # strings in arguments may not hold a character a close can start with
+            "banned": fa.first_chars(alt(close_full)) if close_full else (),
+        }
+        if self.name_slots:
+            opens = [p for p in self._patterns(self.plan.states[0]) if p.where[1] == f.name]
+            group = opens[0].group(next(iter(self.name_slots)))
+            out["name_rows"] = fa.dfa_rows(fa.clean_text([], group))
+        parser = f.parser
+        if isinstance(parser, JsonParser) and not parser.unquoted_keys and not parser.string_delims:
+            out.update(self._json_call(close_full, where, out["banned"]))
+        elif isinstance(parser, JsonParser):
+            out.update(self._dialect_call(parser, close_full, where))
         elif isinstance(parser, PythonCallListParser):
-            out.update(self._python_call(closes))
+            if not self.shape["list"]:
+                raise Refusal("a python-call-list field needs transform_each to make calls", (*where, "transform"))
+            out.update(self._json_call(close_full, where, out["banned"], syntax="python-call-list"))
+        elif isinstance(parser, XmlInlineParser):
+            if self.shape["list"] or self.shape["arguments"][0] != "content":
+                raise Refusal("xml-inline tool calls need the name from the open delimiter", (*where, "transform"))
+            out.update(self._xml_call(parser, close_full, where))
         else:
-            raise Refusal(f"tool calls in {f.content!r} content have no grammar form", ("fields", f.name, "content"))
-        out["end_ok"] = self._end_ok(out, closes)
-        if open_pattern is not None and shape["name"][0] == "capture":
-            out["name_pattern"] = _slot_language(open_pattern, shape["name"][1])
+            raise Refusal(f"tool calls in {f.content!r} content have no grammar form", (*where, "content"))
         return out
 
-    def _json_call(self, f: Field, parser: JsonParser, closes: list[Regex], where: JsonPath) -> dict[str, Any]:
-        delims = [pair for pair in parser.string_delims if pair[0] and pair[1]]
-        if len(delims) != len(parser.string_delims):
-            raise Refusal("empty string delimiters have no grammar form", (*where, "content_args", "string_delims"))
-        openers = [("lit", o) for o, _ in delims]
-        string = _lang(closes + openers, ("rep", JSON_CHAR, 0, None))
-        delim_texts = []
-        for opener, closer in delims:
-            text = _lang([*closes, ("lit", closer)], ("rep", ("set", complement(normalise([(1, 2)]))), 0, None))
-            delim_texts.append([opener, closer, text])
-        syntax = "json-dialect" if (parser.unquoted_keys or delims) else "json"
-        body = _json_shape(string, delim_texts, parser.unquoted_keys, "json")
-        ws = self._whitespace(body, closes, where)
+    def _json_call(self, closes: list[Regex], where: JsonPath, banned: Ranges, syntax: str = "json") -> dict[str, Any]:
+        """Plain JSON bodies (and Python call lists, whose values are JSON values)."""
+        python = syntax == "python-call-list"
+        strings = [_json_string(banned)]
+        if python:
+            strings = [_json_string(banned, q, "\"'\\/bfnrt") for q in "\"'"]
+        extra = [_IDENTIFIER] if python else []
+        brackets = ("{[(", "}])") if python else ("{[", "}]")
+
+        def shape(ws: str) -> Regex:
+            return _json_shape(strings, ws, extra, *brackets)
+
+        ws = self._whitespace(shape, closes, where)
+        shaped = shape(ws)
+        free = bool(closes) and fa.threads_safe(shape(JSON_SPACE), alt(closes), fa.regex_nfa(closes))
+        body_first: Ranges = ((91, 91),) if self.shape["list"] else ((123, 123),)
         return {
             "syntax": syntax,
-            "string": string,
             "ws": ws,
-            "unquoted_keys": parser.unquoted_keys,
-            "delims": delim_texts,
+            "ws_free": free or not closes,
+            "lead": self._edge_space(ws, closes, at_end=False),
+            "trail": self._edge_space(ws, closes, at_end=True),
+            "end_ok": not closes or fa.threads_safe(shaped, ("end",), fa.regex_nfa(closes)),
+            "body_first": body_first,
         }
 
-    def _python_call(self, closes: list[Regex]) -> dict[str, Any]:
-        string = _lang(closes, ("rep", JSON_CHAR, 0, None))
-        body = _json_shape(string, [], False, "python")
-        ws = self._whitespace(body, closes, ("fields", self.template.fields[self.call].name))
-        return {"syntax": "python-call-list", "string": string, "ws": ws}
-
-    def _xml_call(self, f: Field, parser: XmlInlineParser, closes: list[Regex], where: JsonPath) -> dict[str, Any]:
-        tag_where: JsonPath = (*where, "content_args", "tag_pattern")
-        tag = _Pattern(parser.tag_pattern, None, tag_where, frozenset({"key", "value"}))
-        if len(tag.branches) != 1 or tag.branches[0].anchored or tag.branches[0].lookahead is not None:
-            raise Refusal(
-                "a tag pattern with alternatives, anchors or lookaheads at its top has no grammar form", tag_where
-            )
-        emit = tag.branches[0].emit
-        items = emit[1] if emit[0] == "seq" else (emit,)
-        slots = [i for i, item in enumerate(items) if item[0] == "slot"]
-        if [items[i][1] for i in slots] != ["key", "value"]:
-            raise Refusal(
-                "a tag pattern without 'key' then 'value' groups at its top level has no grammar form", tag_where
-            )
-        after_value = seq(_unslot(item, tag_where) for item in items[slots[1] + 1 :])
-        value_group = _group_language(parser.tag_pattern, "value", tag_where)
-        if fa.nullable(after_value) and _is_any(value_group):
-            raise Refusal("a tag pattern whose value is not followed by a delimiter has no grammar form", tag_where)
-        value_parser = parser.value_parser
-        json_values = False
-        if value_parser is not None:
-            if not (
-                isinstance(value_parser, JsonParser)
-                and not value_parser.unquoted_keys
-                and not value_parser.string_delims
-            ):
-                raise Refusal(
-                    "a tag value parser other than plain json has no grammar form",
-                    (*where, "content_args", "value_parser"),
-                )
-            json_values = True
-        key_group = _group_language(parser.tag_pattern, "key", tag_where)
-        key_lang = _lang(closes, key_group)
-        avoid_in_value = [after_value, *closes] if not fa.nullable(after_value) else closes
-        string = _lang(avoid_in_value, ("rep", JSON_CHAR, 0, None))
-        kinds = {
-            "string": seq([("lit", '"'), ("rep", JSON_CHAR, 0, None), ("lit", '"')])
-            if json_values
-            else ("rep", ("set", ANY), 0, None),
-            "integer": _INTEGER,
-            "number": _NUMBER,
-            "boolean": alt([("lit", "true"), ("lit", "false")]),
-            "null": ("lit", "null"),
-        }
-        values = {}
-        for kind, language in kinds.items():
-            lang = (
-                _lang(avoid_in_value, language)
-                if _is_any(value_group)
-                else _lang(avoid_in_value, language, value_group)
-            )
-            values[kind] = None if _lang_empty(lang) else lang
-        lead = self._first_after_slot(items, slots[1])
-        structured = _is_any(value_group)
-        sep_chars = normalise([*SPACE, (44, 44)])
-        unslotted = _unslotted_tag(items, _lang_regex(key_lang), values)
-        tag_first = fa.first_chars(unslotted)
-        sep = ("rep", ("set", _minus(sep_chars, normalise([*tag_first, *_firsts(closes)]))), 0, None)
-        over = seq([sep, ("rep", seq([unslotted, sep]), 0, None)])
-        if not fa.threads_safe(
-            over, alt(closes) if closes else ("end",), fa.regex_nfa(closes) if closes else fa.regex_nfa([fa.NOTHING])
-        ):
-            raise Refusal("the close delimiter can match inside the tags this grammar writes", tag_where)
+    def _dialect_call(self, parser: JsonParser, closes: list[Regex], where: JsonPath) -> dict[str, Any]:
+        """JSON with bare keys and custom-delimited strings: the grammar writes every string value
+        between the first pair of delimiters, keys bare where they are identifiers."""
+        args = (*where, "content_args")
+        if not parser.string_delims:
+            raise Refusal("unquoted_keys without string_delims has no grammar form yet", (*args, "unquoted_keys"))
+        opener, closer = parser.string_delims[0]
+        if not opener or not closer:
+            raise Refusal("empty string delimiters have no grammar form", (*args, "string_delims"))
+        # The strings' bodies: no closer (the rewrite takes the first), no sentinel, no close.
+        body = ("rep", ("set", complement(((1, 2),))), 0, None)
+        text = self._lang(
+            [("lit", closer), *[fa.without_end(c) for c in closes]],
+            body,
+            follow=("chars", ((ord(closer[0]), ord(closer[0])),)),
+        )
+        delimited = seq([("lit", opener), ("dfa", self.langs[text]["dfa"]), ("lit", closer)])
+        quoted = _json_string(fa.first_chars(alt([("lit", opener), *closes])))
+        ws = self._whitespace(lambda w: _json_shape([delimited, quoted], w, [_IDENTIFIER]), closes, where)
+        shaped = _json_shape([delimited, quoted], ws, [_IDENTIFIER])
         return {
-            "syntax": "xml-inline",
-            "tag": emit,
-            "sep": sep,
-            "values": values,
-            "value_lead": lead,
-            "structured_values": structured,
-            "string": string,
-            "json_values": json_values,
-            "key": key_lang,
-            "ws": "",
+            "syntax": "json-dialect",
+            "ws": ws,
+            "ws_free": False,
+            "lead": self._edge_space(ws, closes, at_end=False),
+            "trail": self._edge_space(ws, closes, at_end=True),
+            "end_ok": not closes or fa.threads_safe(shaped, ("end",), fa.regex_nfa(closes)),
+            "body_first": ((91, 91),) if self.shape["list"] else ((123, 123),),
+            "delims": [opener, closer, text],
+            "unquoted_keys": parser.unquoted_keys,
+            "banned": fa.first_chars(alt([("lit", opener), *closes])),
         }
 
-    def _first_after_slot(self, items: tuple[Regex, ...], slot: int) -> list[tuple[int, int]]:
-        """Characters the value may not start with: what a repeat just before it could also take."""
-        before = items[slot - 1] if slot > 0 else None
-        if before is not None and before[0] == "rep" and (before[3] is None or before[3] > 1):
-            return list(fa.first_chars(before[1]))
-        return []
+    def _tag_match(self, tag: Pattern, written: Regex) -> Ranges:
+        try:
+            return fa.delimiter_match(tag.engine, written, [], at_start=False)
+        except fa.Mismatch as mismatch:
+            raise Refusal(f"a tag whose match could end elsewhere than written: {mismatch}", tag.where) from None
 
-    def _whitespace(self, body: Regex, closes: list[Regex], where: JsonPath) -> str:
+    def _whitespace(self, shape: Any, closes: list[Regex], where: JsonPath) -> str:
         if not closes:
             return WHITESPACE_CHOICES[0]
         delimiters = fa.regex_nfa(closes)
         for ws in WHITESPACE_CHOICES:
-            shaped = _with_ws(body, ws)
-            if fa.threads_safe(shaped, alt(closes), delimiters):
+            if fa.threads_safe(shape(ws), alt(closes), delimiters):
                 return ws
         raise Refusal("the close delimiter can match inside the arguments this grammar writes", (*where, "close"))
 
-    def _end_ok(self, call: dict[str, Any], closes: list[Regex]) -> bool:
-        """Whether the output may end right after a call's body (its region closed by the end)."""
-        if not closes:
-            return True
-        if call["syntax"] == "xml-inline":
-            return False
-        body = _with_ws(
-            _json_shape(call["string"], call.get("delims", []), call.get("unquoted_keys", False), "json"), call["ws"]
+    def _edge_space(self, ws: str, closes: list[Regex], *, at_end: bool) -> str:
+        """Whitespace around a body: none a close may start with (after it, the close follows)."""
+        if not at_end or not closes:
+            return ws
+        first = fa.first_chars(alt(closes))
+        return "".join(c for c in ws if not any(lo <= ord(c) <= hi for lo, hi in first))
+
+    def _xml_call(self, parser: XmlInlineParser, closes: list[Regex], where: JsonPath) -> dict[str, Any]:
+        tag_where: JsonPath = (*where, "content_args", "tag_pattern")
+        tag = Pattern(parser.tag_pattern, None, tag_where, frozenset({"key", "value"}))
+        if len(tag.branches) != 1 or tag.branches[0].anchored or tag.branches[0].lookahead is not None:
+            raise Refusal("a tag pattern with alternatives or anchors at its top has no grammar form", tag_where)
+        written = tag.branches[0].written
+        items = written[1] if written[0] == "seq" else (written,)
+        slots = [i for i, item in enumerate(items) if item[0] == "slot"]
+        if [items[i][1] for i in slots] != ["key", "value"]:
+            raise Refusal("a tag pattern without 'key' then 'value' groups at its top has no grammar form", tag_where)
+        after_key, after_value = seq(items[slots[0] + 1 : slots[1]]), seq(items[slots[1] + 1 :])
+        if _has_slot(after_key, "value") or _has_slot(after_value, "key"):
+            raise Refusal("a tag pattern with groups inside repeats has no grammar form", tag_where)
+        value_group, key_group = tag.group("value"), tag.group("key")
+        unconstrained = value_group == _ANY_TEXT or value_group == ("rep", ("set", ANY), 1, None)
+        if fa.nullable(after_value) and unconstrained:
+            raise Refusal("a tag pattern whose value is not followed by a delimiter has no grammar form", tag_where)
+        value_parser = parser.value_parser
+        json_values = False
+        if value_parser is not None:
+            plain_json = isinstance(value_parser, JsonParser) and not value_parser.unquoted_keys
+            if not plain_json or value_parser.string_delims:  # type: ignore[union-attr]
+                raise Refusal(
+                    "a tag value parser other than json has no grammar form", (*where, "content_args", "value_parser")
+                )
+            json_values = True
+        stops = [
+            *([_trigger(after_value)] if not fa.nullable(after_value) else []),
+            *[fa.without_end(c) for c in closes],
+        ]
+        key = fa.dfa_rows(
+            fa.clean_text([_trigger(after_key), *stops] if not fa.nullable(after_key) else stops, key_group)
         )
-        return fa.threads_safe(body, ("end",), fa.regex_nfa(closes))
+        banned = fa.first_chars(alt(stops)) if stops else ()
+        string = _json_string(banned)
+        kinds: dict[str, Regex] = {
+            "string": string if json_values else _ANY_TEXT,
+            "integer": INTEGER,
+            "number": NUMBER,
+            "boolean": alt([("lit", "true"), ("lit", "false")]),
+            "null": ("lit", "null"),
+        }
+        # A value may end in what the tag's end then kills: each way of writing the end (when
+        # there are few) gets its own value text (a value ending in "\n" before "\n</parameter>").
+        words = _words(after_value, 8)
+        ends: list[tuple[Regex, fa.Follow | None]] = (
+            [(("lit", w), ("text", w)) for w in words] if words else [(after_value, None)]
+        )
+        head = seq(items[: slots[1]])
+        values: dict[str, list[list[Any]] | None] = {}
+        banned_after: list[tuple[int, int]] = []
+        for kind, language in kinds.items():
+            bases = [b for b in (language, None if unconstrained else value_group) if b not in (None, _ANY_TEXT)]
+            entries = []
+            for end, follow in ends:
+                index = self._lang(stops, *bases, follow=follow)
+                if self.langs[index]["dfa"]["accept"]:
+                    entries.append([end, index])
+                    whole = seq([_fill(head, {"key": ("dfa", key)}), ("dfa", self.langs[index]["dfa"]), end])
+                    banned_after += self._tag_match(tag, whole)
+            values[kind] = entries or None
+        json_shape = _json_shape([string], " \t", [])
+        structured = unconstrained and fa.threads_safe(json_shape, alt(stops), fa.regex_nfa(stops))
+        if structured:
+            banned_after += self._tag_match(tag, _fill(written, {"key": ("dfa", key), "value": json_shape}))
+        not_next = normalise(banned_after)
+        sep_chars = [
+            c
+            for c in SEPARATOR
+            if not _in(ord(c), [*fa.first_chars(alt([tag.branches[0].trigger, *closes])), *not_next])
+        ]
+        sep = ("rep", ("set", normalise((ord(c), ord(c)) for c in sep_chars)), 0, None)
+        if closes and any(_in(r[0], not_next) for r in fa.first_chars(alt(closes))):
+            raise Refusal("the close delimiter would continue the last tag's match", tag_where)
+        return {
+            "syntax": "xml-inline",
+            "tag": written,
+            "tail": after_value,
+            "key": key,
+            "values": values,
+            "json_values": json_values,
+            "structured": structured,
+            "sep": sep,
+            "ws": " \t",
+            "ws_free": False,
+            "lead": "",
+            "trail": "",
+            "end_ok": False,
+            "body_first": fa.first_chars(alt([tag.branches[0].full, *closes])),
+            "banned": banned,
+        }
 
 
-_ANY_TEXT: Regex = ("rep", ("set", ANY), 0, None)
+def _leading_variants(node: Regex, limit: int) -> list[Regex]:
+    """`node` split into alternatives on how it starts (an optional or alternative first item), at
+    most `limit`: each may then be told from the text before it by its own leading literal."""
+    items = node[1] if node[0] == "seq" else (node,)
+    if not items:
+        return [node]
+    first, rest = items[0], items[1:]
+    if first[0] == "rep" and first[2] == 0 and first[3] == 1:
+        options = [first[1], fa.EMPTY]
+    elif first[0] == "rep" and first[2] == 0 and first[3] is None:
+        options = [fa.EMPTY, ("rep", first[1], 1, None)]
+    elif first[0] == "alt":
+        options = list(first[1])
+    else:
+        return [node]
+    out: list[Regex] = []
+    for option in options:
+        variant = seq([option, *rest])
+        out += _leading_variants(variant, limit) if variant != fa.EMPTY else []
+        if len(out) > limit:
+            return [node]
+    return out or [node]
 
 
-def _not_starting(banned: Ranges) -> Regex:
-    return alt([fa.EMPTY, seq([("set", complement(banned)), _ANY_TEXT])])
+def _words(node: Regex, limit: int) -> list[str] | None:
+    """The texts of `node` when there are at most `limit` of them (None otherwise)."""
+    kind = node[0]
+    if kind == "lit":
+        return [node[1]]
+    if kind == "set":
+        chars = [chr(c) for lo, hi in node[1] for c in range(lo, min(hi, lo + limit) + 1)]
+        return chars if len(chars) <= limit else None
+    if kind in ("seq", "alt"):
+        parts = [_words(item, limit) for item in node[1]]
+        if any(p is None for p in parts):
+            return None
+        out: list[str] = [""] if kind == "seq" else []
+        for part in parts:
+            assert part is not None
+            out = [a + b for a in out for b in part] if kind == "seq" else out + part
+            if len(out) > limit:
+                return None
+        return list(dict.fromkeys(out))
+    if kind == "rep" and node[3] is not None:
+        body = _words(node[1], limit)
+        if body is None:
+            return None
+        out, level = [], [""]
+        for count in range(node[3] + 1):
+            if count >= node[2]:
+                out += level
+            if len(out) > limit:
+                return None
+            level = [a + b for a in level for b in body]
+        return list(dict.fromkeys(out))
+    return None
 
 
-_INTEGER: Regex = seq(
-    [("rep", ("lit", "-"), 0, 1), alt([("lit", "0"), seq([("set", ((49, 57),)), ("rep", DIGITS, 0, 14)])])]
-)
-_NUMBER: Regex = seq([_INTEGER, ("rep", seq([("lit", "."), ("rep", DIGITS, 1, 15)]), 0, 1)])
+def _check_body_start(call: dict[str, Any], opens: list[dict[str, Any]]) -> None:
+    """What a body must start with may not continue an open delimiter's match (whitespace that would
+    is left out at run time)."""
+    for exit_ in opens:
+        if _ranges_and(normalise(call["body_first"]), normalise(exit_["not_next"])):
+            raise Refusal("a tool call's body would continue its open delimiter's match", tuple(exit_["where"]))
 
 
-def _minus(ranges: Ranges, banned: Ranges) -> Ranges:
-    return complement(normalise([*complement(ranges), *banned]))
+def _in(point: int, ranges: Any) -> bool:
+    return any(lo <= point <= hi for lo, hi in ranges)
 
 
-def _firsts(nodes: list[Regex]) -> list[tuple[int, int]]:
-    return [r for node in nodes for r in fa.first_chars(node)]
+def _product_rows(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """The product of two plain-data DFAs (texts of both), as plain data."""
+    index = {(0, 0): 0}
+    order = [(0, 0)]
+    rows: list[tuple[tuple[int, Ranges], ...]] = []
+    while len(rows) < len(order):
+        x, y = order[len(rows)]
+        row: list[tuple[int, Ranges]] = []
+        for tx, rx_ in a["rows"][x]:
+            for ty, ry in b["rows"][y]:
+                both = _ranges_and(rx_, ry)
+                if not both:
+                    continue
+                if (tx, ty) not in index:
+                    index[(tx, ty)] = len(order)
+                    order.append((tx, ty))
+                row.append((index[(tx, ty)], both))
+        rows.append(tuple(row))
+    accept = tuple(i for i, (x, y) in enumerate(order) if x in a["accept"] and y in b["accept"])
+    return {"rows": tuple(rows), "accept": accept}
 
 
-def _is_char(node: Regex) -> bool:
-    return (node[0] == "lit" and len(node[1]) == 1) or (
-        node[0] == "set" and len(node[1]) == 1 and node[1][0][0] == node[1][0][1]
-    )
+def _ranges_and(first: Ranges, second: Ranges) -> Ranges:
+    return complement(normalise([*complement(first), *complement(second)]))
 
 
-def _is_any(node: Regex) -> bool:
-    return node[0] == "rep" and node[1] == ("set", ANY) and node[2] == 0 and node[3] is None
+def _check_text_field(f: Field) -> None:
+    where: JsonPath = ("fields", f.name)
+    parser = f.parser
+    if not isinstance(parser, ScalarParser) or parser.kind not in ("text", "bool"):
+        raise Refusal(f"a {f.content!r} field other than the tool calls has no grammar form", (*where, "content"))
+    if f.transform is not None:
+        raise Refusal("a transform on a field other than the tool calls has no grammar form", (*where, "transform"))
+    if not f.optional:
+        raise Refusal("a field the message must contain (optional: false) has no grammar form", (*where, "optional"))
 
 
-def _unslot(node: Regex, where: JsonPath) -> Regex:
-    if node[0] == "slot":
-        raise Refusal("a tag pattern with a group after its value has no grammar form", where)
-    return node
+def _json_string(banned: Ranges, quote: str = '"', escapes: str = '"\\/bfnrt') -> Regex:
+    """A JSON string (no \\u escapes) holding no character of `banned` (a Python call list's strings
+    take either quote and the escape \\' too)."""
+    plain = complement(normalise([(0, 31), (ord(quote), ord(quote)), (92, 92), *banned]))
+    letters = [c for c in escapes if not _in(ord(c), banned)]
+    char = alt([("set", plain), seq([("lit", "\\"), ("set", normalise((ord(c), ord(c)) for c in letters))])])
+    return seq([("lit", quote), ("rep", char, 0, None), ("lit", quote)])
 
 
-def _unslotted_tag(items: tuple[Regex, ...], key: Regex, values: dict[str, Any]) -> Regex:
-    value = alt([_lang_regex(v) for v in values.values() if v is not None])
-    return seq(key if item == ("slot", "key") else value if item == ("slot", "value") else item for item in items)
-
-
-def _group_language(pattern: str, name: str, where: JsonPath) -> Regex:
-    parsed = parse_regex(pattern)
-    for node in rx.walk(parsed.root):
-        if isinstance(node, rx.Group) and node.name == name:
-            return _convert(node.body, where, frozenset(), emit=False)
-    raise Refusal(f"a tag pattern without a {name!r} group has no grammar form", where)
-
-
-def _slot_language(pattern: _Pattern, name: str) -> Regex:
-    if not any(("slot", name) in _walk(branch.emit) for branch in pattern.branches):
-        raise Refusal(f"the open delimiter has no {name!r} group outside repeats and lookarounds", pattern.where)
-    return _group_language(pattern.source, name, pattern.where)
-
-
-def _walk(node: Regex) -> list[Regex]:
-    out = [node]
-    if node[0] in ("seq", "alt"):
-        for item in node[1]:
-            out += _walk(item)
-    elif node[0] == "rep":
-        out += _walk(node[1])
-    return out
-
-
-def _lang(avoid: list[Regex], *bases: Regex) -> dict[str, Any]:
-    """Texts of every regex in `bases` in which no match of `avoid` starts: for Lark as the regexes
-    (`base & ~(.*avoid.*) & ~(.*prefix-of-avoid)`), for GBNF and checks as a minimised DFA."""
-    nfa = fa.regex_nfa(avoid) if avoid else fa.regex_nfa([fa.NOTHING])
-    base_nfas = [fa.regex_nfa([base]) for base in bases]
-    extra = [r for b in base_nfas for moves in b.moves for r, _ in moves]
-    dfa = fa.clean_text(nfa, extra=extra)
-    for base in base_nfas:
-        dfa = fa.intersect(dfa, fa.regex_dfa(base, dfa.atoms))
-    rows = fa.dfa_rows(dfa)
-    every = alt(avoid) if avoid else fa.NOTHING
-    first = fa.first_chars(every) if avoid else ()
-    return {
-        "bases": list(bases),
-        "avoid": every,
-        "prefixes": fa.prefixes(every) if avoid else fa.NOTHING,
-        "first": first,
-        "dfa": rows,
-    }
-
-
-def _lang_regex(lang: dict[str, Any]) -> Regex:
-    return ("dfa", lang["dfa"])
-
-
-def _lang_empty(lang: dict[str, Any]) -> bool:
-    return not lang["dfa"]["accept"]
-
-
-def _json_shape(string: Regex, delims: list[Any], bare_keys: bool, flavour: str) -> Regex:
-    """A regular over-approximation of the argument text a grammar writes, whitespace marked by
-    ("ws",): tokens in any order (what matters is which characters can meet)."""
-    tokens: list[Regex] = [
-        ("set", normalise((ord(c), ord(c)) for c in "{}[],:=()")),
-        seq([("lit", '"'), _lang_regex(string), ("lit", '"')]),
-        seq(
-            [
-                ("rep", ("lit", "-"), 0, 1),
-                ("rep", DIGITS, 1, None),
-                ("rep", seq([("lit", "."), ("rep", DIGITS, 1, None)]), 0, 1),
-            ]
-        ),
-        alt([("lit", w) for w in ("true", "false", "null", "True", "False", "None")]),
-    ]
-    if bare_keys or flavour == "python":
-        tokens.append(("rep", ("set", ((48, 57), (65, 90), (95, 95), (97, 122))), 1, None))
-    if flavour == "python":
-        tokens.append(("rep", ("set", ((45, 46), (48, 57), (65, 90), (95, 95), (97, 122))), 1, None))
-    for opener, closer, text in delims:
-        tokens.append(seq([("lit", opener), _lang_regex(text), ("lit", closer)]))
-    return seq([("ws",), ("rep", seq([alt(tokens), ("ws",)]), 0, None)])
-
-
-def _with_ws(node: Regex, ws: str) -> Regex:
-    if node == ("ws",):
-        return ("rep", ("set", normalise((ord(c), ord(c)) for c in ws)), 0, None) if ws else fa.EMPTY
-    if node[0] in ("seq", "alt"):
-        items = [_with_ws(item, ws) for item in node[1]]
-        return seq(items) if node[0] == "seq" else alt(items)
-    if node[0] == "rep":
-        return ("rep", _with_ws(node[1], ws), node[2], node[3])
-    return node
+def _json_shape(strings: list[Regex], ws: str, extra: list[Regex], openers: str = "{[", closers: str = "}]") -> Regex:
+    """A regular over-approximation of the argument text a grammar writes, with `ws` between tokens:
+    a value's end (a string, number, word, closing bracket) is followed by a separator or a closing
+    bracket, and a separator or opening bracket by a value or a closing bracket."""
+    space: Regex = ("rep", ("set", normalise((ord(c), ord(c)) for c in ws)), 0, None) if ws else fa.EMPTY
+    number = ("rep", ("set", normalise((ord(c), ord(c)) for c in "-+.eE0123456789")), 1, None)
+    value = alt([*strings, number, KEYWORDS, *extra])
+    opening = seq([("set", normalise((ord(c), ord(c)) for c in openers)), space])
+    closing = seq([("set", normalise((ord(c), ord(c)) for c in closers)), space])
+    # (in a Python call list a name is followed by "(", and "=" separates a keyword from its value)
+    separator = seq([("set", normalise((ord(c), ord(c)) for c in ",:" + ("=(" if "(" in openers else ""))), space])
+    after_value = seq([alt([value, closing]), space, ("rep", closing, 0, None)])
+    before_value = ("rep", opening, 0, None)
+    middle = ("rep", seq([separator, before_value, after_value]), 0, None)
+    tail = ("rep", seq([separator, before_value]), 0, 1)
+    return seq([space, before_value, ("rep", seq([after_value, middle, tail]), 0, 1)])
 
 
 # --------------------------------------------------------------------------- the call shape
@@ -611,15 +780,15 @@ def _call_shape(f: Field, where: JsonPath) -> dict[str, Any]:
         raise refusal
     name, arguments = _placeholder(parts["name"], refusal), _placeholder(parts["arguments"], refusal)
     if f.transform_each:
-        if name.keys or arguments.keys:
+        if name.keys or arguments.keys or name.root == arguments.root:
             raise refusal
         return {"list": True, "name": ["key", name.root], "arguments": ["key", arguments.root]}
-    groups = set((f.open.group_names if f.open else ()) + (f.close.group_names if f.close else ()))
     if name.root == "content" and len(name.keys) == 1 and arguments.root == "content" and len(arguments.keys) == 1:
-        return {"list": False, "name": ["key", name.keys[0]], "arguments": ["key", arguments.keys[0]]}
-    if name.root in groups and not name.keys and arguments.root == "content" and not arguments.keys:
-        if f.open is None or name.root not in f.open.group_names:
+        if name.keys == arguments.keys:
             raise refusal
+        return {"list": False, "name": ["key", name.keys[0]], "arguments": ["key", arguments.keys[0]]}
+    named = f.open is not None and name.root in f.open.group_names and not name.keys
+    if named and arguments.root == "content" and not arguments.keys:
         return {"list": False, "name": ["capture", name.root], "arguments": ["content"]}
     raise refusal
 

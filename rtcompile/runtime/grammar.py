@@ -1,29 +1,88 @@
 """Grammars for constrained decoding, from a template's grammar skeleton and a request's tools.
 
-The skeleton (`rtcompile.grammar.skeleton`, a literal table in a generated module) says what the
-template fixes: per parser state the free text allowed there and the delimiters out of it, and how a
-tool call is written. This module adds the tools and the request's options and writes the grammar as
-llguidance Lark (argument schemas as `%json`) or llama.cpp GBNF. Standard library only: it is lifted
-into generated modules.
+The skeleton (`rtcompile.grammar.skeleton`; a literal table in a generated module) holds what the
+template fixes and what was checked against the parser: per parser state the free text allowed
+there and the delimiters out of it, and how a tool call is written. This module adds the tools and
+the request's options and writes the grammar as llguidance Lark (argument schemas as `%json`),
+llama.cpp GBNF, or an xgrammar structural tag. Standard library only: it is lifted into generated
+modules.
 
-Expressions are plain tuples: ("lit", text), ("re", regex), ("lang", language), ("ref", rule),
-("seq", items), ("alt", items), ("rep", item, min, max), ("json", schema); regexes are the
-skeleton's (`automata` module docstring), a language is {"bases", "avoid", "prefixes", "dfa"}.
+Every region returns to the parser's state 0, so a message is a regular sequence of segments (free
+text, a delimiter, a region, ...): the segments form a small automaton whose nodes are (parser
+state, characters the next text may not start with, whether a call was made), turned into one
+expression by state elimination. Expressions are plain tuples:
+
+    ("lit", text)                     a fixed text
+    ("re", regex)                     a regular text (the skeleton's regex form)
+    ("lead", lang, banned, options)   free text, then one of options: (regex, rest) pairs
+    ("text", lang, banned)            free text that ends the message
+    ("json", schema, ws, strings)     a JSON value valid for `schema`
+    ("seq", items) ("alt", items) ("rep", item, min, max) ("rule", name, item)
+
+`lang` indexes the skeleton's free-text languages; `banned` are characters the text may not start
+with. In Lark, free text and the delimiter after it are one terminal: llguidance's lexer takes the
+longest match and never backs up, so text that could go on into the delimiter must carry it.
 """
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
-EMPTY_SEQ: tuple[Any, ...] = ("seq", ())
-JSON_INT_LIMIT = 15  # digits: integers stay exact doubles, and int() never refuses them
+FORMATS = ("lark", "gbnf", "structural-tag")
+EMPTY: tuple[Any, ...] = ("seq", ())
+MAX_CODE_POINT = 0x10FFFF
+# JSON numbers the grammar writes: integers of at most 15 digits (exact as doubles, far below
+# Python's int-string limit), fractions of at most 15 digits.
+NUMBER_LIMIT = 10**15 - 1
+_DIGITS = ("set", ((48, 57),))
+_INTEGER = (
+    "seq",
+    (
+        ("rep", ("lit", "-"), 0, 1),
+        (
+            "alt",
+            (("lit", "0"), ("seq", (("set", ((49, 57),)), ("rep", _DIGITS, 0, 14)))),
+        ),
+    ),
+)
+_NUMBER = (
+    "seq",
+    (_INTEGER, ("rep", ("seq", (("lit", "."), ("rep", _DIGITS, 1, 15))), 0, 1)),
+)
+# What a Python call list accepts as a function or keyword name (`content.parse_python_call_list`).
+_CALL_LIST_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_]+")
+# Schema keywords a grammar honours, and those it may ignore (they constrain nothing it writes).
+_KEYWORDS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "minItems",
+        "maxItems",
+    }
+)
+_ANNOTATIONS = frozenset(
+    {
+        "description",
+        "title",
+        "default",
+        "examples",
+        "$comment",
+        "nullable",
+        "additionalProperties",
+        "$schema",
+    }
+)
 
 
 class GrammarError(ValueError):
     """The request (tools, options, prompt) or the template has no grammar."""
-
-
-# --------------------------------------------------------------------------- entry point
 
 
 def build_grammar(
@@ -35,29 +94,48 @@ def build_grammar(
     start: tuple[int, bool] = (0, True),
     format: str = "lark",
 ) -> str:
-    """The grammar text. `start` is (parser state after the prompt, whether the message is still
-    empty). Raises GrammarError for what has no grammar form."""
-    refused = skeleton.get("refused")
+    """The grammar text for `tools`. `start` is (the parser state after the prompt, whether the
+    message is still empty there). Raises GrammarError for what has no grammar."""
+    refused = skeleton["refused"]
     if refused:
-        where = ".".join(str(p) for p in refused["path"])
+        where = ".".join(str(part) for part in refused["path"])
         raise GrammarError(f"{where}: {refused['message']}")
-    if format not in ("lark", "gbnf"):
-        raise GrammarError(f"unknown grammar format {format!r} (lark, gbnf)")
-    table = _tool_table(tools)
-    choice = _choice(tool_choice, table, skeleton)
-    builder = _Frame(skeleton, table, choice, parallel_tool_calls, format)
-    builder.build(*start)
-    return builder.text()
+    if format not in FORMATS:
+        raise GrammarError(
+            f"unknown grammar format {format!r} (one of: {', '.join(FORMATS)})"
+        )
+    table = tool_table(tools)
+    mode, names = _choice(tool_choice, table, skeleton)
+    message = _Message(skeleton, table, mode, names, parallel_tool_calls)
+    expression = message.expression(*start)
+    if format == "lark":
+        return _Lark(skeleton).grammar(expression)
+    if format == "gbnf":
+        return _Gbnf(skeleton).grammar(expression)
+    return json.dumps(
+        {"type": "structural_tag", "format": _Structural(skeleton).format(expression)},
+        ensure_ascii=False,
+    )
 
 
-def _tool_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
+def tool_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """Tool name -> its parameters schema, for tools given as JSON schemas (wrapped in
+    `{"type": "function", "function": ...}` or bare)."""
     table: dict[str, dict[str, Any]] = {}
     for index, tool in enumerate(tools):
         function = tool.get("function", tool) if isinstance(tool, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            raise GrammarError(f"tools[{index}]: a tool needs a function name")
+            raise GrammarError(
+                f"tools[{index}]: a tool is a JSON schema with a function name"
+            )
         parameters = function.get("parameters")
-        table[function["name"]] = parameters if isinstance(parameters, dict) else {}
+        if parameters is None:
+            parameters = {"type": "object", "properties": {}}
+        if not isinstance(parameters, dict):
+            raise GrammarError(
+                f"tools[{index}]: parameters must be a JSON schema object"
+            )
+        table[function["name"]] = parameters
     return table
 
 
@@ -76,346 +154,508 @@ def _choice(
         raise GrammarError(
             f"tool_choice {tool_choice!r} is not auto, required, none or a declared tool"
         )
-    if mode != "none" and not names:
-        mode = "none" if mode == "auto" else mode
     if mode == "required" and (skeleton["call"] is None or not names):
         raise GrammarError(
-            "tool_choice requires a call, but the template has no tool-call field or no tool is given"
+            "tool_choice needs a call, but the template has no tool-call field or no tool is given"
         )
-    if skeleton["call"] is None:
+    if skeleton["call"] is None or not names:
         mode = "none"
     return mode, names
 
 
-# --------------------------------------------------------------------------- the frame
+# --------------------------------------------------------------------------- the message
 
 
-class _Frame:
-    """Rules for the message: one per (parser state, whether a call was made, entry)."""
+class _Message:
+    """The message as an automaton of segments, turned into one expression."""
 
     def __init__(
         self,
         skeleton: dict[str, Any],
         table: dict[str, Any],
-        choice: tuple[str, list[str]],
+        mode: str,
+        names: list[str],
         parallel: bool,
-        fmt: str,
     ) -> None:
         self.sk = skeleton
         self.table = table
-        self.mode, self.names = choice
-        self.parallel = parallel
-        self.fmt = fmt
-        self.rules: dict[str, Any] = {}
-        self.langs: list[tuple[str, dict[str, Any]]] = []
+        self.mode = mode
+        self.names = names
         self.call = skeleton["call"]
-        self.call_state = -1
-        if self.call is not None:
-            self.call_state = next(
-                i
-                for i, s in enumerate(skeleton["states"])
-                if s["field"] == self.call["field"]
-            )
+        # Parallel calls are items of one region's list, or regions of a field that repeats (a
+        # field that does not repeat keeps only its last region: one call region at most).
+        self.parallel = parallel
+        self.regions = (
+            parallel
+            and self.call is not None
+            and self.call["repeats"]
+            and not self.call["list"]
+        )
+        # Whether a call was made matters for `required` and for "at most one call region".
+        self.phases = mode == "required" or (mode == "auto" and not self.regions)
+        self.nodes: list[tuple[Any, ...]] = []
+        self.edges: dict[
+            tuple[int, int], list[Any]
+        ] = {}  # (from, to) -> labels; to == -1: the end
+        self.bodies: dict[Any, Any] = {}
 
-    def build(self, state: int, at_start: bool) -> None:
-        if state == self.call_state:
+    def expression(self, state: int, at_start: bool) -> Any:
+        if self.call is not None and state == self.call["state"]:
             raise GrammarError(
                 "the prompt ends inside a tool call: no grammar starts there"
             )
         if state >= len(self.sk["states"]):
             raise GrammarError(f"no parser state {state}")
-        self.rules["start"] = self._state_body(state, 0, None, at_start)
+        self._node((state, (), 0, at_start))
+        done = 0
+        while done < len(self.nodes):
+            self._expand(done)
+            done += 1
+        return _eliminate(len(self.nodes), self.edges)
 
-    def _state_rule(self, state: int, phase: int, entry: Any) -> tuple[str, ...]:
-        key = f"s{state}p{phase}" + ("" if entry is None else f"e{entry[0]}x{entry[1]}")
-        if key not in self.rules:
-            self.rules[key] = EMPTY_SEQ  # reserve (recursion)
-            self.rules[key] = self._state_body(state, phase, entry, False)
-        return ("ref", key)
+    def _node(self, key: tuple[Any, ...]) -> int:
+        if key not in self.nodes:
+            self.nodes.append(key)
+        return self.nodes.index(key)
 
-    def _state_body(self, state: int, phase: int, entry: Any, at_start: bool) -> Any:
+    def _edge(self, source: int, key: tuple[Any, ...] | None, label: Any) -> None:
+        target = -1 if key is None else self._node(key)
+        self.edges.setdefault((source, target), []).append(label)
+
+    def _may_end(self, phase: int) -> bool:
+        return self.mode != "required" or phase == 1
+
+    def _may_call(self, phase: int) -> bool:
+        return self.mode != "none" and (phase == 0 or self.regions)
+
+    def _expand(self, index: int) -> None:
+        state, banned, phase, at_start = self.nodes[index]
+        if state == "call":
+            self._after_call(index, phase)
+            return
         info = self.sk["states"][state]
-        text = info["first_text"] if at_start else info["text"]
-        if entry is not None:
-            text = self.sk["states"][entry[0]]["exits"][entry[1]]["next_text"] or text
-        choices: list[Any] = []
-        if self.mode != "required" or phase == 1:
-            choices.append(EMPTY_SEQ)
-        for index, exit_ in enumerate(info["exits"]):
+        textless = (
+            at_start and not info["start_text"]
+        )  # a `^` delimiter matches at once
+        if at_start:
+            banned = _union(banned, info["start_banned"])
+        leads: dict[tuple[Any, int | None], list[tuple[Any, Any]]] = {}
+        for exit_ in info["exits"]:
             if exit_["at_start"] and not at_start:
                 continue
-            if exit_["field"] == (self.call["field"] if self.call else -1):
-                choices += self._call_exit(state, index, exit_, phase)
-                continue
-            cont, final = _split_end(exit_["emit"])
-            then_entry = (state, index) if exit_["next_text"] else None
-            if cont is not None:
-                choices.append(
-                    (
-                        "seq",
-                        (
-                            ("re", cont),
-                            self._state_rule(exit_["then"], phase, then_entry),
-                        ),
+            for variant in exit_["variants"]:
+                then, final = _split_end(variant["written"])
+                lang = None if exit_["at_start"] or textless else variant["text"]
+                for regex, key, rest in self._exits(exit_, then, final, phase):
+                    leads.setdefault((key, lang), []).append((regex, rest))
+                if (
+                    variant["final_text"] is not None
+                    and then is not None
+                    and self._may_end(phase)
+                    and not textless
+                ):
+                    leads.setdefault((None, variant["final_text"]), []).append(
+                        (then, EMPTY)
                     )
-                )
-            if final is not None and (self.mode != "required" or phase == 1):
-                choices.append(("re", final))
-        rest = ("alt", tuple(choices))
-        if text is None:
-            return rest
-        return ("seq", (("lang", text), rest))
+        for (key, lang), pairs in leads.items():
+            if lang is None:
+                for regex, rest in pairs:
+                    self._edge(index, key, ("seq", (("re", regex), rest)))
+            else:
+                self._edge(index, key, ("lead", lang, banned, tuple(pairs)))
+        if self._may_end(phase):
+            self._edge(
+                index, None, EMPTY if textless else ("text", info["end_text"], banned)
+            )
 
-    # -- calls
-
-    def _call_exit(
-        self, state: int, index: int, exit_: dict[str, Any], phase: int
-    ) -> list[Any]:
+    def _exits(
+        self, exit_: dict[str, Any], then: Any, final: Any, phase: int
+    ) -> list[tuple[Any, Any, Any]]:
+        """(regex written, the node it leads to (None: the end), what follows it) per way out."""
         call = self.call
-        assert call is not None
-        if self.mode == "none" or (
-            phase == 1 and not (self.parallel and call["repeats"])
+        out: list[tuple[Any, Any, Any]] = []
+        if (
+            call is not None
+            and exit_["field"] == call["field"]
+            and exit_["kind"] == "open"
         ):
-            return []
-        close_exits = self.sk["states"][self.call_state]["exits"]
-        after: list[Any] = []
-        for close_index, close in enumerate(close_exits):
-            cont, final = _split_end(close["emit"])
-            entry = (self.call_state, close_index) if close["next_text"] else None
-            if cont is not None:
-                after.append(
-                    ("seq", (("re", cont), self._state_rule(close["then"], 1, entry)))
-                )
-            if final is not None:
-                after.append(("re", final))
-        if call["end_ok"] or not close_exits:
-            after.append(EMPTY_SEQ)
-        tail = ("alt", tuple(after))
-        lead = self._lead(exit_)
-        if call["name"][0] == "capture":
-            alternatives = []
-            for name in self.names:
-                self._check_name(name)
-                opened = ("re", _fill(exit_["emit"], {call["name"][1]: name}))
-                alternatives.append(
-                    ("seq", (opened, lead, self._arguments(name, top=True), tail))
-                )
-            return alternatives
-        return [("seq", (("re", exit_["emit"]), lead, self._calls_body(), tail))]
+            if not self._may_call(phase):
+                return out
+            after = ("call", (), 1 if self.phases else 0, False)
+            if call["name"][0] == "capture":
+                for name in self.names:
+                    self._check_name(name)
+                    if then is not None:
+                        filled = _fill(then, {call["name"][1]: ("lit", name)})
+                        out.append((filled, after, self._body(name, exit_["not_next"])))
+            elif then is not None:
+                out.append((then, after, self._body(None, exit_["not_next"])))
+            return out
+        next_state = exit_["then"]
+        if then is not None:
+            out.append(
+                (then, (next_state, tuple(exit_["not_next"]), phase, False), EMPTY)
+            )
+        if final is not None and self._may_end(phase):
+            out.append((final, None, EMPTY))
+        return out
 
-    def _lead(self, exit_: dict[str, Any]) -> Any:
-        """Whitespace allowed before the body (none where it could extend the open delimiter)."""
+    def _after_call(self, index: int, phase: int) -> None:
         call = self.call
         assert call is not None
-        banned = {
-            chr(c)
-            for lo, hi in exit_["not_next"]
-            for c in range(lo, min(hi, lo + 64) + 1)
-        }
-        ws = "".join(c for c in call["ws"] if c not in banned)
-        if call["starts_with"] is not None or not ws or call["syntax"] == "xml-inline":
-            return EMPTY_SEQ
-        return _ws(ws)
+        trail = _space(call["trail"])
+        for exit_ in self.sk["states"][call["state"]]["exits"]:
+            then, final = _split_end(
+                exit_["written"]
+            )  # no text before it: its variants need not be told apart
+            if then is not None:
+                key = (exit_["then"], tuple(exit_["not_next"]), phase, False)
+                self._edge(index, key, ("re", ("seq", (trail, then))))
+            if final is not None and self._may_end(phase):
+                self._edge(index, None, ("re", ("seq", (trail, final))))
+        if (
+            call["end_ok"] or not self.sk["states"][call["state"]]["exits"]
+        ) and self._may_end(phase):
+            self._edge(index, None, EMPTY)
 
     def _check_name(self, name: str) -> None:
-        pattern = self.call["name_pattern"] if self.call else None
-        if pattern is not None and not _regex_accepts(pattern, name):
+        rows = self.call["name_rows"] if self.call else None
+        if rows is not None and not rows_accept(rows, name):
             raise GrammarError(
-                f"tool name {name!r} cannot be written where the template's open delimiter captures it"
+                f"tool name {name!r} cannot be written where the template's open delimiter names it"
             )
 
-    def _calls_body(self) -> Any:
-        call = self.call
-        assert call is not None
-        if call["syntax"] == "python-call-list":
-            item = ("alt", tuple(self._python_call(name) for name in self.names))
-        else:
-            item = ("alt", tuple(self._call_object(name) for name in self.names))
-        if not call["list"] and call["syntax"] != "python-call-list":
-            return item
-        w = _ws(call["ws"])
-        more = (
-            "rep",
-            ("seq", (w, ("lit", ","), w, item)),
-            0,
-            None if self.parallel else 0,
-        )
-        return ("seq", (("lit", "["), w, item, more, w, ("lit", "]")))
+    # -- call bodies
 
-    def _call_object(self, name: str) -> Any:
+    def _body(self, name: str | None, not_next: Any) -> Any:
+        key = (name, tuple(not_next))
+        if key not in self.bodies:
+            self.bodies[key] = (
+                "rule",
+                f"call_{len(self.bodies)}",
+                self._write_body(name, not_next),
+            )
+        return self.bodies[key]
+
+    def _write_body(self, name: str | None, not_next: Any) -> Any:
         call = self.call
         assert call is not None
-        w = _ws(call["ws"])
-        name_member = (
-            "seq",
-            (
-                self._key(call["name"][1]),
-                w,
-                ("lit", ":"),
-                w,
-                self._string_literal(name),
-            ),
-        )
-        args_member = (
-            "seq",
-            (
-                self._key(call["arguments"][1]),
-                w,
-                ("lit", ":"),
-                w,
-                self._arguments(name, top=False),
-            ),
-        )
+        lead = "".join(c for c in call["lead"] if not _member(not_next, ord(c)))
+        syntax = call["syntax"]
+        writer = _Writer(call, self.table, self.sk["texts"])
+        if syntax == "xml-inline":
+            assert name is not None
+            return writer.xml_arguments(name)
+        if syntax == "python-call-list":
+            body = writer.listed(
+                [writer.python_call(n) for n in self.names], self.parallel
+            )
+        elif name is not None:
+            body = writer.arguments(name)
+        else:
+            objects = [writer.call_object(n) for n in self.names]
+            body = (
+                writer.listed(objects, self.parallel) if call["list"] else _alt(objects)
+            )
+        return ("seq", (("re", _space(lead)), body)) if lead else body
+
+
+def _space(chars: str) -> Any:
+    if not chars:
+        return EMPTY
+    return (
+        "rep",
+        ("set", tuple(sorted((ord(c), ord(c)) for c in set(chars)))),
+        0,
+        None,
+    )
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+class _Writer:
+    """Tool calls and their arguments, in the template's argument syntax."""
+
+    def __init__(
+        self, call: dict[str, Any], table: dict[str, Any], texts: list[dict[str, Any]]
+    ) -> None:
+        self.call = call
+        self.table = table
+        self.texts = texts
+        self.ws = call["ws"]
+        self.banned = call["banned"]
+
+    def _w(self) -> Any:
+        return ("re", _space(self.ws)) if self.ws else EMPTY
+
+    def _punct(self, text: str) -> Any:
+        return ("seq", (self._w(), ("lit", text), self._w()))
+
+    def _value(self, cleaned: dict[str, Any]) -> Any:
+        if self.call["syntax"] == "json-dialect":
+            return self._dialect_value(cleaned)
+        return ("json", cleaned, self.ws, self.banned)
+
+    def arguments(self, name: str) -> Any:
+        where = f"tools.{name}.parameters"
+        return self._value(_arguments_schema(self.table[name], where, self.banned))
+
+    def call_object(self, name: str) -> Any:
+        """A JSON object with the call's name and arguments under the keys the transform reads
+        (in either order)."""
+        name_key, args_key = self.call["name"][1], self.call["arguments"][1]
+        where = f"tools.{name}.parameters"
+        for text in (name, name_key, args_key):
+            _json_text(text, self.banned)
+        members = {
+            name_key: {"enum": [name]},
+            args_key: _arguments_schema(self.table[name], where, self.banned),
+        }
         orders = []
-        for first, second in ((name_member, args_member), (args_member, name_member)):
+        for first, second in ((name_key, args_key), (args_key, name_key)):
             orders.append(
-                (
-                    "seq",
-                    (
-                        ("lit", "{"),
-                        w,
-                        first,
-                        w,
-                        ("lit", ","),
-                        w,
-                        second,
-                        w,
-                        ("lit", "}"),
-                    ),
+                self._value(
+                    {
+                        "type": "object",
+                        "properties": {first: members[first], second: members[second]},
+                        "required": [first, second],
+                        "additionalProperties": False,
+                    }
                 )
             )
-        return ("alt", tuple(orders))
+        return _alt(orders)
 
-    def _python_call(self, name: str) -> Any:
-        if not _python_name(name):
+    def listed(self, items: list[Any], parallel: bool) -> Any:
+        """`[` items `]`: at least one, at most one unless calls may be parallel."""
+        if not items:
+            raise GrammarError("no tool can be called")
+        item = _alt(items)
+        flat = [j for i in items for j in (i[1] if i[0] == "alt" else (i,))]
+        if self.call["syntax"] == "json" and all(i[0] == "json" for i in flat):
+            schemas = [i[1] for i in flat]
+            schema: dict[str, Any] = {
+                "type": "array",
+                "items": {"anyOf": schemas},
+                "minItems": 1,
+            }
+            if not parallel:
+                schema["maxItems"] = 1
+            return ("json", schema, self.ws, self.banned)
+        more = (
+            ("rep", ("seq", (self._punct(","), item)), 0, None) if parallel else EMPTY
+        )
+        return ("seq", (("lit", "["), self._w(), item, more, self._w(), ("lit", "]")))
+
+    def python_call(self, name: str) -> Any:
+        if _CALL_LIST_NAME.fullmatch(name) is None:
             raise GrammarError(
                 f"tool name {name!r} is not a name a Python call list can hold"
             )
-        w = _ws(self.call["ws"] if self.call else "")
-        return (
-            "seq",
-            (
-                ("lit", name),
-                w,
-                ("lit", "("),
-                w,
-                self._members(self.table[name], "python", f"tools.{name}"),
-                w,
-                ("lit", ")"),
-            ),
-        )
-
-    # -- arguments
-
-    def _arguments(self, name: str, *, top: bool) -> Any:
-        call = self.call
-        assert call is not None
-        schema = self.table[name]
         where = f"tools.{name}.parameters"
-        syntax = call["syntax"]
-        if syntax == "xml-inline":
-            return self._xml_arguments(schema, where)
-        if syntax == "json" and self.fmt == "lark":
-            return ("json", _json_schema(schema, self, where))
-        return _value(schema, self, syntax, where, object_only=True)
-
-    def _members(self, schema: dict[str, Any], syntax: str, where: str) -> Any:
-        props, required = _properties(schema, where)
-        w = _ws(self.call["ws"] if self.call else "")
-        items = []
+        cleaned = _arguments_schema(self.table[name], where, self.banned)
+        props, required = cleaned["properties"], cleaned["required"]
+        members = []
         for key, sub in props.items():
-            if syntax == "python":
-                if not _python_name(key):
-                    raise GrammarError(
-                        f"{where}: parameter {key!r} is not a keyword a Python call can take"
-                    )
-                k = ("lit", key)
-                sep = "="
-            else:
-                k = self._key(key)
-                sep = ":"
-            items.append(
-                (
-                    (
-                        "seq",
-                        (
-                            k,
-                            w,
-                            ("lit", sep),
-                            w,
-                            _value(sub, self, syntax, f"{where}.{key}"),
-                        ),
-                    ),
-                    key in required,
+            if _CALL_LIST_NAME.fullmatch(key) is None:
+                raise GrammarError(
+                    f"{where}: parameter {key!r} is not a keyword a Python call can take"
                 )
+            value = _json_expression(sub, self.ws, self.banned, python=True)
+            members.append(
+                (("seq", (("lit", key), self._punct("="), value)), key in required)
             )
-        return _member_list(items, ("seq", (w, ("lit", ","), w)))
+        body = _member_list(members, self._punct(","))
+        return ("seq", (("lit", name), self._punct("("), body, self._punct(")")))
 
-    def _xml_arguments(self, schema: dict[str, Any], where: str) -> Any:
-        call = self.call
-        assert call is not None
-        props, required = _properties(schema, where)
-        sep = ("re", call["sep"])
+    # -- JSON with bare keys and custom-delimited strings
+
+    def _dialect_value(self, schema: dict[str, Any]) -> Any:
+        if "anyOf" in schema:
+            return _alt([self._dialect_value(s) for s in schema["anyOf"]])
+        if "enum" in schema:
+            return _alt([self._dialect_literal(v) for v in schema["enum"]])
+        kind = schema["type"]
+        if kind == "object":
+            members = []
+            for key, sub in schema["properties"].items():
+                member = (
+                    "seq",
+                    (
+                        self._dialect_key(key),
+                        self._punct(":"),
+                        self._dialect_value(sub),
+                    ),
+                )
+                members.append((member, key in schema["required"]))
+            return (
+                "seq",
+                (
+                    ("lit", "{"),
+                    self._w(),
+                    _member_list(members, self._punct(",")),
+                    self._w(),
+                    ("lit", "}"),
+                ),
+            )
+        if kind == "array":
+            return _array(
+                self._dialect_value(schema["items"]),
+                schema,
+                self._w(),
+                self._punct(","),
+            )
+        if kind == "string":
+            opener, closer, lang = self.call["delims"]
+            return (
+                "seq",
+                (("lit", opener), ("lead", lang, (), ((("lit", closer), EMPTY),))),
+            )
+        return _scalar(kind)
+
+    def _dialect_key(self, key: str) -> Any:
+        quoted = _json_text(key, self.banned)
+        if self.call["unquoted_keys"] and _BARE_KEY.fullmatch(key):
+            return ("alt", (("lit", key), ("lit", quoted)))
+        return ("lit", quoted)
+
+    def _dialect_literal(self, value: Any) -> Any:
+        if not isinstance(value, str):
+            return ("lit", json.dumps(value))
+        opener, closer, lang = self.call["delims"]
+        if not rows_accept(self.texts[lang]["dfa"], value):
+            raise GrammarError(
+                f"the string {value!r} cannot be written safely inside a tool call of this template"
+            )
+        return ("lit", opener + value + closer)
+
+    # -- xml-inline
+
+    def xml_arguments(self, name: str) -> Any:
+        where = f"tools.{name}.parameters"
+        cleaned = _arguments_schema(self.table[name], where, self.banned)
+        props, required = cleaned["properties"], cleaned["required"]
+        sep = ("re", self.call["sep"])
         parts: list[Any] = [sep]
         for key, sub in props.items():
-            if not _lang_accepts(call["key"], key):
+            if not rows_accept(self.call["key"], key):
                 raise GrammarError(
                     f"{where}: parameter {key!r} cannot be written in the template's tags"
                 )
-            value = _xml_value(sub, call, f"{where}.{key}", self)
-            tag = _fill_expr(call["tag"], {"key": ("lit", key), "value": value})
-            item = ("seq", (tag, sep))
-            parts.append(item if key in required else ("rep", item, 0, 1))
+            tag = ("seq", (self._xml_tag(key, sub), sep))
+            parts.append(tag if key in required else ("rep", tag, 0, 1))
         return ("seq", tuple(parts))
 
-    def _key(self, key: str) -> Any:
-        call = self.call
-        assert call is not None
-        quoted = self._string_literal(key)
-        if (
-            call.get("unquoted_keys")
-            and _python_name(key)
-            and "." not in key
-            and "-" not in key
-        ):
-            return ("alt", (quoted, ("lit", key)))
-        return quoted
+    def _xml_tag(self, key: str, schema: dict[str, Any]) -> Any:
+        items = self.call["tag"]
+        items = items[1] if items[0] == "seq" else (items,)
+        at = next(i for i, item in enumerate(items) if item == ("slot", "value"))
+        head = _fill(("seq", items[:at]), {"key": ("lit", key)})
+        return ("seq", (("re", head), self._xml_value(schema, self.call["tail"])))
 
-    def _string_literal(self, text: str) -> Any:
-        call = self.call
-        assert call is not None
-        encoded = json.dumps(text, ensure_ascii=False)
-        if "\\u" in encoded or not _lang_accepts(call["string"], encoded[1:-1]):
+    def _xml_value(self, schema: dict[str, Any], tail: Any) -> Any:
+        """A value and the rest of its tag; free text and the tag's end are one Lark terminal."""
+        if "anyOf" in schema:
+            return _alt([self._xml_value(s, tail) for s in schema["anyOf"]])
+        values = self.call["values"]
+        if "enum" in schema:
+            options = []
+            for value in schema["enum"]:
+                text = (
+                    value
+                    if isinstance(value, str) and not self.call["json_values"]
+                    else json.dumps(value)
+                )
+                fitting = [
+                    end
+                    for entries in values.values()
+                    for end, lang in entries or ()
+                    if rows_accept(self.texts[lang]["dfa"], text)
+                ]
+                if not fitting:
+                    raise GrammarError(
+                        f"the value {value!r} cannot be written in the template's tags"
+                    )
+                options += [
+                    ("re", ("seq", (("lit", text), end)))
+                    for end in dict.fromkeys(fitting)
+                ]
+            return _alt(options)
+        kind = schema["type"]
+        if kind in ("object", "array"):
+            if not self.call["structured"]:
+                raise GrammarError(
+                    f"an {kind} value cannot be written in the template's tags"
+                )
+            return ("seq", (("json", schema, " \t", self.banned), ("re", tail)))
+        entries = values.get(kind)
+        if not entries:
             raise GrammarError(
-                f"the string {text!r} cannot be written safely inside a tool call of this template"
+                f"a {kind} value cannot be written in the template's tags"
             )
-        return ("lit", encoded)
-
-    # -- output
-
-    def text(self) -> str:
-        return _Printer(self.fmt).grammar(self.rules)
+        return _alt([("lead", lang, (), ((end, EMPTY),)) for end, lang in entries])
 
 
 def _member_list(items: list[tuple[Any, bool]], comma: Any) -> Any:
-    """Members in order, the optional ones may be left out, separated by `comma`."""
-    # following[i]: the members from i on when something was written before them
-    following: Any = EMPTY_SEQ
-    first: Any = EMPTY_SEQ
+    """Members in order, separated by `comma`; the optional ones may be left out."""
+    following: Any = (
+        EMPTY  # the members from here on, when something was written before them
+    )
+    first: Any = EMPTY  # the members from here on, when nothing was
     for member, required in reversed(items):
         with_comma = ("seq", (comma, member, following))
-        new_following = with_comma if required else ("alt", (with_comma, following))
         leading = ("seq", (member, following))
-        first = leading if required else ("alt", (leading, first))
-        following = new_following
+        first = leading if required else _alt([leading, first])
+        following = with_comma if required else _alt([with_comma, following])
     return first
 
 
-def _properties(schema: dict[str, Any], where: str) -> tuple[dict[str, Any], list[str]]:
-    if not isinstance(schema, dict):
-        raise GrammarError(f"{where}: a schema must be an object")
-    if schema.get("type", "object") != "object":
+def _array(item: Any, schema: dict[str, Any], space: Any, comma: Any) -> Any:
+    low, high = schema.get("minItems", 0), schema.get("maxItems")
+    if high == 0:
+        body: Any = EMPTY
+    else:
+        more: Any = (
+            "rep",
+            ("seq", (comma, item)),
+            max(low - 1, 0),
+            None if high is None else high - 1,
+        )
+        body = ("seq", (item, more if high != 1 else EMPTY))
+        if low == 0:
+            body = ("rep", body, 0, 1)
+    return ("seq", (("lit", "["), space, body, space, ("lit", "]")))
+
+
+def _scalar(kind: str) -> Any:
+    if kind == "integer":
+        return ("re", _INTEGER)
+    if kind == "number":
+        return ("re", _NUMBER)
+    if kind == "boolean":
+        return ("alt", (("lit", "true"), ("lit", "false")))
+    return ("lit", "null")
+
+
+def _json_text(text: str, banned: Any) -> str:
+    encoded = json.dumps(text, ensure_ascii=False)
+    if "\\u" in encoded or any(_member(banned, ord(c)) for c in text):
+        raise GrammarError(
+            f"the string {text!r} cannot be written safely inside a tool call of this template"
+        )
+    return encoded
+
+
+# --------------------------------------------------------------------------- schemas
+
+
+def _object_schema(schema: Any, where: str) -> dict[str, Any]:
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         raise GrammarError(f"{where}: tool parameters must be an object schema")
+    return schema
+
+
+def _properties(schema: dict[str, Any], where: str) -> tuple[dict[str, Any], list[str]]:
     props = schema.get("properties") or {}
     required = schema.get("required") or []
     if not isinstance(props, dict) or not isinstance(required, list):
@@ -428,340 +668,188 @@ def _properties(schema: dict[str, Any], where: str) -> tuple[dict[str, Any], lis
     return props, required
 
 
-_ANNOTATIONS = {
-    "description",
-    "title",
-    "default",
-    "examples",
-    "$comment",
-    "format",
-    "nullable",
-    "additionalProperties",
-    "$schema",
-}
-_SUPPORTED = {
-    "type",
-    "properties",
-    "required",
-    "items",
-    "enum",
-    "const",
-    "anyOf",
-    "minItems",
-    "maxItems",
-}
-
-
-def _types(schema: Any, where: str) -> list[str]:
+def _clean_schema(schema: Any, where: str, banned: Any) -> dict[str, Any]:
+    """`schema` rebuilt from the keywords a grammar honours, every string kept free of `banned`
+    characters (a pattern), numbers bounded; what it cannot honour is a GrammarError."""
     if not isinstance(schema, dict):
         raise GrammarError(f"{where}: a schema must be an object")
     for key in schema:
-        if key not in _SUPPORTED and key not in _ANNOTATIONS:
+        if key not in _KEYWORDS and key not in _ANNOTATIONS:
             raise GrammarError(
                 f"{where}: the schema keyword {key!r} has no grammar form"
             )
-    declared = schema.get("type")
-    types = [declared] if isinstance(declared, str) else list(declared or [])
-    if schema.get("nullable") and types and "null" not in types:
-        types.append("null")
-    return types
-
-
-def _value(
-    schema: Any, frame: _Frame, syntax: str, where: str, *, object_only: bool = False
-) -> Any:
-    """A value valid for `schema`, written in `syntax` (json, json-dialect, python)."""
-    types = _types(schema, where)
-    if object_only:
-        return _object(schema, frame, syntax, where)
     if "enum" in schema or "const" in schema:
         values = schema["enum"] if "enum" in schema else [schema["const"]]
-        return ("alt", tuple(_literal_value(v, frame, syntax, where) for v in values))
-    if "anyOf" in schema:
-        return (
-            "alt",
-            tuple(
-                _value(s, frame, syntax, f"{where}.anyOf[{i}]")
-                for i, s in enumerate(schema["anyOf"])
-            ),
-        )
-    if not types:
-        types = ["string", "number", "boolean", "null"]
-    out = []
-    for kind in types:
-        if kind == "object":
-            out.append(_object(schema, frame, syntax, where))
-        elif kind == "array":
-            item = _value(schema.get("items", {}), frame, syntax, f"{where}.items")
-            w = _ws(frame.call["ws"] if frame.call else "")
-            low, high = int(schema.get("minItems", 0)), schema.get("maxItems")
-            if low == 0:
-                body = (
-                    "rep",
-                    (
-                        "seq",
-                        (
-                            item,
-                            (
-                                "rep",
-                                ("seq", (w, ("lit", ","), w, item)),
-                                0,
-                                None if high is None else max(int(high) - 1, 0),
-                            ),
-                        ),
-                    ),
-                    0,
-                    1,
-                )
-                if high == 0:
-                    body = EMPTY_SEQ
-            else:
-                body = (
-                    "seq",
-                    (
-                        item,
-                        (
-                            "rep",
-                            ("seq", (w, ("lit", ","), w, item)),
-                            low - 1,
-                            None if high is None else int(high) - 1,
-                        ),
-                    ),
-                )
-            out.append(("seq", (("lit", "["), w, body, w, ("lit", "]"))))
-        elif kind == "string":
-            out.append(_string_value(frame, syntax))
-        elif kind in ("integer", "number"):
-            out.append(("re", _NUMBER if kind == "number" else _INTEGER))
-        elif kind == "boolean":
-            words = ("True", "False") if syntax == "python" else ("true", "false")
-            out.append(("alt", (("lit", words[0]), ("lit", words[1]))))
-        elif kind == "null":
-            out.append(("lit", "None" if syntax == "python" else "null"))
-        else:
-            raise GrammarError(f"{where}: the type {kind!r} has no grammar form")
-    return ("alt", tuple(out))
-
-
-def _object(schema: Any, frame: _Frame, syntax: str, where: str) -> Any:
-    w = _ws(frame.call["ws"] if frame.call else "")
-    body = frame._members(schema, "python" if syntax == "python" else "json", where)
-    if syntax == "python":
-        open_, close = ("lit", "{"), ("lit", "}")
-    else:
-        open_, close = ("lit", "{"), ("lit", "}")
-    return ("seq", (open_, w, body, w, close))
-
-
-def _string_value(frame: _Frame, syntax: str) -> Any:
-    call = frame.call
-    assert call is not None
-    quoted = ("seq", (("lit", '"'), ("lang", call["string"]), ("lit", '"')))
-    if syntax == "json-dialect" and call.get("delims"):
-        return (
-            "alt",
-            (
-                quoted,
-                *(
-                    ("seq", (("lit", o), ("lang", text), ("lit", c)))
-                    for o, c, text in call["delims"]
-                ),
-            ),
-        )
-    return quoted
-
-
-def _literal_value(value: Any, frame: _Frame, syntax: str, where: str) -> Any:
-    if isinstance(value, str):
-        return frame._string_literal(value)
-    if syntax == "python":
-        if value is None or isinstance(value, bool):
-            return ("lit", repr(value))
-    if isinstance(value, (bool, int, float)) or value is None:
-        return ("lit", json.dumps(value))
-    raise GrammarError(f"{where}: the enum value {value!r} has no grammar form")
-
-
-def _xml_value(schema: Any, call: dict[str, Any], where: str, frame: _Frame) -> Any:
-    types = _types(schema, where)
-    values = call["values"]
-    if "enum" in schema or "const" in schema:
-        options = schema["enum"] if "enum" in schema else [schema["const"]]
-        out = []
-        for option in options:
-            text = (
-                option
-                if isinstance(option, str) and not call["json_values"]
-                else json.dumps(option, ensure_ascii=False)
-            )
-            if not any(
-                lang is not None and _lang_accepts(lang, text)
-                for lang in values.values()
-            ):
-                raise GrammarError(
-                    f"{where}: the enum value {option!r} cannot be written in the template's tags"
-                )
-            out.append(("lit", text))
-        return ("alt", tuple(out))
-    if "anyOf" in schema:
-        return (
-            "alt",
-            tuple(
-                _xml_value(s, call, f"{where}.anyOf[{i}]", frame)
-                for i, s in enumerate(schema["anyOf"])
-            ),
-        )
-    out = []
-    for kind in types or ["string"]:
-        lang = values.get(kind)
-        if lang is None:
-            raise GrammarError(
-                f"{where}: a {kind!r} value cannot be written in the template's tags"
-            )
-        out.append(("lang", lang))
-    return ("alt", tuple(out))
-
-
-def _json_schema(schema: Any, frame: _Frame, where: str) -> dict[str, Any]:
-    """The schema for `%json`, rebuilt from what this module supports, with safe strings."""
-    call = frame.call
-    assert call is not None
-    types = _types(schema, where)
-    out: dict[str, Any] = {}
-    if "enum" in schema or "const" in schema:
-        values = schema["enum"] if "enum" in schema else [schema["const"]]
+        if not isinstance(values, list) or not values:
+            raise GrammarError(f"{where}: enum must be a non-empty list")
         for value in values:
             if isinstance(value, str):
-                frame._string_literal(value)
+                _json_text(value, banned)
+            elif not (
+                value is None or isinstance(value, (bool, int, float))
+            ) or not _fits(value):
+                raise GrammarError(
+                    f"{where}: the enum value {value!r} has no grammar form"
+                )
         return {"enum": list(values)}
     if "anyOf" in schema:
         return {
             "anyOf": [
-                _json_schema(s, frame, f"{where}.anyOf[{i}]")
+                _clean_schema(s, f"{where}.anyOf[{i}]", banned)
                 for i, s in enumerate(schema["anyOf"])
             ]
         }
-    if not types:
-        types = ["string", "number", "boolean", "null"]
-    variants = []
-    for kind in types:
-        if kind == "object":
-            props, required = _properties(schema, where)
-            for key in props:
-                frame._string_literal(key)
-            variants.append(
-                {
-                    "type": "object",
-                    "properties": {
-                        k: _json_schema(v, frame, f"{where}.{k}")
-                        for k, v in props.items()
-                    },
-                    "required": list(required),
-                    "additionalProperties": False,
-                }
+    declared = schema.get("type")
+    types = (
+        [declared]
+        if isinstance(declared, str)
+        else list(declared or ["string", "number", "boolean", "null"])
+    )
+    if schema.get("nullable") and "null" not in types:
+        types.append("null")
+    variants = [_typed_schema(kind, schema, where, banned) for kind in types]
+    return variants[0] if len(variants) == 1 else {"anyOf": variants}
+
+
+def _typed_schema(
+    kind: Any, schema: dict[str, Any], where: str, banned: Any
+) -> dict[str, Any]:
+    if kind == "object":
+        props, required = _properties(schema, where)
+        for key in props:
+            _json_text(key, banned)
+        return {
+            "type": "object",
+            "properties": {
+                k: _clean_schema(v, f"{where}.{k}", banned) for k, v in props.items()
+            },
+            "required": list(required),
+            "additionalProperties": False,
+        }
+    if kind == "array":
+        out: dict[str, Any] = {
+            "type": "array",
+            "items": _clean_schema(schema.get("items", {}), f"{where}.items", banned),
+        }
+        for bound in ("minItems", "maxItems"):
+            if bound in schema:
+                if not isinstance(schema[bound], int) or schema[bound] < 0:
+                    raise GrammarError(f"{where}: {bound} must be a count")
+                out[bound] = schema[bound]
+        return out
+    if kind == "string":
+        string: dict[str, Any] = {"type": "string"}
+        # control characters never stand raw in a JSON string (they are escaped): no need to ban them
+        visible = _minus(banned, ((0, 31),))
+        if visible:
+            string["pattern"] = (
+                "^[^" + "".join(_pattern_range(lo, hi) for lo, hi in visible) + "]*$"
             )
-        elif kind == "array":
-            item: dict[str, Any] = {
-                "type": "array",
-                "items": _json_schema(schema.get("items", {}), frame, f"{where}.items"),
-            }
-            for bound in ("minItems", "maxItems"):
-                if bound in schema:
-                    item[bound] = schema[bound]
-            variants.append(item)
-        elif kind == "string":
-            # %json patterns are plain regexes: strings leave out every character a delimiter of
-            # the region can start with (the exact avoidance is in the GBNF form)
-            banned = ("set", _complement(call["string"]["first"]))
-            variants.append(
-                {
-                    "type": "string",
-                    "pattern": "^"
-                    + _Printer("lark").regex(("rep", banned, 0, None))
-                    + "$",
-                }
+        return string
+    if kind in ("integer", "number"):
+        return {"type": kind, "minimum": -NUMBER_LIMIT, "maximum": NUMBER_LIMIT}
+    if kind in ("boolean", "null"):
+        return {"type": kind}
+    raise GrammarError(f"{where}: the type {kind!r} has no grammar form")
+
+
+def _arguments_schema(schema: Any, where: str, banned: Any) -> dict[str, Any]:
+    """A tool's parameters, cleaned. An argument may not be both a string and an object or array:
+    the parser, given the tools, reads a string argument that looks like JSON as the object."""
+    props, _ = _properties(_object_schema(schema, where), where)
+    schema = {**schema, "type": "object"}
+    for key, sub in props.items():
+        kinds = set(_argument_types(sub))
+        if "string" in kinds and kinds & {"object", "array"}:
+            raise GrammarError(
+                f"{where}.{key}: a string that may also be an object or array has no grammar form"
             )
-        elif kind in ("integer", "number"):
-            variants.append(
-                {
-                    "type": kind,
-                    "minimum": -(10**JSON_INT_LIMIT) + 1,
-                    "maximum": 10**JSON_INT_LIMIT - 1,
-                }
+    return _clean_schema(schema, where, banned)
+
+
+def _argument_types(schema: Any) -> list[str]:
+    """The types the parser's argument typing reads in a schema (`coercion.schema_types`)."""
+    if not isinstance(schema, dict):
+        return []
+    declared = schema.get("type")
+    types = (
+        [declared]
+        if isinstance(declared, str)
+        else [t for t in declared or [] if isinstance(t, str)]
+    )
+    for choice in schema.get("anyOf") or []:
+        types += _argument_types(choice)
+    return types
+
+
+def _fits(value: Any) -> bool:
+    return (
+        not isinstance(value, (int, float))
+        or isinstance(value, bool)
+        or abs(value) <= NUMBER_LIMIT
+    )
+
+
+def _pattern_range(lo: int, hi: int) -> str:
+    def one(point: int) -> str:
+        if point > 0xFFFF:
+            raise GrammarError(
+                "a character outside the Basic Multilingual Plane has no string pattern form"
             )
-        elif kind in ("boolean", "null"):
-            variants.append({"type": kind})
+        return f"\\u{point:04x}"
+
+    return one(lo) if lo == hi else f"{one(lo)}-{one(hi)}"
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+def _alt(items: list[Any]) -> Any:
+    return items[0] if len(items) == 1 else ("alt", tuple(items))
+
+
+def _union(first: Any, second: Any) -> tuple[tuple[int, int], ...]:
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted([*first, *second]):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
         else:
-            raise GrammarError(f"{where}: the type {kind!r} has no grammar form")
-    out = variants[0] if len(variants) == 1 else {"anyOf": variants}
-    return out
+            merged.append((lo, hi))
+    return tuple(merged)
 
 
-_DIGITS = ("set", ((48, 57),))
-_INTEGER = (
-    "seq",
-    (
-        ("rep", ("lit", "-"), 0, 1),
-        (
-            "alt",
-            (
-                ("lit", "0"),
-                (
-                    "seq",
-                    (("set", ((49, 57),)), ("rep", _DIGITS, 0, JSON_INT_LIMIT - 1)),
-                ),
-            ),
-        ),
-    ),
-)
-_NUMBER = (
-    "seq",
-    (
-        _INTEGER,
-        ("rep", ("seq", (("lit", "."), ("rep", _DIGITS, 1, JSON_INT_LIMIT))), 0, 1),
-    ),
-)
+def _member(ranges: Any, point: int) -> bool:
+    return any(lo <= point <= hi for lo, hi in ranges)
 
 
 def _complement(ranges: Any) -> tuple[tuple[int, int], ...]:
     out, low = [], 0
-    for lo, hi in sorted(ranges):
+    for lo, hi in _union(ranges, ()):
         if lo > low:
             out.append((low, lo - 1))
         low = max(low, hi + 1)
-    if low <= 0x10FFFF:
-        out.append((low, 0x10FFFF))
+    if low <= MAX_CODE_POINT:
+        out.append((low, MAX_CODE_POINT))
     return tuple(out)
 
 
-def _python_name(name: str) -> bool:
-    parts = name.replace("-", ".").split(".")
-    return all(
-        p
-        and p.isascii()
-        and (p[0].isalpha() or p[0] == "_")
-        and p.replace("_", "a").isalnum()
-        for p in parts[:1]
-    ) and all(p and p.isascii() and p.replace("_", "a").isalnum() for p in parts)
-
-
-def _ws(chars: str) -> Any:
-    if not chars:
-        return EMPTY_SEQ
-    return (
-        "re",
-        ("rep", ("set", tuple(sorted((ord(c), ord(c)) for c in chars))), 0, None),
-    )
-
-
-# --------------------------------------------------------------------------- regex helpers
+def rows_accept(rows: dict[str, Any], text: str) -> bool:
+    """Whether a DFA in the skeleton's plain-data form accepts `text`."""
+    state = 0
+    for char in text:
+        for target, ranges in rows["rows"][state]:
+            if _member(ranges, ord(char)):
+                state = target
+                break
+        else:
+            return False
+    return state in rows["accept"]
 
 
 def _split_end(node: Any) -> tuple[Any, Any]:
-    """(`node` without the paths that need the output to end, those paths without the end):
-    `$` may close the last item of a delimiter, alone or as an alternative."""
+    """(`node` without the texts that need the output to end, those texts without the end)."""
     if node == ("end",):
-        return None, EMPTY_SEQ
+        return None, EMPTY
     if node[0] == "alt":
         cont, final = [], []
         for item in node[1]:
@@ -774,203 +862,370 @@ def _split_end(node: Any) -> tuple[Any, Any]:
             ("alt", tuple(final)) if final else None
         )
     if node[0] == "seq" and node[1]:
-        c, f = _split_end(node[1][-1])
-        head = node[1][:-1]
+        head, last = node[1][:-1], node[1][-1]
+        c, f = _split_end(last)
         return (None if c is None else ("seq", (*head, c))), (
             None if f is None else ("seq", (*head, f))
         )
+    if node[0] == "rep" and _split_end(node[1])[1] is not None:
+        raise GrammarError("a repeated end anchor has no grammar form")
     return node, None
 
 
-def _fill(node: Any, slots: dict[str, str]) -> Any:
-    return _fill_expr(node, {k: ("lit", v) for k, v in slots.items()})
-
-
-def _fill_expr(node: Any, slots: dict[str, Any]) -> Any:
+def _fill(node: Any, slots: dict[str, Any]) -> Any:
     if node[0] == "slot":
         return slots[node[1]]
     if node[0] in ("seq", "alt"):
-        return (node[0], tuple(_fill_expr(item, slots) for item in node[1]))
+        return (node[0], tuple(_fill(item, slots) for item in node[1]))
     if node[0] == "rep":
-        return ("rep", _fill_expr(node[1], slots), node[2], node[3])
+        return ("rep", _fill(node[1], slots), node[2], node[3])
     return node
 
 
-def _lang_accepts(lang: dict[str, Any], text: str) -> bool:
-    rows, state = lang["dfa"]["rows"], 0
-    for char in text:
-        point = ord(char)
-        for target, ranges in rows[state]:
-            if any(lo <= point <= hi for lo, hi in ranges):
-                state = target
-                break
-        else:
-            return False
-    return state in lang["dfa"]["accept"]
-
-
-def _regex_accepts(node: Any, text: str) -> bool:
-    import re
-
-    return (
-        re.fullmatch(_printer_re(node, anchored=False, python=True), text, re.DOTALL)
-        is not None
-    )
-
-
-def _printer_re(node: Any, *, anchored: bool, python: bool = False) -> str:
-    if isinstance(
-        node, dict
-    ):  # a language: the regex of its DFA is not needed for %json patterns
-        node = _lang_regex(node)
-    body = _Printer("python" if python else "lark").regex(node)
-    return f"^(?:{body})$" if anchored else body
-
-
-def _lang_regex(lang: dict[str, Any]) -> Any:
-    """A regex for a language, by state elimination over its DFA (small languages only)."""
-    rows = lang["dfa"]["rows"]
-    accept = set(lang["dfa"]["accept"])
-    edges: dict[tuple[int, int], Any] = {(-1, 0): EMPTY_SEQ}
-    for s, row in enumerate(rows):
-        for target, ranges in row:
-            edges[(s, target)] = ("set", tuple(ranges))
-        if s in accept:
-            edges[(s, -2)] = EMPTY_SEQ
-    for k in range(len(rows)):
-        loop = edges.pop((k, k), None)
-        ins = [(a, r) for (a, b), r in edges.items() if b == k]
-        outs = [(b, r) for (a, b), r in edges.items() if a == k]
+def _eliminate(count: int, edges: dict[tuple[int, int], list[Any]]) -> Any:
+    """The expression of the segment automaton from node 0 to the end (-1), by state elimination:
+    nodes are few (parser states times the ways into them), so the expression stays small."""
+    graph = {key: _alt(labels) for key, labels in edges.items()}
+    for node in sorted(range(1, count), key=lambda n: _degree(graph, n)):
+        loop = graph.pop((node, node), None)
+        ins = [(a, label) for (a, b), label in graph.items() if b == node]
+        outs = [(b, label) for (a, b), label in graph.items() if a == node]
         for a, _ in ins:
-            del edges[(a, k)]
+            del graph[(a, node)]
         for b, _ in outs:
-            del edges[(k, b)]
-        middle = EMPTY_SEQ if loop is None else ("rep", loop, 0, None)
-        for a, r_in in ins:
-            for b, r_out in outs:
-                path = ("seq", (r_in, middle, r_out))
-                old = edges.get((a, b))
-                edges[(a, b)] = path if old is None else ("alt", (old, path))
-    return edges.get((-1, -2), ("set", ()))
+            del graph[(node, b)]
+        middle = EMPTY if loop is None else ("rep", loop, 0, None)
+        for a, into in ins:
+            for b, out in outs:
+                path = ("seq", (into, middle, out))
+                graph[(a, b)] = (
+                    path if (a, b) not in graph else ("alt", (graph[(a, b)], path))
+                )
+    loop = graph.get((0, 0))
+    final = graph.get((0, -1))
+    if final is None:
+        raise GrammarError("no message can be written with these options")
+    return final if loop is None else ("seq", (("rep", loop, 0, None), final))
+
+
+def _degree(graph: dict[tuple[int, int], Any], node: int) -> int:
+    ins = sum(1 for a, b in graph if b == node and a != node)
+    outs = sum(1 for a, b in graph if a == node and b != node)
+    return ins * outs
 
 
 # --------------------------------------------------------------------------- printing
 
 
-class _Printer:
-    """Expressions as Lark (llguidance) or GBNF text; regexes in Rust or Python syntax."""
+class _Rules:
+    """Rule naming shared by the Lark and GBNF printers: one rule per `rule` node, per free text."""
 
-    def __init__(self, fmt: str) -> None:
-        self.fmt = fmt
-        self.extra: dict[str, str] = {}
-        self.lang_names: dict[int, str] = {}
+    def __init__(self, skeleton: dict[str, Any]) -> None:
+        self.texts = skeleton["texts"]
+        self.lines: list[str] = []
+        self.names: dict[Any, str] = {}
+        self.defined: set[str] = set()
 
-    def grammar(self, rules: dict[str, Any]) -> str:
-        lines = []
-        if self.fmt == "lark":
-            lines.append("%llguidance {}")
-        for name, expr in rules.items():
-            rule = "root" if (name == "start" and self.fmt == "gbnf") else name.lower()
-            lines.append(
-                f"{rule}{': ' if self.fmt == 'lark' else ' ::= '}{self.expr(expr)}"
-            )
-        lines += list(self.extra.values())
-        return "\n".join(lines) + "\n"
+    def named(self, key: Any, make: Any) -> str:
+        if key not in self.names:
+            self.names[key] = make(len(self.names))
+        return self.names[key]
+
+
+class _Lark(_Rules):
+    """llguidance's Lark: free text as `&`/`~` terminals, each fused with the delimiter after it."""
+
+    def grammar(self, expression: Any) -> str:
+        start = self.expr(expression)
+        return "\n".join(["%llguidance {}", f"start: {start}", *self.lines]) + "\n"
 
     def expr(self, e: Any) -> str:
         kind = e[0]
-        if kind == "ref":
-            return e[1].lower()
         if kind == "lit":
             return json.dumps(e[1], ensure_ascii=False) if e[1] else '""'
         if kind == "re":
-            if self.fmt == "lark":
-                if e[1] == EMPTY_SEQ:
-                    return '""'
-                return f"/{self.regex(e[1])}/"
-            return self.gbnf_regex(e[1])
-        if kind == "lang":
-            return self.lang(e[1])
+            return '""' if e[1] == EMPTY else f"/{_regex(e[1])}/"
+        if kind == "text":
+            return self.text(e[1], e[2])
+        if kind == "lead":
+            text = self.text(e[1], e[2])
+            options = []
+            for regex, rest in e[3]:
+                fused = self.named(("fused", text, regex), lambda i: f"T{i}")
+                if fused not in self.defined:
+                    self.lines.append(f"{fused}: {text} /{_regex(regex)}/")
+                    self.defined.add(fused)
+                options.append(
+                    f"({fused} {self.expr(rest)})" if rest != EMPTY else fused
+                )
+            return "(" + " | ".join(options) + ")"
         if kind == "json":
-            return "%json " + json.dumps(e[1], ensure_ascii=False)
+            schema = dict(e[1])
+            ws = e[2]
+            schema["x-guidance"] = (
+                {"whitespace_pattern": "[" + "".join(_escape(c) for c in ws) + "]*"}
+                if ws
+                else {"whitespace_flexible": False}
+            )
+            return "%json " + json.dumps(schema, ensure_ascii=False)
+        if kind == "rule":
+            name = self.named(("rule", e[1]), lambda i: f"r{i}")
+            if name not in self.defined:
+                self.defined.add(name)
+                self.lines.append(f"{name}: {self.expr(e[2])}")
+            return name
         if kind == "seq":
-            items = [self.expr(i) for i in e[1] if i != EMPTY_SEQ]
+            items = [self.expr(i) for i in e[1] if i != EMPTY]
             return "(" + " ".join(items) + ")" if items else '""'
         if kind == "alt":
-            items = [self.expr(i) for i in e[1]]
-            if not items:
-                raise GrammarError(
-                    "no way to write this part of the message with these options"
-                )
-            return "(" + " | ".join(items) + ")"
+            return "(" + " | ".join(self.expr(i) for i in e[1]) + ")"
         if kind == "rep":
             return f"{self.expr(e[1])}{_quantifier(e[2], e[3])}"
         raise GrammarError(f"cannot print {kind!r}")
 
-    def lang(self, lang: dict[str, Any]) -> str:
-        key = id(lang)
-        if key in self.lang_names:
-            return self.lang_names[key]
-        index = len(self.lang_names)
-        if self.fmt == "lark":
+    def text(self, lang: int, banned: Any) -> str:
+        def make(index: int) -> str:
             name = f"TEXT{index}"
-            parts = [f"/{self.regex(base)}/" for base in lang["bases"]]
-            if lang["avoid"] != ("set", ()):
-                parts.append(f"~/(?s:.*)(?:{self.regex(lang['avoid'])})(?s:.*)/")
-                parts.append(f"~/(?s:.*)(?:{self.regex(lang['prefixes'])})/")
-            self.extra[name] = f"{name}: {' & '.join(parts)}"
-        else:
-            name = f"text{index}"
-            for s, row in enumerate(lang["dfa"]["rows"]):
-                options = [f"{_gbnf_class(ranges)} {name}-{t}" for t, ranges in row]
-                if s in lang["dfa"]["accept"]:
-                    options.append('""')
-                self.extra[f"{name}-{s}"] = f"{name}-{s} ::= " + (
-                    " | ".join(options) if options else _gbnf_class(())
+            info = self.texts[lang]
+            parts = ["/(?s:.*)/", *(f"/{_regex(base)}/" for base in info["base"])]
+            if info["contains"] != ("set", ()):
+                parts.append(f"~/(?s:.*)(?:{_regex(info['contains'])})(?s:.*)/")
+            if info["ends"] != ("set", ()):
+                parts.append(f"~/(?s:.*)(?:{_regex(info['ends'])})/")
+            if banned:
+                parts.append(f"~/{_regex(('set', tuple(banned)))}(?s:.*)/")
+            self.lines.append(f"{name}: {' & '.join(parts)}")
+            return name
+
+        return self.named(("text", lang, tuple(banned)), make)
+
+
+class _Gbnf(_Rules):
+    """llama.cpp GBNF (also xgrammar's EBNF): free text as one rule per state of its DFA."""
+
+    def grammar(self, expression: Any, root: str = "root") -> str:
+        start = self.expr(expression)
+        return "\n".join([f"{root} ::= {start}", *self.lines]) + "\n"
+
+    def expr(self, e: Any) -> str:
+        kind = e[0]
+        if kind == "lit":
+            return _gbnf_literal(e[1])
+        if kind == "re":
+            return _gbnf_regex(e[1])
+        if kind == "text":
+            return self.text(e[1], e[2])
+        if kind == "lead":
+            text = self.text(e[1], e[2])
+            # The delimiter one character at a time: a reader that lexes (llguidance's, through its
+            # GBNF converter) then never takes a literal on from the free text's last characters.
+            options = [
+                " ".join(
+                    p
+                    for p in (
+                        _gbnf_regex(regex, split=True),
+                        self.expr(rest) if rest != EMPTY else "",
+                    )
+                    if p
                 )
-            self.extra[name] = f"{name} ::= {name}-0"
-        self.lang_names[key] = name
-        return name
-
-    def regex(self, node: Any) -> str:
-        kind = node[0]
-        if kind == "lit":
-            return (
-                "".join(_escape_char(c, self.fmt) for c in node[1])
-                if node[1]
-                else "(?:)"
-            )
-        if kind == "set":
-            if not node[1]:
-                return "[^\\x00-\\x{10FFFF}]" if self.fmt != "python" else "(?!)"
-            return (
-                "[" + "".join(_range_text(lo, hi, self.fmt) for lo, hi in node[1]) + "]"
-            )
+                for regex, rest in e[3]
+            ]
+            return f"{text} ({' | '.join(options)})"
+        if kind == "json":
+            return self.expr(_json_expression(e[1], e[2], e[3]))
+        if kind == "rule":
+            name = self.named(("rule", e[1]), lambda i: f"r{i}")
+            if name not in self.defined:
+                self.defined.add(name)
+                self.lines.append(f"{name} ::= {self.expr(e[2])}")
+            return name
         if kind == "seq":
-            return "".join(self.regex(i) for i in node[1]) if node[1] else "(?:)"
+            items = [self.expr(i) for i in e[1] if i != EMPTY]
+            return "(" + " ".join(items) + ")" if items else '""'
         if kind == "alt":
-            return "(?:" + "|".join(self.regex(i) for i in node[1]) + ")"
+            return "(" + " | ".join(self.expr(i) for i in e[1]) + ")"
         if kind == "rep":
-            return f"(?:{self.regex(node[1])}){_quantifier(node[2], node[3])}"
-        raise GrammarError(f"no regex form for {kind!r}")
+            return f"({self.expr(e[1])}){_quantifier(e[2], e[3])}"
+        raise GrammarError(f"cannot print {kind!r}")
 
-    def gbnf_regex(self, node: Any) -> str:
-        kind = node[0]
+    def text(self, lang: int, banned: Any) -> str:
+        def make(index: int) -> str:
+            name = f"text{index}"
+            rows, accept = (
+                self.texts[lang]["dfa"]["rows"],
+                self.texts[lang]["dfa"]["accept"],
+            )
+            for state, row in enumerate(rows):
+                self.lines.append(
+                    f"{name}-{state} ::= "
+                    + _gbnf_state(name, row, state, state in accept, ())
+                )
+            self.lines.append(
+                f"{name} ::= " + _gbnf_state(name, rows[0], 0, 0 in accept, banned)
+            )
+            return name
+
+        return self.named(("text", lang, tuple(banned)), make)
+
+
+def _gbnf_state(name: str, row: Any, state: int, accepting: bool, banned: Any) -> str:
+    """A DFA state as a rule: its self loop as one starred class (few rules deep for long texts),
+    then a move to another state, or the end where the state accepts. With `banned`, the state's
+    first character is kept out of them (the entry of a text that may not start with them)."""
+    loop = next((ranges for target, ranges in row if target == state), ())
+    options = [
+        f"{_gbnf_class(ranges)} {name}-{target}"
+        for target, ranges in row
+        if target != state
+    ]
+    if banned:
+        options = [
+            f"{_gbnf_class(_minus(ranges, banned))} {name}-{target}"
+            for target, ranges in row
+            if _minus(ranges, banned)
+        ]
+        if accepting:
+            options.append('""')
+        return (
+            "(" + " | ".join(options) + ")"
+            if options
+            else '""'
+            if accepting
+            else _gbnf_class(())
+        )
+    if accepting:
+        options.append('""')
+    tail = "(" + " | ".join(options) + ")" if options else _gbnf_class(())
+    return f"{_gbnf_class(loop)}* {tail}" if loop else tail
+
+
+def _minus(ranges: Any, banned: Any) -> tuple[tuple[int, int], ...]:
+    return _complement(_union(_complement(ranges), banned))
+
+
+class _Structural:
+    """xgrammar's structural tag: the expression as nested formats; free text and regular parts as
+    `grammar` formats (GBNF, which xgrammar's EBNF reads), arguments as `json_schema` where any JSON
+    whitespace is safe."""
+
+    def __init__(self, skeleton: dict[str, Any]) -> None:
+        self.sk = skeleton
+        self.ws_free = bool(skeleton["call"] and skeleton["call"]["ws_free"])
+
+    def format(self, e: Any) -> dict[str, Any]:
+        kind = e[0]
         if kind == "lit":
-            return json.dumps(node[1], ensure_ascii=False) if node[1] else '""'
-        if kind == "set":
-            return _gbnf_class(node[1])
+            return {"type": "const_string", "value": e[1]}
+        if kind in ("re", "text"):
+            return self._grammar(e)
+        if kind == "lead":
+            options = [self._pair(regex, rest) for regex, rest in e[3]]
+            choice = (
+                options[0] if len(options) == 1 else {"type": "or", "elements": options}
+            )
+            return {
+                "type": "sequence",
+                "elements": [self._grammar(("text", e[1], e[2])), choice],
+            }
+        if kind == "json":
+            if self.ws_free and e[2] == self.sk["call"]["ws"]:
+                return {"type": "json_schema", "json_schema": e[1]}
+            return self._grammar(e)
+        if kind == "rule":
+            return self.format(e[2])
         if kind == "seq":
+            items = [self.format(i) for i in e[1] if i != EMPTY]
+            if not items:
+                return {"type": "const_string", "value": ""}
             return (
-                "(" + " ".join(self.gbnf_regex(i) for i in node[1]) + ")"
-                if node[1]
-                else '""'
+                items[0] if len(items) == 1 else {"type": "sequence", "elements": items}
             )
         if kind == "alt":
-            return "(" + " | ".join(self.gbnf_regex(i) for i in node[1]) + ")"
+            return {"type": "or", "elements": [self.format(i) for i in e[1]]}
         if kind == "rep":
-            return f"({self.gbnf_regex(node[1])}){_quantifier(node[2], node[3])}"
-        raise GrammarError(f"no GBNF form for {kind!r}")
+            content = self.format(e[1])
+            low, high = e[2], e[3]
+            if (low, high) == (0, None):
+                return {"type": "star", "content": content}
+            if (low, high) == (1, None):
+                return {"type": "plus", "content": content}
+            if (low, high) == (0, 1):
+                return {"type": "optional", "content": content}
+            return {
+                "type": "repeat",
+                "min": low,
+                "max": -1 if high is None else high,
+                "content": content,
+            }
+        raise GrammarError(f"cannot print {kind!r}")
+
+    def _pair(self, regex: Any, rest: Any) -> dict[str, Any]:
+        head = self._grammar(("re", regex))
+        return (
+            head
+            if rest == EMPTY
+            else {"type": "sequence", "elements": [head, self.format(rest)]}
+        )
+
+    def _grammar(self, e: Any) -> dict[str, Any]:
+        return {"type": "grammar", "grammar": _Gbnf(self.sk).grammar(e)}
+
+
+def _json_expression(
+    schema: dict[str, Any], ws: str, banned: Any, python: bool = False
+) -> Any:
+    """A cleaned schema (`_clean_schema`) as an expression: JSON text for GBNF and structural tags,
+    or (`python`) a Python call list's value: strings in either quotes, True/False/None as well."""
+    space: Any = ("re", _space(ws)) if ws else EMPTY
+    comma = ("seq", (space, ("lit", ","), space))
+    if "anyOf" in schema:
+        return _alt([_json_expression(s, ws, banned, python) for s in schema["anyOf"]])
+    if "enum" in schema:
+        return _alt(
+            [("lit", json.dumps(v, ensure_ascii=False)) for v in schema["enum"]]
+        )
+    kind = schema["type"]
+    if kind == "object":
+        members = []
+        for key, sub in schema["properties"].items():
+            value = _json_expression(sub, ws, banned, python)
+            member = (
+                "seq",
+                (("lit", _json_text(key, banned)), space, ("lit", ":"), space, value),
+            )
+            members.append((member, key in schema["required"]))
+        return (
+            "seq",
+            (("lit", "{"), space, _member_list(members, comma), space, ("lit", "}")),
+        )
+    if kind == "array":
+        return _array(
+            _json_expression(schema["items"], ws, banned, python), schema, space, comma
+        )
+    if kind == "string":
+        quotes = "\"'" if python else '"'
+        return _alt([("re", _quoted(quote, banned, python)) for quote in quotes])
+    if python and kind in ("boolean", "null"):
+        words = (
+            ("true", "false", "True", "False")
+            if kind == "boolean"
+            else ("null", "None")
+        )
+        return _alt([("lit", word) for word in words])
+    return _scalar(kind)
+
+
+def _quoted(quote: str, banned: Any, python: bool = False) -> Any:
+    """A string between `quote`s with JSON's escapes (no \\u; a Python call list's \\' too), holding
+    no character of `banned`."""
+    plain = _complement(_union(((0, 31), (ord(quote), ord(quote)), (92, 92)), banned))
+    letters = "\"'\\bfnrt" if python else '"\\bfnrt'
+    escapes = tuple((ord(c), ord(c)) for c in letters if not _member(banned, ord(c)))
+    char = (
+        "alt",
+        (("set", plain), ("seq", (("lit", "\\"), ("set", _union(escapes, ()))))),
+    )
+    return ("seq", (("lit", quote), ("rep", char, 0, None), ("lit", quote)))
 
 
 def _quantifier(low: int, high: int | None) -> str:
@@ -983,31 +1238,96 @@ def _quantifier(low: int, high: int | None) -> str:
     return f"{{{low},}}" if high is None else f"{{{low},{high}}}"
 
 
-def _escape_char(c: str, fmt: str) -> str:
-    if c.isalnum() or c in " _-,:;=\"'<>@#%&~`!":
+def _escape(c: str) -> str:
+    """One character in a Rust (llguidance) regex."""
+    if c.isascii() and c.isalnum():
         return c
-    if fmt == "python":
-        return f"\\U{ord(c):08x}"
     return f"\\x{{{ord(c):x}}}"
 
 
-def _range_text(lo: int, hi: int, fmt: str) -> str:
-    def one(point: int) -> str:
-        return f"\\U{point:08x}" if fmt == "python" else f"\\x{{{point:x}}}"
+def _regex(node: Any) -> str:
+    """A regex in llguidance's (Rust) syntax."""
+    kind = node[0]
+    if kind == "lit":
+        return "".join(_escape(c) for c in node[1]) if node[1] else "(?:)"
+    if kind == "set":
+        if not node[1]:
+            return "[^\\x{0}-\\x{10ffff}]"
+        return (
+            "["
+            + "".join(
+                _escape(chr(lo))
+                if lo == hi
+                else f"{_escape(chr(lo))}-{_escape(chr(hi))}"
+                for lo, hi in node[1]
+            )
+            + "]"
+        )
+    if kind == "seq":
+        return (
+            "".join(f"(?:{_regex(i)})" if i[0] == "alt" else _regex(i) for i in node[1])
+            if node[1]
+            else "(?:)"
+        )
+    if kind == "alt":
+        return "(?:" + "|".join(_regex(i) for i in node[1]) + ")"
+    if kind == "rep":
+        return f"(?:{_regex(node[1])}){_quantifier(node[2], node[3])}"
+    raise GrammarError(f"no regex form for {kind!r}")
 
-    return one(lo) if lo == hi else f"{one(lo)}-{one(hi)}"
+
+def _gbnf_char(point: int) -> str:
+    if point >= 0x10000:
+        return chr(
+            point
+        )  # llguidance's GBNF reader has no \U escape; llama.cpp reads the character
+    return f"\\x{point:02X}" if point < 0x100 else f"\\u{point:04X}"
+
+
+def _gbnf_literal(text: str) -> str:
+    if not text:
+        return '""'
+    return (
+        '"'
+        + "".join(
+            c
+            if c.isascii() and c.isalnum() or c in " _-:;,.=<>/|!?()[]{}@#$%&*+~'"
+            else _gbnf_char(ord(c))
+            for c in text
+        )
+        + '"'
+    )
 
 
 def _gbnf_class(ranges: Any) -> str:
-    def one(point: int) -> str:
-        if point >= 0x10000:
-            return chr(point)  # llguidance's GBNF reader has no \\U escape
-        return f"\\x{point:02X}" if point < 0x100 else f"\\u{point:04X}"
-
     if not ranges:
-        return "[^\\x00-" + chr(0x10FFFF) + "]"
+        return "[^\\x00-" + chr(MAX_CODE_POINT) + "]"
     return (
         "["
-        + "".join(one(lo) if lo == hi else f"{one(lo)}-{one(hi)}" for lo, hi in ranges)
+        + "".join(
+            _gbnf_char(lo) if lo == hi else f"{_gbnf_char(lo)}-{_gbnf_char(hi)}"
+            for lo, hi in ranges
+        )
         + "]"
     )
+
+
+def _gbnf_regex(node: Any, split: bool = False) -> str:
+    kind = node[0]
+    if kind == "lit":
+        if split and len(node[1]) > 1:
+            return "(" + " ".join(_gbnf_literal(c) for c in node[1]) + ")"
+        return _gbnf_literal(node[1])
+    if kind == "set":
+        return _gbnf_class(node[1])
+    if kind == "seq":
+        return (
+            "(" + " ".join(_gbnf_regex(i, split) for i in node[1]) + ")"
+            if node[1]
+            else '""'
+        )
+    if kind == "alt":
+        return "(" + " | ".join(_gbnf_regex(i, split) for i in node[1]) + ")"
+    if kind == "rep":
+        return f"({_gbnf_regex(node[1], split)}){_quantifier(node[2], node[3])}"
+    raise GrammarError(f"no GBNF form for {kind!r}")
