@@ -20,7 +20,7 @@ from transformers.utils.chat_parsing import parse_response as tf_parse_response
 
 import rtcompile
 from benchmarks.config import ALL_ENGINES, TEMPLATES
-from rtcompile.frontend.errors import TemplateWarning
+from rtcompile.errors import TemplateWarning
 
 if TYPE_CHECKING:
     from benchmarks.workloads import Workload

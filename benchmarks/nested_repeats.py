@@ -28,7 +28,7 @@ from transformers.utils.chat_parsing import parse_response as tf_parse_response
 
 import rtcompile
 from benchmarks.config import Config, log
-from rtcompile.frontend.errors import TemplateWarning
+from rtcompile.errors import TemplateWarning
 
 warnings.simplefilter("ignore", TemplateWarning)
 

@@ -22,11 +22,11 @@ from rtcompile.api import (
     compile_module,
     compile_template,
     load_template,
+    openai_roles,
     parse_response,
 )
-from rtcompile.frontend.errors import TemplateError
+from rtcompile.errors import TemplateError, TemplateWarning
 from rtcompile.ir import Template
-from rtcompile.openai_roles import openai_roles
 from rtcompile.runtime.engine import StartAnchorWarning
 from rtcompile.runtime.openai import OpenAIField, OpenAIRoles, call_id_factory, to_openai
 from rtcompile.runtime.openai_stream import ChatCompletionChunks, DeltaStream
@@ -60,6 +60,7 @@ __all__ = [
     "StartAnchorWarning",
     "Template",
     "TemplateError",
+    "TemplateWarning",
     "TemplateText",
     "__version__",
     "call_id_factory",

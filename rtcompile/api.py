@@ -1,4 +1,13 @@
-"""The public entry points: load a template, parse with the interpreter, compile to a module."""
+"""The public entry points: load a template, parse with the interpreter, compile to a module.
+
+Every entry point that takes a template source loads it one way (`_read`): the reference's load rules
+(`rtcompile.frontend.loader`), with errors and the template's warnings (`rtcompile.frontend.diagnostics`)
+located in its file. The warnings reach the caller through one channel, `TemplateWarning`, from every
+entry point that returns a template, a parser, a message or code (`load_template`, `parse_response`,
+`ResponseParser`, `openai_roles`, `compile_template`); the two that return diagnostics
+(`check_template`, and `compile_module` for the command line) return them instead. A `Template` has been
+loaded already: it is used as it is, and does not warn again.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +15,18 @@ import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import EllipsisType
 from typing import Any, TypeAlias
 
-from rtcompile.backends.interpreter import Event, Message, ResponseParser
+from rtcompile.backends.interpreter import Event, InterpretedParser, Message
+from rtcompile.errors import Diagnostic, TemplateError, TemplateWarning
 from rtcompile.frontend.diagnostics import template_warnings
-from rtcompile.frontend.errors import Diagnostic, TemplateError, TemplateWarning
 from rtcompile.frontend.loader import build_template
 from rtcompile.frontend.source import SourceDocument, TemplateText, read_template_source
 from rtcompile.ir import Template
+from rtcompile.openai_roles import openai_roles as template_roles
 from rtcompile.runtime.engine import parse_texts
+from rtcompile.runtime.openai import OpenAIRoles
 
 TemplateSource: TypeAlias = "Template | Mapping[str, Any] | str | os.PathLike[str] | TemplateText"
 
@@ -26,13 +38,19 @@ def load_template(source: TemplateSource) -> Template:
     file, a model directory containing `tokenizer_config.json`, the name of a bundled template
     (`"qwen3"`; `rtcompile list` shows them; a file of that name wins), a template dict, or
     `TemplateText` (the bytes of a template file, e.g. from standard input). Raises
-    `TemplateError` (a ValueError) naming the file, line:col and JSON path of what is wrong.
+    `TemplateError` (a ValueError) naming the file, line:col and JSON path of what is wrong, and
+    warns (`TemplateWarning`) about what loads but will probably misbehave.
     """
+    return _load_warning(source)
+
+
+def _load_warning(source: TemplateSource) -> Template:
+    """`source` loaded, its warnings issued at the public entry point's caller (three frames up)."""
     if isinstance(source, Template):
         return source
-    template, document = _load(source)
-    for diagnostic in template_warnings(template):
-        warnings.warn(str(_locate_diagnostic(diagnostic, document)), TemplateWarning, stacklevel=2)
+    template, document = _read(source)
+    for diagnostic in _located_warnings(template, document):
+        warnings.warn(str(diagnostic), TemplateWarning, stacklevel=3)
     return template
 
 
@@ -44,18 +62,23 @@ def check_template(source: TemplateSource) -> list[Diagnostic]:
 def examine_template(source: TemplateSource) -> tuple[Template | None, SourceDocument | None, list[Diagnostic]]:
     """Load once and return the template (None if it does not load), its document and its diagnostics."""
     try:
-        template, document = _load(source) if not isinstance(source, Template) else (source, None)
+        template, document = _read(source) if not isinstance(source, Template) else (source, None)
     except TemplateError as error:
         return None, None, [error.to_diagnostic()]
-    return template, document, [_locate_diagnostic(d, document) for d in template_warnings(template)]
+    return template, document, _located_warnings(template, document)
 
 
-def _load(source: str | os.PathLike[str] | Mapping[str, Any] | TemplateText) -> tuple[Template, SourceDocument | None]:
+def _read(source: str | os.PathLike[str] | Mapping[str, Any] | TemplateText) -> tuple[Template, SourceDocument | None]:
+    """The one way a template source becomes a `Template`: read, the load rules applied, errors located."""
     spec, document = read_template_source(source)
     try:
         return build_template(spec), document
     except TemplateError as error:
         raise locate(error, document) from None
+
+
+def _located_warnings(template: Template, document: SourceDocument | None) -> list[Diagnostic]:
+    return [_locate_diagnostic(d, document) for d in template_warnings(template)]
 
 
 def _locate_diagnostic(diagnostic: Diagnostic, document: SourceDocument | None) -> Diagnostic:
@@ -92,7 +115,9 @@ class CompiledModule:
         return ("regex",) if self.regex_fallbacks else ()
 
 
-def compile_template(source: TemplateSource, *, source_name: str | None = None, function_tools: bool = True) -> str:
+def compile_template(
+    source: TemplateSource, *, source_name: str | None = None, function_tools: bool = True, openai: bool = True
+) -> str:
     """Compile a response template into the source of a standalone Python module.
 
     `source_name` is what the module's header says it was generated from (default: the file
@@ -100,24 +125,35 @@ def compile_template(source: TemplateSource, *, source_name: str | None = None, 
     exact standard-library translation makes the module import `regex` (see `compile_module`).
     `function_tools=False` (the CLI's `--no-function-tools`) leaves out the code that turns Python
     functions into tool schemas: the module's `tools` then takes JSON schemas only, and a function
-    there raises TypeError (the module's `FUNCTION_TOOLS` is False).
+    there raises TypeError (the module's `FUNCTION_TOOLS` is False). `openai=False` (`--no-openai`)
+    leaves out `to_openai`, `DeltaStream` and the rest of the OpenAI adapter (`OPENAI` is False).
+    Warns about the template as `load_template` does.
     """
-    return compile_module(source, source_name=source_name, function_tools=function_tools).code
+    compiled = compile_module(source, source_name=source_name, function_tools=function_tools, openai=openai)
+    if not isinstance(source, Template):
+        for diagnostic in compiled.template_warnings:
+            warnings.warn(str(diagnostic), TemplateWarning, stacklevel=2)
+    return compiled.code
 
 
 def compile_module(
-    source: TemplateSource, *, source_name: str | None = None, function_tools: bool = True
+    source: TemplateSource,
+    *,
+    source_name: str | None = None,
+    function_tools: bool = True,
+    openai: bool = True,
 ) -> CompiledModule:
     """`compile_template`, also telling which patterns need the `regex` module, as located warnings."""
-    template, document = (source, None) if isinstance(source, Template) else _load(source)
+    template, document = (source, None) if isinstance(source, Template) else _read(source)
     if source_name is None:
         source_name = document.file if document is not None and document.file else "<dict>"
-    from rtcompile.backends.codegen.generate import (
-        generate_module,  # libcst and jinja2 are heavy; parsing users never need them
-    )
+    # libcst and jinja2 are heavy; parsing users never need them
+    from rtcompile.backends.codegen.generate import generate_module
+    from rtcompile.backends.codegen.options import ModuleOptions
 
+    options = ModuleOptions(function_tools=function_tools, openai=openai)
     try:
-        generated = generate_module(template, source_name=source_name, function_tools=function_tools)
+        generated = generate_module(template, source_name=source_name, options=options)
     except TemplateError as error:
         raise locate(error, document) from None
     notes = tuple(
@@ -132,8 +168,7 @@ def compile_module(
         )
         for fallback in generated.fallbacks
     )
-    found = tuple(_locate_diagnostic(d, document) for d in template_warnings(template))
-    return CompiledModule(generated.code, notes, found)
+    return CompiledModule(generated.code, notes, tuple(_located_warnings(template, document)))
 
 
 def parse_response(
@@ -148,8 +183,44 @@ def parse_response(
     `prefix` is the prompt the model continued (required; pass "" to opt out). For a batch it is
     one string broadcast to every text, or one string per text, as the tokenizer method takes it.
     """
-    ir = template if isinstance(template, Template) else _load(template)[0]
+    ir = _load_warning(template)
     return parse_texts(lambda p: ResponseParser(ir, p, tools=tools), text, prefix)
+
+
+class ResponseParser(InterpretedParser):
+    """A streaming parser for one generation, run by the interpreter (`rtcompile.backends.interpreter`).
+
+    `template` is anything `load_template` reads. Feed model text as it arrives; each call returns the
+    events it caused. `initial_events` holds the events of the prompt's pre-written part of the message
+    (after the last start anchor). `captures`, `spans` and `recover` turn on extensions beyond the
+    reference (see `rtcompile.runtime.engine.StreamingParser`).
+    """
+
+    def __init__(
+        self,
+        template: TemplateSource,
+        prefix: str | None = None,
+        *,
+        tools: Iterable[Any] | None = None,
+        captures: bool = False,
+        spans: bool = False,
+        recover: bool = False,
+    ) -> None:
+        self.interpret(_load_warning(template))
+        super().__init__(prefix, tools=tools, captures=captures, spans=spans, recover=recover)
+
+
+def openai_roles(
+    source: TemplateSource,
+    *,
+    content: str | None | EllipsisType = ...,
+    reasoning: str | None | EllipsisType = ...,
+    tool_calls: str | None | EllipsisType = ...,
+) -> OpenAIRoles:
+    """Which field of the template is the content, the reasoning and the tool calls, and how the parser
+    builds each (`rtcompile.openai_roles.openai_roles`, which says how they are chosen); `source` is
+    anything `load_template` reads."""
+    return template_roles(_load_warning(source), content=content, reasoning=reasoning, tool_calls=tool_calls)
 
 
 __all__ = [
@@ -162,5 +233,6 @@ __all__ = [
     "check_template",
     "compile_template",
     "load_template",
+    "openai_roles",
     "parse_response",
 ]

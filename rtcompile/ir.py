@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, NoReturn, TypeAlias
+from typing import Literal, NoReturn, TypeAlias, TypeGuard
 
 # --------------------------------------------------------------------------- delimiters
 
@@ -39,7 +39,67 @@ class Delimiter:
 
 # --------------------------------------------------------------------------- content parsers
 
+KindName: TypeAlias = Literal["text", "int", "float", "bool", "json", "xml-inline", "kv-lines", "python-call-list"]
 ScalarKind: TypeAlias = Literal["text", "int", "float", "bool"]
+
+
+@dataclass(frozen=True)
+class ContentKind:
+    """What a content parser (a field's `"content"`) is, as every stage needs to know it.
+
+    `arguments` are the `content_args` keys the parser reads, each with the value the reference uses when
+    the key is absent (the loader's defaults; the runtime functions' keyword defaults are the same, which
+    lets a generated handler leave them out: tests/test_content_kinds.py checks it). `value_type` is a
+    parsed value's type as a generated module spells it for the type checker. `streamable` kinds are
+    text-like: their regions' chunks stream with `dirty=False`; the others' chunks are raw text to be
+    parsed at the close (`dirty=True`).
+
+    Adding a kind: a record here, its IR node below (and in `ContentParser`), its build step in
+    `frontend/loader.py`, its runtime function in `runtime/content.py`, and its call in
+    `content_calls.py`. mypy then points at every `match` that does not handle it.
+    """
+
+    name: KindName
+    arguments: Mapping[str, object]
+    value_type: str
+    streamable: bool
+
+
+KINDS: Mapping[str, ContentKind] = {
+    kind.name: kind
+    for kind in (
+        ContentKind("text", {"strip": True}, "str", streamable=True),
+        ContentKind("int", {"strip": True}, "int", streamable=True),
+        ContentKind("float", {"strip": True}, "float", streamable=True),
+        ContentKind("bool", {"strip": True}, "bool", streamable=True),
+        # The reference reads `allow_non_json` as a truth value (absent: None).
+        ContentKind(
+            "json",
+            {"unquoted_keys": False, "string_delims": (), "allow_non_json": False, "strip": True},
+            "Any",
+            streamable=False,
+        ),
+        # No default `tag_pattern`: without one every region fails when it closes.
+        ContentKind(
+            "xml-inline",
+            {"tag_pattern": None, "value_parser": None, "merge_duplicates": False},
+            "dict[str, Any]",
+            streamable=False,
+        ),
+        ContentKind(
+            "kv-lines",
+            {"line_sep": "\n", "kv_sep": ":", "strip": True, "value_parser": None},
+            "dict[str, Any]",
+            streamable=False,
+        ),
+        ContentKind("python-call-list", {}, "list[dict[str, Any]]", streamable=False),
+    )
+}
+
+
+def is_kind_name(name: object) -> TypeGuard[KindName]:
+    """Whether `name` names a content parser (`KINDS`)."""
+    return isinstance(name, str) and name in KINDS
 
 
 @dataclass(frozen=True)
@@ -95,12 +155,9 @@ class FailingParser:
     message: str
 
 
-ContentParser: TypeAlias = (
-    ScalarParser | JsonParser | XmlInlineParser | KvLinesParser | PythonCallListParser | FailingParser
-)
-
-# Chunks of text-like regions stream with `dirty=False`; structured ones with `dirty=True`.
-STREAMABLE_KINDS = frozenset({"text", "int", "float", "bool"})
+# The parsers that run a function of `rtcompile.runtime.content` (`rtcompile.content_calls` says which).
+CallingParser: TypeAlias = ScalarParser | JsonParser | XmlInlineParser | KvLinesParser | PythonCallListParser
+ContentParser: TypeAlias = CallingParser | FailingParser
 
 
 # --------------------------------------------------------------------------- transforms
@@ -143,7 +200,7 @@ class Field:
     name: str
     open: Delimiter | None
     close: Delimiter | None
-    content: str
+    content: KindName
     parser: ContentParser
     repeats: bool
     join: str | None
@@ -153,7 +210,7 @@ class Field:
 
     @property
     def dirty(self) -> bool:
-        return self.content not in STREAMABLE_KINDS
+        return not KINDS[self.content].streamable
 
     @property
     def is_implicit(self) -> bool:

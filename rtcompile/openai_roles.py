@@ -7,20 +7,16 @@ needs the IR, so that happens here.
 from __future__ import annotations
 
 from types import EllipsisType
-from typing import TYPE_CHECKING
 
-from rtcompile.ir import Field, ScalarParser, TDict, Template, TLiteral, TPlaceholder
+from rtcompile.ir import Field, ScalarParser, TDict, Template, TLiteral, TPlaceholder, Transform
 from rtcompile.runtime.openai import OpenAIField, OpenAIRegionText, OpenAIRoles
-
-if TYPE_CHECKING:
-    from rtcompile.api import TemplateSource
 
 #: Field names that hold reasoning, in order of preference (gpt-oss calls it `thinking`, Cohere `tool_plan`).
 REASONING_FIELD_NAMES = ("reasoning_content", "thinking", "tool_plan", "reasoning")
 
 
 def openai_roles(
-    source: TemplateSource,
+    template: Template,
     *,
     content: str | None | EllipsisType = ...,
     reasoning: str | None | EllipsisType = ...,
@@ -31,12 +27,9 @@ def openai_roles(
     By default: the reasoning is the field named reasoning_content, thinking, tool_plan or reasoning (the
     first that exists); the tool calls are the field whose transform makes `{"type": "function",
     "function": ...}` (else one named tool_calls); the content is the implicit field (else one named
-    content). Pass a field name to choose another field, or None for "no such field". `source` is a
-    `Template` or anything `load_template` reads.
+    content). Pass a field name to choose another field, or None for "no such field". The package's
+    `rtcompile.openai_roles` (in `rtcompile.api`) takes anything `load_template` reads.
     """
-    from rtcompile.api import load_template  # the API imports the backends; the runtime types need none of it
-
-    template = load_template(source)
     by_name = {f.name: f for f in template.fields}
 
     def chosen(override: str | None | EllipsisType, derived: Field | None) -> Field | None:
@@ -64,11 +57,17 @@ def openai_roles(
 
 def _tool_call_field(template: Template) -> Field | None:
     for f in template.fields:
-        if isinstance(f.transform, TDict):
-            items = dict(f.transform.items)
-            if items.get("type") == TLiteral("function") and "function" in items:
-                return f
+        if makes_tool_calls(f.transform):
+            return f
     return next((f for f in template.fields if f.name == "tool_calls"), None)
+
+
+def makes_tool_calls(transform: Transform | None) -> bool:
+    """Whether a transform makes OpenAI-style tool calls: `{"type": "function", "function": ...}`."""
+    if not isinstance(transform, TDict):
+        return False
+    items = dict(transform.items)
+    return items.get("type") == TLiteral("function") and "function" in items
 
 
 def _rules(field: Field | None, template: Template) -> OpenAIField | None:

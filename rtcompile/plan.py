@@ -11,14 +11,17 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from rtcompile.frontend.errors import JsonPath
+from rtcompile.errors import JsonPath
 from rtcompile.ir import Delimiter, Field, Template
-from rtcompile.regex.analysis import pending_run_class
-from rtcompile.regex.ast import Chars, walk
-from rtcompile.regex.charsets import Ranges, complement, normalise
-from rtcompile.regex.first_chars import delimiter_first_chars, modelled_tree
-from rtcompile.regex.translate import UnsupportedRegex, translate
+from rtcompile.regex.analysis import LeadingRun, anchored_start, history, leading_run
+from rtcompile.regex.ast import Assertion, Opaque, walk
+from rtcompile.regex.charsets import Ranges, normalise
+from rtcompile.regex.errors import InvalidRegex
+from rtcompile.regex.first_chars import MatchStarts, delimiter_first_chars, match_starts, modelled_tree
+from rtcompile.regex.parser import parse_regex
+from rtcompile.regex.translate import UnsupportedRegex
 from rtcompile.runtime.program import Tables
+from rtcompile.strategies import Strategy, strategy
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,11 @@ class Watch:
     opens: bool
     delimiter: Delimiter
     where: JsonPath  # where the delimiter is written in the template
+
+    @property
+    def strategy(self) -> Strategy | None:
+        """How a generated scanner searches it (None for a literal: literals are searched per state)."""
+        return None if self.delimiter.is_literal else strategy(self.delimiter)
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,11 @@ class ParserState:
     delimiter_starts: frozenset[int] | None  # code points a watched delimiter can start with; None: no fast path
     # What held-back text may take without scanning (see `pending_run`); None: no such run.
     pending_run: PendingRun | None = None
+    # (watch rank, string): while that watch's awaited string is absent, nothing can be committed in
+    # this state (see `Strategy.awaits`); None when no watch awaits one.
+    awaits: tuple[int, str] | None = None
+    # A watched `$` may also match before a newline that ends the text (see `MatchStarts`).
+    final_newline: bool = False
 
     def describe(self, template: Template) -> str:
         if self.field is None:
@@ -79,6 +92,7 @@ class ParserPlan:
             actions=self.actions,
             history=self.history,
             one_scan=self.one_scan,
+            awaits=tuple("" if state.awaits is None else state.awaits[1] for state in self.states),
         )
 
 
@@ -98,19 +112,17 @@ def plan_parser(template: Template) -> ParserPlan:
         state_of_field.append(len(watch_lists))
         inside = [Watch(i, False, f.close, _where(f, "close"))] if f.close is not None else []
         watch_lists.append((i, inside))
-    states = tuple(
-        ParserState(
-            index,
-            field,
-            _tie_break_order(watches, template),
-            _delimiter_starts(watches, history),
-            pending_run(watches),
-        )
-        for index, (field, watches) in enumerate(watch_lists)
-    )
+    states = []
+    for index, (field, watches) in enumerate(watch_lists):
+        ordered = _tie_break_order(watches, template)
+        found = _delimiter_starts(watches, history)
+        starts = None if found is None else found.chars
+        awaits = _awaits(ordered, starts)
+        final_newline = found is not None and found.final_newline
+        states.append(ParserState(index, field, ordered, starts, pending_run(watches), awaits, final_newline))
     return ParserPlan(
         template=template,
-        states=states,
+        states=tuple(states),
         state_of_field=tuple(state_of_field),
         implicit=-1 if implicit is None else fields.index(implicit),
         history=history,
@@ -124,16 +136,30 @@ def _tie_break_order(watches: list[Watch], template: Template) -> tuple[Watch, .
     return tuple(sorted(watches, key=lambda w: (0 if w.opens else 1, template.fields[w.field].name)))
 
 
-def _delimiter_starts(watches: list[Watch], history: int | None) -> frozenset[int] | None:
+def _awaits(watches: tuple[Watch, ...], starts: frozenset[int] | None) -> tuple[int, str] | None:
+    """The first watch (in rank order) whose strategy awaits a string. Such a pattern's first
+    characters are unbounded (it opens with `.*?`), so its state has no fast path to get past it."""
+    for rank, watch in enumerate(watches):
+        plan = watch.strategy
+        if plan is not None and plan.awaits is not None:
+            assert starts is None
+            return rank, plan.awaits
+    return None
+
+
+def _delimiter_starts(watches: list[Watch], history: int | None) -> MatchStarts | None:
+    """Where a match of one of `watches` can begin in new text (see `MatchStarts`); None: anywhere."""
     if history is None:
         return None  # every character must stay in the buffer: the fast path cannot drop text
-    starts: set[int] = set()
+    chars: set[int] = set()
+    final_newline = False
     for watch in watches:
-        first = delimiter_first_chars(watch.delimiter)
-        if first is None:
+        starts = match_starts(watch.delimiter)
+        if starts is None:
             return None
-        starts |= first
-    return frozenset(starts)
+        chars |= starts.chars
+        final_newline |= starts.final_newline
+    return MatchStarts(frozenset(chars), final_newline)
 
 
 @dataclass(frozen=True)
@@ -141,54 +167,42 @@ class PendingRun:
     """What a state's held-back text may take without a scan (see `pending_run`)."""
 
     run: Ranges  # characters that lengthen the held-back run
-    inert: Ranges  # characters no watched delimiter contains: the run ends at them, all else commits
+    busy: Ranges  # characters that may begin something else: text holding one is scanned
     owner: Watch  # the delimiter the run may begin
 
 
 def pending_run(watches: list[Watch]) -> PendingRun | None:
     r"""How text held back in this state as a run can be taken without scanning, when one watched
-    pattern starts with a run that can only grow into a match, never hold one (`pending_run_class`).
+    pattern starts with a run that can only grow into a match (`rtcompile.regex.analysis.leading_run`).
 
-    mistral's `[^\s\[\]]+\[ARGS\]` is the case in point: every word outside a region is held back as a
-    possible tool name. Text made only of the run's characters (less those another watch can start
-    with) and of characters no watch contains (`inert`, whitespace there) cannot hold a match, and a
-    partial match can only start after its last inert character: scanning would commit the text up
-    to there and hold back the rest, which the generated `feed` does directly."""
+    mistral's `(?:\[TOOL_CALLS\])?[^\s\[\]]+\[ARGS\]` is the case in point: every word outside a
+    region is held back as a possible tool name; `\s*</tool_call>` holds back the whitespace that ends
+    a chunk. In text without a `busy` character (what the rest of that pattern, and every other
+    watch, can start with), nothing matches, and the one partial match is the run of `run`
+    characters at the end: scanning would commit the text up to that run and hold the run back,
+    which the generated `feed` does directly. (`run` leaves out what another watch can start with, so
+    that a held run never hides the start of another delimiter.)"""
     runs = [(w, run) for w in watches if not w.delimiter.is_literal and (run := _run_of(w.delimiter)) is not None]
     if len(runs) != 1:
         return None
-    owner, run = runs[0]
+    owner, leading = runs[0]
     starts: set[int] = set()
-    used: list[tuple[int, int]] = []
     for watch in watches:
         if watch is not owner:
             first = delimiter_first_chars(watch.delimiter)
             if first is None:
                 return None
             starts |= first
-        chars = _characters_of(watch.delimiter)
-        if chars is None:
-            return None
-        used += chars
-    remaining = normalise(r for r in _minus(run, starts))
+    remaining = normalise(r for r in _minus(leading.run, starts))
     if not remaining:
         return None
-    return PendingRun(remaining, complement(normalise(used)), owner)
+    busy = normalise([*leading.busy, *((c, c) for c in starts)])
+    return PendingRun(remaining, busy, owner)
 
 
-def _characters_of(delimiter: Delimiter) -> Ranges | None:
-    """Every character a match of `delimiter` can contain; None where the tree cannot say."""
-    if delimiter.literals is not None:
-        return normalise((ord(c), ord(c)) for lit in delimiter.literals for c in lit)
+def _run_of(delimiter: Delimiter) -> LeadingRun | None:
     parsed = modelled_tree(delimiter.pattern)
-    if parsed is None:
-        return None
-    return normalise(r for node in walk(parsed.root) if isinstance(node, Chars) for r in node.ranges)
-
-
-def _run_of(delimiter: Delimiter) -> Ranges | None:
-    parsed = modelled_tree(delimiter.pattern)
-    return None if parsed is None else pending_run_class(parsed.root)
+    return None if parsed is None else leading_run(parsed.root)
 
 
 def _minus(ranges: Ranges, points: set[int]) -> list[tuple[int, int]]:
@@ -229,14 +243,19 @@ def delimiter_history(delimiter: Delimiter) -> int | None:
 def pattern_history(pattern: str) -> int | None:
     """What `delimiter_history` says of a regex: its lookbehind reach, and at least one character if it
     tests for the start of the text (`^`, `\\A`), so that no dropped text can make a later position
-    look like the start."""
+    look like the start.
+
+    Read off the pattern's tree, whether or not stdlib `re` can run it: a pattern matched with the
+    `regex` module (no exact translation) looks back exactly as far, so it bounds the buffer the same
+    way. Only a pattern the parser cannot read keeps the whole buffer (slower, never wrong)."""
     try:
-        translated = translate(pattern)
-    except (UnsupportedRegex, ValueError):
-        return None  # a pattern we cannot analyse keeps the whole buffer: slower, never wrong
-    if translated.history is None:
+        root = parse_regex(pattern).root
+    except (InvalidRegex, UnsupportedRegex, ValueError):
         return None
-    return max(1, translated.history) if translated.anchored_start else translated.history
+    reach = history(root)
+    if reach is None:
+        return None
+    return max(1, reach) if anchored_start(root) else reach
 
 
 def template_history(template: Template) -> int | None:
@@ -262,15 +281,28 @@ def one_scan_is_exact(template: Template) -> bool:
     """Whether a complete output may be parsed in one end-of-stream scan (`StreamingParser.parse_complete`).
 
     Streaming holds text back and scans again from where the held text starts; for a delimiter whose
-    match starts where its matching started, that later scan finds what one scan finds. A pattern with
-    no exact stdlib translation may break that (`\\K` reports a start after text it consumed, `\\G`
-    matches only where a scan starts): templates with one parse the way they stream.
+    matches do not depend on where a scan starts, that later scan finds what one scan finds, whatever
+    engine runs it. Some constructs do depend on it: `\\G` matches only where a scan starts, `\\K`
+    reports a start after text it consumed, control verbs move the next start, and `(?r)` searches
+    backwards from the end. Templates with one of those parse the way they stream.
     """
     for f in template.fields:
         for delimiter in (f.open, f.close):
-            if delimiter is not None and not delimiter.is_literal:
-                try:
-                    translate(delimiter.pattern)
-                except (UnsupportedRegex, ValueError):
-                    return False
+            if delimiter is not None and not delimiter.is_literal and _depends_on_scan_start(delimiter.pattern):
+                return False
     return True
+
+
+def _depends_on_scan_start(pattern: str) -> bool:
+    try:
+        parsed = parse_regex(pattern)
+    except (InvalidRegex, UnsupportedRegex, ValueError):
+        return True
+    if any(flag.letter == "r" for flag in parsed.inline_flags):
+        return True
+    for node in walk(parsed.root):
+        if isinstance(node, Assertion) and node.kind == "search_anchor":
+            return True
+        if isinstance(node, Opaque) and node.construct in ("\\K keep", "control verb"):
+            return True
+    return False

@@ -30,7 +30,7 @@ import jinja2.parser
 import jinja2.sandbox
 import jinja2.utils
 
-from rtcompile.frontend.errors import TemplateError
+from rtcompile.errors import TemplateError
 from rtcompile.frontend.source import TOKENIZER_CONFIG_NAME, read_json_file, read_text_file, resolve_template_path
 from rtcompile.runtime.tool_schema import function_to_tool_schema
 
@@ -60,6 +60,8 @@ class ChatTemplates:
     template: str | Mapping[str, str] | None
     special_tokens: Mapping[str, str] = field(default_factory=dict)
     file: str | None = None
+    #: The name of the bundled template these came from (`"qwen3"`), if they did.
+    bundled_name: str | None = None
 
     def select(self, chat_template: str | None, tools: Any) -> str:
         """The template to render, chosen as `tokenizer.get_chat_template(chat_template, tools)` chooses it."""
@@ -79,6 +81,13 @@ class ChatTemplates:
             return chat_template
         if chat_template is not None:
             return chat_template
+        if self.template is None and self.bundled_name is not None:
+            raise TemplateError(
+                f"the bundled template {self.bundled_name!r} carries no chat template (templates/README.md says why, "
+                "model by model); pass chat_template= with the model's Jinja source, or render from the model's "
+                "directory or its tokenizer_config.json (`rtcompile list` shows which bundled templates have one)",
+                file=self.file,
+            )
         if self.template is None:
             raise TemplateError(
                 f'no chat template here (no "chat_template" key, no {CHAT_TEMPLATE_FILE}); pass chat_template= '
@@ -108,13 +117,16 @@ def load_chat_templates(source: ChatTemplateSource) -> ChatTemplates:
     path = os.fspath(source)
     if path.endswith(".jinja"):  # Jinja source, never a bundled template's name
         return ChatTemplates(read_text_file(path), {}, path)
-    path = resolve_template_path(path)
+    given, path = path, resolve_template_path(path)
     if os.path.isdir(path):
         return _from_directory(path)
     config = read_json_file(path)
     if not isinstance(config, dict):
         raise TemplateError("expected a JSON object (a tokenizer config) at the top level", file=path)
-    return _from_config(config, path)
+    templates = _from_config(config, path)
+    if path != given:  # a bundled template's name
+        return dataclasses.replace(templates, bundled_name=given)
+    return templates
 
 
 def _from_directory(directory: str) -> ChatTemplates:

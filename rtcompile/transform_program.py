@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rtcompile.frontend.nesting import MAX_TRANSFORM_APPLY_LEVEL
 from rtcompile.ir import TDict, TList, TLiteral, TPlaceholder, Transform
+from rtcompile.nesting import MAX_TRANSFORM_APPLY_LEVEL
 from rtcompile.runtime.transform_data import LOOKUP, MAKE_DICT, MAKE_LIST, MAKE_TUPLE, OVERFLOW, PUSH
 
 Program = tuple[tuple[Any, ...], ...]

@@ -57,7 +57,18 @@ def test_list_shows_every_template_with_family_covers_and_source() -> None:
     lines = result.stdout.splitlines()
     assert "qwen3  (qwen)" in lines and "nemotron  (Nemotron 3 Nano)" in lines
     assert "    covers: <think> (incl. enable_thinking=False prefill" in result.stdout
-    assert f"{len(bundled_names())} templates;" in result.stdout
+    # Which templates carry their model's chat template, so that render_prompt works by name.
+    with_chat_template = [t.name for t in bundled_templates() if t.has_chat_template]
+    assert with_chat_template == [
+        p.stem for p in sorted(TEMPLATES.glob("*.json")) if "chat_template" in json.loads(p.read_text(encoding="utf-8"))
+    ]
+    assert "qwen3" in with_chat_template and "smollm3" not in with_chat_template
+    qwen3_block = result.stdout.split("\nqwen3  (qwen)\n")[1].split("\nqwen3_coder  (")[0]
+    assert qwen3_block.endswith("\n    chat template: yes (render_prompt works by name)")
+    smollm3_block = result.stdout.split("\nsmollm3  (")[1].split("\nstep3  (")[0]
+    assert smollm3_block.endswith("\n    chat template: none bundled")
+    total = f"{len(bundled_names())} templates, {len(with_chat_template)} with their model's chat template;"
+    assert total in result.stdout
     names = run("list", "--names", cwd=ROOT)
     assert names.stdout.splitlines() == bundled_names()
 

@@ -4,7 +4,7 @@ A `transform` or `defaults` value 200 levels deep used to make the compiler writ
 cannot parse (too many nested parentheses), and 400 levels made it die with RecursionError. Now deep
 values are built from flat programs (`rtcompile.runtime.transform_data`), and where transformers runs
 out of stack, rtcompile fails the same way (RecursionError), at the same step, without a traceback of
-its own. `rtcompile.frontend.nesting` says where the reference's limits are; the last tests measure
+its own. `rtcompile.nesting` says where the reference's limits are; the last tests measure
 them against transformers in a fresh interpreter.
 """
 
@@ -21,7 +21,7 @@ import transformers.utils.chat_parsing as reference
 
 import rtcompile
 from rtcompile.backends.codegen.generate import compact_json
-from rtcompile.frontend.nesting import MAX_DEFAULTS_LEVEL, MAX_TRANSFORM_APPLY_LEVEL, MAX_TRANSFORM_LOAD_LEVEL
+from rtcompile.nesting import MAX_DEFAULTS_LEVEL, MAX_TRANSFORM_APPLY_LEVEL, MAX_TRANSFORM_LOAD_LEVEL
 from rtcompile.tooling.cli import main
 from rtcompile.tooling.observe import Raised, identical
 from tests.compiled import compiled_engine, compiled_module
@@ -159,7 +159,7 @@ def test_the_cli_compiles_a_deep_file_and_reports_a_too_deep_one_in_one_line(
         assert (err.count("\n"), "Traceback" in err) == (0 if status == 0 else 1, False), err
 
 
-# The limits in rtcompile.frontend.nesting are transformers' own, from a top-level caller: at each
+# The limits in rtcompile.nesting are transformers' own, from a top-level caller: at each
 # limit it succeeds, one level deeper it raises RecursionError; rtcompile follows at the same levels.
 # Each call is a statement of the probe script itself, so that nothing but the module frame is below it.
 PROBE_HEAD = """

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rtcompile
-from rtcompile.frontend.errors import TemplateWarning
+from rtcompile.errors import TemplateWarning
 from rtcompile.tooling.observe import Raised, identical, observe
 from tests.compiled import compiled_module
 from tests.strategies import TOOLS, chunkings, prefixes, streams, templates

@@ -18,7 +18,7 @@ import pytest
 from transformers.utils.chat_parsing import ResponseParser as Reference
 
 import rtcompile
-from rtcompile.frontend.errors import Diagnostic, TemplateError, printable, render_message
+from rtcompile.errors import Diagnostic, TemplateError, printable, render_message
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -27,7 +27,7 @@ import pytest
 from transformers.utils.chat_parsing.response_templates import load_response_template
 
 import rtcompile
-from rtcompile.frontend.errors import TemplateError
+from rtcompile.errors import TemplateError
 from rtcompile.tooling.observe import Raised, agrees_with_reference, identical
 from tests.compiled import import_file
 from tests.differential import interpreter_engine, observe, reference_engine

@@ -17,6 +17,7 @@ from rtcompile.runtime.openai import (
     random_call_id,
     to_openai,
 )
+from rtcompile.runtime.openai_stream import DeltaStream
 from tests.test_bundled_templates import MODELS, cases_of, loaded
 
 # What each bundled template's fields are, by the derivation's rules: (reasoning, tool calls, content).
@@ -98,6 +99,21 @@ def test_every_recorded_message_is_a_valid_openai_message(model: str, case: dict
     sent = [c["function"] for c in message.get("tool_calls", [])]
     recorded = [(c["function"]["name"], c["function"].get("arguments", {})) for c in calls]
     assert [(f["name"], decoded(f["arguments"], args)) for f, (_, args) in zip(sent, recorded, strict=True)] == recorded
+    # vLLM's key, and both keys at once: the same message otherwise, and still a valid SDK message.
+    both = to_openai(
+        parsed, roles=roles, id_factory=call_id_factory(0), reasoning_key=("reasoning_content", "reasoning")
+    )
+    assert both == {**message, "reasoning": message["reasoning_content"]}
+    assert list(both) == [
+        "role",
+        "content",
+        "reasoning_content",
+        "reasoning",
+        *(["tool_calls"] * ("tool_calls" in both)),
+    ]
+    vllm = to_openai(parsed, roles=roles, id_factory=call_id_factory(0), reasoning_key="reasoning")
+    assert vllm == {k: v for k, v in both.items() if k != "reasoning_content"}
+    assert ChatCompletionMessage.model_validate(both).model_dump()["reasoning"] == both["reasoning"]
 
 
 def call(name: str, arguments: Any = None, **extra: Any) -> dict[str, Any]:
@@ -157,6 +173,14 @@ def test_message_shapes() -> None:
         "content": "A",
         "reasoning_content": "T",
     }
+
+
+@pytest.mark.parametrize("reasoning_key", ["thinking", "", (), ("reasoning", "reasoning")])
+def test_unknown_reasoning_keys_raise_value_error(reasoning_key: Any) -> None:
+    with pytest.raises(ValueError, match="reasoning_key must be one of"):
+        to_openai({"reasoning_content": "r"}, reasoning_key=reasoning_key)
+    with pytest.raises(ValueError, match="reasoning_key must be one of"):
+        DeltaStream(OpenAIRoles(), reasoning_key=reasoning_key)
 
 
 @pytest.mark.parametrize(

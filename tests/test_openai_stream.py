@@ -1,9 +1,11 @@
 """`DeltaStream`: chat-completion deltas from parser events that add up to `to_openai(final message)`.
 
 Accumulated with the rules OpenAI clients use (text concatenated; tool calls merged by `index`, their
-`arguments` concatenated, the first non-null `id`/`type`/`name` kept), the deltas of every recorded case
-of every bundled template, in any chunking, equal `to_openai` of the final message, ids included. The
-official SDK validates every chunk, and its own stream accumulator ends in the same message.
+`arguments` concatenated), the deltas of every recorded case of every bundled template, in any chunking,
+equal `to_openai` of the final message, ids included, whatever key the reasoning goes under. The first
+delta of every tool-call index carries its `id`, `type` and `function.name` (clients such as the Vercel AI
+SDK drop a call whose first delta has no name). The official SDK validates every chunk, and its own stream
+accumulator ends in the same message.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionChunk
 
 import rtcompile
-from rtcompile.backends.interpreter import ResponseParser
+from rtcompile.api import ResponseParser
 from rtcompile.openai_roles import openai_roles
-from rtcompile.runtime.openai import OpenAIRoles, call_id_factory, to_openai
+from rtcompile.runtime.openai import OpenAIRoles, ReasoningKey, call_id_factory, to_openai
 from rtcompile.runtime.openai_stream import ChatCompletionChunks, DeltaStream, chat_completion_chunk
 from tests.bundled import template_of
 from tests.compiled import compiled_module
@@ -30,27 +32,34 @@ MESSAGE_CASES = [(model, case) for model in MODELS for case in cases_of(model) i
 CASE_IDS = [f"{model}/{case['name']}" for model, case in MESSAGE_CASES]
 
 
-def accumulate(deltas: list[dict[str, Any]]) -> dict[str, Any]:
-    """What an OpenAI client builds from the deltas."""
-    message: dict[str, Any] = {"role": None, "content": None, "reasoning_content": None}
+REASONING_KEYS: list[ReasoningKey] = ["reasoning_content", "reasoning", ("reasoning_content", "reasoning")]
+
+
+def accumulate(deltas: list[dict[str, Any]], reasoning_key: ReasoningKey = "reasoning_content") -> dict[str, Any]:
+    """What an OpenAI client builds from the deltas; a call whose first delta lacks its id, type or name
+    fails here, as it fails in clients that take the name from the first delta only."""
+    reasoning_keys = (reasoning_key,) if isinstance(reasoning_key, str) else reasoning_key
+    message: dict[str, Any] = {"role": None, "content": None, **dict.fromkeys(reasoning_keys)}
     calls: dict[int, dict[str, Any]] = {}
     for delta in deltas:
+        if set(delta) & set(reasoning_keys):
+            assert set(delta) == set(reasoning_keys), delta  # every key carries the same piece
         for key, value in delta.items():
             if key == "role":
                 message["role"] = message["role"] or value
-            elif key in ("content", "reasoning_content"):
+            elif key == "content" or key in reasoning_keys:
                 assert isinstance(value, str) and value, delta  # no empty pieces
                 message[key] = (message[key] or "") + value
             else:
                 assert key == "tool_calls", delta
                 for piece in value:
-                    entry = calls.setdefault(
-                        piece["index"], {"id": None, "type": None, "function": {"name": None, "arguments": ""}}
-                    )
-                    entry["id"] = entry["id"] or piece.get("id")
-                    entry["type"] = entry["type"] or piece.get("type")
                     function = piece.get("function", {})
-                    entry["function"]["name"] = entry["function"]["name"] or function.get("name")
+                    if piece["index"] not in calls:
+                        assert piece.get("id") and piece.get("type") == "function" and function.get("name"), piece
+                        calls[piece["index"]] = {"id": piece["id"], "type": "function", "function": {**function}}
+                        continue
+                    entry = calls[piece["index"]]
+                    assert "name" not in function and "id" not in piece, piece  # named once, in the first delta
                     entry["function"]["arguments"] += function.get("arguments", "")
     if calls:
         assert sorted(calls) == list(range(len(calls)))
@@ -68,12 +77,16 @@ def run(
     hold_replaceable: bool = False,
     truncated: bool = False,
     captures: bool = False,
+    reasoning_key: ReasoningKey = "reasoning_content",
 ) -> tuple[DeltaStream, list[dict[str, Any]], dict[str, Any]]:
     """Parse `chunks` and stream the events: the stream, its deltas and the final message. With `captures`
     the parser reports open-delimiter captures, and calls named by them are announced when they open."""
     parser = ResponseParser(template, prefix, tools=tools, captures=captures)
     stream = DeltaStream(
-        roles or openai_roles(template), id_factory=call_id_factory(0), hold_replaceable=hold_replaceable
+        roles or openai_roles(template),
+        id_factory=call_id_factory(0),
+        hold_replaceable=hold_replaceable,
+        reasoning_key=reasoning_key,
     )
     deltas = stream.feed(parser.initial_events)
     for chunk in chunks:
@@ -83,29 +96,45 @@ def run(
     return stream, deltas, message
 
 
-def expected(template: rtcompile.Template, message: dict[str, Any], roles: OpenAIRoles | None = None) -> Any:
-    return to_openai(message, roles=roles or openai_roles(template), id_factory=call_id_factory(0))
+def expected(
+    template: rtcompile.Template,
+    message: dict[str, Any],
+    roles: OpenAIRoles | None = None,
+    reasoning_key: ReasoningKey = "reasoning_content",
+) -> Any:
+    return to_openai(
+        message, roles=roles or openai_roles(template), id_factory=call_id_factory(0), reasoning_key=reasoning_key
+    )
 
 
 # --------------------------------------------------------------------------- the property
 
 
 @st.composite
-def recorded_case_chunkings(draw: st.DrawFn) -> tuple[str, dict[str, Any], list[str], bool, bool]:
+def recorded_case_chunkings(draw: st.DrawFn) -> tuple[str, dict[str, Any], list[str], bool, bool, ReasoningKey]:
     model, case = draw(st.sampled_from(MESSAGE_CASES))
-    return model, case, draw(chunkings(case["text"])), draw(st.booleans()), draw(st.booleans())
+    reasoning_key = draw(st.sampled_from(REASONING_KEYS))
+    return model, case, draw(chunkings(case["text"])), draw(st.booleans()), draw(st.booleans()), reasoning_key
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(recorded_case_chunkings())
-def test_deltas_add_up_to_the_final_message(case: tuple[str, dict[str, Any], list[str], bool, bool]) -> None:
-    model, recorded, chunks, hold, captures = case
+def test_deltas_add_up_to_the_final_message(
+    case: tuple[str, dict[str, Any], list[str], bool, bool, ReasoningKey],
+) -> None:
+    model, recorded, chunks, hold, captures, reasoning_key = case
     template = loaded(model)
     stream, deltas, message = run(
-        template, recorded["prefix"], chunks, tools=recorded.get("tools"), hold_replaceable=hold, captures=captures
+        template,
+        recorded["prefix"],
+        chunks,
+        tools=recorded.get("tools"),
+        hold_replaceable=hold,
+        captures=captures,
+        reasoning_key=reasoning_key,
     )
     assert message == recorded["expected"]
-    assert accumulate(deltas) == expected(template, message)
+    assert accumulate(deltas, reasoning_key) == expected(template, message, reasoning_key=reasoning_key)
     assert deltas[0] == {"role": "assistant"}
     assert stream.diverged == []
 
@@ -288,14 +317,13 @@ def test_feeding_a_finished_stream_is_an_error() -> None:
 # --------------------------------------------------------------------------- the official SDK
 
 
-def sdk_message(state: ChatCompletionStreamState[Any]) -> tuple[dict[str, Any], str]:
+def sdk_message(
+    state: ChatCompletionStreamState[Any], reasoning_keys: tuple[str, ...] = ("reasoning_content",)
+) -> tuple[dict[str, Any], str]:
     choice = state.get_final_completion().choices[0]
     message = choice.message
-    result: dict[str, Any] = {
-        "role": message.role,
-        "content": message.content,
-        "reasoning_content": getattr(message, "reasoning_content", None),
-    }
+    result: dict[str, Any] = {"role": message.role, "content": message.content}
+    result.update({key: getattr(message, key, None) for key in reasoning_keys})
     if message.tool_calls:
         result["tool_calls"] = [
             {"id": c.id, "type": c.type, "function": {"name": c.function.name, "arguments": c.function.arguments}}
@@ -306,9 +334,12 @@ def sdk_message(state: ChatCompletionStreamState[Any]) -> tuple[dict[str, Any], 
 
 @pytest.mark.parametrize(("model", "case"), MESSAGE_CASES, ids=CASE_IDS)
 def test_sdk_accepts_the_chunks_and_accumulates_the_same_message(model: str, case: dict[str, Any]) -> None:
+    """With the reasoning under both keys; every other case with calls announced when they open."""
     template = loaded(model)
-    parser = ResponseParser(template, case["prefix"], tools=case.get("tools"))
-    stream = DeltaStream(openai_roles(template), id_factory=call_id_factory(0))
+    captures = MESSAGE_CASES.index((model, case)) % 2 == 1
+    parser = ResponseParser(template, case["prefix"], tools=case.get("tools"), captures=captures)
+    both = ("reasoning_content", "reasoning")
+    stream = DeltaStream(openai_roles(template), id_factory=call_id_factory(0), reasoning_key=both)
     writer = ChatCompletionChunks(stream, model=model, completion_id="chatcmpl-test", created=1700000000)
     chunks = writer.feed(parser.initial_events)
     for char in case["text"]:
@@ -318,8 +349,8 @@ def test_sdk_accepts_the_chunks_and_accumulates_the_same_message(model: str, cas
     state: ChatCompletionStreamState[Any] = ChatCompletionStreamState()
     for chunk in chunks:
         state.handle_chunk(ChatCompletionChunk.model_validate(chunk))
-    want = expected(template, message)
-    assert sdk_message(state) == (want, "tool_calls" if "tool_calls" in want else "stop")
+    want = expected(template, message, reasoning_key=both)
+    assert sdk_message(state, both) == (want, "tool_calls" if "tool_calls" in want else "stop")
     assert chunks[-1]["choices"][0] == {"index": 0, "delta": {}, "finish_reason": stream.finish_reason}
 
 

@@ -22,8 +22,9 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 import rtcompile.prompt
-from rtcompile import TemplateError
+from rtcompile import TemplateError, load_template
 from rtcompile.prompt import load_chat_templates, render_prompt
+from rtcompile.tooling.lint import chat_template_checks
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAT_TEMPLATE_MODELS = sorted(
@@ -75,9 +76,9 @@ def outcome(render: Any) -> Any:
         return (type(error).__name__, str(error))
 
 
-def both(directory: Path, messages: Any, **options: Any) -> tuple[Any, Any]:
-    """(transformers, rtcompile) for the same call."""
-    reference = AutoTokenizer.from_pretrained(directory)
+def both(directory: Path, messages: Any, *, reference: Any = None, **options: Any) -> tuple[Any, Any]:
+    """(transformers, rtcompile) for the same call; `reference` is the directory's tokenizer, if loaded already."""
+    reference = reference or AutoTokenizer.from_pretrained(directory)
     add_generation_prompt = options.pop("add_generation_prompt", True)
     expected = outcome(
         lambda: reference.apply_chat_template(
@@ -157,13 +158,58 @@ OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.mark.parametrize("option", sorted(OPTIONS))
-@pytest.mark.parametrize("conversation", sorted(CONVERSATIONS))
+def sdk_history() -> list[Any]:
+    """History straight from the SDK (pydantic objects, `content=None`, arguments as JSON strings)."""
+    sdk = ChatCompletionMessage.model_validate(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+                }
+            ],
+        }
+    )
+    return [{"role": "user", "content": "Oslo?"}, sdk, {"role": "tool", "content": "cold", "tool_call_id": "call_1"}]
+
+
 @pytest.mark.parametrize("model", CHAT_TEMPLATE_MODELS)
-def test_bundled_chat_templates(tmp_path: Path, model: str, conversation: str, option: str) -> None:
+def test_bundled_chat_templates(tmp_path: Path, model: str) -> None:
+    """Every conversation with every option, and SDK history, through one tokenizer per model."""
     directory = model_directory(tmp_path, chat_template_of(model))
-    got, expected = both(directory, CONVERSATIONS[conversation], **dict(OPTIONS[option]))
-    assert got == expected
+    reference = AutoTokenizer.from_pretrained(directory)
+    calls = [(CONVERSATIONS[c], OPTIONS[o]) for c in sorted(CONVERSATIONS) for o in sorted(OPTIONS)]
+    calls.append((sdk_history(), {"tools": [WEATHER_TOOL]}))
+    for messages, options in calls:
+        got, expected = both(directory, messages, reference=reference, **dict(options))
+        assert got == expected, (messages, options)
+
+
+# Fields a bundled chat template never renders back, by its own design (templates/README.md says why):
+# it drops reasoning from history, or reads it under another key (`thought`).
+NOT_RENDERED_BACK = {
+    **dict.fromkeys(
+        ["deepseek_r1", "deepseek_v3_1", "granite3", "internlm2", "minicpm", "minimax_m1", "olmo3"],
+        {"reasoning_content"},
+    ),
+    # It moves a final assistant turn to the generation prompt as plain text, calls dropped.
+    "llama_nemotron_nano_v2": {"reasoning_content", "tool_calls"},
+}
+
+
+@pytest.mark.filterwarnings("ignore::rtcompile.frontend.errors.TemplateWarning")  # the template's own lint
+@pytest.mark.parametrize("model", CHAT_TEMPLATE_MODELS)
+def test_bundled_chat_templates_pass_the_lint(model: str) -> None:
+    """What `rtcompile lint --chat-template` checks: the start anchor finds the generation prompt (with and
+    without tools or thinking), and every parsed field renders back, except where the model's template says no."""
+    findings = chat_template_checks(load_template(model), chat_template_of(model))
+    assert [f.message for f in findings if f.severity == "error"] == []
+    unrendered = {f.path[1] for f in findings if f.severity == "warning" and "never renders field" in f.message}
+    assert unrendered == NOT_RENDERED_BACK.get(model, set())
+    assert [f for f in findings if f.severity == "warning" and "never renders field" not in f.message] == []
 
 
 def test_the_conversations_render_somewhere() -> None:
@@ -213,32 +259,6 @@ def test_environment_corners(tmp_path: Path, corner: str) -> None:
         options.update(tools=[search_web], documents=[{"title": "T", "text": "body"}])
     got, expected = both(directory, CORNER_MESSAGES, **options)
     assert got == expected
-
-
-def test_openai_sdk_messages_and_argument_strings(tmp_path: Path) -> None:
-    """History straight from the SDK (pydantic objects, `content=None`, arguments as JSON strings)."""
-    sdk = ChatCompletionMessage.model_validate(
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "call_1",
-                    "type": "function",
-                    "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
-                }
-            ],
-        }
-    )
-    messages = [
-        {"role": "user", "content": "Oslo?"},
-        sdk,
-        {"role": "tool", "content": "cold", "tool_call_id": "call_1"},
-    ]
-    for model in CHAT_TEMPLATE_MODELS:
-        directory = model_directory(tmp_path / model, chat_template_of(model))
-        got, expected = both(directory, messages, tools=[WEATHER_TOOL])
-        assert got == expected, model
 
 
 # --------------------------------------------------------------------------- where templates come from
@@ -328,8 +348,14 @@ def test_bundled_names_lose_to_files_and_unknown_names_get_suggestions(
         "qwen: no such file, and no bundled template of that name; did you mean 'qwen3'? "
         "(`rtcompile list` shows them all)"
     )
-    with pytest.raises(TemplateError, match="no chat template here"):  # bundled, but without a chat template
+    with pytest.raises(TemplateError) as error:  # bundled, but without a chat template
         render_prompt("smollm3", messages)
+    assert str(error.value).endswith(
+        "smollm3.json: the bundled template 'smollm3' carries no chat template (templates/README.md says why, model "
+        "by model); pass chat_template= with the model's Jinja source, or render from the model's directory or its "
+        "tokenizer_config.json (`rtcompile list` shows which bundled templates have one)"
+    )
+    assert render_prompt("smollm3", messages, chat_template="{{ messages[0].content }}!") == "x!"
     (tmp_path / "qwen3").write_text('{"chat_template": "local {{ messages[0].content }}"}')
     assert render_prompt("qwen3", messages) == "local x"  # a file of that name wins
     with pytest.raises(TemplateError) as error:

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from rtcompile.ir import Delimiter
-from rtcompile.regex.analysis import pending_run_class
+from rtcompile.regex.analysis import leading_run
 from rtcompile.regex.ast import Assertion, Conditional, Lookaround, walk
 from rtcompile.regex.charsets import TABLES, Ranges, complement, contains, normalise
 from rtcompile.regex.first_chars import MAX_CLASS_SIZE, delimiter_first_chars, first_characters, modelled_tree
@@ -158,10 +158,26 @@ NOT_SPACE_OR_BRACKET = complement(normalise([*TABLES["s"], (ord("["), ord("[")),
         (r"[a-z]+(?:<|)x", None),
         (r"[a-z]+", None),
         (r"x[a-z]+<", None),  # a required item before the run
+        (
+            r"\s*</t>",
+            (
+                (9, 13),
+                (32, 32),
+                (133, 133),
+                (160, 160),
+                (5760, 5760),
+                (8192, 8202),
+                (8232, 8233),
+                (8239, 8239),
+                (8287, 8287),
+                (12288, 12288),
+            ),
+        ),  # a run that may be empty
+        (r"[a-z]+?<", None),  # a lazy run stops as soon as it can
     ],
 )
 def test_held_back_runs_start_patterns_whose_next_item_starts_outside_them(pattern: str, run: Ranges | None) -> None:
     parsed = modelled_tree(pattern)
     assert parsed is not None
-    found = pending_run_class(parsed.root)
-    assert found == run
+    found = leading_run(parsed.root)
+    assert (found.run if found is not None else None) == run

@@ -21,6 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from transformers.utils.chat_parsing import content_parsers as ref
 
+from rtcompile.backends.interpreter import content_function
+from rtcompile.ir import JsonParser
 from rtcompile.runtime import content as ours
 from rtcompile.runtime.transform import content_scope, each_item_scope, require_each_list, resolve_placeholder
 from rtcompile.runtime.unicode_classes import DIGIT_CLASS, SPACE_CLASS, WORD_CLASS
@@ -172,9 +174,16 @@ def json_case(draw: st.DrawFn) -> JsonCase:
     return draw(mutated(text, MUTATION_JUNK)), delims
 
 
+def json_function(
+    unquoted: bool, delims: tuple[tuple[str, str], ...], lenient: bool = False, strip: bool = True
+) -> Callable[[str], Any]:
+    """The json parser for `content_args` as the loader normalises them, as the interpreter runs it (the
+    runtime function and rewrites `rtcompile.content_calls` picks)."""
+    return content_function(JsonParser(unquoted, delims, lenient, strip))
+
+
 def our_json(text: str, unquoted: bool, delims: tuple[tuple[str, str], ...], lenient: bool, strip: bool) -> Any:
-    """The json parser for `content_args` as the loader normalises them (the interpreter's call)."""
-    return ours.json_parser(unquoted, delims, lenient, strip)(text)
+    return json_function(unquoted, delims, lenient, strip)(text)
 
 
 @settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -295,13 +304,13 @@ def test_defaults_are_the_references_content_args_defaults(text: str) -> None:
 
 def test_json_parser_takes_only_the_rewrites_asked_for() -> None:
     text = '{a: <<x: "y">>}'
-    assert ours.json_parser(False, ())('{"a": 1}') == {"a": 1}
-    assert ours.json_parser(True, ())("{a: 1}") == {"a": 1}
+    assert json_function(False, ())('{"a": 1}') == {"a": 1}
+    assert json_function(True, ())("{a: 1}") == {"a": 1}
     with pytest.raises(ValueError, match="could not parse"):
-        ours.json_parser(False, ())("{a: 1}")
-    assert ours.json_parser(True, (("<<", ">>"),))(text) == {"a": 'x: "y"'}
+        json_function(False, ())("{a: 1}")
+    assert json_function(True, (("<<", ">>"),))(text) == {"a": 'x: "y"'}
     with pytest.raises(ValueError, match="after dialect transforms"):
-        ours.json_parser(False, (("<<", ">>"),))(text)
+        json_function(False, (("<<", ">>"),))(text)
     assert ours.json_delimited_strings(text, (("<<", ">>"),), ours.json_quote_bare_keys) == '{"a": "x: \\"y\\""}'
 
 

@@ -1,4 +1,4 @@
-"""Tests for rtcompile.frontend.source (reading template sources with positions) and rtcompile.frontend.errors."""
+"""Tests for rtcompile.frontend.source (reading template sources with positions) and rtcompile.errors."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rtcompile.frontend.errors import Diagnostic, TemplateError, TemplateTypeError, format_path, render_message
+from rtcompile.errors import Diagnostic, TemplateError, TemplateTypeError, format_path, render_message
 from rtcompile.frontend.source import (
     MAX_NESTING_DEPTH,
     MAX_SOURCE_BYTES,

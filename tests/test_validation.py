@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from transformers.utils.chat_parsing.response_templates import load_response_template
 
 import rtcompile
-from rtcompile.frontend.errors import TemplateError, TemplateWarning
+from rtcompile.errors import TemplateError, TemplateWarning
 from rtcompile.tooling.observe import Raised
 from tests.strategies import templates
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import rtcompile
 from rtcompile.backends.interpreter import anchor_pattern
-from rtcompile.frontend.errors import TemplateWarning
+from rtcompile.errors import TemplateWarning
 from rtcompile.runtime.program import after_last_anchor
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,6 +74,7 @@ FAMILIES: Mapping[str, str] = {
     "magistral": "Mistral",
     "mimo": "MiMo",
     "minicpm": "MiniCPM",
+    "minicpm5": "MiniCPM",
     "minimax_m1": "MiniMax",
     "minimax_m2": "MiniMax",
     "minimax_m3": "MiniMax",

@@ -17,25 +17,15 @@ How a state's scanner decides (the reference's rules, restated):
 
 from __future__ import annotations
 
+import functools
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 import regex
 
-from rtcompile.frontend.loader import build_template
-from rtcompile.ir import (
-    ContentParser,
-    Delimiter,
-    FailingParser,
-    Field,
-    JsonParser,
-    KvLinesParser,
-    PythonCallListParser,
-    ScalarParser,
-    Template,
-    XmlInlineParser,
-)
+from rtcompile.content_calls import Argument, Nested, RuntimeFunction, TagRegex, Value, runtime_call
+from rtcompile.ir import ContentParser, Delimiter, FailingParser, Field, Template, unreachable
 from rtcompile.plan import ParserPlan, ParserState, plan_parser
 from rtcompile.runtime import content as parsers
 from rtcompile.runtime.engine import NO_GROUPS, StreamingParser
@@ -47,7 +37,7 @@ from rtcompile.runtime.transform_data import build_value
 from rtcompile.runtime.types import Event, Message
 from rtcompile.transform_program import Program, transform_program
 
-__all__ = ["Event", "Message", "ResponseParser", "anchor_pattern"]
+__all__ = ["Event", "InterpretedParser", "Message", "anchor_pattern"]
 
 # Tells whether no delimiter of a parser state can start in a chunk (its fast path).
 PlainCheck: TypeAlias = Callable[[str], bool]
@@ -67,28 +57,29 @@ def _compile(delimiter: Delimiter) -> Any:
 # --------------------------------------------------------------------------- content parsers and transforms
 
 
-def _content_function(parser: ContentParser) -> Callable[[Any], Any]:
+def content_function(parser: ContentParser) -> Callable[[Any], Any]:
     """A callable that parses one region body (or one nested value) with `parser`."""
-    if isinstance(parser, ScalarParser):
-        scalar = {
-            "text": parsers.parse_text,
-            "int": parsers.parse_int,
-            "float": parsers.parse_float,
-            "bool": parsers.parse_bool,
-        }[parser.kind]
-        return lambda text: scalar(text, parser.strip)
-    if isinstance(parser, JsonParser):
-        return parsers.json_parser(parser.unquoted_keys, parser.string_delims, parser.allow_non_json, parser.strip)
-    if isinstance(parser, XmlInlineParser):
-        tag_re = regex.compile(parser.tag_pattern, regex.DOTALL)
-        nested = None if parser.value_parser is None else _content_function(parser.value_parser)
-        return lambda text: parsers.parse_xml_inline(text, tag_re, parser.tag_pattern, nested, parser.merge_duplicates)
-    if isinstance(parser, KvLinesParser):
-        nested = None if parser.value_parser is None else _content_function(parser.value_parser)
-        return lambda text: parsers.parse_kv_lines(text, parser.line_sep, parser.kv_sep, parser.strip, nested)
-    if isinstance(parser, PythonCallListParser):
-        return parsers.parse_python_call_list
-    return _failing(parser)
+    match parser:
+        case FailingParser():
+            return _failing(parser)
+        case _:
+            call = runtime_call(parser)  # every other parser calls a runtime function
+            arguments = {name: _argument(value) for name, value in call.arguments}
+            return functools.partial(getattr(parsers, call.function), **arguments)
+
+
+def _argument(argument: Argument) -> Any:
+    match argument:
+        case Value(value=value):
+            return value
+        case RuntimeFunction(name=name):
+            return getattr(parsers, name)
+        case Nested(parser=nested):
+            return None if nested is None else content_function(nested)
+        case TagRegex(pattern=pattern):
+            return regex.compile(pattern, regex.DOTALL)
+        case _:
+            unreachable(argument)
 
 
 def _failing(parser: FailingParser) -> Callable[[Any], Any]:
@@ -162,11 +153,13 @@ def _plain_check(state: ParserState) -> PlainCheck | None:
     if state.delimiter_starts is None:
         return None
     starts = frozenset(map(chr, state.delimiter_starts))
+    if state.final_newline:  # a `$` may match before a newline that ends the text
+        return lambda text: starts.isdisjoint(text) and not text.endswith("\n")
     return starts.isdisjoint
 
 
 def _handler(f: Field) -> Handler:
-    parse = _content_function(f.parser)
+    parse = content_function(f.parser)
     program = None if f.transform is None else transform_program(f.transform)
     return lambda body, captures: field_value(f, program, parse, body, captures)
 
@@ -202,29 +195,17 @@ def _interpreted(template: Template) -> _Interpreted:
     return interpreted
 
 
-class ResponseParser(StreamingParser):
-    """A streaming parser for one generation.
+class InterpretedParser(StreamingParser):
+    """The engine running a template's interpreted program: `interpret(template)` plugs it in, before
+    the engine's `__init__` runs (`rtcompile.ResponseParser` does both)."""
 
-    `template` is a `Template` (from `rtcompile.load_template`) or a response-template dict.
-    Feed model text as it arrives; each call returns the events it caused. `initial_events` holds
-    the events of the prompt's pre-written part of the message (after the last start anchor).
-    `captures`, `spans` and `recover` turn on extensions beyond the reference (see `StreamingParser`).
-    """
+    _plain: tuple[PlainCheck | None, ...]  # by state: the fast-path check (None: scan every chunk)
 
-    def __init__(
-        self,
-        template: Template | Mapping[str, Any],
-        prefix: str | None = None,
-        *,
-        tools: Iterable[Any] | None = None,
-        captures: bool = False,
-        spans: bool = False,
-        recover: bool = False,
-    ) -> None:
-        interpreted = _interpreted(template if isinstance(template, Template) else build_template(template))
+    def interpret(self, template: Template) -> None:
+        """Plug in `template`'s program (built once per template, shared by its parsers)."""
+        interpreted = _interpreted(template)
         self._program = interpreted.program
         self._plain = interpreted.plain
-        super().__init__(prefix, tools=tools, captures=captures, spans=spans, recover=recover)
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes. A chunk in which no delimiter of the

@@ -14,6 +14,7 @@ needs no other step, and a template without a row is still listed and usable.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,13 +39,15 @@ _MODELS_HEADING: Final = re.compile(r"^##\s+Models\s*$")
 
 @dataclass(frozen=True)
 class BundledTemplate:
-    """One bundled template, with what templates/README.md says about it (empty where it has no row)."""
+    """One bundled template, with what templates/README.md says about it (empty where it has no row), and
+    whether it carries its model's chat template (`render_prompt` works by its name)."""
 
     name: str
     path: Path
     family: str
     source: str
     covers: str
+    has_chat_template: bool = False
 
 
 def bundled_directory() -> Path | None:
@@ -99,10 +102,18 @@ def bundled_templates() -> list[BundledTemplate]:
     listed = []
     for name in bundled_names():
         family, source, covers = rows.get(name, ("", "", ""))
-        listed.append(
-            BundledTemplate(name, directory / f"{name}.json", family or _family_from_name(name), source, covers)
-        )
+        path = directory / f"{name}.json"
+        family = family or _family_from_name(name)
+        listed.append(BundledTemplate(name, path, family, source, covers, _has_chat_template(path)))
     return listed
+
+
+def _has_chat_template(path: Path) -> bool:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False  # listed anyway; loading it reports what is wrong
+    return isinstance(document, dict) and isinstance(document.get("chat_template"), str)
 
 
 def _family_from_name(name: str) -> str:

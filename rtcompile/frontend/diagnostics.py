@@ -8,33 +8,20 @@ template: they return `Diagnostic`s with the JSON path, which `load_template` tu
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from rtcompile.frontend.errors import Diagnostic
-from rtcompile.ir import Field, TDict, Template, TList, TPlaceholder, Transform
+from rtcompile.errors import Diagnostic, JsonPath, did_you_mean
+from rtcompile.ir import KINDS, Field, TDict, Template, TList, TPlaceholder, Transform
 from rtcompile.regex.analysis import nested_unbounded_repeat, portability_concerns
 from rtcompile.regex.ast import ParsedRegex
 from rtcompile.regex.backtracking import polynomial_backtracking
 from rtcompile.regex.parser import parse_regex
 
-Path = tuple[str | int, ...]
-
-CONTENT_ARG_KEYS: dict[str, frozenset[str]] = {
-    "text": frozenset({"strip"}),
-    "int": frozenset({"strip"}),
-    "float": frozenset({"strip"}),
-    "bool": frozenset({"strip"}),
-    "json": frozenset({"unquoted_keys", "string_delims", "allow_non_json", "strip"}),
-    "xml-inline": frozenset({"tag_pattern", "value_parser", "merge_duplicates"}),
-    "kv-lines": frozenset({"line_sep", "kv_sep", "strip", "value_parser"}),
-    "python-call-list": frozenset(),
-}
 VALUE_PARSER_KEYS = frozenset({"name", "args"})
 
 
-def warn(message: str, path: Path) -> Diagnostic:
+def warn(message: str, path: JsonPath) -> Diagnostic:
     return Diagnostic("warning", message, path, None, None, None)
 
 
@@ -45,7 +32,7 @@ def template_warnings(template: Template) -> list[Diagnostic]:
     assert isinstance(raw_fields, Mapping)
     for f in template.fields:
         raw = raw_fields[f.name]
-        path: Path = ("fields", f.name)
+        path: JsonPath = ("fields", f.name)
         found += _content_args(f.content, raw.get("content_args", {}), (*path, "content_args"))
         found += _placeholders(f, path)
         for key in ("open_pattern", "close_pattern"):
@@ -61,16 +48,16 @@ def template_warnings(template: Template) -> list[Diagnostic]:
 # --------------------------------------------------------------------------- content_args
 
 
-def _content_args(content: str, args: Any, path: Path) -> Iterator[Diagnostic]:
+def _content_args(content: str, args: Any, path: JsonPath) -> Iterator[Diagnostic]:
     if not isinstance(args, Mapping):
         if content != "python-call-list":
             yield warn(f"content_args must be an object; every {content!r} region will fail to parse", path)
         return
-    known = CONTENT_ARG_KEYS.get(content, frozenset())
+    known = KINDS[content].arguments
     for key in args:
         if key not in known:
             yield warn(
-                f"{content!r} ignores content_args key {key!r}{_did_you_mean(str(key), known)}", (*path, str(key))
+                f"{content!r} ignores content_args key {key!r}{did_you_mean(str(key), known)}", (*path, str(key))
             )
     if content == "xml-inline":
         yield from _xml_inline(args, path)
@@ -79,7 +66,7 @@ def _content_args(content: str, args: Any, path: Path) -> Iterator[Diagnostic]:
             yield from _value_parser(args[key], (*path, key))
 
 
-def _xml_inline(args: Mapping[str, Any], path: Path) -> Iterator[Diagnostic]:
+def _xml_inline(args: Mapping[str, Any], path: JsonPath) -> Iterator[Diagnostic]:
     pattern = args.get("tag_pattern")
     if pattern is None:
         yield warn("xml-inline needs a 'tag_pattern'; every region of this field will fail to parse", path)
@@ -94,7 +81,7 @@ def _xml_inline(args: Mapping[str, Any], path: Path) -> Iterator[Diagnostic]:
         yield from _regex_warnings(pattern, (*path, "tag_pattern"))
 
 
-def _value_parser(raw: Any, path: Path) -> Iterator[Diagnostic]:
+def _value_parser(raw: Any, path: JsonPath) -> Iterator[Diagnostic]:
     if raw is None:
         return
     if not isinstance(raw, Mapping):
@@ -103,7 +90,7 @@ def _value_parser(raw: Any, path: Path) -> Iterator[Diagnostic]:
     for key in raw:
         if key not in VALUE_PARSER_KEYS:
             yield warn(
-                f"value_parser ignores key {key!r}{_did_you_mean(str(key), VALUE_PARSER_KEYS)}", (*path, str(key))
+                f"value_parser ignores key {key!r}{did_you_mean(str(key), VALUE_PARSER_KEYS)}", (*path, str(key))
             )
     name = raw.get("name", "text")
     if isinstance(name, (list, dict)):  # unhashable: the reference's lookup fails with TypeError
@@ -111,22 +98,17 @@ def _value_parser(raw: Any, path: Path) -> Iterator[Diagnostic]:
             f"value_parser name must be a string, got {type(name).__name__}; every value will fail", (*path, "name")
         )
         return
-    if name not in CONTENT_ARG_KEYS:
-        hint = _did_you_mean(str(name), CONTENT_ARG_KEYS)
+    if name not in KINDS:
+        hint = did_you_mean(str(name), KINDS)
         yield warn(f"unknown value_parser {name!r}{hint}; every value will fail with KeyError", (*path, "name"))
         return
     yield from _content_args(name, raw.get("args", {}), (*path, "args"))
 
 
-def _did_you_mean(word: str, choices: Any) -> str:
-    close = difflib.get_close_matches(word, sorted(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 # --------------------------------------------------------------------------- transforms
 
 
-def _placeholders(f: Field, path: Path) -> Iterator[Diagnostic]:
+def _placeholders(f: Field, path: JsonPath) -> Iterator[Diagnostic]:
     """Placeholders whose root nothing can supply raise KeyError whenever the field closes."""
     if f.transform is None or f.transform_each:
         return  # transform_each elements bring their own keys, unknown until run time
@@ -135,16 +117,16 @@ def _placeholders(f: Field, path: Path) -> Iterator[Diagnostic]:
         if placeholder.root not in available:
             yield warn(
                 f"placeholder {{{placeholder.path}}} names {placeholder.root!r}, which neither 'content' nor a named "
-                f"group of the field's patterns supplies{_did_you_mean(placeholder.root, available)}; "
+                f"group of the field's patterns supplies{did_you_mean(placeholder.root, available)}; "
                 "the field will fail with KeyError",
                 where,
             )
 
 
-def walk_placeholders(transform: Transform, path: Path = ()) -> Iterator[tuple[TPlaceholder, Path]]:
+def walk_placeholders(transform: Transform, path: JsonPath = ()) -> Iterator[tuple[TPlaceholder, JsonPath]]:
     """Every placeholder in a transform tree, with its JSON path, in order (no recursion: a transform
     may nest hundreds of levels)."""
-    pending: list[tuple[Transform, Path]] = [(transform, path)]
+    pending: list[tuple[Transform, JsonPath]] = [(transform, path)]
     while pending:
         node, where = pending.pop()
         if isinstance(node, TPlaceholder):
@@ -180,7 +162,7 @@ def _shadowed_opens(template: Template) -> Iterator[Diagnostic]:
             )
 
 
-def _regex_warnings(pattern: str, path: Path) -> Iterator[Diagnostic]:
+def _regex_warnings(pattern: str, path: JsonPath) -> Iterator[Diagnostic]:
     parsed = _parse(pattern)
     if parsed is None:
         return

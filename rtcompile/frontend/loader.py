@@ -13,27 +13,21 @@ Errors carry the JSON path of the offending value; `rtcompile.api` adds file:lin
 from __future__ import annotations
 
 import copy
-import difflib
 import itertools
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 import regex
 
-from rtcompile.frontend.errors import TemplateError, TemplateTypeError, quote
-from rtcompile.frontend.nesting import (
-    MAX_DEFAULTS_LEVEL,
-    MAX_TRANSFORM_LOAD_LEVEL,
-    TemplateRecursionError,
-    copy_nested,
-    deepest_level,
-)
+from rtcompile.errors import JsonPath, TemplateError, TemplateTypeError, did_you_mean, quote
 from rtcompile.ir import (
+    KINDS,
     ContentParser,
     Delimiter,
     FailingParser,
     Field,
     JsonParser,
+    KindName,
     KvLinesParser,
     PythonCallListParser,
     ScalarParser,
@@ -44,9 +38,16 @@ from rtcompile.ir import (
     TPlaceholder,
     Transform,
     XmlInlineParser,
+    is_kind_name,
+    unreachable,
 )
-
-Path = tuple[str | int, ...]
+from rtcompile.nesting import (
+    MAX_DEFAULTS_LEVEL,
+    MAX_TRANSFORM_LOAD_LEVEL,
+    TemplateRecursionError,
+    copy_nested,
+    deepest_level,
+)
 
 TOP_LEVEL_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
 FIELD_KEYS = frozenset(
@@ -64,7 +65,6 @@ FIELD_KEYS = frozenset(
         "transform_each",
     }
 )
-CONTENT_PARSER_NAMES = ("text", "int", "float", "bool", "json", "xml-inline", "kv-lines", "python-call-list")
 
 # `defaults` nested at most this deep are copied with `copy.deepcopy` itself (deeper ones without recursion).
 SHALLOW = 100
@@ -126,7 +126,7 @@ def _copy_defaults(defaults: Mapping[Any, Any]) -> dict[Any, Any]:
 
 def _build_field(name: object, raw: object) -> Field:
     scope = f"Field {quote(name)}"
-    path: Path = ("fields", str(name))
+    path: JsonPath = ("fields", str(name))
     if not isinstance(name, str):
         raise TemplateTypeError(f"{scope}: field names must be strings, got {type(name).__name__}", path=path)
     if not isinstance(raw, Mapping):
@@ -143,10 +143,10 @@ def _build_field(name: object, raw: object) -> Field:
         raise TemplateTypeError(
             f"{scope}: 'content' must be a string, got {type(content).__name__}", path=(*path, "content")
         )
-    if content not in CONTENT_PARSER_NAMES:
+    if not is_kind_name(content):
         raise TemplateError(
-            f"{scope}: unknown content parser {quote(content)}{_did_you_mean(content, CONTENT_PARSER_NAMES)}. "
-            f"Available: {sorted(CONTENT_PARSER_NAMES)}",
+            f"{scope}: unknown content parser {quote(content)}{did_you_mean(content, KINDS)}. "
+            f"Available: {sorted(KINDS)}",
             path=(*path, "content"),
         )
     open_ = _build_delimiter(scope, path, raw, "open", "open_pattern")
@@ -206,19 +206,14 @@ def _unknown_keys(unknown: Iterable[object], allowed: Iterable[str], elsewhere: 
         text = str(key)
         if text in other_keys:
             described.append(f"{quote(key)} (it belongs {other_place})")
-        elif _did_you_mean(text, allowed):
-            described.append(f"{quote(key)}{_did_you_mean(text, allowed)}")
-        elif _did_you_mean(text, other_keys):
-            described.append(f"{quote(key)}{_did_you_mean(text, other_keys)[:-1]} It belongs {other_place})")
+        elif did_you_mean(text, allowed):
+            described.append(f"{quote(key)}{did_you_mean(text, allowed)}")
+        elif did_you_mean(text, other_keys):
+            described.append(f"{quote(key)}{did_you_mean(text, other_keys)[:-1]} It belongs {other_place})")
         else:
             described.append(quote(key))
     noun = "key" if len(described) == 1 else "keys"
     return f"unknown {noun} {', '.join(described)}; allowed keys: {', '.join(sorted(allowed))}"
-
-
-def _did_you_mean(word: object, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(str(word), sorted(choices), n=1) if isinstance(word, str) else []
-    return f" (did you mean {quote(close[0])}?)" if close else ""
 
 
 def _hashable(value: object) -> bool:
@@ -233,7 +228,7 @@ def _hashable(value: object) -> bool:
 
 
 def _build_delimiter(
-    scope: str, path: Path, raw: Mapping[Any, Any], literal_key: str, pattern_key: str
+    scope: str, path: JsonPath, raw: Mapping[Any, Any], literal_key: str, pattern_key: str
 ) -> Delimiter | None:
     """A literal (string or list of strings) or regex delimiter, compiled as the reference does."""
     if literal_key in raw and pattern_key in raw:
@@ -247,7 +242,7 @@ def _build_delimiter(
     return None
 
 
-def _literal_delimiter(scope: str, path: Path, key: str, value: object) -> Delimiter:
+def _literal_delimiter(scope: str, path: JsonPath, key: str, value: object) -> Delimiter:
     if isinstance(value, str):
         literals = [value]
     elif isinstance(value, list):
@@ -271,7 +266,7 @@ def _literal_delimiter(scope: str, path: Path, key: str, value: object) -> Delim
     return Delimiter(pattern=pattern, literals=tuple(literals), can_extend=can_extend, group_names=())
 
 
-def _regex_delimiter(scope: str, path: Path, key: str, value: object) -> Delimiter:
+def _regex_delimiter(scope: str, path: JsonPath, key: str, value: object) -> Delimiter:
     if not isinstance(value, str):
         raise TemplateTypeError(f"{scope}: '{key}' must be a regex string, got {type(value).__name__}", path=path)
     try:
@@ -284,7 +279,7 @@ def _regex_delimiter(scope: str, path: Path, key: str, value: object) -> Delimit
 # --------------------------------------------------------------------------- transforms
 
 
-def _build_transform(scope: str, path: Path, raw: object) -> Transform:
+def _build_transform(scope: str, path: JsonPath, raw: object) -> Transform:
     """The transform tree as IR, built without recursion (a transform may nest hundreds of levels).
 
     Nodes are entered depth first, members in order, as the reference's `validate_transform_strings`
@@ -292,7 +287,7 @@ def _build_transform(scope: str, path: Path, raw: object) -> Transform:
     one the reference meets first is the error raised.
     """
     built: list[Transform] = []  # finished subtrees, in order; a container takes its members off the end
-    pending: list[tuple[object, int, Path, bool]] = [(raw, 0, path, False)]
+    pending: list[tuple[object, int, JsonPath, bool]] = [(raw, 0, path, False)]
     while pending:
         node, level, where, members_built = pending.pop()
         if members_built:
@@ -322,7 +317,7 @@ def _build_transform(scope: str, path: Path, raw: object) -> Transform:
     return transform
 
 
-def _transform_leaf(scope: str, path: Path, raw: object) -> Transform:
+def _transform_leaf(scope: str, path: JsonPath, raw: object) -> Transform:
     if not isinstance(raw, str):
         return TLiteral(raw)
     whole = PLACEHOLDER.fullmatch(raw)
@@ -343,43 +338,61 @@ def _transform_leaf(scope: str, path: Path, raw: object) -> Transform:
 # --------------------------------------------------------------------------- content parsers
 
 
-def _build_parser(name: str, args: object, path: Path) -> ContentParser:
-    """Normalise `content_args` for parser `name`, deciding once what the reference decides per call."""
-    if name == "python-call-list":
-        return PythonCallListParser()  # takes no arguments; the reference never reads them
-    if not isinstance(args, Mapping):
+def _build_parser(name: KindName, args: object, path: JsonPath) -> ContentParser:
+    """Normalise `content_args` for parser `name`, deciding once what the reference decides per call.
+
+    An absent key takes the reference's default (`KINDS`); a value the reference would only fail on when a
+    region closes becomes a `FailingParser` that fails then, the same way.
+    """
+    if name != "python-call-list" and not isinstance(args, Mapping):  # python-call-list never reads them
         return FailingParser("AttributeError", f"'{type(args).__name__}' object has no attribute 'get'")
-    strip = bool(args.get("strip", True))
-    if name in ("text", "int", "float", "bool"):
-        return ScalarParser(kind=name, strip=strip)  # type: ignore[arg-type]  # narrowed by the tuple above
-    if name == "json":
-        return JsonParser(
-            unquoted_keys=bool(args.get("unquoted_keys", False)),
-            string_delims=_string_delims(args.get("string_delims", []), (*path, "string_delims")),
-            allow_non_json=bool(args.get("allow_non_json", False)),
-            strip=strip,
-        )
-    if name == "xml-inline":
-        tag_pattern = args.get("tag_pattern")
-        if tag_pattern is None:
-            return FailingParser("ValueError", "xml-inline: 'tag_pattern' content_arg is required")
-        tag_path = (*path, "tag_pattern")
-        if not isinstance(tag_pattern, str):
-            raise TemplateTypeError(
-                f"xml-inline: 'tag_pattern' must be a regex string, got {type(tag_pattern).__name__}", path=tag_path
+    given: Mapping[Any, Any] = args if isinstance(args, Mapping) else {}
+    defaults = KINDS[name].arguments
+
+    def arg(key: str) -> Any:
+        return given.get(key, defaults[key])
+
+    match name:
+        case "text" | "int" | "float" | "bool":
+            return ScalarParser(kind=name, strip=bool(arg("strip")))
+        case "json":
+            return JsonParser(
+                unquoted_keys=bool(arg("unquoted_keys")),
+                string_delims=_string_delims(arg("string_delims"), (*path, "string_delims")),
+                allow_non_json=bool(arg("allow_non_json")),
+                strip=bool(arg("strip")),
             )
-        try:
-            regex.compile(tag_pattern, regex.DOTALL)
-        except regex.error as exc:
-            raise TemplateError(f"xml-inline: invalid tag_pattern regex: {exc}", path=tag_path) from exc
-        return XmlInlineParser(
-            tag_pattern=tag_pattern,
-            value_parser=_value_parser(args.get("value_parser"), (*path, "value_parser")),
-            merge_duplicates=bool(args.get("merge_duplicates", False)),
+        case "xml-inline":
+            return _xml_inline(arg("tag_pattern"), arg("value_parser"), bool(arg("merge_duplicates")), path)
+        case "kv-lines":
+            return _kv_lines(arg("line_sep"), arg("kv_sep"), bool(arg("strip")), arg("value_parser"), path)
+        case "python-call-list":
+            return PythonCallListParser()
+        case _:
+            unreachable(name)
+
+
+def _xml_inline(tag_pattern: object, value_parser: object, merge_duplicates: bool, path: JsonPath) -> ContentParser:
+    if tag_pattern is None:
+        return FailingParser("ValueError", "xml-inline: 'tag_pattern' content_arg is required")
+    tag_path = (*path, "tag_pattern")
+    if not isinstance(tag_pattern, str):
+        raise TemplateTypeError(
+            f"xml-inline: 'tag_pattern' must be a regex string, got {type(tag_pattern).__name__}", path=tag_path
         )
-    # kv-lines
-    line_sep = args.get("line_sep", "\n")  # None is valid: str.split(None) splits on whitespace runs
-    kv_sep = args.get("kv_sep", ":")
+    try:
+        regex.compile(tag_pattern, regex.DOTALL)
+    except regex.error as exc:
+        raise TemplateError(f"xml-inline: invalid tag_pattern regex: {exc}", path=tag_path) from exc
+    return XmlInlineParser(
+        tag_pattern=tag_pattern,
+        value_parser=_value_parser(value_parser, (*path, "value_parser")),
+        merge_duplicates=merge_duplicates,
+    )
+
+
+def _kv_lines(line_sep: object, kv_sep: object, strip: bool, value_parser: object, path: JsonPath) -> ContentParser:
+    # line_sep None is valid: str.split(None) splits on whitespace runs
     if line_sep is not None and not isinstance(line_sep, str):
         raise TemplateTypeError(
             f"kv-lines: 'line_sep' must be a string, got {type(line_sep).__name__}", path=(*path, "line_sep")
@@ -393,11 +406,11 @@ def _build_parser(name: str, args: object, path: Path) -> ContentParser:
         line_sep=line_sep,
         kv_sep=kv_sep,
         strip=strip,
-        value_parser=_value_parser(args.get("value_parser"), (*path, "value_parser")),
+        value_parser=_value_parser(value_parser, (*path, "value_parser")),
     )
 
 
-def _value_parser(raw: object, path: Path) -> ContentParser | None:
+def _value_parser(raw: object, path: JsonPath) -> ContentParser | None:
     """The nested `{"name": ..., "args": ...}` parser of xml-inline and kv-lines values."""
     if raw is None:
         return None
@@ -407,12 +420,12 @@ def _value_parser(raw: object, path: Path) -> ContentParser | None:
     if not _hashable(name):
         # The reference looks the name up in a dict when a value is parsed, and fails there, not at load.
         return FailingParser("TypeError", f"unhashable type: '{type(name).__name__}'")
-    if name not in CONTENT_PARSER_NAMES:
+    if not is_kind_name(name):
         return FailingParser("KeyError", name)  # the reference looks the name up in a dict: KeyError(name)
     return _build_parser(name, raw.get("args", {}), (*path, "args"))
 
 
-def _string_delims(raw: object, path: Path) -> tuple[tuple[str, str], ...]:
+def _string_delims(raw: object, path: JsonPath) -> tuple[tuple[str, str], ...]:
     if not raw:
         return ()
     if isinstance(raw, (list, tuple)):

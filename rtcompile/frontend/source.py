@@ -7,7 +7,7 @@ with :class:`RecursionError` on deeply nested input. So this module walks the JS
 with an explicit stack, and uses :meth:`json.JSONDecoder.raw_decode` only for the scalars (strings,
 numbers, literals) so that every decoded value is exactly what :func:`json.loads` would produce.
 
-Input rules (each violation is a :class:`~rtcompile.frontend.errors.TemplateError` with file and, where
+Input rules (each violation is a :class:`~rtcompile.errors.TemplateError` with file and, where
 meaningful, line and column):
 
 * Files must be UTF-8 without a byte-order mark (RFC 8259 forbids one). transformers reads
@@ -34,8 +34,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from .catalog import bundled_path, closest_names, looks_like_name
-from .errors import Diagnostic, JsonPath, TemplateError, quote
+from rtcompile.errors import Diagnostic, JsonPath, TemplateError, quote
+from rtcompile.frontend.catalog import bundled_path, closest_names, looks_like_name
 
 __all__ = [
     "MAX_NESTING_DEPTH",

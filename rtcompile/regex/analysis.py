@@ -7,6 +7,8 @@ portability section asks templates to avoid.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rtcompile.regex.ast import (
     Alternation,
     Assertion,
@@ -127,6 +129,18 @@ def required_literals(root: Node) -> tuple[str, ...]:
     return tuple(runs[i] for i in sorted(longest))
 
 
+def awaited_literal(root: Node) -> str | None:
+    """For a pattern that opens with an unbounded lazy `.*?`, bare or as the body of its one lookahead
+    (`(?=[\\s\\S]*?</think>)`): the first string every match consumes from its start on, or None.
+    Such a pattern partially matches at the scan position until that string occurs after it, so a
+    stream waiting for it need look only at new text (see `rtcompile.strategies.Strategy.awaits`)."""
+    items = linear_items(root)
+    if len(items) == 1 and isinstance(items[0], Lookaround) and items[0].positive and not items[0].behind:
+        root = items[0].body
+    required = required_literals(root)
+    return required[0] if required else None
+
+
 def _literal_runs(items: list[Node]) -> list[tuple[int, str]]:
     """The runs of two or more plain characters in `items`, with the index of each one's first item."""
     runs: list[tuple[int, str]] = []
@@ -214,31 +228,47 @@ def _plain_char(node: Node) -> str | None:
     return chr(node.literal) if node.ranges == ((node.literal, node.literal),) else None
 
 
-def pending_run_class(root: Node) -> Ranges | None:
-    """The class C of the run a pattern starts with, when text made only of C characters can never
-    hold a match and can always still grow into one; None for any other pattern.
+@dataclass(frozen=True)
+class LeadingRun:
+    """A pattern that starts with a run of one class, optional items aside (see `leading_run`):
+    `run` the class, `busy` the characters that can begin anything else a match reads first (the
+    optional items before the run, and what must follow it)."""
 
-    The shape: optional items, then a greedy unbounded run of C (at least once), then an item that
-    must consume a character outside C. Every match then contains a character outside C, and every
-    string of C characters is the start of one (the optional items skipped). No lookarounds or
-    anchors anywhere: they would make the run's fate depend on the text around it. A streaming
-    parser holding back such a run can take more C characters without scanning: nothing changes.
-    """
+    run: Ranges
+    busy: Ranges
+
+
+def leading_run(root: Node) -> LeadingRun | None:
+    """The shape of mistral's `(?:\\[TOOL_CALLS\\])?[^\\s\\[\\]]+\\[ARGS\\]` or of `\\s*</tool_call>`:
+    optional items, then a greedy unbounded run of one class C, then an item that must consume a
+    character outside C. No lookarounds or anchors anywhere: they would make the run's fate depend on
+    the text around it. None for any other pattern.
+
+    In text without any `busy` character, such a pattern has no complete match, and its only partial
+    match is the run of C characters that ends the text: what a streaming parser holds back there is
+    that run, and text that only lengthens it changes nothing (see `rtcompile.plan.pending_run`)."""
     nodes = list(walk(root))
     if any(isinstance(n, (Assertion, Lookaround, Opaque, Backreference, Fuzzy, Conditional)) for n in nodes):
         return None
     items = linear_items(root)
+    busy: list[tuple[int, int]] = []
     for index, item in enumerate(items):
-        if isinstance(item, Repeat) and isinstance(item.body, Chars) and item.max is None and item.min >= 1:
+        if isinstance(item, Repeat) and isinstance(item.body, Chars) and item.max is None:
             if item.lazy or item.possessive or item.body.untranslatable is not None:
                 return None
             run = item.body.ranges
             rest = items[index + 1 :]
             if not rest or not _starts_outside(rest[0], run):
                 return None
-            return run
+            after = first_characters(rest[0])
+            assert after is not None
+            return LeadingRun(run, normalise([*busy, *after.ranges]))
         if width(item)[0] != 0:
             return None  # a required item before the run: the run does not start the pattern
+        first = first_characters(item)
+        if first is None:
+            return None
+        busy += first.ranges
     return None
 
 

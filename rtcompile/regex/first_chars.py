@@ -66,6 +66,38 @@ def delimiter_first_chars(delimiter: Delimiter) -> frozenset[int] | None:
     return frozenset(cp for lo, hi in first.ranges for cp in range(lo, hi + 1))
 
 
+@dataclass(frozen=True)
+class MatchStarts:
+    """Where a match or partial match of a delimiter can begin in text that arrives after a buffer's
+    committed part: at one of `chars`, or (`final_newline`) just before a newline that ends the text.
+    What `delimiter_first_chars` says, and also for patterns that can match empty where a fast path
+    can still tell: a lookahead that needs a character (`(?=<\\|x\\|>)` needs `<`), `\\Z` (only at the very
+    end, where a match is held back, empty, with nothing to hold), `$` (there, or before a final newline)
+    and `^`/`\\A` (never after the start: a parser that has committed text keeps one character of it
+    for such a pattern, so a chunk never starts the text again)."""
+
+    chars: frozenset[int]
+    final_newline: bool
+
+
+def match_starts(delimiter: Delimiter) -> MatchStarts | None:
+    """`MatchStarts` of `delimiter`; None if unbounded (see `delimiter_first_chars`)."""
+    if delimiter.literals is not None:
+        return MatchStarts(frozenset(ord(lit[0]) for lit in delimiter.literals), False)
+    parsed = modelled_tree(delimiter.pattern)
+    if parsed is None:
+        return None
+    walker = _FirstCharacterWalk(lookaheads=True, anchors=True)
+    try:
+        nullable = walker.nullable(parsed.root)
+    except (_Unbounded, RecursionError):
+        return None
+    if nullable or walker.largest_class > MAX_CLASS_SIZE:
+        return None
+    chars = frozenset(cp for lo, hi in normalise(walker.ranges) for cp in range(lo, hi + 1))
+    return MatchStarts(chars, walker.final_newline)
+
+
 def modelled_tree(pattern: str) -> ParsedRegex | None:
     """The tree, if the analyses can rely on it: the flags it reflects, and no opaque construct (``\\K``,
     for one, moves the start of the match it reports)."""
@@ -112,12 +144,19 @@ class _Unbounded(Exception):
 
 
 class _FirstCharacterWalk:
-    """Collects the first characters of the nodes it is asked about into `ranges`."""
+    """Collects the first characters of the nodes it is asked about into `ranges`.
 
-    def __init__(self, lookaheads: bool) -> None:
+    With `anchors` (see `MatchStarts`), a path that tests the text's start first can start no match
+    after it, a path that ends the text (`\\Z`, `$`) starts none inside it (`$` may still hold back a
+    final newline: `final_newline`), and a lookahead that must read a character makes its path need
+    one; without, every zero-width test may match empty anywhere."""
+
+    def __init__(self, lookaheads: bool, anchors: bool = False) -> None:
         self.lookaheads = lookaheads
+        self.anchors = anchors
         self.ranges: list[tuple[int, int]] = []
         self.largest_class = 0
+        self.final_newline = False
 
     def nullable(self, node: Node) -> bool:
         """Whether `node` can match the empty string, having added its first characters to `ranges`."""
@@ -126,10 +165,18 @@ class _FirstCharacterWalk:
             self.largest_class = max(self.largest_class, size(node.ranges))
             return False
         if isinstance(node, Assertion):
+            if self.anchors and node.kind in ("string_start", "string_end", "string_end_line"):
+                self.final_newline |= node.kind == "string_end_line"
+                return False  # no match starts inside the text (see `MatchStarts`)
+            if self.anchors and node.kind == "line_end":
+                self.ranges.append((0x0A, 0x0A))
+                return False  # before a newline, or at the very end
             return True  # anchors and word boundaries consume nothing
         if isinstance(node, Lookaround):
             if self.lookaheads and not node.behind:
-                self.nullable(node.body)  # it reads the following text, whatever it consumes
+                body_nullable = self.nullable(node.body)  # it reads the following text, whatever it consumes
+                # A positive lookahead that must read a character is not passed without one there.
+                return body_nullable or not node.positive or not self.anchors
             return True
         if isinstance(node, (Group, Atomic)):
             return self.nullable(node.body)

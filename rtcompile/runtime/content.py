@@ -168,28 +168,6 @@ def _json_marked(
     return rewritten, found
 
 
-def json_parser(
-    unquoted_keys: bool,
-    string_delims: Sequence[tuple[str, str]],
-    allow_non_json: bool = False,
-    strip: bool = True,
-) -> Callable[[str], Any]:
-    """The json content parser for these `content_args`, as the interpreter runs it. Generated modules
-    spell the same call out per field, so that they hold only the rewrites their template uses."""
-    quote_keys = json_quote_bare_keys if unquoted_keys else None
-    if string_delims:
-        return lambda text: parse_json_delimited(
-            text,
-            string_delims,
-            quote_keys=quote_keys,
-            allow_non_json=allow_non_json,
-            strip=strip,
-        )
-    return lambda text: parse_json(
-        text, dialect=quote_keys, allow_non_json=allow_non_json, strip=strip
-    )
-
-
 def parse_json(
     text: str,
     *,

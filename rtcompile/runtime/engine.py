@@ -53,6 +53,9 @@ from rtcompile.runtime.types import (
 
 NO_FIELD: Final = -1  # `Tables.implicit` of a template without an implicit field
 NO_GROUPS: Final[dict[str, str | None]] = {}
+# A scanner's `which` when nothing in its state can be committed before the string the state awaits
+# (`Tables.awaits`) occurs after the scan position (see `rtcompile.runtime.waiting`).
+WAITING: Final = -2
 # Region chunks joined into one string at a time (see `_seal_body`): few enough that a parser holds
 # little beyond its text mid-stream, even with a thousand parsers open at once.
 BLOCK_CHUNKS: Final = 32
@@ -150,15 +153,8 @@ class StreamingParser:
         return events
 
     def _seal_body(self) -> None:
-        """Join the region's recent chunks into a block. A block no longer than the new one is merged
-        into it, so block lengths fall from first to last: a region of n characters is a handful
-        of strings (about log n), and each character is copied about log n times."""
-        block = "".join(self._body)
-        self._body = []
-        blocks = self._blocks
-        while blocks and len(blocks[-1]) <= len(block):
-            block = blocks.pop() + block
-        blocks.append(block)
+        """Join the region's recent chunks into a block (see `seal`)."""
+        seal(self._body, self._blocks)
 
     def _commit_run(self, text: str, cut: int) -> list[Event]:
         """`feed(text)` where scanning is known to find no delimiter and to hold back exactly
@@ -271,6 +267,9 @@ class StreamingParser:
             which, start, end, groups, hold = scanners[self._state](
                 self._buffer, self._pos, eos
             )
+            if which == WAITING:
+                self._start_waiting()
+                break
             if which >= 0:
                 if start > self._pos:
                     self._accumulate(events, self._buffer[self._pos : start])
@@ -299,6 +298,10 @@ class StreamingParser:
                 self._accumulate(events, self._buffer[self._pos : hold])
                 self._pos = hold
             break
+
+    def _start_waiting(self) -> None:
+        """A scanner said `WAITING`: only `rtcompile.runtime.waiting.WaitingParser`'s scanners do."""
+        raise AssertionError("a scanner waited in a parser that cannot wait")
 
     def _drop_committed(self) -> None:
         """Forget committed text no delimiter can look at any more (what keeps streaming linear)."""
@@ -416,6 +419,17 @@ class StreamingParser:
             self._output.setdefault(name, []).append(value)
         else:
             self._output[name] = value
+
+
+def seal(chunks: list[str], blocks: list[str]) -> None:
+    """Join `chunks` into one block at the end of `blocks`, and empty `chunks`. A block no longer
+    than the new one is merged into it, so block lengths fall from first to last: n characters are
+    a handful of strings (about log n), and each character is copied about log n times."""
+    block = "".join(chunks)
+    chunks.clear()
+    while blocks and len(blocks[-1]) <= len(block):
+        block = blocks.pop() + block
+    blocks.append(block)
 
 
 def _caller_stacklevel() -> int:

@@ -17,6 +17,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeAlias
 
 OpenAIRegionText: TypeAlias = "Literal['verbatim', 'stripped']"  # a string: see below
+# The key (or keys) a message's reasoning is sent under: clients disagree. DeepSeek's API, LiteLLM and the
+# Vercel AI SDK read `reasoning_content`; vLLM's OpenAI server sends `reasoning`. A tuple sends it under both.
+ReasoningKey: TypeAlias = "str | tuple[str, ...]"  # a string: see above
+
+#: The reasoning keys `reasoning_key` may name.
+OPENAI_REASONING_KEYS: tuple[str, ...] = ("reasoning_content", "reasoning")
 
 
 class _OpenAIRecord:
@@ -121,6 +127,21 @@ class OpenAIRoles(_OpenAIRecord):
         self.tool_calls = tool_calls
 
 
+def openai_reasoning_keys(reasoning_key: ReasoningKey) -> tuple[str, ...]:
+    """The keys the reasoning is sent under: `reasoning_key` as a tuple, checked."""
+    keys = (reasoning_key,) if isinstance(reasoning_key, str) else tuple(reasoning_key)
+    if (
+        not keys
+        or len(set(keys)) != len(keys)
+        or any(k not in OPENAI_REASONING_KEYS for k in keys)
+    ):
+        raise ValueError(
+            f"reasoning_key must be one of {OPENAI_REASONING_KEYS} or a tuple of them, "
+            f"got {reasoning_key!r}"
+        )
+    return keys
+
+
 def random_call_id() -> str:
     """A fresh tool-call id shaped like the API's: `call_` and 24 random hex digits."""
     return "call_" + os.urandom(12).hex()
@@ -213,6 +234,7 @@ def to_openai(
     *,
     roles: OpenAIRoles = OpenAIRoles(),  # noqa: B008 - never changed, so one shared default is safe
     id_factory: Callable[[], str] | None = None,
+    reasoning_key: ReasoningKey = "reasoning_content",
 ) -> dict[str, Any]:
     """A parsed message as an OpenAI chat-completion assistant message.
 
@@ -221,28 +243,36 @@ def to_openai(
     "function": {"name", "arguments"}}` with `arguments` a JSON string. Ids the model wrote are kept;
     the others come from `id_factory` (default: random `call_...` ids). Other message keys are dropped.
     `roles` says which field is which (`rtcompile.openai_roles(template)`; a generated module's default is
-    its template's).
+    its template's). `reasoning_key` names the key the reasoning goes under: `"reasoning_content"`,
+    `"reasoning"` (vLLM's server), or both as a tuple; the template's own field (`thinking`, `tool_plan`,
+    ...) is read whatever its name.
 
     Raises:
-        ValueError: a tool call that is not an object or has no function name.
+        ValueError: a tool call that is not an object or has no function name; an unknown `reasoning_key`.
     """
-    return openai_message(message, roles, id_factory)
+    return openai_message(message, roles, id_factory, reasoning_key)
 
 
 def openai_message(
-    message: Mapping[str, Any], roles: OpenAIRoles, id_factory: Callable[[], str] | None
+    message: Mapping[str, Any],
+    roles: OpenAIRoles,
+    id_factory: Callable[[], str] | None,
+    reasoning_key: ReasoningKey,
 ) -> dict[str, Any]:
     """`to_openai` without defaults (what a generated module's own `to_openai` calls)."""
+    keys = openai_reasoning_keys(reasoning_key)
     new_id = id_factory if id_factory is not None else random_call_id
-    result: dict[str, Any] = {
-        "role": "assistant",
-        "content": None
-        if roles.content is None
-        else openai_text(message.get(roles.content.name)),
-        "reasoning_content": None
+    content = (
+        None if roles.content is None else openai_text(message.get(roles.content.name))
+    )
+    reasoning = (
+        None
         if roles.reasoning is None
-        else openai_text(message.get(roles.reasoning.name)),
-    }
+        else openai_text(message.get(roles.reasoning.name))
+    )
+    result: dict[str, Any] = {"role": "assistant", "content": content}
+    for key in keys:
+        result[key] = reasoning
     if roles.tool_calls is not None:
         items = openai_call_items(message.get(roles.tool_calls.name))
         calls = [

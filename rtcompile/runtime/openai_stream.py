@@ -1,9 +1,10 @@
 """Parser events as OpenAI chat-completion chunk deltas.
 
 `DeltaStream` turns the parser's region events into `choices[0].delta` objects: the role first, then
-`reasoning_content` and `content` text pieces, and each tool call (`index`, `id`, `type`, `function`)
-when its region closes. Accumulated the way OpenAI clients do (strings concatenated, tool calls merged
-by index), the deltas give exactly `to_openai(final_message)`, for any chunking of the model output.
+reasoning (`reasoning_content`, `reasoning` or both: `reasoning_key`) and `content` text pieces, and each
+tool call (`index`, `id`, `type`, `function`) when its region closes. Accumulated the way OpenAI clients
+do (strings concatenated, tool calls merged by index), the deltas give exactly `to_openai(final_message)`,
+for any chunking of the model output.
 
 The parser only settles a value when its region closes, so text is sent as soon as the final message
 is certain to contain it, and not before:
@@ -35,7 +36,9 @@ from typing import Any, Literal, TypeAlias
 from rtcompile.runtime.openai import (
     OpenAIField,
     OpenAIRoles,
+    ReasoningKey,
     openai_call_items,
+    openai_reasoning_keys,
     openai_text,
     openai_tool_call,
     random_call_id,
@@ -83,10 +86,12 @@ class _OpenAIFieldValue:
 
 
 class _OpenAITextDeltas:
-    """The deltas of one text key (`content` or `reasoning_content`)."""
+    """The deltas of one text: `content`, or the reasoning under each of its keys (the same text)."""
 
-    def __init__(self, key: str, field: OpenAIField, hold_replaceable: bool) -> None:
-        self.key = key
+    def __init__(
+        self, keys: tuple[str, ...], field: OpenAIField, hold_replaceable: bool
+    ) -> None:
+        self.keys = keys
         self.state = _OpenAIFieldValue(field)
         self.hold_replaceable = hold_replaceable
         self.sent: list[str] = []
@@ -104,7 +109,7 @@ class _OpenAITextDeltas:
     def _send(self, text: str, deltas: list[dict[str, Any]]) -> None:
         if text:
             self.sent.append(text)
-            deltas.append({self.key: text})
+            deltas.append(dict.fromkeys(self.keys, text))
 
     def _certain(self) -> str | None:
         """The text the final message is certain to start with, up to the open region; None: not known yet."""
@@ -193,7 +198,8 @@ class _OpenAITextDeltas:
 class _OpenAICallDeltas:
     """The deltas of the tool calls: each call whole, once its region has closed and it is certain; or, when
     the parser reports open-delimiter captures that name the call, its id, type and name when its region
-    opens and its arguments when it closes."""
+    opens and its arguments when it closes. Either way the first delta of every index carries `id`, `type`
+    and `function.name`: clients such as the Vercel AI SDK drop a call whose first delta has no name."""
 
     def __init__(
         self, field: OpenAIField, hold_replaceable: bool, new_id: Callable[[], str]
@@ -332,7 +338,9 @@ class DeltaStream:
     at the end those of `finalize`, with `finish`. Each call returns the deltas the events caused; once
     finished, `finish_reason` is `"tool_calls"` if a tool call was sent, `"length"` if the caller says the
     generation was cut (`truncated=True`), else `"stop"`. `roles` must describe the template (build it
-    with `rtcompile.openai_roles`); tool-call ids the model did not write come from `id_factory`.
+    with `rtcompile.openai_roles`); tool-call ids the model did not write come from `id_factory`. The
+    reasoning goes under `reasoning_key`: `"reasoning_content"`, `"reasoning"`, or both as a tuple (each
+    reasoning delta then carries the same text under both keys).
     """
 
     def __init__(
@@ -341,12 +349,13 @@ class DeltaStream:
         *,
         id_factory: Callable[[], str] | None = None,
         hold_replaceable: bool = False,
+        reasoning_key: ReasoningKey = "reasoning_content",
     ) -> None:
         self._texts = {
-            field.name: _OpenAITextDeltas(key, field, hold_replaceable)
-            for key, field in (
-                ("reasoning_content", roles.reasoning),
-                ("content", roles.content),
+            field.name: _OpenAITextDeltas(keys, field, hold_replaceable)
+            for keys, field in (
+                (openai_reasoning_keys(reasoning_key), roles.reasoning),
+                (("content",), roles.content),
             )
             if field is not None
         }
@@ -416,7 +425,7 @@ class DeltaStream:
         deltas = self.feed(final_events)
         for text in self._texts.values():
             if not text.finish(deltas):
-                self.diverged.append(text.key)
+                self.diverged.extend(text.keys)
         calls_sent = False
         if self._calls is not None:
             if not self._calls.finish(deltas):

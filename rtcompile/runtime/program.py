@@ -46,6 +46,7 @@ class Tables:
         "actions",
         "history",
         "one_scan",
+        "awaits",
     )
 
     def __init__(
@@ -62,6 +63,7 @@ class Tables:
         actions: tuple[tuple[tuple[bool, int], ...], ...],
         history: int | None,
         one_scan: bool,
+        awaits: tuple[str, ...],
     ) -> None:
         self.names = names  # by field index
         self.dirty = dirty  # by field: chunks of structured content are marked `dirty`
@@ -78,6 +80,8 @@ class Tables:
         self.history = history
         # a complete output may be parsed in one end-of-stream scan (`parse_complete`)
         self.one_scan = one_scan
+        # by state: the string its scanner may be waiting for ("": none; see `WAITING`)
+        self.awaits = awaits
 
 
 class ParserProgram:

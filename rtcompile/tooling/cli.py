@@ -1,6 +1,7 @@
 """The `rtcompile` command line.
 
-    rtcompile IN... -o OUT [--check | --diff] [--stdlib-only] [--no-function-tools]   (or `compile IN...`)
+    rtcompile IN... -o OUT [--check | --diff] [--stdlib-only] [--no-function-tools] [--no-openai]
+                                                                                  (or `compile IN...`)
     rtcompile verify TEMPLATE [--module PARSER.py] [--cases N] [--seed S]
     rtcompile lint TEMPLATE [--chat-template FILE.jinja] [--strict]
     rtcompile list [--names]
@@ -38,8 +39,9 @@ from pathlib import Path
 from typing import NoReturn
 
 from rtcompile.api import REGEX_FALLBACK_NOTE, compile_module
+from rtcompile.backends.codegen.options import DEFAULT_OPTIONS, ModuleOptions
+from rtcompile.errors import TemplateError, printable
 from rtcompile.frontend.catalog import bundled_directory, bundled_templates
-from rtcompile.frontend.errors import TemplateError, printable
 from rtcompile.frontend.source import TOKENIZER_CONFIG_NAME, TemplateText, resolve_template_path
 from rtcompile.tooling.outputs import OutputError, write_all, write_stdout
 from rtcompile.tooling.signals import INTERRUPT_EXIT_STATUS, Terminated, termination_raises
@@ -125,6 +127,12 @@ def build_parser() -> CommandLine:
         action="store_false",
         help="leave out the code that turns Python functions into tool schemas (~340 lines): the module's "
         "`tools` then takes JSON schemas only, a function raises TypeError (give this to --check too)",
+    )
+    compile_.add_argument(
+        "--no-openai",
+        dest="openai",
+        action="store_false",
+        help="leave out the OpenAI-compatible adapter (to_openai, DeltaStream, ~650 lines) (give this to --check too)",
     )
     compile_.set_defaults(run=run_compile)
     commands["compile"] = compile_
@@ -247,11 +255,10 @@ def run_help(command_line: CommandLine, topic: str | None) -> int:
 def run_compile(args: argparse.Namespace) -> int:
     try:
         jobs = plan(args.inputs, args.output)
-        results = [
-            (job, compile_job(job, stdlib_only=args.stdlib_only, function_tools=args.function_tools)) for job in jobs
-        ]
+        options = ModuleOptions(function_tools=args.function_tools, openai=args.openai)
+        results = [(job, compile_job(job, stdlib_only=args.stdlib_only, options=options)) for job in jobs]
         if args.check or args.diff:
-            return report_changes(results, show_diff=args.diff, function_tools=args.function_tools)
+            return report_changes(results, show_diff=args.diff, options=options)
         write(results)
     except (TemplateError, UsageError, OutputError) as error:
         report_error("rtcompile", error)
@@ -352,11 +359,13 @@ def _checked(job: Job) -> Job:
     return job
 
 
-def compile_job(job: Job, *, stdlib_only: bool = False, function_tools: bool = True) -> str:
+def compile_job(job: Job, *, stdlib_only: bool = False, options: ModuleOptions = DEFAULT_OPTIONS) -> str:
     """The module's code; one warning line per template warning (what `rtcompile lint` reports as
     warnings: backtracking patterns...), and per pattern that makes it import `regex` (an error with
     `stdlib_only`)."""
-    compiled = compile_module(job.source, source_name=source_name(job), function_tools=function_tools)
+    compiled = compile_module(
+        job.source, source_name=source_name(job), function_tools=options.function_tools, openai=options.openai
+    )
     for warning in compiled.template_warnings:
         print(printable(f"rtcompile: warning: {warning}"), file=sys.stderr)
     for note in compiled.regex_fallbacks:
@@ -389,11 +398,13 @@ def write(results: Sequence[tuple[Job, str]]) -> None:
             write_stdout(code)
 
 
-def report_changes(results: Sequence[tuple[Job, str]], *, show_diff: bool, function_tools: bool = True) -> int:
+def report_changes(
+    results: Sequence[tuple[Job, str]], *, show_diff: bool, options: ModuleOptions = DEFAULT_OPTIONS
+) -> int:
     """For --check and --diff: list (or show) outputs that differ from what would be generated.
 
-    A module compiled with the other `--no-function-tools` setting is stale too (its code differs);
-    the message says so, since the fix is then the option, not a recompile."""
+    A module compiled with other options (`--no-function-tools`, `--no-openai`) is stale too (its code
+    differs); the message says so, since the fix is then the option, not a recompile."""
     stale = []
     for job, code in results:
         if job.output is None:
@@ -417,25 +428,25 @@ def report_changes(results: Sequence[tuple[Job, str]], *, show_diff: bool, funct
             )
         else:
             state = "missing" if current is None else "stale"
-            hint = _function_tools_hint(current, function_tools)
+            hint = _options_hint(current, options)
             print(printable(f"{job.output}: {state} (regenerate from {origin}{hint})"), file=sys.stderr)
     if show_diff:
         return EXIT_OK
     return EXIT_FAILED if stale else EXIT_OK
 
 
-# How a module records whether it was compiled with --no-function-tools (see the skeleton).
-_FUNCTION_TOOLS_LINE = re.compile(r"^FUNCTION_TOOLS: Final = (True|False)\b", re.MULTILINE)
-
-
-def _function_tools_hint(current: str | None, function_tools: bool) -> str:
-    """For a stale module whose recorded function-tools setting is not this run's: which option it had."""
-    recorded = _FUNCTION_TOOLS_LINE.search(current or "")
-    if recorded is None or (recorded.group(1) == "True") == function_tools:
-        return ""
-    if function_tools:
-        return "; it was compiled with --no-function-tools: give --check that option too"
-    return "; it was compiled without --no-function-tools"
+def _options_hint(current: str | None, options: ModuleOptions) -> str:
+    """For a stale module whose recorded options are not this run's: which options it had."""
+    hints = []
+    for constant, flag, _, value in options.recorded():
+        recorded = re.search(rf"^{constant}: Final = (True|False)\b", current or "", re.MULTILINE)
+        if recorded is None or (recorded.group(1) == "True") == value:
+            continue
+        if value:
+            hints.append(f"; it was compiled with {flag}: give --check that option too")
+        else:
+            hints.append(f"; it was compiled without {flag}")
+    return "".join(hints)
 
 
 def _read_existing(path: Path) -> str | None:
@@ -511,7 +522,8 @@ def run_list(args: argparse.Namespace) -> int:
     width = max(40, min(shutil.get_terminal_size().columns, 120))
     for template in templates:
         print(f"{template.name}  ({template.family})")
-        for label, text in (("covers", template.covers), ("source", template.source)):
+        prompt = "yes (render_prompt works by name)" if template.has_chat_template else "none bundled"
+        for label, text in (("covers", template.covers), ("source", template.source), ("chat template", prompt)):
             if text:
                 lines = textwrap.wrap(
                     text,
@@ -522,7 +534,11 @@ def run_list(args: argparse.Namespace) -> int:
                     break_on_hyphens=False,
                 )
                 print("\n".join(lines))
-    print(f"\n{len(templates)} templates; use a name wherever a template path goes: rtcompile NAME -o NAME_parser.py")
+    with_prompt = sum(t.has_chat_template for t in templates)
+    print(
+        f"\n{len(templates)} templates, {with_prompt} with their model's chat template; use a name wherever a "
+        "template path goes: rtcompile NAME -o NAME_parser.py"
+    )
     return EXIT_OK
 
 

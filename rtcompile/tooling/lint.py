@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from rtcompile.api import examine_template
-from rtcompile.backends.interpreter import ResponseParser, anchor_pattern
+from rtcompile.api import ResponseParser, examine_template
+from rtcompile.backends.interpreter import anchor_pattern
+from rtcompile.errors import Diagnostic, render_message
 from rtcompile.frontend.diagnostics import walk_placeholders
-from rtcompile.frontend.errors import Diagnostic, render_message
 from rtcompile.ir import Template, Transform, XmlInlineParser
 from rtcompile.prompt import normalize_messages, render_chat_template
 from rtcompile.regex.analysis import optional_group_names

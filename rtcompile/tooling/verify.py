@@ -24,9 +24,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
 
-from rtcompile.api import compile_template, load_template
-from rtcompile.backends.interpreter import ResponseParser
-from rtcompile.frontend.errors import printable
+from rtcompile.api import ResponseParser, compile_template, load_template
+from rtcompile.errors import printable
 from rtcompile.ir import Template
 from rtcompile.tooling.fuzz import delimiter_texts, random_chunking, random_prefix, random_stream
 from rtcompile.tooling.observe import Make, agrees_with_reference, identical, observe

@@ -15,16 +15,21 @@ from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, width
 from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.scanners import state_hint
 from rtcompile.backends.codegen.writer import CodeWriter, literal
-from rtcompile.frontend.errors import format_path
+from rtcompile.errors import format_path
 from rtcompile.plan import ParserPlan, ParserState
 from rtcompile.regex.charsets import Ranges, complement, normalise, size
-from rtcompile.regex.first_chars import char_class, delimiter_first_chars
+from rtcompile.regex.first_chars import char_class, match_starts
 from rtcompile.regex.second_chars import second_chars
 from rtcompile.regex.stdlib import emit_ranges
 
-SCAN = "return StreamingParser.feed(self, text)"
 MAX_IN_TESTS = 3  # more start characters than this are tested with one character-class search
 MAX_LISTED = 16  # characters a second look lists one by one; more are written as ranges
+
+
+def engine_class(plan: ParserPlan) -> str:
+    """The runtime class a module's ResponseParser derives from: the engine, or the engine that can
+    wait for a string (`rtcompile.runtime.waiting`) where a state awaits one."""
+    return "WaitingParser" if any(state.awaits is not None for state in plan.states) else "StreamingParser"
 
 
 def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
@@ -32,13 +37,14 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
     runs = [state for state in plan.states if state.pending_run is not None]
     if not runs and (plan.history is None or all(state.delimiter_starts is None for state in plan.states)):
         return None  # no state has a fast path
+    scan = f"return {engine_class(plan)}.feed(self, text)"
     out = CodeWriter(depth=1)
     with out.block("def feed(self, text: str) -> list[Event]:"):
         out.line('"""Add model text; returns the events it completes."""')
-        if runs:
-            _extend_pending_run(out, parts, plan, runs)
         # With nothing kept (history 0) the buffer is empty exactly when nothing is held back.
         pending = "self._buffer" if plan.history == 0 else "self._pos != len(self._buffer)"
+        if runs:
+            _extend_pending_run(out, parts, plan, runs, pending)
         drops = _drops_outside_text(plan)
         guards = [f"not text or {pending}" if drops else f"not self._fast or not text or {pending}"]
         busy = _busy_tests(parts, plan)
@@ -54,24 +60,30 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         fits = width(one) <= LINE_LENGTH and " and " not in guards[-1]
         for guard in [" or ".join(guards)] if fits else guards:
             with out.block(f"if {guard}:"):
-                out.line(SCAN)
+                out.line(scan)
         if drops:
             with out.block("if not self._fast:"):
                 with out.block("if self._field >= 0 or self._scan_always:"):
-                    out.line(SCAN)
+                    out.line(scan)
                 out.comment("Outside any region nothing is kept: text no delimiter can start in is dropped.")
                 out.line("return []")
         out.comment("A region is open, nothing is held back and no delimiter can start in `text`: it is region text.")
-        if plan.history == 0:
-            pass  # literal delimiters never look back: the buffer stays empty
-        elif plan.history == 1:
-            out.line("self._buffer = text[-1:]  # the committed character a delimiter may look back at")
-            out.line("self._pos = 1")
-        else:
-            out.line(f"self._buffer = (self._buffer + text)[-{plan.history}:]  # what a delimiter may look back at")
-            out.line("self._pos = len(self._buffer)")
-        out.line("return [self._region_text(text)]")
+        _region_text(out, plan)
     return out.code()
+
+
+def _region_text(out: CodeWriter, plan: ParserPlan) -> None:
+    """`text` as region text: the committed characters a delimiter may look back at kept, the rest
+    given to the region (the engine's `_region_text`)."""
+    if plan.history == 0:
+        pass  # literal delimiters never look back: the buffer stays empty
+    elif plan.history == 1:
+        out.line("self._buffer = text[-1:]  # the committed character a delimiter may look back at")
+        out.line("self._pos = 1")
+    else:
+        out.line(f"self._buffer = (self._buffer + text)[-{plan.history}:]  # what a delimiter may look back at")
+        out.line("self._pos = len(self._buffer)")
+    out.line("return [self._region_text(text)]")
 
 
 def _drops_outside_text(plan: ParserPlan) -> bool:
@@ -81,35 +93,38 @@ def _drops_outside_text(plan: ParserPlan) -> bool:
     return plan.implicit < 0 and plan.states[0].delimiter_starts is not None and plan.history == 0
 
 
-def _extend_pending_run(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, states: list[ParserState]) -> None:
-    """Text held back as a run, and text made of run characters and inert ones (see
-    `rtcompile.plan.pending_run`): scanning would find no delimiter, commit up to the last inert
-    character and hold back the rest, which is what happens here without the scan.
+def _extend_pending_run(
+    out: CodeWriter, parts: ModuleParts, plan: ParserPlan, states: list[ParserState], pending: str
+) -> None:
+    """Text without a character that could begin anything but the run (see `rtcompile.plan.pending_run`),
+    after nothing held back or a held-back run: scanning would find no delimiter, commit up to the last
+    character outside the run and hold back the rest, which is what happens here without the scan
+    (text that ends outside the run, with nothing held, is plain region text).
 
-    `_run_pending` says the held-back text is known to be such a run (checked once, then kept true
-    by this path); every other path clears it."""
+    `_run_pending` says the held-back text is known to be such a run (checked once, then kept true by
+    this path); every other path clears it. `pending` tells whether anything is held back."""
     for state in states:
         run = state.pending_run
         assert run is not None
         hint = state_hint(state, plan.template)
-        breaks = parts.pattern(f"{hint} run break", emit_ranges(complement(run.run)), flags="0")
-        foreign = parts.pattern(
-            f"{hint} run foreign", emit_ranges(complement(normalise(run.run + run.inert))), flags="0"
-        )
-        last_inert = parts.pattern(f"{hint} last inert", f".*{emit_ranges(run.inert)}", flags="re.DOTALL")
-        with out.block(f"if self._fast and self._state == {state.index}:"):
-            out.comment(f"held back: a run that may still begin {format_path(run.owner.where)}")
-            out.line(f"foreign, breaks = {foreign}, {breaks}")
-            out.line("shortcut = foreign.search(text) is None")
-            with out.block("if shortcut and not self._run_pending:"):
-                out.line("shortcut = breaks.search(self._buffer, self._pos) is None")
-            with out.block("if shortcut:"):
-                out.line("self._run_pending = True")
-                out.line(f"last = {last_inert}.match(text)")
-                with out.block("if last is None:"):
+        outside = emit_ranges(complement(run.run))
+        breaks = parts.pattern(f"{hint} run break", outside, flags="0")
+        busy = parts.pattern(f"{hint} run busy", emit_ranges(run.busy), flags="0")
+        last_break = parts.pattern(f"{hint} last break", f".*{outside}", flags="re.DOTALL")
+        with out.block(f"if self._fast and self._state == {state.index} and not {busy}.search(text):"):
+            out.comment(f"held back, if anything: a run that may still begin {format_path(run.owner.where)}")
+            out.line(f"held = {pending}")
+            pure = f"not held or self._run_pending or not {breaks}.search(self._buffer, self._pos)"
+            with out.block(f"if {pure}:"):
+                out.line(f"last = {last_break}.match(text)")
+                with out.block("if last is None:  # the run goes on"):
+                    out.line("self._run_pending = True")
                     out.line("self._buffer += text")
                     out.line("return []")
-                out.line("return self._commit_run(text, last.end())")
+                with out.block("if held or last.end() < len(text):"):
+                    out.line("self._run_pending = True")
+                    out.line("return self._commit_run(text, last.end())")
+                _region_text(out, plan)
     out.line("self._run_pending = False")
 
 
@@ -125,7 +140,7 @@ def _busy_tests(parts: ModuleParts, plan: ParserPlan) -> dict[str, list[int]]:
         if starts is None:
             test = "True"  # no fast path in this state
         elif not starts:
-            test = "False"  # nothing to watch
+            test = "False"  # nothing can start a delimiter after the text's start
         elif second is not None and len(starts) > MAX_IN_TESTS:
             # one search, not two: the second look's pattern begins with every first character
             test = f"{second}.search(text) is not None"
@@ -140,8 +155,15 @@ def _busy_tests(parts: ModuleParts, plan: ParserPlan) -> dict[str, list[int]]:
                 # too long for it is split as ruff splits it, at the brackets around the search)
                 if width(f"{INDENT * 3}busy = {test}") > LINE_LENGTH:
                     test = f"{first} and ({second}.search(text) is not None)"
+        if state.final_newline:  # a `$` may match before a newline that ends the text
+            test = 'text.endswith("\\n")' if test == "False" else f'{_grouped(test)} or text.endswith("\\n")'
         tests.setdefault(test, []).append(state.index)
     return tests
+
+
+def _grouped(test: str) -> str:
+    """`test` as the left operand of an `or`: an `and` of two tests reads better in brackets."""
+    return f"({test})" if " and " in test else test
 
 
 def _assign_busy(out: CodeWriter, busy: dict[str, list[int]]) -> None:
@@ -210,7 +232,8 @@ def _second_look_source(states: list[ParserState]) -> str | None:
                 widen(ord(lit[0]), ((ord(lit[1]), ord(lit[1])),) if len(lit) > 1 else None)
             continue
         follows = second_chars(watch.delimiter.pattern)
-        for first in sorted(delimiter_first_chars(watch.delimiter) or ()):
+        starts = match_starts(watch.delimiter)
+        for first in sorted(() if starts is None else starts.chars):
             widen(first, None if follows is None else follows.get(first))
     if all(follow is None for follow in seconds.values()):
         return None

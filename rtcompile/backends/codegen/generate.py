@@ -22,16 +22,18 @@ from pathlib import Path
 
 import jinja2
 
-from rtcompile.backends.codegen.fast_path import specialised_feed
+from rtcompile.backends.codegen.docstring import escaped_name, module_docstring
+from rtcompile.backends.codegen.fast_path import engine_class, specialised_feed
 from rtcompile.backends.codegen.handlers import handlers
 from rtcompile.backends.codegen.layout import INDENT, import_lines, lay_out
 from rtcompile.backends.codegen.lift import attributes_read, lift
+from rtcompile.backends.codegen.openai import EXPORTED as OPENAI_EXPORTS
 from rtcompile.backends.codegen.openai import openai_section
+from rtcompile.backends.codegen.options import DEFAULT_OPTIONS, ModuleOptions
 from rtcompile.backends.codegen.parts import REGEX_IMPORT, ModuleParts, RegexFallback
 from rtcompile.backends.codegen.scanners import scanner
 from rtcompile.backends.codegen.types import message_types
 from rtcompile.backends.codegen.writer import CodeWriter, literal, needs_builder
-from rtcompile.frontend.errors import format_path
 from rtcompile.ir import Template
 from rtcompile.plan import ParserPlan, plan_parser
 from rtcompile.runtime.program import Tables
@@ -56,7 +58,7 @@ MODULE_API = [("module_api", "parse_response")]
 # Names the skeleton defines at module level; generated names must not take them.
 SKELETON_NAMES = [
     *("ResponseParser", "parse_response", "TEMPLATE", "DEFAULTS", "TEMPLATE_SHA256"),
-    *("RTCOMPILE_VERSION", "REQUIRES", "FUNCTION_TOOLS", "_PROGRAM", "_after_anchor"),
+    *("RTCOMPILE_VERSION", "REQUIRES", "FUNCTION_TOOLS", "OPENAI", "_PROGRAM", "_after_anchor"),
 ]
 
 
@@ -68,21 +70,15 @@ class GeneratedModule:
     fallbacks: tuple[RegexFallback, ...]
 
 
-def generate(template: Template, *, source_name: str, function_tools: bool = True) -> str:
-    """The complete module for `template`."""
-    return generate_module(template, source_name=source_name, function_tools=function_tools).code
-
-
-def generate_module(template: Template, *, source_name: str, function_tools: bool = True) -> GeneratedModule:
-    """The complete module for `template`, with what it needs beyond the stdlib.
-
-    Without `function_tools` the module leaves out the code that turns Python functions into tool
-    schemas (about 340 lines): its `tools` then takes JSON schemas only (see `refuse_function_tool`).
-    """
+def generate_module(
+    template: Template, *, source_name: str, options: ModuleOptions = DEFAULT_OPTIONS
+) -> GeneratedModule:
+    """The complete module for `template`, with what it needs beyond the stdlib (see `ModuleOptions`
+    for what `options` leave out)."""
     plan = plan_parser(template)
     parts = ModuleParts()
     parts.names.reserve(SKELETON_NAMES)
-    function_schema = FUNCTION_SCHEMA if function_tools else NO_FUNCTION_SCHEMA
+    function_schema = FUNCTION_SCHEMA if options.function_tools else NO_FUNCTION_SCHEMA
     parts.need(*function_schema)
     parts.need("program", "ScanResult")
     parts.need("engine", "NO_GROUPS")
@@ -98,51 +94,95 @@ def generate_module(template: Template, *, source_name: str, function_tools: boo
         template.start_anchor.pattern, "start anchor", (anchor_key,), streamed=False, captures=False
     )
     program = _program(parts, plan, scanners, field_handlers, anchor, function_schema[1])
+    if engine_class(plan) == "WaitingParser":
+        parts.need("waiting", "WaitingParser")
+    parser_class = _parser_class(plan, feed)
     types = message_types(parts, template)
-    openai = openai_section(parts, template)
+    openai = openai_section(parts, template) if options.openai else ""
     # A value nested too deep for a literal is built by `build_value` when the module loads, and TEMPLATE
     # comes first in the module: then the builder is lifted ahead of it.
     early = lift([("transform_data", "build_value")] if needs_builder(template.source) else [])
     # The module's own code: what it reads as attributes decides which private methods are lifted.
-    own_code = [*parts.constants, *parts.scanners, *parts.functions, feed or "", program, openai]
+    own_code = [*parts.constants, *parts.scanners, *parts.functions, parser_class, program, openai]
     used_attributes = frozenset().union(*(attributes_read(code) for code in own_code if code))
     lifted = lift([*parts.wanted, *MODULE_API], defined=early.names, used_attributes=used_attributes)
     # The module-level functions come after the class they wrap; the rest are helpers.
-    helpers = [code for code, module in zip(lifted.definitions, lifted.modules, strict=True) if module != "module_api"]
-    module_api = [
-        code for code, module in zip(lifted.definitions, lifted.modules, strict=True) if module == "module_api"
-    ]
+    by_module = list(zip(lifted.modules, lifted.definitions, strict=True))
+    helpers = [code for module, code in by_module if module != "module_api"]
+    module_api = [code for module, code in by_module if module == "module_api"]
     sha256 = template_hash(template)
     regex_import = [REGEX_IMPORT] if parts.requires else []
     imports, typing_names = _merge_imports([*FIXED_IMPORTS, *regex_import, *early.imports, *lifted.imports])
     code = SKELETON.get_template("module.py.jinja").render(
-        version=VERSION,
-        version_literal=literal(VERSION),
-        source_name=_escaped(source_name),
-        source_name_in_docstring=_escaped(source_name).replace("\\", "\\\\"),
-        sha256=sha256,
-        sha256_statement="\n".join(lay_out(f"TEMPLATE_SHA256: Final = {literal(sha256)}")),
+        header=_header(source_name, sha256, parts.requires),
+        docstring=module_docstring(template, source_name, options, parts.fallbacks),
         imports=imports,
         typing_import="\n".join(import_lines(INDENT, "typing", typing_names)),
-        defaults_statement="\n".join(lay_out(f"DEFAULTS: Final[dict[str, Any]] = {literal(dict(template.defaults))}")),
-        template_statement="\n".join(lay_out(f"TEMPLATE: Final[dict[str, Any]] = {literal(dict(template.source))}")),
         data_helpers="\n\n\n".join(early.definitions),
+        constants=_constants(template, sha256, parts.requires, options),
         types=_section_body(types),
         helpers=_section_body("\n\n\n".join(helpers)),
-        module_api="\n\n\n".join(module_api),
         scanners=_section_body("\n\n\n".join([*parts.constants, parts.patterns_code(), *parts.scanners])),
         handlers=_section_body("\n\n\n".join(parts.functions)),
         program=_section_body(program),
-        run_pending=any(state.pending_run is not None for state in plan.states),
-        feed=feed or "",
-        openai=_section_body(openai),
-        requires=", ".join(parts.requires),
-        requires_literal=literal(parts.requires),
-        function_tools=function_tools,
-        function_tools_literal=literal(function_tools),
-        fallbacks=[_escaped(f"{format_path(f.where)}: {f.construct}").replace("\\", "\\\\") for f in parts.fallbacks],
+        parser_class=parser_class,
+        module_api="\n\n\n".join(module_api),
+        openai=_section_body(openai) if openai else "",
+        exports=_exports(options),
     )
     return GeneratedModule(code, tuple(parts.fallbacks))
+
+
+def _header(source_name: str, sha256: str, requires: tuple[str, ...]) -> str:
+    """The comment lines a module starts with: where it came from, and what it needs beyond the stdlib."""
+    lines = [f"# @generated by rtcompile {VERSION} from {escaped_name(source_name)} (sha256:{sha256}) -- do not edit"]
+    if requires:
+        lines.append(f"# requires: {', '.join(requires)}")
+    return "\n".join(lines)
+
+
+def _constants(template: Template, sha256: str, requires: tuple[str, ...], options: ModuleOptions) -> str:
+    """The module's public constants, each with a comment saying what it is."""
+    statements = [
+        f"RTCOMPILE_VERSION: Final = {literal(VERSION)}",
+        "# third-party modules this module imports",
+        f"REQUIRES: Final[tuple[str, ...]] = {literal(requires)}",
+    ]
+    for constant, _, what, value in options.recorded():
+        statements += [f"# {what}", f"{constant}: Final = {literal(value)}"]
+    statements += [
+        "# sha256 of the template's compact JSON (see `template_hash` in rtcompile)",
+        f"TEMPLATE_SHA256: Final = {literal(sha256)}",
+        "# the response template this module was compiled from",
+        f"TEMPLATE: Final[dict[str, Any]] = {literal(dict(template.source))}",
+        "# the message before any region closed (each parser starts from a copy)",
+        f"DEFAULTS: Final[dict[str, Any]] = {literal(dict(template.defaults))}",
+    ]
+    return "\n".join(line for statement in statements for line in lay_out(statement))
+
+
+def _parser_class(plan: ParserPlan, feed: str | None) -> str:
+    """The module's `ResponseParser`: the engine with this template's program plugged in, and the
+    feed written for it."""
+    out = CodeWriter()
+    with out.block(f"class ResponseParser({engine_class(plan)}):"):
+        out.line('"""Parses one generation as it streams; see the module docstring."""')
+        out.line()
+        out.line("_program = _PROGRAM")
+        if any(state.pending_run is not None for state in plan.states):
+            out.line("_run_pending = False  # see `feed`")
+    code = out.code()
+    return f"{code}\n\n{feed}" if feed else code
+
+
+def _exports(options: ModuleOptions) -> str:
+    """`__all__`: the parser, its types and, unless left out, the OpenAI adapter."""
+    names = ["TEMPLATE", "Event", "Message", "ResponseParser", "StartAnchorWarning", "parse_response"]
+    if options.openai:
+        names += OPENAI_EXPORTS
+    # in the order ruff's RUF022 asks for: constants, then classes, then functions
+    ordered = sorted(names, key=lambda name: (not name.isupper(), not name[0].isupper(), name))
+    return "\n".join(lay_out(f"__all__ = {literal(ordered)}"))
 
 
 def _program(
@@ -247,13 +287,3 @@ class _Text:
     """Literal JSON punctuation queued between the values still to encode."""
 
     text: str
-
-
-def _escaped(text: str) -> str:
-    """A file name as printable ASCII, for the header comment: control characters, line breaks
-    (U+2028, U+0085 among them), quotes and backslashes become JSON escapes.
-
-    The docstring gets it with backslashes doubled, so that the docstring's value (what `help()`
-    prints) shows the escapes rather than the characters they stand for.
-    """
-    return json.dumps(text, ensure_ascii=True)[1:-1]

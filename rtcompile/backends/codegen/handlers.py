@@ -12,21 +12,17 @@ from dataclasses import dataclass
 
 from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.writer import MAX_LITERAL_NESTING, CodeWriter, literal
-from rtcompile.frontend.errors import JsonPath
+from rtcompile.content_calls import Argument, Nested, RuntimeFunction, TagRegex, Value, runtime_call
+from rtcompile.errors import JsonPath
 from rtcompile.ir import (
     ContentParser,
     FailingParser,
     Field,
-    JsonParser,
-    KvLinesParser,
-    PythonCallListParser,
-    ScalarParser,
     TDict,
     TList,
     TLiteral,
     TPlaceholder,
     Transform,
-    XmlInlineParser,
     unreachable,
 )
 from rtcompile.runtime import content
@@ -92,63 +88,31 @@ def _apply_transform(parts: ModuleParts, f: Field, unrolled: bool) -> str:
 def _parser_call(parts: ModuleParts, parser: ContentParser, arg: str, where: JsonPath, hint: str) -> str:
     """An expression that parses the string `arg` with `parser`."""
     match parser:
-        case ScalarParser(kind=kind, strip=strip):
-            return _call(parts, f"parse_{kind}", arg, strip=strip)
-        case JsonParser():
-            # (`rtcompile.runtime.content.json_parser` spelled out: only the rewrites a field uses are lifted)
-            quote_keys = None
-            if parser.unquoted_keys:
-                parts.need("content", "json_quote_bare_keys")
-                quote_keys = Code("json_quote_bare_keys")
-            if parser.string_delims:
-                return _call(
-                    parts,
-                    "parse_json_delimited",
-                    arg,
-                    string_delims=tuple(parser.string_delims),
-                    quote_keys=quote_keys,
-                    allow_non_json=parser.allow_non_json,
-                    strip=parser.strip,
-                )
-            return _call(
-                parts,
-                "parse_json",
-                arg,
-                dialect=quote_keys,
-                allow_non_json=parser.allow_non_json,
-                strip=parser.strip,
-            )
-        case XmlInlineParser():
-            tag_re, _ = parts.stdlib_regex(parser.tag_pattern, f"{hint} tags", (*where, "tag_pattern"), streamed=False)
-            nested = _nested_parser(parts, parser.value_parser, (*where, "value_parser", "args"), hint)
-            return _call(
-                parts,
-                "parse_xml_inline",
-                arg,
-                tag_re=Code(tag_re),
-                tag_pattern=parser.tag_pattern,
-                value_parser=nested,
-                merge_duplicates=parser.merge_duplicates,
-            )
-        case KvLinesParser():
-            nested = _nested_parser(parts, parser.value_parser, (*where, "value_parser", "args"), hint)
-            return _call(
-                parts,
-                "parse_kv_lines",
-                arg,
-                line_sep=parser.line_sep,
-                kv_sep=parser.kv_sep,
-                strip=parser.strip,
-                value_parser=nested,
-            )
-        case PythonCallListParser():
-            return _call(parts, "parse_python_call_list", arg)
         case FailingParser():
             raising = f"raise {parser.error}({literal(parser.message)})"
             name = _function(parts, "_fail", hint, "(text: Any) -> Any:", raising)
             return f"{name}({arg})"
         case _:
-            unreachable(parser)
+            call = runtime_call(parser)  # every other parser calls a runtime function
+            arguments = {name: _argument(parts, value, where, hint) for name, value in call.arguments}
+            return _call(parts, call.function, arg, arguments)
+
+
+def _argument(parts: ModuleParts, argument: Argument, where: JsonPath, hint: str) -> object:
+    """An argument of a runtime call as the handler passes it: a value, or a `Code` name."""
+    match argument:
+        case Value(value=value):
+            return value
+        case RuntimeFunction(name=name):
+            parts.need("content", name)
+            return Code(name)
+        case Nested(parser=nested, path=path):
+            return _nested_parser(parts, nested, (*where, *path), hint)
+        case TagRegex(pattern=pattern, path=path):
+            tag_re, _ = parts.stdlib_regex(pattern, f"{hint} tags", (*where, *path), streamed=False)
+            return Code(tag_re)
+        case _:
+            unreachable(argument)
 
 
 @dataclass(frozen=True)
@@ -158,9 +122,13 @@ class Code:
     text: str
 
 
-def _call(parts: ModuleParts, function: str, arg: str, **arguments: object) -> str:
-    """`function(arg, name=value, ...)`, lifting `function` from `rtcompile.runtime.content`: only the
-    arguments that differ from its defaults (the reference's `content_args` defaults) are written."""
+def _call(parts: ModuleParts, function: str, arg: str, arguments: dict[str, object]) -> str:
+    """`function(arg, name=value, ...)`, lifting `function` from `rtcompile.runtime.content`.
+
+    An argument equal to the function's default is left out, so a handler shows only what its template
+    changes: those defaults are the reference's `content_args` defaults (`rtcompile.ir.KINDS`; checked
+    by tests/test_content_kinds.py), and leaving one out never changes the call.
+    """
     parts.need("content", function)
     parameters = inspect.signature(getattr(content, function)).parameters
     written = [

@@ -21,6 +21,7 @@ LIFTED = [
     ("openai_stream", "DeltaStream"),
     ("openai_stream", "ChatCompletionChunks"),
 ]
+# What the section adds to the module's `__all__`.
 EXPORTED = ["OPENAI_ROLES", "ChatCompletionChunks", "DeltaStream", "call_id_factory", "to_openai"]
 
 
@@ -38,12 +39,15 @@ def openai_section(parts: ModuleParts, template: Template) -> str:
     out.line()
     with out.block(
         "def to_openai(message: Message, *, roles: OpenAIRoles = OPENAI_ROLES, "
-        "id_factory: Callable[[], str] | None = None) -> dict[str, Any]:"
+        "id_factory: Callable[[], str] | None = None, "
+        'reasoning_key: str | tuple[str, ...] = "reasoning_content") -> dict[str, Any]:'
     ):
         out.line('"""`message` as an OpenAI chat-completion assistant message: `content`, `reasoning_content` and')
         out.line("`tool_calls` with ids and JSON-string arguments. Ids the model wrote are kept; others come from")
-        out.line('`id_factory` (random by default; `call_id_factory(seed)` for reproducible ones)."""')
-        out.line("return openai_message(message, roles, id_factory)")
+        out.line("`id_factory` (random by default; `call_id_factory(seed)` for reproducible ones). The")
+        out.line('reasoning goes under `reasoning_key`: "reasoning_content", "reasoning" as vLLM\'s')
+        out.line('server sends it, or both as a tuple."""')
+        out.line("return openai_message(message, roles, id_factory, reasoning_key)")
     return out.code()
 
 

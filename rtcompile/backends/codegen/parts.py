@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, lay_out, width
 from rtcompile.backends.codegen.writer import Names, literal
-from rtcompile.frontend.errors import JsonPath
+from rtcompile.errors import JsonPath
 from rtcompile.regex.translate import UnsupportedRegex, literal_text, translate, translate_complete
 
 # How a module imports `regex` when one of its patterns needs it. The module ships no stubs; the

@@ -21,16 +21,15 @@ from typing import TypeAlias
 
 from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.writer import CodeWriter, literal
-from rtcompile.frontend.errors import format_path
+from rtcompile.errors import format_path
 from rtcompile.ir import Template
 from rtcompile.plan import ParserState, Watch
-from rtcompile.regex.analysis import lead_class, required_literals, start_literals
-from rtcompile.regex.first_chars import starts_at_buffer_start
-from rtcompile.regex.parser import parse_regex
 
 # Beyond these the pending text is found by `literal_set_hold` (linear in the literals) instead of a trie
 # pattern, which nests one group per character and is written into the module as one string.
 MAX_TRIE_DEPTH = 48
+# A literal longer than this is written once, as a module constant, rather than inline where it is searched.
+MAX_INLINE_LITERAL = 40
 MAX_TRIE_LITERALS = 64
 
 
@@ -64,6 +63,7 @@ def _literals_only(out: CodeWriter, parts: ModuleParts, state: ParserState, temp
     out.comment(f"{state.describe(template)}: {', '.join(format_path(w.where) for w in state.watches)}")
     out.line("n = len(buf)")
     out.line("hold = n")
+    _wait_check(out, parts, state)
     _literal_search(out, parts, state, template, single=True)
     _pending_literals(out, parts, state, template)
     out.line("return -1, 0, 0, NO_GROUPS, hold")
@@ -75,6 +75,7 @@ def _single_watch(out: CodeWriter, parts: ModuleParts, state: ParserState, templ
     out.comment(f"{state.describe(template)}: {format_path(watch.where)}")  # format_path quotes names
     out.line("n = len(buf)")
     out.line("hold = n")
+    _wait_check(out, parts, state)
     if watch.delimiter.is_literal:  # literals that nest: see `_literals_nest`
         _literal_watch(out, parts, watch, template, None)
     else:
@@ -91,6 +92,7 @@ def _several_watches(out: CodeWriter, parts: ModuleParts, state: ParserState, te
     out.comment(state.describe(template))
     out.line("n = len(buf)")
     out.line("hold = n")
+    _wait_check(out, parts, state)
     if not state.watches:
         out.line("return -1, 0, 0, NO_GROUPS, hold  # nothing to watch: all text belongs to the region")
         return
@@ -298,74 +300,80 @@ def _proper_prefix_trie(literals: list[str]) -> str:
 
 
 def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Template, *, rank: int | None) -> None:
-    """One regex delimiter; `rank` is None when it is the state's only watch (then a match returns)."""
-    long_literal = parts.long_literal(watch.delimiter.pattern)
-    if long_literal is not None:
-        _long_literal_watch(out, parts, long_literal, watch_hint(watch, template), rank)
+    """One regex delimiter, searched as its strategy says (`rtcompile.strategies`); `rank` is None
+    when it is the state's only watch (then a match returns)."""
+    plan = watch.strategy
+    assert plan is not None
+    out.comment(plan.summary())
+    hint = watch_hint(watch, template)
+    if plan.engine == "find":
+        assert plan.text is not None
+        _literal_pattern_watch(out, parts, plan.text, hint, rank)
         return
-    full, prefix = parts.stdlib_regex(watch.delimiter.pattern, watch_hint(watch, template), watch.where)
+    full, prefix = parts.stdlib_regex(watch.delimiter.pattern, hint, watch.where)
     parts.need("scanning", "regex_can_grow")
-    if parts.uses_regex(full):
+    if plan.engine == "regex":
         _regex_module_watch(out, full, rank)
         return
-    # A pattern opening with `.*?` matches later only if it matches at `pos`: one attempt, not n.
-    search, partial = ("match", "partial_match") if full in parts.match_only else ("search", "partial_search")
+    partial = "partial_match" if plan.attempt == "match" else "partial_search"
     parts.need("partial", partial)
+    # Where every match starts with the first string it contains, the search starts where that was
+    # found; where it starts with a run of a small class before it, at the start of that run.
+    search_from = {"pos": "pos", "found": "found"}.get(plan.search_from)
+    if plan.search_from == "lead":
+        assert plan.lead is not None
+        parts.need("scanning", "lead_start")
+        chars = "".join(chr(cp) for lo, hi in plan.lead for cp in range(lo, hi + 1))
+        name = parts.constant(f"{hint} lead", f"frozenset({literal(chars)})")
+        search_from = f"lead_start(buf, pos, found, {name})"
     # Without the strings every match contains there is no complete match: only the partial one is
     # looked for, where `re`'s search could cost the square of a long pending run (`[^\s]+\[ARGS\]`).
-    # (str.find on the whole rest is one fast C search, with no partial match to rule out.)
-    root = parse_regex(watch.delimiter.pattern).root
-    required = required_literals(root)
-    starts = start_literals(root) if search == "search" else None
-    # Where every match starts with the first string it contains, the search starts where that was
-    # found; where it starts with a run of a small class before it, at the start of that run. The
-    # text before is not searched twice (see `rtcompile.regex.analysis.lead_class`).
-    lead = lead_class(root) if search == "search" else None
-    search_from = "pos"
-    if lead == ():
-        search_from = "found"
-    elif lead is not None:
-        parts.need("scanning", "lead_start")
-        chars = "".join(chr(cp) for lo, hi in lead for cp in range(lo, hi + 1))
-        name = parts.constant(f"{watch_hint(watch, template)} lead", f"frozenset({literal(chars)})")
-        search_from = f"lead_start(buf, pos, found, {name})"
-    absent = _absent_in_order(out, parts, required) if required else None
-    # A pattern that can only match at the very start of the buffer cannot match (or partially
-    # match, short of the end) once scanning has moved on; `re` would still try every position.
+    absent = _absent_in_order(out, parts, plan.required) if plan.required else None
     branch = "if"
-    if starts_at_buffer_start(watch.delimiter):
+    if plan.start_only:  # `re` would still try every position
         with out.block("if pos > 0:"):
             out.line("m = None")
         branch = "elif"
     if absent is not None:
         with out.block(f"{branch} {absent}:"):
-            out.line(f"m = None  # every match contains {_in_order_text(required)}")
+            out.line(f"m = None  # every match contains {_in_order_text(plan.required)}")
             with out.block("if not eos:"):
                 out.line(f"live = {prefix}.search(buf, pos)")
                 with out.block("if live is not None:"):
                     out.line("hold = min(hold, live.start())")
         branch = "elif"
-    # With several start strings `re` has no prefix to skip to and runs the whole pattern at every
-    # position, which is what `search_from_starts` spares.
     with out.block(f"{branch} eos:"):
-        if starts is not None and len(starts) == 1 and search_from == "pos":
+        if plan.one_shot == "one_start":
             # (`re` would walk to that string a character at a time, trying the pattern at each)
-            (start,) = starts
-            out.comment(f"every match starts with {_comment_text(start)}")
+            (start,) = plan.starts
             out.line(f"found = {_find(parts, literal(start), len(start))}")
             out.line(f"m = None if found < 0 else {full}.search(buf, found)")
-        elif starts is None or len(starts) == 1:
-            out.line(f"m = {full}.{search}(buf, {search_from})")
-        else:  # a one-shot parse searches the whole output: only where a match can start
+        elif plan.one_shot == "starts":  # `re` would run the whole pattern at every position
             parts.need("scanning", "LONG_UNPREFIXED_SCAN")
             parts.need("scanning", "search_from_starts")
-            jumping = f"search_from_starts({full}, buf, pos, {literal(starts)})"
+            jumping = f"search_from_starts({full}, buf, pos, {literal(plan.starts)})"
             out.line(f"m = {full}.search(buf, pos) if n - pos < LONG_UNPREFIXED_SCAN else {jumping}")
+        else:
+            out.line(f"m = {full}.{plan.attempt}(buf, {search_from})")
     with out.block("else:"):
         out.line(f"m, partial_at = {partial}({full}, {prefix}, buf, pos)")
         with out.block("if partial_at is not None:"):
             out.line("hold = min(hold, partial_at)")
     _take_unless_growing(out, rank, f"regex_can_grow({full}, buf, m)", parts.groups_code(full))
+
+
+def _wait_check(out: CodeWriter, parts: ModuleParts, state: ParserState) -> None:
+    """Where a watch awaits a string (`Strategy.awaits`): while it is absent after `pos`, that watch
+    holds everything from `pos`, so nothing can be committed and no other search is needed."""
+    if state.awaits is None:
+        return
+    _, awaited = state.awaits
+    parts.need("engine", "WAITING")
+    with out.block("if not eos:"):
+        out.comment(f"nothing can be committed before {_comment_text(awaited)} (see `Tables.awaits`)")
+        out.line(f"awaited = {_find(parts, literal(awaited), len(awaited))}")
+        with out.block("if awaited < 0:"):
+            out.line("return WAITING, pos, pos, NO_GROUPS, pos")
 
 
 def _regex_module_watch(out: CodeWriter, pattern: str, rank: int | None) -> None:
@@ -390,12 +398,12 @@ def _take_unless_growing(out: CodeWriter, rank: int | None, may_grow: str, group
             _take(out, rank, groups)
 
 
-def _long_literal_watch(out: CodeWriter, parts: ModuleParts, text: str, hint: str, rank: int | None) -> None:
-    """A pattern that is one long literal: found with `str.find`, held back like `regex` holds it (a
+def _literal_pattern_watch(out: CodeWriter, parts: ModuleParts, text: str, hint: str, rank: int | None) -> None:
+    """A pattern that is a plain literal: found with `str.find`, held back like `regex` holds it (a
     match at the very end may still grow for all the engine knows; a proper prefix at the end is
-    a partial match)."""
+    a partial match). A long one is named as a constant."""
     parts.need("scanning", "literal_hold")
-    name = parts.constant(f"{hint} literal", literal(text))
+    name = literal(text) if len(text) <= MAX_INLINE_LITERAL else parts.constant(f"{hint} literal", literal(text))
     out.line(f"start = {_find(parts, name, len(text))}")
     with out.block("if start >= 0:"):
         out.line(f"end = start + {len(text)}")

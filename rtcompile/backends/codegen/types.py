@@ -7,21 +7,26 @@ says.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rtcompile.backends.codegen.layout import INDENT, lay_out
 from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.writer import literal
-from rtcompile.ir import FailingParser, Field, TDict, Template, TList, TLiteral, TPlaceholder, Transform, unreachable
+from rtcompile.ir import (
+    KINDS,
+    FailingParser,
+    Field,
+    TDict,
+    Template,
+    TList,
+    TLiteral,
+    TPlaceholder,
+    Transform,
+    unreachable,
+)
+from rtcompile.openai_roles import makes_tool_calls
 
 MAX_SHAPE_NESTING = 8  # transform dicts nested deeper than this are typed `Any`
-_CONTENT_TYPES = {
-    "text": "str",
-    "int": "int",
-    "float": "float",
-    "bool": "bool",
-    "xml-inline": "dict[str, Any]",
-    "kv-lines": "dict[str, Any]",
-    "python-call-list": "list[dict[str, Any]]",
-}
 
 
 # The event types, the same in every module.
@@ -67,22 +72,41 @@ else:
     Message = RegionOpen = RegionChunk = RegionClose = RegionMalformed = Event = dict"""
 
 
+@dataclass(frozen=True)
+class _Scope:
+    """What a transform's placeholders are known to hold: `content` is the parsed content's type (None
+    under `transform_each`, where each element brings its own keys), `captures` the named groups of the
+    field's delimiters, always strings in a plain transform (the content wins over a group so named)."""
+
+    content: str | None
+    captures: frozenset[str]
+
+
 def _value_type(parts: ModuleParts, f: Field) -> str:
-    base = "Any" if isinstance(f.parser, FailingParser) else _CONTENT_TYPES.get(f.content, "Any")
+    base = "Any" if isinstance(f.parser, FailingParser) else KINDS[f.content].value_type
     if f.transform is not None:
-        shape = _transform_type(parts, f.transform, base, f.name)
+        if f.transform_each:
+            scope = _Scope(None, frozenset())
+        else:
+            groups = (*(f.open.group_names if f.open else ()), *(f.close.group_names if f.close else ()))
+            scope = _Scope(base, frozenset(groups) - {"content"})
+        shape = _transform_type(parts, f.transform, scope, f.name)
         base = f"list[{shape}]" if f.transform_each else shape
     if f.join is not None:
         return "str"
     return f"list[{base}]" if f.repeats else base
 
 
-def _transform_type(parts: ModuleParts, transform: Transform, content_type: str, hint: str, nesting: int = 0) -> str:
+def _transform_type(parts: ModuleParts, transform: Transform, scope: _Scope, hint: str, nesting: int = 0) -> str:
     if nesting >= MAX_SHAPE_NESTING:
         return "Any"  # a TypedDict per level would be no help to a reader this deep (nor cheap to check)
     match transform:
-        case TPlaceholder(root=root, keys=keys):
-            return content_type if root == "content" and not keys else "Any"
+        case TPlaceholder(root=root, keys=()) if root == "content" and scope.content is not None:
+            return scope.content
+        case TPlaceholder(root=root, keys=()) if root in scope.captures:
+            return "str"
+        case TPlaceholder():
+            return "Any"
         case TLiteral(value=value):
             if value is None:
                 return "None"
@@ -92,13 +116,44 @@ def _transform_type(parts: ModuleParts, transform: Transform, content_type: str,
         case TList():
             return "list[Any]"
         case TDict(items=items):
-            if not all(isinstance(k, str) for k, _ in items):
+            if not _string_keys(transform):
                 return "dict[Any, Any]"
             name = parts.names.new("Shape", hint)
-            members = ", ".join(
-                f"{literal(k)}: {_transform_type(parts, v, content_type, f'{hint} {k}', nesting + 1)}" for k, v in items
-            )
-            parts.shapes.append(f'{name} = TypedDict("{name}", {{{members}}})')
-            return name
+            members = {
+                str(k): _function_type(parts, v, scope, f"{hint} {k}", nesting + 1)
+                if nesting == 0 and k == "function" and makes_tool_calls(transform)
+                else _transform_type(parts, v, scope, f"{hint} {k}", nesting + 1)
+                for k, v in items
+            }
+            return _shape(parts, name, members)
         case _:
             unreachable(transform)
+
+
+def _function_type(parts: ModuleParts, transform: Transform, scope: _Scope, hint: str, nesting: int) -> str:
+    """A tool call's `function`: its `name` is a string, as the OpenAI convention has it (`to_openai`
+    refuses a call without one). Where the template leaves the whole function to the model (`"function":
+    "{content}"` of parsed JSON), it is `{"name": str, "arguments": Any}` by that convention."""
+    if isinstance(transform, TDict) and nesting < MAX_SHAPE_NESTING and _string_keys(transform):
+        name = parts.names.new("Shape", hint)
+        members = {
+            str(k): "str" if k == "name" else _transform_type(parts, v, scope, f"{hint} {k}", nesting + 1)
+            for k, v in transform.items
+        }
+        return _shape(parts, name, members)
+    typed = _transform_type(parts, transform, scope, hint, nesting)
+    if typed != "Any":
+        return typed
+    parts.shapes.append("# the function as the OpenAI convention has it: what the model writes is not checked")
+    return _shape(parts, parts.names.new("Shape", hint), {"name": "str", "arguments": "Any"})
+
+
+def _string_keys(transform: TDict) -> bool:
+    return all(isinstance(k, str) for k, _ in transform.items)
+
+
+def _shape(parts: ModuleParts, name: str, members: dict[str, str]) -> str:
+    """Declare the TypedDict `name` with these keys and value types."""
+    written = ", ".join(f"{literal(key)}: {kind}" for key, kind in members.items())
+    parts.shapes.append(f'{name} = TypedDict("{name}", {{{written}}})')
+    return name

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from rtcompile.backends.codegen.layout import lay_out, string_literal
-from rtcompile.frontend.errors import TemplateError
-from rtcompile.frontend.nesting import levels
+from rtcompile.errors import TemplateError
+from rtcompile.nesting import levels
 from rtcompile.transform_program import data_program
 
 INDENT = "    "

@@ -17,6 +17,7 @@ the line.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -27,6 +28,7 @@ __all__ = [
     "TemplateError",
     "TemplateTypeError",
     "TemplateWarning",
+    "did_you_mean",
     "format_path",
     "printable",
     "quote",
@@ -56,6 +58,13 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(char if char.isprintable() or char == " " else repr(char)[1:-1] for char in text)
+
+
+def did_you_mean(word: object, choices: Iterable[str]) -> str:
+    """`` (did you mean 'close'?)`` for the choice closest to a misspelt `word`; ``""`` when none is close
+    (or `word` is not a string)."""
+    close = difflib.get_close_matches(word, sorted(choices), n=1) if isinstance(word, str) else []
+    return f" (did you mean {quote(close[0])}?)" if close else ""
 
 
 def format_path(path: Iterable[str | int]) -> str:

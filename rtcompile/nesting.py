@@ -23,7 +23,7 @@ import copy
 from collections.abc import Iterator
 from typing import Any, Final
 
-from rtcompile.frontend.errors import TemplateError
+from rtcompile.errors import TemplateError
 
 MAX_DEFAULTS_LEVEL: Final = 497
 MAX_TRANSFORM_LOAD_LEVEL: Final = 992

@@ -1,0 +1,128 @@
+"""The planner of scanning strategies: how a generated scanner searches each watched delimiter.
+
+Every decision a generated scanner makes about *how* to search (not *what* matches: that is the
+reference's rule, in `rtcompile.runtime.engine`) is taken here, from the pattern's tree alone, and
+recorded in a frozen `Strategy`: which engine runs the pattern, which strings a match must contain
+before a search is worth running, where a search starts, what a one-shot parse does, and what lets
+streaming skip a scan altogether. `rtcompile.backends.codegen.scanners` only renders these records;
+each generated scanner carries a record's `summary()` as a comment next to the template's pattern.
+
+Adding a strategy is adding a case here and its rendering there. Each case is exact: it changes how
+much text a search looks at, never its answer (the differential tests compare every module with the
+interpreter and the reference).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Literal
+
+from rtcompile.ir import Delimiter
+from rtcompile.regex.analysis import awaited_literal, lead_class, required_literals, start_literals
+from rtcompile.regex.charsets import Ranges
+from rtcompile.regex.first_chars import starts_at_buffer_start
+from rtcompile.regex.parser import parse_regex
+from rtcompile.regex.translate import UnsupportedRegex, literal_text, translate
+
+Engine = Literal["re", "regex", "find"]
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """How one regex delimiter is searched.
+
+    * `engine`: `re` runs its exact stdlib translation, with the pattern that reproduces `regex`'s
+      partial matches; `regex` runs the pattern itself (no exact translation is known); `find`: the
+      pattern is a plain literal (`text`), found with `str.find` and held back as `regex` holds a
+      literal (however long: a partial-match pattern for one nests a group per character).
+    * `attempt`: `match` for a pattern opening with an unbounded lazy `.*?` (a match anywhere
+      implies one at the scan position: one attempt, not one per position), else `search`.
+    * `required`: strings every match contains, in order; until they are there, in turn, no full
+      search runs (only the partial-match one).
+    * `start_only`: the pattern can only match at the buffer's start; nothing once scanning moved on.
+    * `search_from`: where a full search starts: the scan position; where `required[0]` was found,
+      when every match starts with it (`found`); or the start of the run of `lead` characters that
+      ends there (`lead`).
+    * `one_shot`: at the end of the stream (where a one-shot parse does all its work), `search`
+      from `search_from`; `one_start`: find the one string every match starts with, then search
+      from there; `starts`: try only where one of several such strings occurs (`starts`).
+    * `awaits`: the string a match needs at or after the scan position, for a pattern that
+      partially matches everywhere until then (`(?=[\\s\\S]*?</think>)`): while it is absent,
+      nothing in the state can be committed, and streaming only looks for that string in new text.
+    """
+
+    engine: Engine
+    text: str | None = None
+    attempt: Literal["search", "match"] = "search"
+    required: tuple[str, ...] = ()
+    start_only: bool = False
+    search_from: Literal["pos", "found", "lead"] = "pos"
+    lead: Ranges | None = None
+    one_shot: Literal["search", "one_start", "starts"] = "search"
+    starts: tuple[str, ...] = ()
+    awaits: str | None = None
+
+    def summary(self) -> str:
+        """The record in one line, for the comment above the scanner code it produced."""
+        if self.engine == "find":
+            return "strategy: a plain literal, str.find"
+        if self.engine == "regex":
+            return "strategy: the regex module (no exact stdlib translation), partial=True"
+        parts = [f"strategy: {self.attempt}"]
+        if self.start_only:
+            parts.append("at the buffer start only")
+        if self.required:
+            parts.append(f"after {' then '.join(map(repr, self.required))}")
+        if self.search_from != "pos":
+            parts.append(f"from {'that string' if self.search_from == 'found' else 'the run before it'}")
+        if self.one_shot == "one_start":
+            parts.append(f"one-shot from {self.starts[0]!r}")
+        elif self.one_shot == "starts":
+            parts.append(f"one-shot at {', '.join(map(repr, self.starts))}")
+        if self.awaits is not None:
+            parts.append(f"streaming waits for {self.awaits!r}")
+        return "; ".join(parts)
+
+
+def strategy(delimiter: Delimiter) -> Strategy:
+    """The strategy for a regex delimiter (literal delimiters are searched per state, not per watch)."""
+    assert delimiter.literals is None
+    return _strategy(delimiter.pattern, starts_at_buffer_start(delimiter))
+
+
+@functools.lru_cache(maxsize=512)
+def _strategy(pattern: str, start_only: bool) -> Strategy:
+    text = literal_text(pattern)
+    if text is not None:
+        return Strategy("find", text=text)
+    try:
+        translated = translate(pattern)
+    except UnsupportedRegex:
+        return Strategy("regex")
+    root = parse_regex(pattern).root
+    attempt: Literal["search", "match"] = "match" if translated.match_only else "search"
+    required = required_literals(root)
+    lead = lead_class(root) if attempt == "search" else None
+    search_from: Literal["pos", "found", "lead"] = "pos"
+    if lead == ():
+        search_from, lead = "found", None
+    elif lead is not None:
+        search_from = "lead"
+    starts = start_literals(root) if attempt == "search" else None
+    one_shot: Literal["search", "one_start", "starts"] = "search"
+    if starts is not None and len(starts) == 1 and search_from == "pos":
+        one_shot = "one_start"
+    elif starts is not None and len(starts) > 1:
+        one_shot = "starts"
+    return Strategy(
+        "re",
+        attempt=attempt,
+        required=required,
+        start_only=start_only,
+        search_from=search_from,
+        lead=lead,
+        one_shot=one_shot,
+        starts=starts if one_shot != "search" and starts is not None else (),
+        awaits=awaited_literal(root) if attempt == "match" else None,
+    )
