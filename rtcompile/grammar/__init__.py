@@ -54,13 +54,13 @@ def grammar(
     (both ValueErrors)."""
     import warnings
 
-    from rtcompile.api import _load, locate
-    from rtcompile.backends.interpreter import ResponseParser
+    from rtcompile.api import _read, locate
+    from rtcompile.api import ResponseParser
     from rtcompile.grammar.skeleton import refusal_error
 
     document = None
     if not isinstance(template, Template):
-        template, document = _load(template)
+        template, document = _read(template)
     skeleton = grammar_skeleton(template)
     error = refusal_error(skeleton)
     if error is not None:

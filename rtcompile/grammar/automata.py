@@ -335,18 +335,8 @@ def nullable(node: Regex) -> bool:
 
 # --------------------------------------------------------------------------- clean text (DFA)
 
-
-@dataclass
-class DFA:
-    """A DFA over `atoms` (disjoint code-point ranges covering every symbol); `moves[s][a]` is the
-    state after atom `a` (None: no move). State 0 is the start."""
-
-    atoms: list[tuple[int, int]]
-    moves: list[list[int | None]]
-    accepting: set[int]
-
-
 def _atoms(range_sets: Iterable[Iterable[tuple[int, int]]]) -> list[tuple[int, int]]:
+    """The coarsest partition of every symbol (END included) that no range of `range_sets` splits."""
     cuts = {0, END + 1}
     for ranges in range_sets:
         for lo, hi in ranges:
@@ -356,52 +346,135 @@ def _atoms(range_sets: Iterable[Iterable[tuple[int, int]]]) -> list[tuple[int, i
     return [(lo, hi - 1) for lo, hi in zip(points, points[1:], strict=False)]
 
 
+Rows = dict[str, Any]  # a DFA as plain data: {"rows": per state ((target, ranges), ...), "accept": states}
 Follow = tuple[Any, ...]  # what comes after a text: see `clean_text`
 
 
-def clean_text(avoid: Sequence[Regex], base: Regex | None = None, follow: Follow | None = None) -> DFA:
-    """The DFA of texts of `base` (any text when None) in which no text of `avoid` starts, whatever
-    comes next: none is complete inside the text, and no suffix of the text begins one.
+@dataclass
+class _Texts:
+    """The subset construction behind `clean_text`, before deciding which states may end a text."""
+
+    rows: list[list[tuple[int, int, int]]]  # per state: (low, high, target), sorted
+    states: list[tuple[frozenset[int], bool]]  # per state: live `avoid` threads, whether `base` accepts
+    avoid: NFA
+    finishing: frozenset[int]
+
+
+_TEXTS: dict[str, _Texts] = {}
+
+
+def clean_text(avoid: Sequence[Regex], base: Regex | None = None, follow: Follow | None = None) -> Rows:
+    """The minimal DFA (plain data) of texts of `base` (any text when None) in which no text of
+    `avoid` starts, whatever comes next: none is complete inside the text, and no suffix of the
+    text begins one.
 
     `follow` says more about what comes next, and the text may then end in the beginning of an
     `avoid` text that what follows is sure to kill: ("chars", ranges) one of these characters,
     ("text", text) that text, ("final", text) that text and the end of the output, ("end",) the
     end of the output.
 
-    A state is the set of `avoid` NFA states of matches begun in the text and still alive; a complete
-    match is a dead end."""
+    A state is the set of `avoid` NFA states of matches begun in the text and still alive (with the
+    state of `base`); a complete match is a dead end. The construction is shared by every `follow`."""
+    key = repr((list(avoid), base))
+    texts = _TEXTS.get(key)
+    if texts is None:
+        if len(_TEXTS) > 256:
+            _TEXTS.clear()
+        texts = _TEXTS[key] = _construct(avoid, base)
+    accepting = {
+        i
+        for i, (threads, accepts) in enumerate(texts.states)
+        if accepts and _killed(texts.avoid, texts.finishing, threads, follow)
+    }
+    return _minimise(texts.rows, accepting)
+
+
+def _construct(avoid: Sequence[Regex], base: Regex | None) -> _Texts:
     delimiters = regex_nfa(avoid)
     base_nfa = regex_nfa([base if base is not None else ("rep", ("set", ANY), 0, None)])
-    every = range(len(delimiters.moves))
-    atoms = _atoms([delimiters.ranges_from(every), base_nfa.ranges_from(range(len(base_nfa.moves)))])
     starting = delimiters.closure([delimiters.start])
     finishing = delimiters.finishing()
     first = (frozenset[int](), base_nfa.closure([base_nfa.start]))
     index = {first: 0}
     order = [first]
-    moves: list[list[int | None]] = []
-    while len(moves) < len(order):
-        threads, here = order[len(moves)]
-        row: list[int | None] = []
-        for atom in atoms:
-            symbol = atom[0]
-            there = base_nfa.step(here, symbol) if symbol != END else frozenset()
-            after = delimiters.step(threads | starting, symbol)
+    rows: list[list[tuple[int, int, int]]] = []
+    while len(rows) < len(order):
+        threads, here = order[len(rows)]
+        begun = threads | starting
+        row: list[tuple[int, int, int]] = []
+        # only the characters that matter in this state are told apart
+        for lo, hi in _atoms([delimiters.ranges_from(begun), base_nfa.ranges_from(here)]):
+            if lo > MAX_CODE_POINT:
+                continue
+            there = base_nfa.step(here, lo)
+            after = delimiters.step(begun, lo)
             if not there or delimiters.accept in after:
-                row.append(None)
                 continue
             key = (after & finishing, there)
             if key not in index:
                 index[key] = len(order)
                 order.append(key)
-            row.append(index[key])
-        moves.append(row)
-    accepting = {
-        i
-        for i, (threads, here) in enumerate(order)
-        if base_nfa.accept in here and _killed(delimiters, finishing, threads, follow)
-    }
-    return DFA(atoms, moves, accepting)
+            row.append((lo, hi, index[key]))
+        rows.append(row)
+    states = [(threads, base_nfa.accept in here) for threads, here in order]
+    return _Texts(rows, states, delimiters, finishing)
+
+
+def _minimise(rows: list[list[tuple[int, int, int]]], accepting: set[int]) -> Rows:
+    """Moore's partition refinement over the states that can reach an accepting one; plain data."""
+    useful = set(accepting)
+    changed = True
+    while changed:
+        changed = False
+        for s, row in enumerate(rows):
+            if s not in useful and any(t in useful for _, _, t in row):
+                useful.add(s)
+                changed = True
+    if 0 not in useful:
+        return {"rows": ((),), "accept": ()}
+    states = sorted(useful)
+    block = {s: int(s in accepting) for s in states}
+    count = len(set(block.values()))
+    while True:
+        signature = {s: (block[s], _merged(rows[s], block)) for s in states}
+        numbering: dict[object, int] = {}
+        for s in states:
+            numbering.setdefault(signature[s], len(numbering))
+        block = {s: numbering[signature[s]] for s in states}
+        if len(numbering) == count:
+            break
+        count = len(numbering)
+    renumber: dict[int, int] = {block[0]: 0}
+    for s in states:
+        renumber.setdefault(block[s], len(renumber))
+    out: list[tuple[tuple[int, Ranges], ...]] = [()] * len(renumber)
+    done: set[int] = set()
+    for s in states:
+        new = renumber[block[s]]
+        if new in done:
+            continue
+        done.add(new)
+        by_target: dict[int, list[tuple[int, int]]] = {}
+        for lo, hi, target in rows[s]:
+            if target in block:
+                by_target.setdefault(renumber[block[target]], []).append((lo, hi))
+        out[new] = tuple((target, normalise(ranges)) for target, ranges in sorted(by_target.items()))
+    accept = tuple(sorted({renumber[block[s]] for s in states if s in accepting}))
+    return {"rows": tuple(out), "accept": accept}
+
+
+def _merged(row: list[tuple[int, int, int]], block: dict[int, int]) -> tuple[tuple[int, int, int], ...]:
+    """A row's moves by target block, adjacent ranges of one block merged (the state's signature)."""
+    out: list[tuple[int, int, int]] = []
+    for lo, hi, target in row:
+        if target not in block:
+            continue
+        b = block[target]
+        if out and out[-1][2] == b and out[-1][1] + 1 == lo:
+            out[-1] = (out[-1][0], hi, b)
+        else:
+            out.append((lo, hi, b))
+    return tuple(out)
 
 
 def _killed(nfa: NFA, finishing: frozenset[int], threads: frozenset[int], follow: Follow | None) -> bool:
@@ -447,67 +520,6 @@ def _quotient(node: Regex, symbols: list[int]) -> Regex:
     for symbol in reversed(symbols):
         node = right_quotient(node, ((symbol, symbol),))
     return node
-
-
-def _useful(dfa: DFA) -> set[int]:
-    """States from which an accepting state can be reached."""
-    useful = set(dfa.accepting)
-    changed = True
-    while changed:
-        changed = False
-        for s, row in enumerate(dfa.moves):
-            if s not in useful and any(t in useful for t in row if t is not None):
-                useful.add(s)
-                changed = True
-    return useful
-
-
-def minimise(dfa: DFA) -> DFA:
-    """Moore's partition refinement over the useful states."""
-    useful = _useful(dfa)
-    if 0 not in useful:
-        return DFA(dfa.atoms, [[None] * len(dfa.atoms)], set())
-    states = sorted(useful)
-    block: dict[int, int] = {s: int(s in dfa.accepting) for s in states}
-    count = len(set(block.values()))
-    while True:
-        signature = {
-            s: (block[s], tuple(block.get(t, -1) if t is not None else -1 for t in dfa.moves[s])) for s in states
-        }
-        numbering: dict[object, int] = {}
-        for s in states:
-            numbering.setdefault(signature[s], len(numbering))
-        block = {s: numbering[signature[s]] for s in states}
-        if len(numbering) == count:
-            break
-        count = len(numbering)
-    renumber: dict[int, int] = {block[0]: 0}
-    for s in states:
-        renumber.setdefault(block[s], len(renumber))
-    moves: list[list[int | None]] = [[None] * len(dfa.atoms) for _ in renumber]
-    accepting = set()
-    for s in states:
-        row = moves[renumber[block[s]]]
-        for i, t in enumerate(dfa.moves[s]):
-            row[i] = renumber[block[t]] if t is not None and t in useful else None
-        if s in dfa.accepting:
-            accepting.add(renumber[block[s]])
-    return DFA(dfa.atoms, moves, accepting)
-
-
-def dfa_rows(dfa: DFA, *, keep_end: bool = False) -> dict[str, Any]:
-    """A DFA, minimised, as plain data: per state its moves as (target, ranges), and the accepting
-    states. A DFA with no text at all has no rows' moves and no accepting state. Moves on END are
-    left out unless `keep_end`."""
-    dfa = minimise(dfa)
-    rows = []
-    for row in dfa.moves:
-        by_target: dict[int, list[tuple[int, int]]] = {}
-        for atom, target in zip(dfa.atoms, row, strict=True):
-            if target is not None and (keep_end or atom[0] != END):
-                by_target.setdefault(target, []).append(atom)
-        rows.append(tuple((target, normalise(atoms)) for target, atoms in sorted(by_target.items())))
-    return {"rows": tuple(rows), "accept": tuple(sorted(dfa.accepting))}
 
 
 def determinize(node: Regex) -> dict[str, Any]:

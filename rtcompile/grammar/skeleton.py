@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rtcompile.frontend.errors import JsonPath, TemplateError
+from rtcompile.errors import JsonPath, TemplateError
 from rtcompile.grammar import automata as fa
 from rtcompile.grammar.automata import ANY, Regex, alt, seq
 from rtcompile.ir import (
@@ -290,9 +290,9 @@ class _Builder:
         """A free-text language, added to the skeleton's table; its index. Its texts are texts of
         every one of `bases` in which no text of `avoid` starts, given what follows (`follow`, see
         `automata.clean_text`): as a DFA (GBNF), and as what to exclude (llguidance's `~`)."""
-        rows = fa.dfa_rows(fa.clean_text(avoid, bases[0] if bases else None, follow))
+        rows = fa.clean_text(avoid, bases[0] if bases else None, follow)
         for base in bases[1:]:
-            rows = _product_rows(rows, fa.dfa_rows(fa.clean_text([], base)))
+            rows = _product_rows(rows, fa.clean_text([], base))
         lang = {
             "dfa": rows,
             "contains": fa.without_end(alt(avoid)) if avoid else fa.NOTHING,
@@ -427,7 +427,7 @@ class _Builder:
         if self.name_slots:
             opens = [p for p in self._patterns(self.plan.states[0]) if p.where[1] == f.name]
             group = opens[0].group(next(iter(self.name_slots)))
-            out["name_rows"] = fa.dfa_rows(fa.clean_text([], group))
+            out["name_rows"] = fa.clean_text([], group)
         parser = f.parser
         if isinstance(parser, JsonParser) and not parser.unquoted_keys and not parser.string_delims:
             out.update(self._json_call(close_full, where, out["banned"]))
@@ -556,9 +556,7 @@ class _Builder:
             *([_trigger(after_value)] if not fa.nullable(after_value) else []),
             *[fa.without_end(c) for c in closes],
         ]
-        key = fa.dfa_rows(
-            fa.clean_text([_trigger(after_key), *stops] if not fa.nullable(after_key) else stops, key_group)
-        )
+        key = fa.clean_text([_trigger(after_key), *stops] if not fa.nullable(after_key) else stops, key_group)
         banned = fa.first_chars(alt(stops)) if stops else ()
         string = _json_string(banned)
         kinds: dict[str, Regex] = {
