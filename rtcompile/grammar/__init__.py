@@ -12,9 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rtcompile.ir import Template
-from rtcompile.runtime.grammar import FORMATS, GrammarError, build_grammar
-from rtcompile.runtime.protocol import tool_schemas
-from rtcompile.runtime.tool_schema import function_to_tool_schema
+from rtcompile.runtime.grammar import FORMATS, GrammarError, parser_grammar
 
 __all__ = ["FORMATS", "GrammarError", "grammar", "grammar_skeleton"]
 
@@ -54,8 +52,7 @@ def grammar(
     (both ValueErrors)."""
     import warnings
 
-    from rtcompile.api import _read, locate
-    from rtcompile.api import ResponseParser
+    from rtcompile.api import ResponseParser, _read, locate
     from rtcompile.grammar.skeleton import refusal_error
 
     document = None
@@ -67,14 +64,12 @@ def grammar(
         raise locate(error, document)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a prompt without the start anchor is parsed whole, as in parsing
-        start = ResponseParser(template, prefix).grammar_start()
-    if start is None:
-        raise GrammarError("the prompt ends in text a delimiter may still claim: no grammar starts there")
-    return build_grammar(
+        parser = ResponseParser(template, prefix)
+    return parser_grammar(
+        parser,
         skeleton,
-        tool_schemas(tools, function_to_tool_schema),
+        tools,
         tool_choice=tool_choice,
         parallel_tool_calls=parallel_tool_calls,
-        start=start,
         format=format,
     )

@@ -106,8 +106,12 @@ def without_end(node: Regex) -> Regex:
 def prefixes(node: Regex) -> Regex:
     """The non-empty prefixes of the texts of `node` (whole texts included; `$` ends a text)."""
     kind = node[0]
-    if kind == "lit":
-        return alt([("lit", node[1][:i]) for i in range(1, len(node[1]) + 1)])
+    if kind == "lit":  # a(b(c)?)? for "abc"
+        text = node[1]
+        out: Regex = NOTHING
+        for char in reversed(text):
+            out = seq([("lit", char), ("rep", out, 0, 1)]) if out != NOTHING else ("lit", char)
+        return out
     if kind == "set":
         return node
     if kind == "end":
@@ -334,6 +338,7 @@ def nullable(node: Regex) -> bool:
 
 
 # --------------------------------------------------------------------------- clean text (DFA)
+
 
 def _atoms(range_sets: Iterable[Iterable[tuple[int, int]]]) -> list[tuple[int, int]]:
     """The coarsest partition of every symbol (END included) that no range of `range_sets` splits."""

@@ -42,6 +42,7 @@ from rtcompile.plan import ParserState, Watch, plan_parser
 from rtcompile.regex import ast as rx
 from rtcompile.regex.charsets import Ranges, complement, normalise
 from rtcompile.regex.parser import parse_regex
+from rtcompile.runtime.grammar import lark_regex
 
 SKELETON_VERSION = 2
 JSON_SPACE = " \t\n\r"  # the whitespace JSON (and the Python call-list parser) allows between tokens
@@ -255,6 +256,7 @@ class _Builder:
                 self.name_slots = frozenset({self.shape["name"][1]})
         self.call_state = self.plan.state_of_field[self.call] if self.call >= 0 else -1
         self.patterns: dict[tuple[int, int], Pattern] = {}
+        self.classes: list[Ranges] = []
 
     def build(self) -> dict[str, Any]:
         for index, f in enumerate(self.template.fields):
@@ -266,14 +268,38 @@ class _Builder:
             call = self._call()
             opens = [e for e in states[0]["exits"] if e["field"] == self.call]
             _check_body_start(call, opens)
+        for state in states:  # what only the checks here read
+            for exit_ in state["exits"]:
+                for key in ("written", "lookahead", "where"):
+                    del exit_[key]
+        if call is not None:
+            del call["body_first"]
+            for key in ("name_rows", "key"):
+                if call.get(key) is not None:
+                    call[key] = self._stored(call[key])
         return {
             "version": SKELETON_VERSION,
             "refused": None,
             "fields": [f.name for f in self.template.fields],
             "states": states,
             "call": call,
-            "texts": self.langs,
+            "texts": [{"dfa": self._stored(lang["dfa"]), "lark": _lark_text(lang)} for lang in self.langs],
+            # each class as hexadecimal ranges, "30-39 5f": one short string instead of many tuples
+            "classes": [" ".join(f"{lo:x}" if lo == hi else f"{lo:x}-{hi:x}" for lo, hi in c) for c in self.classes],
         }
+
+    def _stored(self, rows: fa.Rows) -> dict[str, Any]:
+        """A DFA as the skeleton keeps it: each move's characters an index into the shared table of
+        classes (a class such as \\s comes back in many states)."""
+        moves = []
+        for row in rows["rows"]:
+            out = []
+            for target, ranges in row:
+                if ranges not in self.classes:
+                    self.classes.append(ranges)
+                out.append((target, self.classes.index(ranges)))
+            moves.append(tuple(out))
+        return {"rows": tuple(moves), "accept": rows["accept"]}
 
     # -- delimiters and free text
 
@@ -681,6 +707,17 @@ def _check_body_start(call: dict[str, Any], opens: list[dict[str, Any]]) -> None
     for exit_ in opens:
         if _ranges_and(normalise(call["body_first"]), normalise(exit_["not_next"])):
             raise Refusal("a tool call's body would continue its open delimiter's match", tuple(exit_["where"]))
+
+
+def _lark_text(lang: dict[str, Any]) -> str:
+    """A free-text language as llguidance's terminal expression: any text (of every base), less those
+    holding a text to avoid, less those ending in what could begin one that survives what follows."""
+    parts = ["/(?s:.*)/", *(f"/{lark_regex(base)}/" for base in lang["base"])]
+    if lang["contains"] != fa.NOTHING:
+        parts.append(f"~/(?s:.*)(?:{lark_regex(lang['contains'])})(?s:.*)/")
+    if lang["ends"] != fa.NOTHING:
+        parts.append(f"~/(?s:.*)(?:{lark_regex(lang['ends'])})/")
+    return " & ".join(parts)
 
 
 def _in(point: int, ranges: Any) -> bool:

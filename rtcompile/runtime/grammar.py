@@ -29,6 +29,12 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from rtcompile.runtime.content import (
+    _CALL_LIST_NAME,  # names a Python call list can hold
+)
+from rtcompile.runtime.engine import StreamingParser
+from rtcompile.runtime.protocol import tool_schemas
+
 FORMATS = ("lark", "gbnf", "structural-tag")
 EMPTY: tuple[Any, ...] = ("seq", ())
 MAX_CODE_POINT = 0x10FFFF
@@ -50,8 +56,6 @@ _NUMBER = (
     "seq",
     (_INTEGER, ("rep", ("seq", (("lit", "."), ("rep", _DIGITS, 1, 15))), 0, 1)),
 )
-# What a Python call list accepts as a function or keyword name (`content.parse_python_call_list`).
-_CALL_LIST_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_]+")
 # Schema keywords a grammar honours, and those it may ignore (they constrain nothing it writes).
 _KEYWORDS = frozenset(
@@ -83,6 +87,32 @@ _ANNOTATIONS = frozenset(
 
 class GrammarError(ValueError):
     """The request (tools, options, prompt) or the template has no grammar."""
+
+
+def parser_grammar(
+    parser: StreamingParser,
+    skeleton: dict[str, Any],
+    tools: Iterable[Any],
+    *,
+    tool_choice: Any,
+    parallel_tool_calls: bool,
+    format: str,
+) -> str:
+    """The grammar of what `parser` (fed its prompt, nothing else) reads next, for `tools` (JSON
+    schemas, or Python functions the parser converts)."""
+    start = parser.grammar_start()
+    if start is None:
+        raise GrammarError(
+            "the prompt ends in text a delimiter may still claim: no grammar starts there"
+        )
+    return build_grammar(
+        skeleton,
+        tool_schemas(tools, parser._program.function_schema),
+        tool_choice=tool_choice,
+        parallel_tool_calls=parallel_tool_calls,
+        start=start,
+        format=format,
+    )
 
 
 def build_grammar(
@@ -305,14 +335,13 @@ class _Message:
         assert call is not None
         trail = _space(call["trail"])
         for exit_ in self.sk["states"][call["state"]]["exits"]:
-            then, final = _split_end(
-                exit_["written"]
-            )  # no text before it: its variants need not be told apart
-            if then is not None:
-                key = (exit_["then"], tuple(exit_["not_next"]), phase, False)
-                self._edge(index, key, ("re", ("seq", (trail, then))))
-            if final is not None and self._may_end(phase):
-                self._edge(index, None, ("re", ("seq", (trail, final))))
+            for variant in exit_["variants"]:
+                then, final = _split_end(variant["written"])
+                if then is not None:
+                    key = (exit_["then"], tuple(exit_["not_next"]), phase, False)
+                    self._edge(index, key, ("re", ("seq", (trail, then))))
+                if final is not None and self._may_end(phase):
+                    self._edge(index, None, ("re", ("seq", (trail, final))))
         if (
             call["end_ok"] or not self.sk["states"][call["state"]]["exits"]
         ) and self._may_end(phase):
@@ -320,7 +349,7 @@ class _Message:
 
     def _check_name(self, name: str) -> None:
         rows = self.call["name_rows"] if self.call else None
-        if rows is not None and not rows_accept(rows, name):
+        if rows is not None and not rows_accept(rows, classes(self.sk), name):
             raise GrammarError(
                 f"tool name {name!r} cannot be written where the template's open delimiter names it"
             )
@@ -342,7 +371,7 @@ class _Message:
         assert call is not None
         lead = "".join(c for c in call["lead"] if not _member(not_next, ord(c)))
         syntax = call["syntax"]
-        writer = _Writer(call, self.table, self.sk["texts"])
+        writer = _Writer(call, self.table, self.sk)
         if syntax == "xml-inline":
             assert name is not None
             return writer.xml_arguments(name)
@@ -378,11 +407,12 @@ class _Writer:
     """Tool calls and their arguments, in the template's argument syntax."""
 
     def __init__(
-        self, call: dict[str, Any], table: dict[str, Any], texts: list[dict[str, Any]]
+        self, call: dict[str, Any], table: dict[str, Any], skeleton: dict[str, Any]
     ) -> None:
         self.call = call
         self.table = table
-        self.texts = texts
+        self.texts = skeleton["texts"]
+        self.classes = classes(skeleton)
         self.ws = call["ws"]
         self.banned = call["banned"]
 
@@ -523,7 +553,7 @@ class _Writer:
         if not isinstance(value, str):
             return ("lit", json.dumps(value))
         opener, closer, lang = self.call["delims"]
-        if not rows_accept(self.texts[lang]["dfa"], value):
+        if not rows_accept(self.texts[lang]["dfa"], self.classes, value):
             raise GrammarError(
                 f"the string {value!r} cannot be written safely inside a tool call of this template"
             )
@@ -538,7 +568,7 @@ class _Writer:
         sep = ("re", self.call["sep"])
         parts: list[Any] = [sep]
         for key, sub in props.items():
-            if not rows_accept(self.call["key"], key):
+            if not rows_accept(self.call["key"], self.classes, key):
                 raise GrammarError(
                     f"{where}: parameter {key!r} cannot be written in the template's tags"
                 )
@@ -570,7 +600,7 @@ class _Writer:
                     end
                     for entries in values.values()
                     for end, lang in entries or ()
-                    if rows_accept(self.texts[lang]["dfa"], text)
+                    if rows_accept(self.texts[lang]["dfa"], self.classes, text)
                 ]
                 if not fitting:
                     raise GrammarError(
@@ -833,12 +863,23 @@ def _complement(ranges: Any) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
-def rows_accept(rows: dict[str, Any], text: str) -> bool:
-    """Whether a DFA in the skeleton's plain-data form accepts `text`."""
+def classes(skeleton: dict[str, Any]) -> list[tuple[tuple[int, int], ...]]:
+    """The skeleton's character classes (written as hexadecimal ranges, "30-39 5f"), as ranges."""
+    return [
+        tuple(
+            (int(lo, 16), int(hi or lo, 16))
+            for lo, _, hi in (item.partition("-") for item in text.split())
+        )
+        for text in skeleton["classes"]
+    ]
+
+
+def rows_accept(rows: dict[str, Any], classes: list[Any], text: str) -> bool:
+    """Whether a DFA in the skeleton's form (moves on indices into `classes`) accepts `text`."""
     state = 0
     for char in text:
         for target, ranges in rows["rows"][state]:
-            if _member(ranges, ord(char)):
+            if _member(classes[ranges], ord(char)):
                 state = target
                 break
         else:
@@ -922,6 +963,7 @@ class _Rules:
 
     def __init__(self, skeleton: dict[str, Any]) -> None:
         self.texts = skeleton["texts"]
+        self.classes = classes(skeleton)
         self.lines: list[str] = []
         self.names: dict[Any, str] = {}
         self.defined: set[str] = set()
@@ -944,7 +986,7 @@ class _Lark(_Rules):
         if kind == "lit":
             return json.dumps(e[1], ensure_ascii=False) if e[1] else '""'
         if kind == "re":
-            return '""' if e[1] == EMPTY else f"/{_regex(e[1])}/"
+            return '""' if e[1] == EMPTY else f"/{lark_regex(e[1])}/"
         if kind == "text":
             return self.text(e[1], e[2])
         if kind == "lead":
@@ -953,7 +995,7 @@ class _Lark(_Rules):
             for regex, rest in e[3]:
                 fused = self.named(("fused", text, regex), lambda i: f"T{i}")
                 if fused not in self.defined:
-                    self.lines.append(f"{fused}: {text} /{_regex(regex)}/")
+                    self.lines.append(f"{fused}: {text} /{lark_regex(regex)}/")
                     self.defined.add(fused)
                 options.append(
                     f"({fused} {self.expr(rest)})" if rest != EMPTY else fused
@@ -986,15 +1028,10 @@ class _Lark(_Rules):
     def text(self, lang: int, banned: Any) -> str:
         def make(index: int) -> str:
             name = f"TEXT{index}"
-            info = self.texts[lang]
-            parts = ["/(?s:.*)/", *(f"/{_regex(base)}/" for base in info["base"])]
-            if info["contains"] != ("set", ()):
-                parts.append(f"~/(?s:.*)(?:{_regex(info['contains'])})(?s:.*)/")
-            if info["ends"] != ("set", ()):
-                parts.append(f"~/(?s:.*)(?:{_regex(info['ends'])})/")
-            if banned:
-                parts.append(f"~/{_regex(('set', tuple(banned)))}(?s:.*)/")
-            self.lines.append(f"{name}: {' & '.join(parts)}")
+            text = self.texts[lang]["lark"]
+            if banned:  # and no text starting with a banned character
+                text += f" & ~/{lark_regex(('set', tuple(banned)))}(?s:.*)/"
+            self.lines.append(f"{name}: {text}")
             return name
 
         return self.named(("text", lang, tuple(banned)), make)
@@ -1055,13 +1092,14 @@ class _Gbnf(_Rules):
                 self.texts[lang]["dfa"]["rows"],
                 self.texts[lang]["dfa"]["accept"],
             )
-            for state, row in enumerate(rows):
+            moves = [[(target, self.classes[c]) for target, c in row] for row in rows]
+            for state, row in enumerate(moves):
                 self.lines.append(
                     f"{name}-{state} ::= "
                     + _gbnf_state(name, row, state, state in accept, ())
                 )
             self.lines.append(
-                f"{name} ::= " + _gbnf_state(name, rows[0], 0, 0 in accept, banned)
+                f"{name} ::= " + _gbnf_state(name, moves[0], 0, 0 in accept, banned)
             )
             return name
 
@@ -1239,13 +1277,13 @@ def _quantifier(low: int, high: int | None) -> str:
 
 
 def _escape(c: str) -> str:
-    """One character in a Rust (llguidance) regex."""
-    if c.isascii() and c.isalnum():
+    """One character in a Rust (llguidance) regex, between Lark's slashes."""
+    if c.isprintable() and c not in "\\/.+*?()|[]{}^$#&-~ ":
         return c
     return f"\\x{{{ord(c):x}}}"
 
 
-def _regex(node: Any) -> str:
+def lark_regex(node: Any) -> str:
     """A regex in llguidance's (Rust) syntax."""
     kind = node[0]
     if kind == "lit":
@@ -1265,14 +1303,17 @@ def _regex(node: Any) -> str:
         )
     if kind == "seq":
         return (
-            "".join(f"(?:{_regex(i)})" if i[0] == "alt" else _regex(i) for i in node[1])
+            "".join(
+                f"(?:{lark_regex(i)})" if i[0] == "alt" else lark_regex(i)
+                for i in node[1]
+            )
             if node[1]
             else "(?:)"
         )
     if kind == "alt":
-        return "(?:" + "|".join(_regex(i) for i in node[1]) + ")"
+        return "(?:" + "|".join(lark_regex(i) for i in node[1]) + ")"
     if kind == "rep":
-        return f"(?:{_regex(node[1])}){_quantifier(node[2], node[3])}"
+        return f"(?:{lark_regex(node[1])}){_quantifier(node[2], node[3])}"
     raise GrammarError(f"no regex form for {kind!r}")
 
 

@@ -19,6 +19,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -34,6 +35,7 @@ from rtcompile.backends.codegen.parts import REGEX_IMPORT, ModuleParts, RegexFal
 from rtcompile.backends.codegen.scanners import scanner
 from rtcompile.backends.codegen.types import message_types
 from rtcompile.backends.codegen.writer import CodeWriter, literal, needs_builder
+from rtcompile.grammar import grammar_skeleton
 from rtcompile.ir import Template
 from rtcompile.plan import ParserPlan, plan_parser
 from rtcompile.runtime.program import Tables
@@ -54,11 +56,12 @@ TYPING_NAMES = ["Any", "Final", "Literal", "TypedDict", "cast", "overload"]
 FUNCTION_SCHEMA = ("tool_schema", "function_to_tool_schema")
 NO_FUNCTION_SCHEMA = ("protocol", "refuse_function_tool")
 # The module-level functions every module offers (after its ResponseParser).
-MODULE_API = [("module_api", "parse_response")]
+MODULE_API = [("module_api", "parse_response"), ("module_api", "grammar")]
 # Names the skeleton defines at module level; generated names must not take them.
 SKELETON_NAMES = [
     *("ResponseParser", "parse_response", "TEMPLATE", "DEFAULTS", "TEMPLATE_SHA256"),
     *("RTCOMPILE_VERSION", "REQUIRES", "FUNCTION_TOOLS", "OPENAI", "_PROGRAM", "_after_anchor"),
+    *("GRAMMAR", "grammar"),
 ]
 
 
@@ -101,7 +104,9 @@ def generate_module(
     openai = openai_section(parts, template) if options.openai else ""
     # A value nested too deep for a literal is built by `build_value` when the module loads, and TEMPLATE
     # comes first in the module: then the builder is lifted ahead of it.
-    early = lift([("transform_data", "build_value")] if needs_builder(template.source) else [])
+    skeleton = grammar_skeleton(template)
+    deep = needs_builder(template.source) or needs_builder(skeleton)
+    early = lift([("transform_data", "build_value")] if deep else [])
     # The module's own code: what it reads as attributes decides which private methods are lifted.
     own_code = [*parts.constants, *parts.scanners, *parts.functions, parser_class, program, openai]
     used_attributes = frozenset().union(*(attributes_read(code) for code in own_code if code))
@@ -119,7 +124,7 @@ def generate_module(
         imports=imports,
         typing_import="\n".join(import_lines(INDENT, "typing", typing_names)),
         data_helpers="\n\n\n".join(early.definitions),
-        constants=_constants(template, sha256, parts.requires, options),
+        constants=_constants(template, sha256, parts.requires, options, skeleton),
         types=_section_body(types),
         helpers=_section_body("\n\n\n".join(helpers)),
         scanners=_section_body("\n\n\n".join([*parts.constants, parts.patterns_code(), *parts.scanners])),
@@ -141,7 +146,9 @@ def _header(source_name: str, sha256: str, requires: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
-def _constants(template: Template, sha256: str, requires: tuple[str, ...], options: ModuleOptions) -> str:
+def _constants(
+    template: Template, sha256: str, requires: tuple[str, ...], options: ModuleOptions, skeleton: dict[str, Any]
+) -> str:
     """The module's public constants, each with a comment saying what it is."""
     statements = [
         f"RTCOMPILE_VERSION: Final = {literal(VERSION)}",
@@ -157,6 +164,8 @@ def _constants(template: Template, sha256: str, requires: tuple[str, ...], optio
         f"TEMPLATE: Final[dict[str, Any]] = {literal(dict(template.source))}",
         "# the message before any region closed (each parser starts from a copy)",
         f"DEFAULTS: Final[dict[str, Any]] = {literal(dict(template.defaults))}",
+        "# the template's grammar skeleton, checked against this parser (see `grammar`)",
+        f"GRAMMAR: Final[dict[str, Any]] = {literal(skeleton)}",
     ]
     return "\n".join(line for statement in statements for line in lay_out(statement))
 
@@ -177,7 +186,8 @@ def _parser_class(plan: ParserPlan, feed: str | None) -> str:
 
 def _exports(options: ModuleOptions) -> str:
     """`__all__`: the parser, its types and, unless left out, the OpenAI adapter."""
-    names = ["TEMPLATE", "Event", "Message", "ResponseParser", "StartAnchorWarning", "parse_response"]
+    names = ["TEMPLATE", "Event", "GrammarError", "Message", "ResponseParser", "StartAnchorWarning", "grammar"]
+    names.append("parse_response")
     if options.openai:
         names += OPENAI_EXPORTS
     # in the order ruff's RUF022 asks for: constants, then classes, then functions
