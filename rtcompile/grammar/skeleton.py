@@ -42,7 +42,7 @@ from rtcompile.plan import ParserState, Watch, plan_parser
 from rtcompile.regex import ast as rx
 from rtcompile.regex.charsets import Ranges, complement, normalise
 from rtcompile.regex.parser import parse_regex
-from rtcompile.runtime.grammar import lark_regex
+from rtcompile.runtime.grammar import GrammarError, lark_regex, starting
 
 SKELETON_VERSION = 2
 JSON_SPACE = " \t\n\r"  # the whitespace JSON (and the Python call-list parser) allows between tokens
@@ -120,6 +120,7 @@ class Pattern:
         # The engine's automaton leaves out a last `^(?=[...])` branch: it matches only the empty
         # text at the start, after every other branch failed (`Builder._lookahead_banned`).
         kept = tuple(node for node in tops if literals is not None or not _is_lookahead(node))
+        self.tree = rx.Alternation(kept)
         try:
             self.engine = fa.priority_nfa(rx.Alternation(kept))
         except fa.NoAutomaton as error:
@@ -145,6 +146,15 @@ class Pattern:
         if fa.nullable(full) and not anchored:
             raise Refusal("a delimiter that can match empty text has no grammar form", self.where)
         return Branch(full, written, _trigger(full), anchored, lookahead)
+
+    def lazy_group(self, name: str) -> bool:
+        """Whether the named group holds a lazy repeat."""
+        return any(
+            isinstance(inner, rx.Repeat) and inner.lazy
+            for node in rx.walk(self.tree)
+            if isinstance(node, rx.Group) and node.name == name
+            for inner in rx.walk(node.body)
+        )
 
     def group(self, name: str) -> Regex:
         if name not in self.groups:
@@ -226,6 +236,52 @@ def _fill(node: Regex, slots: dict[str, Regex]) -> Regex:
     if node[0] == "rep":
         return ("rep", _fill(node[1], slots), node[2], node[3])
     return node
+
+
+def _trigger_before_slot(written: Regex, trigger: Regex) -> bool:
+    """Whether every text of `written` holds a whole `trigger` text before its slot (the trigger's
+    last literal comes before the slot at the top of `written`)."""
+    items = written[1] if written[0] == "seq" else (written,)
+    if trigger == fa.EMPTY:
+        return False
+    last = trigger[1][-1] if trigger[0] == "seq" else trigger
+    slots = [i for i, item in enumerate(items) if item[0] == "slot"]
+    return bool(slots) and last[0] == "lit" and last in items[: slots[0]]
+
+
+def _extensions(group: Regex) -> Ranges:
+    """The characters a complete text of `group` can go on with (and still be one, or begin one)."""
+    rows = fa.clean_text([], group)
+    return normalise(r for state in rows["accept"] for _, ranges in rows["rows"][state] for r in ranges)
+
+
+def _after_slot(node: Regex, name: str, allowed: Ranges) -> tuple[Regex, bool]:
+    """`node` with what follows the slot `name` kept to texts starting with an `allowed` character;
+    and whether nothing may follow the slot in `node` (what comes after `node` then must obey)."""
+    if node[0] == "alt":
+        results = [_after_slot(item, name, allowed) for item in node[1]]
+        return alt(r for r, _ in results), any(e for _, e in results)
+    items = node[1] if node[0] == "seq" else (node,)
+    for index, item in enumerate(items):
+        if item == ("slot", name):
+            rest = seq(items[index + 1 :])
+            return seq([*items[: index + 1], _starting(rest, allowed)]), fa.nullable(rest)
+        if _has_slot(item, name):
+            if item[0] != "alt":
+                raise Refusal(f"a {name!r} group inside a repeat has no grammar form", ())
+            inner, may_end = _after_slot(item, name, allowed)
+            if may_end:
+                raise Refusal(f"a {name!r} group at the end of an alternative has no grammar form", ())
+            return seq([*items[:index], inner, *items[index + 1 :]]), False
+    return node, False
+
+
+def _starting(node: Regex, allowed: Ranges) -> Regex:
+    """The non-empty texts of `node` that start with an `allowed` character."""
+    try:
+        return starting(node, allowed)
+    except GrammarError as error:
+        raise Refusal(str(error), ()) from None
 
 
 def _has_slot(node: Regex, name: str) -> bool:
@@ -339,7 +395,7 @@ class _Builder:
             for branch in pattern.branches:
                 exit_ = self._exit(state, rank, watch, pattern, branch)
                 exit_["variants"] = []
-                for written in _leading_variants(branch.written, 8) if not branch.anchored else [branch.written]:
+                for written in _leading_variants(exit_["written"], 8) if not branch.anchored else [exit_["written"]]:
                     text_lang = final_lang = None
                     if text and not branch.anchored:
                         # the text before it may end in what could begin a delimiter, if this one kills it
@@ -347,7 +403,12 @@ class _Builder:
                         # and when the output ends right after a literal close, in anything it kills
                         if written[0] == "lit" and exit_["then"] == 0:
                             final_lang = self._lang(triggers, follow=("final", written[1]))
-                    exit_["variants"].append({"written": written, "text": text_lang, "final_text": final_lang})
+                    # In Lark the text and the delimiter are one terminal; when the delimiter holds a whole
+                    # trigger before the tool's name, that terminal may stop before the name (no text
+                    # can go on past a trigger), shared by every tool instead of one per name.
+                    split = _trigger_before_slot(written, branch.trigger)
+                    variant = {"written": written, "text": text_lang, "final_text": final_lang, "split": split}
+                    exit_["variants"].append(variant)
                 exits.append(exit_)
         starts: list[tuple[int, int]] = []
         for branch in anchored:
@@ -374,7 +435,16 @@ class _Builder:
         names = {name: pattern.group(name) for name in self.name_slots if _has_slot(branch.written, name)}
         if watch.field == self.call and watch.opens and self.name_slots and not names:
             raise Refusal("an open delimiter branch without the tool name's group has no grammar form", pattern.where)
-        written = _fill(branch.written, names)
+        # The parser's capture of a name must be the name written: what follows it may not go on
+        # with a character the name's group could take (its repeats are greedy).
+        slotted, banned = branch.written, []
+        for name, group in names.items():
+            if pattern.lazy_group(name):
+                raise Refusal(f"a lazy repeat in the {name!r} group has no grammar form", pattern.where)
+            extends = _extensions(group)
+            slotted, may_end = _after_slot(slotted, name, complement(extends))
+            banned += extends if may_end else []
+        written = _fill(slotted, names)
         if branch.lookahead is not None:
             not_next = self._lookahead_banned(state, rank, pattern, branch)
         else:
@@ -385,9 +455,9 @@ class _Builder:
             "kind": "open" if watch.opens else "close",
             "field": watch.field,
             "then": then,
-            "written": branch.written,
+            "written": slotted,
             "at_start": branch.anchored,
-            "not_next": not_next,
+            "not_next": normalise([*not_next, *banned]),
             "lookahead": branch.lookahead,
             "where": list(pattern.where),
         }
@@ -709,15 +779,30 @@ def _check_body_start(call: dict[str, Any], opens: list[dict[str, Any]]) -> None
             raise Refusal("a tool call's body would continue its open delimiter's match", tuple(exit_["where"]))
 
 
-def _lark_text(lang: dict[str, Any]) -> str:
+def _lark_text(lang: dict[str, Any]) -> str | None:
     """A free-text language as llguidance's terminal expression: any text (of every base), less those
-    holding a text to avoid, less those ending in what could begin one that survives what follows."""
+    holding a text to avoid, less those ending in what could begin one that survives what follows.
+    None where that would cost llguidance's lexer too much: texts to avoid with repeats or large
+    classes (its derivatives multiply); the grammar then spells out the DFA."""
+    if not _cheap(lang["contains"]) or not _cheap(lang["ends"]) or lang["base"]:
+        return None
     parts = ["/(?s:.*)/", *(f"/{lark_regex(base)}/" for base in lang["base"])]
     if lang["contains"] != fa.NOTHING:
         parts.append(f"~/(?s:.*)(?:{lark_regex(lang['contains'])})(?s:.*)/")
     if lang["ends"] != fa.NOTHING:
         parts.append(f"~/(?s:.*)(?:{lark_regex(lang['ends'])})/")
     return " & ".join(parts)
+
+
+def _cheap(node: Regex) -> bool:
+    """Literals, small classes and optional parts only: a regex whose derivatives stay few."""
+    if node[0] == "set":
+        return len(node[1]) <= 4
+    if node[0] in ("seq", "alt"):
+        return all(_cheap(item) for item in node[1])
+    if node[0] == "rep":
+        return node[3] is not None and _cheap(node[1])
+    return True
 
 
 def _in(point: int, ranges: Any) -> bool:

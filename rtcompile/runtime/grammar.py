@@ -37,6 +37,7 @@ from rtcompile.runtime.protocol import tool_schemas
 
 FORMATS = ("lark", "gbnf", "structural-tag")
 EMPTY: tuple[Any, ...] = ("seq", ())
+NOTHING: tuple[Any, ...] = ("set", ())
 MAX_CODE_POINT = 0x10FFFF
 # JSON numbers the grammar writes: integers of at most 15 digits (exact as doubles, far below
 # Python's int-string limit), fractions of at most 15 digits.
@@ -276,7 +277,8 @@ class _Message:
             for variant in exit_["variants"]:
                 then, final = _split_end(variant["written"])
                 lang = None if exit_["at_start"] or textless else variant["text"]
-                for regex, key, rest in self._exits(exit_, then, final, phase):
+                options = self._exits(exit_, then, final, phase, variant["split"])
+                for regex, key, rest in options:
                     leads.setdefault((key, lang), []).append((regex, rest))
                 if (
                     variant["final_text"] is not None
@@ -299,7 +301,12 @@ class _Message:
             )
 
     def _exits(
-        self, exit_: dict[str, Any], then: Any, final: Any, phase: int
+        self,
+        exit_: dict[str, Any],
+        then: Any,
+        final: Any,
+        phase: int,
+        split: bool = False,
     ) -> list[tuple[Any, Any, Any]]:
         """(regex written, the node it leads to (None: the end), what follows it) per way out."""
         call = self.call
@@ -312,12 +319,23 @@ class _Message:
             if not self._may_call(phase):
                 return out
             after = ("call", (), 1 if self.phases else 0, False)
-            if call["name"][0] == "capture":
+            if call["name"][0] == "capture" and then is not None:
+                slot = ("slot", call["name"][1])
+                items = then[1] if then[0] == "seq" else (then,)
+                at = items.index(slot) if split else 0
+                head = ("seq", items[:at])
+                calls = []
                 for name in self.names:
                     self._check_name(name)
-                    if then is not None:
-                        filled = _fill(then, {call["name"][1]: ("lit", name)})
-                        out.append((filled, after, self._body(name, exit_["not_next"])))
+                    named = _fill(("seq", items[at:]), {slot[1]: ("lit", name)})
+                    body = self._body(name, exit_["not_next"])
+                    calls.append(
+                        ("seq", (("re", named), body)) if split else (named, body)
+                    )
+                if split:  # the delimiter up to the name, then one of the tools
+                    out.append((head, after, _alt(calls)))
+                else:
+                    out += [(named, after, body) for named, body in calls]
             elif then is not None:
                 out.append((then, after, self._body(None, exit_["not_next"])))
             return out
@@ -887,6 +905,54 @@ def rows_accept(rows: dict[str, Any], classes: list[Any], text: str) -> bool:
     return state in rows["accept"]
 
 
+def starting(node: Any, allowed: Any) -> Any:
+    """The non-empty texts of a regex that start with an `allowed` character (NOTHING if none)."""
+    kind = node[0]
+    if kind == "lit":
+        return node if node[1] and _member(allowed, ord(node[1][0])) else NOTHING
+    if kind == "set":
+        kept = _minus(node[1], _complement(allowed))
+        return ("set", kept) if kept else NOTHING
+    if kind == "end":
+        return node
+    if kind == "alt":
+        options = [starting(item, allowed) for item in node[1]]
+        kept = tuple(o for o in options if o != NOTHING)
+        return ("alt", kept) if kept else NOTHING
+    if kind == "seq":
+        items = node[1]
+        if not items:
+            return NOTHING
+        options = [("seq", (starting(items[0], allowed), *items[1:]))]
+        if options[0][1][0] == NOTHING:
+            options = []
+        if _nullable(items[0]):
+            options.append(starting(("seq", items[1:]), allowed))
+        kept = tuple(o for o in options if o != NOTHING)
+        return ("alt", kept) if kept else NOTHING
+    if kind == "rep":
+        body, low, high = node[1], node[2], node[3]
+        first = starting(body, allowed)
+        if high == 0 or first == NOTHING:
+            return NOTHING
+        more = ("rep", body, max(low - 1, 0), None if high is None else high - 1)
+        return ("seq", (first, more))
+    raise GrammarError(f"no regex form for {kind!r} at the start of a delimiter")
+
+
+def _nullable(node: Any) -> bool:
+    kind = node[0]
+    if kind == "lit":
+        return not node[1]
+    if kind in ("set", "end", "slot"):
+        return False
+    if kind == "seq":
+        return all(_nullable(item) for item in node[1])
+    if kind == "alt":
+        return any(_nullable(item) for item in node[1])
+    return bool(node[2] == 0 or _nullable(node[1]))
+
+
 def _split_end(node: Any) -> tuple[Any, Any]:
     """(`node` without the texts that need the output to end, those texts without the end)."""
     if node == ("end",):
@@ -975,7 +1041,12 @@ class _Rules:
 
 
 class _Lark(_Rules):
-    """llguidance's Lark: free text as `&`/`~` terminals, each fused with the delimiter after it."""
+    """llguidance's Lark. Free text whose delimiters are literals is an `&`/`~` terminal fused with
+    the delimiter after it (llguidance's lexer takes the longest match and never backs up, so text
+    that could go on into the delimiter must carry it); other free text (its `~` terminals would
+    cost llguidance's lexer too much) is a rule per state of its DFA, each character a lexeme,
+    with the delimiter after it also a character at a time (then no lexeme can be taken on over
+    the delimiter's first characters)."""
 
     def grammar(self, expression: Any) -> str:
         start = self.expr(expression)
@@ -990,17 +1061,7 @@ class _Lark(_Rules):
         if kind == "text":
             return self.text(e[1], e[2])
         if kind == "lead":
-            text = self.text(e[1], e[2])
-            options = []
-            for regex, rest in e[3]:
-                fused = self.named(("fused", text, regex), lambda i: f"T{i}")
-                if fused not in self.defined:
-                    self.lines.append(f"{fused}: {text} /{lark_regex(regex)}/")
-                    self.defined.add(fused)
-                options.append(
-                    f"({fused} {self.expr(rest)})" if rest != EMPTY else fused
-                )
-            return "(" + " | ".join(options) + ")"
+            return self.lead(e[1], e[2], e[3])
         if kind == "json":
             schema = dict(e[1])
             ws = e[2]
@@ -1025,16 +1086,65 @@ class _Lark(_Rules):
             return f"{self.expr(e[1])}{_quantifier(e[2], e[3])}"
         raise GrammarError(f"cannot print {kind!r}")
 
+    def lead(self, lang: int, banned: Any, pairs: Any) -> str:
+        text = self.text(lang, banned)
+        fused = self.texts[lang]["lark"] is not None
+        options = []
+        for regex, rest in pairs:
+            if fused:
+                head = self.named(("fused", text, regex), lambda i: f"T{i}")
+                if head not in self.defined:
+                    self.lines.append(f"{head}: {text} /{lark_regex(regex)}/")
+                    self.defined.add(head)
+            else:
+                head = _split_regex(regex)
+            options.append(f"({head} {self.expr(rest)})" if rest != EMPTY else head)
+        choice = "(" + " | ".join(options) + ")"
+        return choice if fused else f"({text} {choice})"
+
     def text(self, lang: int, banned: Any) -> str:
+        terminal = self.texts[lang]["lark"]
+
         def make(index: int) -> str:
+            if terminal is None:
+                return self.dfa(f"text{index}", lang, banned)
             name = f"TEXT{index}"
-            text = self.texts[lang]["lark"]
-            if banned:  # and no text starting with a banned character
-                text += f" & ~/{lark_regex(('set', tuple(banned)))}(?s:.*)/"
+            text = terminal
+            if banned:  # not empty, and not starting with a banned character
+                text += f" & ~/{lark_regex(('set', tuple(banned)))}(?s:.*)/ & /(?s:.+)/"
             self.lines.append(f"{name}: {text}")
             return name
 
         return self.named(("text", lang, tuple(banned)), make)
+
+    def dfa(self, name: str, lang: int, banned: Any) -> str:
+        rows = self.texts[lang]["dfa"]
+        moves = [[(t, self.classes[c]) for t, c in row] for row in rows["rows"]]
+        accept = rows["accept"]
+        for state, row in enumerate(moves):
+            rule = _state_rule(name, row, state, state in accept, (), lark=True)
+            self.lines.append(f"{name}_{state}: {rule}")
+        entry = _state_rule(name, moves[0], 0, 0 in accept, banned, lark=True)
+        self.lines.append(f"{name}: {entry}")
+        return name
+
+
+def _split_regex(node: Any) -> str:
+    """A regex as Lark items one character each (see `_Lark`)."""
+    kind = node[0]
+    if kind == "lit":
+        return " ".join(json.dumps(c, ensure_ascii=False) for c in node[1]) or '""'
+    if kind == "set":
+        return f"/{lark_regex(node)}/"
+    if kind == "seq":
+        return (
+            "(" + " ".join(_split_regex(i) for i in node[1]) + ")" if node[1] else '""'
+        )
+    if kind == "alt":
+        return "(" + " | ".join(_split_regex(i) for i in node[1]) + ")"
+    if kind == "rep":
+        return f"({_split_regex(node[1])}){_quantifier(node[2], node[3])}"
+    raise GrammarError(f"no regex form for {kind!r}")
 
 
 class _Gbnf(_Rules):
@@ -1096,45 +1206,53 @@ class _Gbnf(_Rules):
             for state, row in enumerate(moves):
                 self.lines.append(
                     f"{name}-{state} ::= "
-                    + _gbnf_state(name, row, state, state in accept, ())
+                    + _state_rule(name, row, state, state in accept, ())
                 )
             self.lines.append(
-                f"{name} ::= " + _gbnf_state(name, moves[0], 0, 0 in accept, banned)
+                f"{name} ::= " + _state_rule(name, moves[0], 0, 0 in accept, banned)
             )
             return name
 
         return self.named(("text", lang, tuple(banned)), make)
 
 
-def _gbnf_state(name: str, row: Any, state: int, accepting: bool, banned: Any) -> str:
-    """A DFA state as a rule: its self loop as one starred class (few rules deep for long texts),
-    then a move to another state, or the end where the state accepts. With `banned`, the state's
-    first character is kept out of them (the entry of a text that may not start with them)."""
-    loop = next((ranges for target, ranges in row if target == state), ())
-    options = [
-        f"{_gbnf_class(ranges)} {name}-{target}"
-        for target, ranges in row
-        if target != state
-    ]
-    if banned:
+def _state_rule(
+    name: str, row: Any, state: int, accepting: bool, banned: Any, lark: bool = False
+) -> str:
+    """A DFA state as a rule (GBNF, or Lark): its self loop as one repeated class (few rules deep
+    for long texts), then a move to another state, or the end where the state accepts. With
+    `banned`, the rule is the entry of a text that is not empty and starts with none of them."""
+
+    def cls(ranges: Any) -> str:
+        return (
+            f"/{lark_regex(('set', tuple(ranges)))}/" if lark else _gbnf_class(ranges)
+        )
+
+    sep = "_" if lark else "-"
+    never = cls(())
+    if (
+        banned
+    ):  # the entry of a text that is not empty and starts with no banned character
         options = [
-            f"{_gbnf_class(_minus(ranges, banned))} {name}-{target}"
+            f"{cls(_minus(ranges, banned))} {name}{sep}{target}"
             for target, ranges in row
             if _minus(ranges, banned)
         ]
-        if accepting:
-            options.append('""')
-        return (
-            "(" + " | ".join(options) + ")"
-            if options
-            else '""'
-            if accepting
-            else _gbnf_class(())
-        )
+        return "(" + " | ".join(options) + ")" if options else never
+    loop = next((ranges for target, ranges in row if target == state), ())
+    options = [
+        f"{cls(ranges)} {name}{sep}{target}"
+        for target, ranges in row
+        if target != state
+    ]
     if accepting:
         options.append('""')
-    tail = "(" + " | ".join(options) + ")" if options else _gbnf_class(())
-    return f"{_gbnf_class(loop)}* {tail}" if loop else tail
+    tail = "(" + " | ".join(options) + ")" if options else never
+    if not loop:
+        return tail
+    # (in Lark too a character per lexeme: a run as one lexeme would be taken on, greedily, over
+    # the characters of a delimiter that follows)
+    return f"{cls(loop)}* {tail}"
 
 
 def _minus(ranges: Any, banned: Any) -> tuple[tuple[int, int], ...]:
