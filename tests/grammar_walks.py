@@ -253,6 +253,7 @@ def sample(node: Any, rng: random.Random, slots: dict[str, str]) -> str:
     if kind == "lit":
         return str(node[1])
     if kind == "set":
+        assert node[1], "a delimiter the grammar can never write"
         lo, hi = rng.choice(node[1])
         if lo <= 127:  # prefer readable characters
             hi = min(hi, 127)

@@ -265,7 +265,9 @@ def _after_slot(node: Regex, name: str, allowed: Ranges) -> tuple[Regex, bool]:
     for index, item in enumerate(items):
         if item == ("slot", name):
             rest = seq(items[index + 1 :])
-            return seq([*items[: index + 1], _starting(rest, allowed)]), fa.nullable(rest)
+            ends = fa.nullable(rest)
+            kept = alt([_starting(rest, allowed), *([fa.EMPTY] if ends else [])])
+            return seq([*items[: index + 1], kept]), ends
         if _has_slot(item, name):
             if item[0] != "alt":
                 raise Refusal(f"a {name!r} group inside a repeat has no grammar form", ())

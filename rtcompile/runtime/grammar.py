@@ -29,6 +29,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from rtcompile.runtime.coercion import coerce_value, schema_types
 from rtcompile.runtime.content import (
     _CALL_LIST_NAME,  # names a Python call list can hold
 )
@@ -585,26 +586,35 @@ class _Writer:
         props, required = cleaned["properties"], cleaned["required"]
         sep = ("re", self.call["sep"])
         parts: list[Any] = [sep]
+        raw = self.table[name].get("properties") or {}
         for key, sub in props.items():
             if not rows_accept(self.call["key"], self.classes, key):
                 raise GrammarError(
                     f"{where}: parameter {key!r} cannot be written in the template's tags"
                 )
-            tag = ("seq", (self._xml_tag(key, sub), sep))
+            # Tag values are text the parser types by the schema (its first type that reads the
+            # text wins): one type (or one and null) leaves no room for another reading.
+            types = schema_types(raw[key])
+            if len(set(types) - {"null"}) > 1:
+                raise GrammarError(
+                    f"{where}.{key}: a value of several types has no grammar form in tags"
+                )
+            tag = ("seq", (self._xml_tag(key, sub, types), sep))
             parts.append(tag if key in required else ("rep", tag, 0, 1))
         return ("seq", tuple(parts))
 
-    def _xml_tag(self, key: str, schema: dict[str, Any]) -> Any:
+    def _xml_tag(self, key: str, schema: dict[str, Any], types: Any) -> Any:
         items = self.call["tag"]
         items = items[1] if items[0] == "seq" else (items,)
         at = next(i for i, item in enumerate(items) if item == ("slot", "value"))
         head = _fill(("seq", items[:at]), {"key": ("lit", key)})
-        return ("seq", (("re", head), self._xml_value(schema, self.call["tail"])))
+        value = self._xml_value(schema, self.call["tail"], types)
+        return ("seq", (("re", head), value))
 
-    def _xml_value(self, schema: dict[str, Any], tail: Any) -> Any:
+    def _xml_value(self, schema: dict[str, Any], tail: Any, types: Any) -> Any:
         """A value and the rest of its tag; free text and the tag's end are one Lark terminal."""
         if "anyOf" in schema:
-            return _alt([self._xml_value(s, tail) for s in schema["anyOf"]])
+            return _alt([self._xml_value(s, tail, types) for s in schema["anyOf"]])
         values = self.call["values"]
         if "enum" in schema:
             options = []
@@ -614,6 +624,10 @@ class _Writer:
                     if isinstance(value, str) and not self.call["json_values"]
                     else json.dumps(value)
                 )
+                if not _same(self._xml_reads(text, types), value):
+                    raise GrammarError(
+                        f"the value {value!r} would not read back from the template's tags"
+                    )
                 fitting = [
                     end
                     for entries in values.values()
@@ -642,6 +656,20 @@ class _Writer:
                 f"a {kind} value cannot be written in the template's tags"
             )
         return _alt([("lead", lang, (), ((end, EMPTY),)) for end, lang in entries])
+
+    def _xml_reads(self, text: str, types: Any) -> Any:
+        """What the parser makes of a tag's value text, given the tools."""
+        value: Any = text
+        if self.call["json_values"]:
+            try:
+                value = json.loads(text)
+            except ValueError:
+                value = text
+        return coerce_value(value, types) if isinstance(value, str) else value
+
+
+def _same(first: Any, second: Any) -> bool:
+    return type(first) is type(second) and bool(first == second)
 
 
 def _member_list(items: list[tuple[Any, bool]], comma: Any) -> Any:
