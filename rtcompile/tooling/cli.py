@@ -4,6 +4,7 @@
                                                                                   (or `compile IN...`)
     rtcompile verify TEMPLATE [--module PARSER.py] [--cases N] [--seed S]
     rtcompile lint TEMPLATE [--chat-template FILE.jinja] [--strict]
+    rtcompile grammar TEMPLATE --tools TOOLS.json [--tool-choice C] [--no-parallel] [--format F] [--prefix-file F]
     rtcompile list [--names]
     rtcompile help [COMMAND]
 
@@ -49,7 +50,7 @@ from rtcompile.version import VERSION
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
-COMMANDS = ("compile", "verify", "lint", "list", "help")
+COMMANDS = ("compile", "verify", "lint", "grammar", "list", "help")
 _TOP_LEVEL_OPTIONS = ("-h", "--help", "-V", "--version")
 STDIN = "-"
 
@@ -169,6 +170,44 @@ def build_parser() -> CommandLine:
     lint.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
     lint.set_defaults(run=run_lint)
     commands["lint"] = lint
+
+    grammar = subparsers.add_parser(
+        "grammar",
+        prog="rtcompile grammar",
+        help="print a grammar for constrained decoding: the template's output, with these tools",
+        description="Print a grammar every output of which parses, with the template's parser, into a message "
+        "whose tool calls name the given tools with arguments valid for their schemas, and honour the tool "
+        "choice and parallelism. Formats: llguidance Lark (vLLM, SGLang and llama.cpp with llguidance; "
+        "argument schemas as %json), llama.cpp GBNF, xgrammar's structural tag (JSON).",
+        epilog="A template construct with no grammar form (lookbehind, a backreference, ...) is an error naming "
+        "its place in the template. Exit status: 0 ok, 2 bad input, usage, or no grammar.",
+    )
+    grammar.add_argument("template", metavar="TEMPLATE", help="template file, model directory, or bundled name")
+    grammar.add_argument(
+        "--tools", required=True, metavar="TOOLS.json", help='the tools: a JSON list, or an object with "tools"'
+    )
+    grammar.add_argument(
+        "--tool-choice",
+        default="auto",
+        metavar="CHOICE",
+        help="auto (default), required (at least one call), none (no call), or a tool's name (that tool only)",
+    )
+    grammar.add_argument(
+        "--no-parallel", dest="parallel", action="store_false", help="at most one tool call (parallel_tool_calls=false)"
+    )
+    grammar.add_argument(
+        "--format",
+        default="lark",
+        choices=("lark", "gbnf", "structural-tag"),
+        help="lark (llguidance, the default), gbnf (llama.cpp), or structural-tag (xgrammar)",
+    )
+    grammar.add_argument(
+        "--prefix-file",
+        metavar="PROMPT",
+        help="the prompt the model continues: the grammar starts where it leaves the parser (default: none)",
+    )
+    grammar.set_defaults(run=run_grammar)
+    commands["grammar"] = grammar
 
     list_ = subparsers.add_parser(
         "list",
@@ -505,6 +544,30 @@ def run_lint(args: argparse.Namespace) -> int:
     verdict = " (--strict: warnings count as errors)" if args.strict and warnings else ""
     print(printable(f"{args.template}: {errors} error(s), {warnings} warning(s){verdict}"), file=sys.stderr)
     return EXIT_FAILED if errors or (args.strict and warnings) else EXIT_OK
+
+
+# --------------------------------------------------------------------------- grammar
+
+
+def run_grammar(args: argparse.Namespace) -> int:
+    prog = "rtcompile grammar"
+    from rtcompile.grammar.command import grammar_text
+
+    try:
+        resolve_template_path(args.template)  # a missing input is a usage error, as for the other commands
+        text = grammar_text(
+            args.template,
+            args.tools,
+            tool_choice=args.tool_choice,
+            parallel=args.parallel,
+            format=args.format,
+            prefix_path=args.prefix_file,
+        )
+    except (TemplateError, UsageError, ValueError, OSError) as error:
+        report_error(prog, error)
+        return EXIT_USAGE
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return EXIT_OK
 
 
 # --------------------------------------------------------------------------- list
