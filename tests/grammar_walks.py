@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,21 +36,29 @@ class _ByteTokenizer:
 TOKENIZER = llguidance.LLTokenizer(llguidance.TokenizerWrapper(_ByteTokenizer()), slices=[])
 
 
-def lark_of(grammar: str, format: str) -> str:
-    """The grammar as llguidance reads it: Lark as it is, GBNF through llguidance's converter, a
-    structural tag through `structural_to_lark`."""
+def compiled(grammar: str, format: str) -> str:
+    """The grammar as llguidance takes it: Lark as it is, GBNF through llguidance's converter, a
+    structural tag through `structural_to_llguidance`."""
     if format == "gbnf":
-        return str(any_to_lark(grammar))
+        return str(llguidance.LLMatcher.grammar_from_lark(gbnf_to_lark(grammar)))
     if format == "structural-tag":
-        return structural_to_lark(json.loads(grammar))
-    return grammar
+        return structural_to_llguidance(json.loads(grammar))
+    return str(llguidance.LLMatcher.grammar_from_lark(grammar))
+
+
+def gbnf_to_lark(grammar: str) -> str:
+    """llguidance's GBNF converter, around its one slip: it strips the leading zeros of a \\uXXXX
+    escape (\\u0660 becomes \\u660, which its regex reader refuses), so such characters go in raw
+    (llama.cpp reads either; none of U+0100..U+0FFF is special to GBNF)."""
+    raw = re.sub(r"\\u0([0-9A-F]{3})", lambda m: chr(int(m.group(1), 16)), grammar)
+    return str(any_to_lark(raw))
 
 
 def matcher(grammar: str, format: str = "lark") -> llguidance.LLMatcher:
-    compiled = llguidance.LLMatcher.grammar_from_lark(lark_of(grammar, format))
-    error = llguidance.LLMatcher.validate_grammar(compiled, TOKENIZER)
+    top = compiled(grammar, format)
+    error = llguidance.LLMatcher.validate_grammar(top, TOKENIZER)
     assert not error, error
-    return llguidance.LLMatcher(TOKENIZER, compiled, log_level=0)
+    return llguidance.LLMatcher(TOKENIZER, top, log_level=0)
 
 
 def accepts(grammar: str, text: str, format: str = "lark") -> bool:
@@ -78,7 +87,7 @@ def walk(m: llguidance.LLMatcher, rng: random.Random, hints: Sequence[bytes], *,
                 for byte in hint:
                     if byte not in _allowed(m):
                         break
-                    assert m.consume_token(byte)
+                    assert m.consume_token(byte), m.get_error()[:300]
                     out.append(byte)
                 continue
         choices = [t for t in allowed if t != EOS]
@@ -86,7 +95,7 @@ def walk(m: llguidance.LLMatcher, rng: random.Random, hints: Sequence[bytes], *,
             return bytes(out)
         plain = [t for t in choices if 32 <= t < 127 or t == 10]
         token = rng.choice(plain if plain and rng.random() < 0.9 else choices)
-        assert m.consume_token(token)
+        assert m.consume_token(token), m.get_error()[:300]
         out.append(token)
     return None
 
@@ -172,8 +181,10 @@ def valid(value: Any, schema: Any) -> bool:
 
 
 def _same(value: Any, option: Any) -> bool:
-    return type(value) is type(option) and value == option or (
-        isinstance(value, (int, float)) and not isinstance(value, bool) and value == option
+    return (
+        type(value) is type(option)
+        and value == option
+        or (isinstance(value, (int, float)) and not isinstance(value, bool) and value == option)
     )
 
 
@@ -194,9 +205,7 @@ def calls_of(message: dict[str, Any], field: str | None) -> list[Any]:
     return list(value) if isinstance(value, list) else [value]
 
 
-def check_calls(
-    calls: list[Any], tools: Iterable[dict[str, Any]], tool_choice: Any, parallel: bool
-) -> list[str]:
+def check_calls(calls: list[Any], tools: Iterable[dict[str, Any]], tool_choice: Any, parallel: bool) -> list[str]:
     """What is wrong with the calls of a message generated under the grammar ([] when nothing)."""
     schemas = {t["function"]["name"]: t["function"].get("parameters") or {} for t in tools}
     problems = []
@@ -293,57 +302,46 @@ def hints(skeleton: dict[str, Any], tools: Sequence[dict[str, Any]], rng: random
 # --------------------------------------------------------------------------- structural tags
 
 
-def structural_to_lark(tag: dict[str, Any]) -> str:
-    """An xgrammar structural tag as llguidance Lark, following xgrammar's documented format: the
-    test's own reading of it (xgrammar needs a GPU stack to install), so that structural tags are
-    checked by execution like the other formats. Raises AssertionError for what the format lacks."""
+def structural_to_llguidance(tag: dict[str, Any]) -> str:
+    """An xgrammar structural tag as an llguidance grammar (JSON, one Lark grammar per `grammar`
+    node, referenced as @gN), following xgrammar's documented format: the test's own reading of it
+    (xgrammar needs a GPU stack to install), so that structural tags are checked by execution like
+    the other formats. Raises AssertionError for what the format lacks."""
     assert tag["type"] == "structural_tag" and set(tag) == {"type", "format"}, tag.keys()
-    rules: list[str] = []
+    rules: list[str] = []  # a rule per node: one expression would nest too deep for llguidance
+    grammars: list[dict[str, str]] = []
+
+    def rule(body: str) -> str:
+        rules.append(f"r{len(rules)}: {body}")
+        return f"r{len(rules) - 1}"
 
     def convert(node: dict[str, Any]) -> str:
         kind = node["type"]
         if kind == "const_string":
-            assert set(node) == {"type", "value"}
+            assert set(node) == {"type", "value"} and isinstance(node["value"], str)
             return json.dumps(node["value"]) if node["value"] else '""'
         if kind == "json_schema":
             assert set(node) == {"type", "json_schema"}
-            return "%json " + json.dumps(node["json_schema"])
+            return rule("%json " + json.dumps(node["json_schema"]))
         if kind == "grammar":
             assert set(node) == {"type", "grammar"} and node["grammar"].startswith("root ::= ")
-            index = len(rules)
-            lark = any_to_lark(node["grammar"])
-            body = [line for line in lark.splitlines() if line and not line.startswith("%llguidance")]
-            renamed = [_rename(line, f"g{index}_") for line in body]
-            rules.extend(renamed)
-            return f"g{index}_start"
+            name = f"g{len(grammars)}"
+            grammars.append({"name": name, "lark_grammar": gbnf_to_lark(node["grammar"])})
+            return f"@{name}"
         if kind in ("sequence", "or"):
             assert set(node) == {"type", "elements"} and node["elements"]
             items = [convert(e) for e in node["elements"]]
-            return "(" + (" " if kind == "sequence" else " | ").join(items) + ")"
+            return rule((" " if kind == "sequence" else " | ").join(items))
         quantifiers = {"star": "*", "plus": "+", "optional": "?"}
         if kind in quantifiers:
             assert set(node) == {"type", "content"}
-            return f"({convert(node['content'])}){quantifiers[kind]}"
+            return rule(f"({convert(node['content'])}){quantifiers[kind]}")
         if kind == "repeat":
             assert set(node) == {"type", "min", "max", "content"}
             high = "" if node["max"] == -1 else str(node["max"])
-            return f"({convert(node['content'])}){{{node['min']},{high}}}"
+            return rule(f"({convert(node['content'])}){{{node['min']},{high}}}")
         raise AssertionError(f"not a structural-tag format: {kind!r}")
 
     start = convert(tag["format"])
-    return "\n".join(["%llguidance {}", f"start: {start}", *rules]) + "\n"
-
-
-def _rename(line: str, prefix: str) -> str:
-    """A converted GBNF rule with every rule and terminal name prefixed (`start` included)."""
-    import re
-
-    def name(match: re.Match[str]) -> str:
-        word = match.group(0)
-        return prefix + word if not word.startswith(("%", '"')) else word
-
-    # names are words outside strings and regexes: split those out first
-    parts = re.split(r'("(?:[^"\\]|\\.)*"|/(?:[^/\\]|\\.)*/)', line)
-    return "".join(
-        part if index % 2 else re.sub(r"(?<![\w-])[A-Za-z_][\w-]*", name, part) for index, part in enumerate(parts)
-    )
+    main = "\n".join(["%llguidance {}", f"start: {start}", *rules]) + "\n"
+    return json.dumps({"grammars": [{"name": "main", "lark_grammar": main}, *grammars]})

@@ -963,6 +963,9 @@ def starting(node: Any, allowed: Any) -> Any:
         first = starting(body, allowed)
         if high == 0 or first == NOTHING:
             return NOTHING
+        # no repeat of nothing after the first ({0,0} is an error to llguidance)
+        if high == 1:
+            return first
         more = ("rep", body, max(low - 1, 0), None if high is None else high - 1)
         return ("seq", (first, more))
     raise GrammarError(f"no regex form for {kind!r} at the start of a delimiter")
