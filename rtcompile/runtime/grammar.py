@@ -393,7 +393,7 @@ class _Message:
         writer = _Writer(call, self.table, self.sk)
         if syntax == "xml-inline":
             assert name is not None
-            return writer.xml_arguments(name)
+            return writer.xml_arguments(name, not_next)
         if syntax == "python-call-list":
             body = writer.listed(
                 [writer.python_call(n) for n in self.names], self.parallel
@@ -580,12 +580,14 @@ class _Writer:
 
     # -- xml-inline
 
-    def xml_arguments(self, name: str) -> Any:
+    def xml_arguments(self, name: str, not_next: Any) -> Any:
         where = f"tools.{name}.parameters"
         cleaned = _arguments_schema(self.table[name], where, self.banned)
         props, required = cleaned["properties"], cleaned["required"]
         sep = ("re", self.call["sep"])
-        parts: list[Any] = [sep]
+        # right after the name, no separator the name's group would take on (`name,` is a name)
+        first = starting(self.call["sep"], _complement(not_next))
+        parts: list[Any] = [_alt([EMPTY, *([("re", first)] if first != NOTHING else [])])]
         raw = self.table[name].get("properties") or {}
         for key, sub in props.items():
             if not rows_accept(self.call["key"], self.classes, key):
