@@ -2056,7 +2056,7 @@ class _Message:
         writer = _Writer(call, self.table, self.sk)
         if syntax == "xml-inline":
             assert name is not None
-            return writer.xml_arguments(name)
+            return writer.xml_arguments(name, not_next)
         if syntax == "python-call-list":
             body = writer.listed(
                 [writer.python_call(n) for n in self.names], self.parallel
@@ -3324,12 +3324,14 @@ class _Writer:
 
     # -- xml-inline
 
-    def xml_arguments(self, name: str) -> Any:
+    def xml_arguments(self, name: str, not_next: Any) -> Any:
         where = f"tools.{name}.parameters"
         cleaned = _arguments_schema(self.table[name], where, self.banned)
         props, required = cleaned["properties"], cleaned["required"]
         sep = ("re", self.call["sep"])
-        parts: list[Any] = [sep]
+        # right after the name, no separator the name's group would take on (`name,` is a name)
+        first = starting(self.call["sep"], _complement(not_next))
+        parts: list[Any] = [_alt([EMPTY, *([("re", first)] if first != NOTHING else [])])]
         raw = self.table[name].get("properties") or {}
         for key, sub in props.items():
             if not rows_accept(self.call["key"], self.classes, key):
@@ -3668,6 +3670,60 @@ def _arguments_schema(schema: Any, where: str, banned: Any) -> dict[str, Any]:
 
 
 _CALL_LIST_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
+
+
+NOTHING: tuple[Any, ...] = ("set", ())
+
+
+def _nullable(node: Any) -> bool:
+    kind = node[0]
+    if kind == "lit":
+        return not node[1]
+    if kind in ("set", "end", "slot"):
+        return False
+    if kind == "seq":
+        return all(_nullable(item) for item in node[1])
+    if kind == "alt":
+        return any(_nullable(item) for item in node[1])
+    return bool(node[2] == 0 or _nullable(node[1]))
+
+
+def starting(node: Any, allowed: Any) -> Any:
+    """The non-empty texts of a regex that start with an `allowed` character (NOTHING if none)."""
+    kind = node[0]
+    if kind == "lit":
+        return node if node[1] and _member(allowed, ord(node[1][0])) else NOTHING
+    if kind == "set":
+        kept = _minus(node[1], _complement(allowed))
+        return ("set", kept) if kept else NOTHING
+    if kind == "end":
+        return node
+    if kind == "alt":
+        options = [starting(item, allowed) for item in node[1]]
+        kept = tuple(o for o in options if o != NOTHING)
+        return ("alt", kept) if kept else NOTHING
+    if kind == "seq":
+        items = node[1]
+        if not items:
+            return NOTHING
+        options = [("seq", (starting(items[0], allowed), *items[1:]))]
+        if options[0][1][0] == NOTHING:
+            options = []
+        if _nullable(items[0]):
+            options.append(starting(("seq", items[1:]), allowed))
+        kept = tuple(o for o in options if o != NOTHING)
+        return ("alt", kept) if kept else NOTHING
+    if kind == "rep":
+        body, low, high = node[1], node[2], node[3]
+        first = starting(body, allowed)
+        if high == 0 or first == NOTHING:
+            return NOTHING
+        # no repeat of nothing after the first ({0,0} is an error to llguidance)
+        if high == 1:
+            return first
+        more = ("rep", body, max(low - 1, 0), None if high is None else high - 1)
+        return ("seq", (first, more))
+    raise GrammarError(f"no regex form for {kind!r} at the start of a delimiter")
 
 
 def _same(first: Any, second: Any) -> bool:
