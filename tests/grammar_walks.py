@@ -62,8 +62,18 @@ def matcher(grammar: str, format: str = "lark") -> llguidance.LLMatcher:
 
 
 def accepts(grammar: str, text: str, format: str = "lark") -> bool:
-    m = matcher(grammar, format)
-    return bool(m.consume_tokens(list(text.encode())) and m.is_accepting())
+    return accepted(grammar, [text], format) == [text]
+
+
+def accepted(grammar: str, texts: Iterable[str], format: str = "lark") -> list[str]:
+    """The texts the grammar accepts whole (one matcher, copied for each text)."""
+    fresh = matcher(grammar, format)
+    out = []
+    for text in texts:
+        m = fresh.deep_copy()
+        if m.consume_tokens(list(text.encode())) and m.is_accepting():
+            out.append(text)
+    return out
 
 
 def _allowed(m: llguidance.LLMatcher) -> list[int]:
