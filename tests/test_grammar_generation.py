@@ -251,6 +251,7 @@ def test_strings_generated_from_random_templates_parse_into_allowed_calls(
                 continue
             RANDOM_TALLY.strings += 1
             message = rtcompile.parse_response(out.decode("utf-8"), ir, prefix="", tools=tools)
+            assert isinstance(message, dict)
             calls = gw.calls_of(message, field)
             RANDOM_TALLY.calls += len(calls)
             assert gw.check_calls(calls, tools, choice, parallel) == [], out
@@ -268,6 +269,7 @@ def test_nothing_the_name_group_would_take_follows_a_tool_name(format: str) -> N
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ling's tag pattern backtracks: a lint warning, beside the point here
         parsed = rtcompile.parse_response(samples, template_file("ling"), prefix="", tools=tools)
+    assert isinstance(parsed, list)
     names = [message["tool_calls"][0]["function"]["name"] for message in parsed]
     assert names == ["get_weather", "get_weather", "get_weather,", "get_weather"]
     assert gw.accepted(text, samples, format) == [samples[0], samples[1], samples[3]]

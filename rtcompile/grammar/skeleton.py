@@ -281,9 +281,10 @@ def _after_slot(node: Regex, name: str, allowed: Ranges) -> tuple[Regex, bool]:
 def _starting(node: Regex, allowed: Ranges) -> Regex:
     """The non-empty texts of `node` that start with an `allowed` character."""
     try:
-        return starting(node, allowed)
+        kept: Regex = starting(node, allowed)
     except GrammarError as error:
         raise Refusal(str(error), ()) from None
+    return kept
 
 
 def _has_slot(node: Regex, name: str) -> bool:
@@ -439,7 +440,8 @@ class _Builder:
             raise Refusal("an open delimiter branch without the tool name's group has no grammar form", pattern.where)
         # The parser's capture of a name must be the name written: what follows it may not go on
         # with a character the name's group could take (its repeats are greedy).
-        slotted, banned = branch.written, []
+        slotted = branch.written
+        banned: list[tuple[int, int]] = []
         for name, group in names.items():
             if pattern.lazy_group(name):
                 raise Refusal(f"a lazy repeat in the {name!r} group has no grammar form", pattern.where)
