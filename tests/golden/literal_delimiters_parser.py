@@ -3394,7 +3394,8 @@ class _Writer:
         sep = ("re", self.call["sep"])
         # right after the name, no separator the name's group would take on (`name,` is a name)
         first = starting(self.call["sep"], _complement(not_next))
-        parts: list[Any] = [_alt([EMPTY, *([("re", first)] if first != NOTHING else [])])]
+        lead = [EMPTY] if first == NOTHING else [EMPTY, ("re", first)]
+        parts: list[Any] = [_alt(lead)]
         raw = self.table[name].get("properties") or {}
         for key, sub in props.items():
             if not rows_accept(self.call["key"], self.classes, key):
