@@ -1757,14 +1757,43 @@ class _Rules:
         self.names: dict[Any, str] = {}
         self.defined: set[str] = set()
 
+    defines = ":"  # what stands between a rule's name and its body
+    wraps_repeats = False  # whether a repeated item is put in parentheses
+
     def named(self, key: Any, make: Any) -> str:
         if key not in self.names:
             self.names[key] = make(len(self.names))
         return self.names[key]
 
+    def expr(self, e: Any) -> str:
+        raise NotImplementedError
+
+    def structure(self, e: Any) -> str:
+        """A rule, sequence, alternative or repeat: written alike in both formats."""
+        kind = e[0]
+        if kind == "rule":
+            name = self.named(("rule", e[1]), lambda i: f"r{i}")
+            if name not in self.defined:
+                self.defined.add(name)
+                self.lines.append(f"{name}{self.defines} {self.expr(e[2])}")
+            return name
+        if kind == "seq":
+            items = [self.expr(i) for i in e[1] if i != EMPTY]
+            return "(" + " ".join(items) + ")" if items else '""'
+        if kind == "alt":
+            return "(" + " | ".join(self.expr(i) for i in e[1]) + ")"
+        if kind == "rep":
+            item = self.expr(e[1])
+            item = f"({item})" if self.wraps_repeats else item
+            return f"{item}{_quantifier(e[2], e[3])}"
+        raise GrammarError(f"cannot print {kind!r}")
+
 
 class _Gbnf(_Rules):
     """llama.cpp GBNF (also xgrammar's EBNF): free text as one rule per state of its DFA."""
+
+    defines = " ::="
+    wraps_repeats = True
 
     def grammar(self, expression: Any, root: str = "root") -> str:
         start = self.expr(expression)
@@ -1796,20 +1825,7 @@ class _Gbnf(_Rules):
             return f"{text} ({' | '.join(options)})"
         if kind == "json":
             return self.expr(_json_expression(e[1], e[2], e[3]))
-        if kind == "rule":
-            name = self.named(("rule", e[1]), lambda i: f"r{i}")
-            if name not in self.defined:
-                self.defined.add(name)
-                self.lines.append(f"{name} ::= {self.expr(e[2])}")
-            return name
-        if kind == "seq":
-            items = [self.expr(i) for i in e[1] if i != EMPTY]
-            return "(" + " ".join(items) + ")" if items else '""'
-        if kind == "alt":
-            return "(" + " | ".join(self.expr(i) for i in e[1]) + ")"
-        if kind == "rep":
-            return f"({self.expr(e[1])}){_quantifier(e[2], e[3])}"
-        raise GrammarError(f"cannot print {kind!r}")
+        return self.structure(e)
 
     def text(self, lang: int, banned: Any) -> str:
         def make(index: int) -> str:
@@ -1863,20 +1879,7 @@ class _Lark(_Rules):
                 else {"whitespace_flexible": False}
             )
             return "%json " + json.dumps(schema, ensure_ascii=False)
-        if kind == "rule":
-            name = self.named(("rule", e[1]), lambda i: f"r{i}")
-            if name not in self.defined:
-                self.defined.add(name)
-                self.lines.append(f"{name}: {self.expr(e[2])}")
-            return name
-        if kind == "seq":
-            items = [self.expr(i) for i in e[1] if i != EMPTY]
-            return "(" + " ".join(items) + ")" if items else '""'
-        if kind == "alt":
-            return "(" + " | ".join(self.expr(i) for i in e[1]) + ")"
-        if kind == "rep":
-            return f"{self.expr(e[1])}{_quantifier(e[2], e[3])}"
-        raise GrammarError(f"cannot print {kind!r}")
+        return self.structure(e)
 
     def lead(self, lang: int, banned: Any, pairs: Any) -> str:
         text = self.text(lang, banned)
@@ -2802,6 +2805,16 @@ def classes(skeleton: dict[str, Any]) -> list[tuple[tuple[int, int], ...]]:
 EMPTY: tuple[Any, ...] = ("seq", ())
 
 
+def _quantifier(low: int, high: int | None) -> str:
+    if (low, high) == (0, None):
+        return "*"
+    if (low, high) == (1, None):
+        return "+"
+    if (low, high) == (0, 1):
+        return "?"
+    return f"{{{low},}}" if high is None else f"{{{low},{high}}}"
+
+
 def _gbnf_char(point: int) -> str:
     if point >= 0x10000:
         return chr(
@@ -2839,16 +2852,6 @@ def _gbnf_class(ranges: Any) -> str:
         )
         + "]"
     )
-
-
-def _quantifier(low: int, high: int | None) -> str:
-    if (low, high) == (0, None):
-        return "*"
-    if (low, high) == (1, None):
-        return "+"
-    if (low, high) == (0, 1):
-        return "?"
-    return f"{{{low},}}" if high is None else f"{{{low},{high}}}"
 
 
 def _gbnf_regex(node: Any, split: bool = False) -> str:
