@@ -7,27 +7,14 @@ the parser with `rtcompile.grammar.automata`); a request's tools and options are
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable
 from typing import Any
 
+from rtcompile.grammar.skeleton import grammar_skeleton
 from rtcompile.ir import Template
 from rtcompile.runtime.grammar import FORMATS, GrammarError, parser_grammar
 
 __all__ = ["FORMATS", "GrammarError", "grammar", "grammar_skeleton"]
-
-_SKELETONS: dict[int, dict[str, Any]] = {}  # by id() of a live Template (as the interpreter's cache)
-
-
-def grammar_skeleton(template: Template) -> dict[str, Any]:
-    """The template's grammar skeleton (built once per template object)."""
-    from rtcompile.grammar.skeleton import build_skeleton
-
-    skeleton = _SKELETONS.get(id(template))
-    if skeleton is None:
-        skeleton = _SKELETONS[id(template)] = build_skeleton(template)
-        weakref.finalize(template, _SKELETONS.pop, id(template), None)
-    return skeleton
 
 
 def grammar(

@@ -19,11 +19,12 @@ the construct; the runtime raises it when a grammar is asked for.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
+import rtcompile.grammar.automata as fa
 from rtcompile.errors import JsonPath, TemplateError
-from rtcompile.grammar import automata as fa
 from rtcompile.grammar.automata import ANY, Regex, alt, seq
 from rtcompile.ir import (
     Field,
@@ -45,6 +46,7 @@ from rtcompile.regex.parser import parse_regex
 from rtcompile.runtime.grammar import GrammarError, lark_regex, starting
 
 SKELETON_VERSION = 2
+_SKELETONS: dict[int, dict[str, Any]] = {}  # by id() of a live Template (as the interpreter's cache)
 JSON_SPACE = " \t\n\r"  # the whitespace JSON (and the Python call-list parser) allows between tokens
 # Whitespace sets tried for JSON-like arguments, widest first: the first the close cannot match in.
 WHITESPACE_CHOICES = (JSON_SPACE, " \t\n", " \t", " ", "")
@@ -921,3 +923,12 @@ def _placeholder(node: Transform, refusal: Refusal) -> TPlaceholder:
     if not isinstance(node, TPlaceholder):
         raise refusal
     return node
+
+
+def grammar_skeleton(template: Template) -> dict[str, Any]:
+    """The template's grammar skeleton (built once per template object)."""
+    skeleton = _SKELETONS.get(id(template))
+    if skeleton is None:
+        skeleton = _SKELETONS[id(template)] = build_skeleton(template)
+        weakref.finalize(template, _SKELETONS.pop, id(template), None)
+    return skeleton

@@ -35,7 +35,7 @@ from rtcompile.backends.codegen.parts import REGEX_IMPORT, ModuleParts, RegexFal
 from rtcompile.backends.codegen.scanners import scanner
 from rtcompile.backends.codegen.types import message_types
 from rtcompile.backends.codegen.writer import CodeWriter, literal, needs_builder
-from rtcompile.grammar import grammar_skeleton
+from rtcompile.grammar.skeleton import grammar_skeleton
 from rtcompile.ir import Template
 from rtcompile.plan import ParserPlan, plan_parser
 from rtcompile.runtime.program import Tables
