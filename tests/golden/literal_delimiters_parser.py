@@ -1759,14 +1759,12 @@ class _Rules:
 
     defines = ":"  # what stands between a rule's name and its body
     wraps_repeats = False  # whether a repeated item is put in parentheses
+    expr: Callable[[Any], str]  # each printer's expression writer
 
     def named(self, key: Any, make: Any) -> str:
         if key not in self.names:
             self.names[key] = make(len(self.names))
         return self.names[key]
-
-    def expr(self, e: Any) -> str:
-        raise NotImplementedError
 
     def structure(self, e: Any) -> str:
         """A rule, sequence, alternative or repeat: written alike in both formats."""
