@@ -61,6 +61,8 @@ REQUIRES: Final[tuple[str, ...]] = ()
 FUNCTION_TOOLS: Final = True
 # whether the OpenAI-compatible adapter is in
 OPENAI: Final = True
+# whether `grammar()` (constrained decoding) is in
+GRAMMAR_FUNCTION: Final = True
 # sha256 of the template's compact JSON (see `template_hash` in rtcompile)
 TEMPLATE_SHA256: Final = (
     "670189bbd7a0771e65b54b5e7a8f7a7b1bd9fefc777d2fc88766e7db036c4c87"
@@ -114,6 +116,901 @@ TEMPLATE: Final[dict[str, Any]] = {
 }
 # the message before any region closed (each parser starts from a copy)
 DEFAULTS: Final[dict[str, Any]] = copy.deepcopy(TEMPLATE.get("defaults", {}))
+# the template's grammar skeleton, checked against this parser (see `grammar`)
+GRAMMAR: Final[dict[str, Any]] = {
+    "version": 2,
+    "refused": None,
+    "fields": ["reasoning_content", "tool_calls", "content"],
+    "states": [
+        {
+            "field": -1,
+            "end_text": 0,
+            "start_banned": (),
+            "start_text": True,
+            "exits": [
+                {
+                    "kind": "open",
+                    "field": 0,
+                    "then": 1,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", "<|open|>think<|sep|>"),
+                            "text": 0,
+                            "final_text": None,
+                            "split": False,
+                        }
+                    ],
+                },
+                {
+                    "kind": "open",
+                    "field": 1,
+                    "then": 2,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": (
+                                "seq",
+                                (
+                                    ("lit", '<|open|>call tool="'),
+                                    ("slot", "name"),
+                                    ("lit", '"'),
+                                    (
+                                        "rep",
+                                        (
+                                            "seq",
+                                            (
+                                                ("lit", ' index="'),
+                                                (
+                                                    "rep",
+                                                    (
+                                                        "set",
+                                                        (
+                                                            (48, 57),
+                                                            (1632, 1641),
+                                                            (1776, 1785),
+                                                            (1984, 1993),
+                                                            (2406, 2415),
+                                                            (2534, 2543),
+                                                            (2662, 2671),
+                                                            (2790, 2799),
+                                                            (2918, 2927),
+                                                            (3046, 3055),
+                                                            (3174, 3183),
+                                                            (3302, 3311),
+                                                            (3430, 3439),
+                                                            (3558, 3567),
+                                                            (3664, 3673),
+                                                            (3792, 3801),
+                                                            (3872, 3881),
+                                                            (4160, 4169),
+                                                            (4240, 4249),
+                                                            (6112, 6121),
+                                                            (6160, 6169),
+                                                            (6470, 6479),
+                                                            (6608, 6617),
+                                                            (6784, 6793),
+                                                            (6800, 6809),
+                                                            (6992, 7001),
+                                                            (7088, 7097),
+                                                            (7232, 7241),
+                                                            (7248, 7257),
+                                                            (42528, 42537),
+                                                            (43216, 43225),
+                                                            (43264, 43273),
+                                                            (43472, 43481),
+                                                            (43504, 43513),
+                                                            (43600, 43609),
+                                                            (44016, 44025),
+                                                            (65296, 65305),
+                                                            (66720, 66729),
+                                                            (68912, 68921),
+                                                            (68928, 68937),
+                                                            (69734, 69743),
+                                                            (69872, 69881),
+                                                            (69942, 69951),
+                                                            (70096, 70105),
+                                                            (70384, 70393),
+                                                            (70736, 70745),
+                                                            (70864, 70873),
+                                                            (71248, 71257),
+                                                            (71360, 71369),
+                                                            (71376, 71395),
+                                                            (71472, 71481),
+                                                            (71904, 71913),
+                                                            (72016, 72025),
+                                                            (72688, 72697),
+                                                            (72784, 72793),
+                                                            (73040, 73049),
+                                                            (73120, 73129),
+                                                            (73184, 73193),
+                                                            (73552, 73561),
+                                                            (90416, 90425),
+                                                            (92768, 92777),
+                                                            (92864, 92873),
+                                                            (93008, 93017),
+                                                            (93552, 93561),
+                                                            (118000, 118009),
+                                                            (120782, 120831),
+                                                            (123200, 123209),
+                                                            (123632, 123641),
+                                                            (124144, 124153),
+                                                            (124401, 124410),
+                                                            (125264, 125273),
+                                                            (130032, 130041),
+                                                        ),
+                                                    ),
+                                                    1,
+                                                    None,
+                                                ),
+                                                ("lit", '"'),
+                                            ),
+                                        ),
+                                        0,
+                                        1,
+                                    ),
+                                    ("lit", "<|sep|>"),
+                                ),
+                            ),
+                            "text": 0,
+                            "final_text": None,
+                            "split": True,
+                        }
+                    ],
+                },
+                {
+                    "kind": "close",
+                    "field": 2,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", "<|open|>response<|sep|>"),
+                            "text": 0,
+                            "final_text": 0,
+                            "split": False,
+                        }
+                    ],
+                },
+                {
+                    "kind": "close",
+                    "field": 2,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", "<|close|>response<|sep|>"),
+                            "text": 0,
+                            "final_text": 0,
+                            "split": False,
+                        }
+                    ],
+                },
+                {
+                    "kind": "close",
+                    "field": 2,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", "<|open|>tools<|sep|>"),
+                            "text": 0,
+                            "final_text": 0,
+                            "split": False,
+                        }
+                    ],
+                },
+                {
+                    "kind": "close",
+                    "field": 2,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", "<|close|>tools<|sep|>"),
+                            "text": 0,
+                            "final_text": 0,
+                            "split": False,
+                        }
+                    ],
+                },
+                {
+                    "kind": "close",
+                    "field": 2,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", "<|close|>message<|sep|>"),
+                            "text": 0,
+                            "final_text": 0,
+                            "split": False,
+                        }
+                    ],
+                },
+                {
+                    "kind": "close",
+                    "field": 2,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", "<|end_of_msg|>"),
+                            "text": 0,
+                            "final_text": 0,
+                            "split": False,
+                        }
+                    ],
+                },
+            ],
+        },
+        {
+            "field": 0,
+            "end_text": 1,
+            "start_banned": (),
+            "start_text": True,
+            "exits": [
+                {
+                    "kind": "close",
+                    "field": 0,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", "<|close|>think<|sep|>"),
+                            "text": 1,
+                            "final_text": 1,
+                            "split": False,
+                        }
+                    ],
+                },
+                {
+                    "kind": "close",
+                    "field": 0,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", "<|close|>message<|sep|>"),
+                            "text": 1,
+                            "final_text": 1,
+                            "split": False,
+                        }
+                    ],
+                },
+                {
+                    "kind": "close",
+                    "field": 0,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", "<|end_of_msg|>"),
+                            "text": 1,
+                            "final_text": 1,
+                            "split": False,
+                        }
+                    ],
+                },
+            ],
+        },
+        {
+            "field": 1,
+            "end_text": None,
+            "start_banned": (),
+            "start_text": True,
+            "exits": [
+                {
+                    "kind": "close",
+                    "field": 1,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", "<|close|>call<|sep|>"),
+                            "text": None,
+                            "final_text": None,
+                            "split": False,
+                        }
+                    ],
+                }
+            ],
+        },
+    ],
+    "call": {
+        "field": 1,
+        "state": 2,
+        "repeats": True,
+        "list": False,
+        "name": ["capture", "name"],
+        "arguments": ["content"],
+        "name_rows": {"rows": (((1, 0),), ((1, 0),)), "accept": (1,)},
+        "banned": ((60, 60),),
+        "syntax": "xml-inline",
+        "tag": (
+            "seq",
+            (
+                ("lit", '<|open|>argument key="'),
+                ("slot", "key"),
+                ("lit", '"'),
+                (
+                    "rep",
+                    (
+                        "seq",
+                        (
+                            ("lit", ' type="'),
+                            ("rep", ("set", ((97, 122),)), 1, None),
+                            ("lit", '"'),
+                        ),
+                    ),
+                    0,
+                    1,
+                ),
+                ("lit", "<|sep|>"),
+                ("slot", "value"),
+                ("lit", "<|close|>argument<|sep|>"),
+            ),
+        ),
+        "tail": ("lit", "<|close|>argument<|sep|>"),
+        "key": {
+            "rows": (
+                ((1, 1), (2, 2)),
+                ((1, 1), (2, 2)),
+                ((1, 3), (2, 2), (3, 4)),
+                ((1, 5), (2, 2), (4, 6)),
+                ((1, 7), (2, 2), (5, 8)),
+                ((1, 9), (2, 2), (6, 10)),
+                ((1, 11), (2, 2), (7, 12)),
+                ((1, 13), (2, 2), (8, 14)),
+                ((1, 3), (2, 2), (9, 4)),
+                ((1, 15), (2, 2), (10, 16)),
+                ((1, 17), (2, 2), (11, 18), (12, 6)),
+                ((1, 19), (2, 2), (13, 20)),
+                ((1, 21), (2, 2), (14, 18)),
+                ((1, 22), (2, 2), (15, 23)),
+                ((1, 7), (2, 2), (16, 8)),
+                ((1, 24), (2, 2), (17, 25)),
+                ((1, 7), (2, 2), (18, 8)),
+                ((1, 26), (2, 2), (19, 27)),
+                ((1, 1), (20, 2)),
+                ((1, 13), (2, 2), (21, 14)),
+                ((1, 3), (2, 2), (22, 4)),
+                ((1, 28), (2, 2), (23, 29)),
+                ((1, 30), (2, 2), (4, 6), (24, 12)),
+                ((1, 31), (2, 2), (18, 32)),
+                ((1, 13), (2, 2), (25, 14)),
+                ((1, 33), (2, 2), (26, 34)),
+                ((1, 3), (2, 2), (27, 4)),
+                ((1, 15), (2, 2)),
+            ),
+            "accept": (1,),
+        },
+        "values": {
+            "string": [[("lit", "<|close|>argument<|sep|>"), 2]],
+            "integer": [[("lit", "<|close|>argument<|sep|>"), 3]],
+            "number": [[("lit", "<|close|>argument<|sep|>"), 4]],
+            "boolean": [[("lit", "<|close|>argument<|sep|>"), 5]],
+            "null": [[("lit", "<|close|>argument<|sep|>"), 6]],
+        },
+        "json_values": False,
+        "structured": True,
+        "sep": ("rep", ("set", ((9, 10), (32, 32), (44, 44))), 0, None),
+        "ws": " \t",
+        "ws_free": False,
+        "lead": "",
+        "trail": "",
+        "end_ok": False,
+    },
+    "texts": [
+        {
+            "dfa": {
+                "rows": (
+                    ((0, 35), (1, 2)),
+                    ((0, 36), (1, 2), (2, 4)),
+                    ((0, 37), (1, 2), (3, 6), (4, 14), (5, 10)),
+                    ((0, 38), (1, 2), (6, 8)),
+                    ((0, 39), (1, 2), (7, 29)),
+                    ((0, 40), (1, 2), (8, 34)),
+                    ((0, 41), (1, 2), (9, 10)),
+                    ((0, 42), (1, 2), (10, 43)),
+                    ((0, 44), (1, 2), (11, 14)),
+                    ((0, 45), (1, 2), (12, 12)),
+                    ((0, 46), (1, 2), (13, 47)),
+                    ((0, 39), (1, 2), (14, 29)),
+                    ((0, 44), (1, 2), (15, 14)),
+                    ((0, 41), (1, 2), (16, 10)),
+                    ((0, 36), (1, 2), (17, 4)),
+                    ((0, 36), (1, 2), (18, 4)),
+                    ((0, 48), (1, 2), (19, 49)),
+                    ((0, 50), (1, 2), (20, 16)),
+                    ((0, 50), (1, 2), (21, 16)),
+                    ((0, 46), (1, 2), (22, 47)),
+                    ((0, 51), (1, 2), (23, 6), (24, 20), (25, 32)),
+                    ((0, 52), (1, 2), (24, 20), (26, 27), (27, 32)),
+                    ((0, 53), (1, 2), (28, 27)),
+                    ((0, 54), (1, 2), (29, 18)),
+                    ((0, 44), (1, 2), (30, 14)),
+                    ((0, 55), (1, 2), (31, 56), (32, 10)),
+                    ((0, 44), (1, 2), (33, 14)),
+                    ((0, 41), (1, 2), (32, 10)),
+                    ((0, 45), (1, 2), (34, 12)),
+                    ((0, 38), (1, 2), (35, 8)),
+                    ((0, 45), (1, 2), (36, 12)),
+                    ((0, 57), (1, 2), (37, 58)),
+                    ((0, 41), (1, 2), (38, 10)),
+                    ((0, 45), (1, 2), (39, 12)),
+                    ((0, 59), (1, 2), (40, 23)),
+                    ((0, 38), (1, 2), (41, 8)),
+                    ((0, 40), (1, 2), (42, 34)),
+                    ((0, 39), (1, 2), (43, 29)),
+                    ((0, 38), (1, 2), (44, 8)),
+                    ((0, 45), (1, 2), (45, 12)),
+                    ((0, 36), (1, 2), (46, 4)),
+                    ((0, 60), (1, 2), (47, 61)),
+                    ((0, 41), (1, 2), (48, 10)),
+                    ((0, 62), (1, 2), (49, 63)),
+                    ((0, 45), (1, 2), (49, 12)),
+                    ((0, 54), (1, 2), (50, 18)),
+                    ((0, 50), (1, 2)),
+                    ((0, 64), (1, 2), (51, 32)),
+                    ((0, 39), (1, 2), (52, 29)),
+                    ((0, 35), (53, 2)),
+                    ((0, 59), (1, 2), (54, 23)),
+                    ((0, 41), (1, 2), (55, 10)),
+                    ((0, 45), (1, 2), (54, 12)),
+                    ((0, 36), (1, 2), (56, 4)),
+                    ((0, 44), (1, 2), (49, 14)),
+                    ((0, 41), (1, 2), (57, 10)),
+                    ((0, 65), (1, 2), (3, 6), (4, 14), (5, 10), (58, 12)),
+                    ((0, 38), (1, 2), (59, 8)),
+                    ((0, 44), (1, 2), (60, 14)),
+                    ((0, 66), (1, 2), (61, 67)),
+                    ((0, 40), (1, 2), (40, 34)),
+                    ((0, 1), (1, 2)),
+                ),
+                "accept": (
+                    0,
+                    1,
+                    2,
+                    3,
+                    4,
+                    5,
+                    6,
+                    7,
+                    8,
+                    9,
+                    10,
+                    11,
+                    12,
+                    13,
+                    14,
+                    15,
+                    16,
+                    17,
+                    18,
+                    19,
+                    20,
+                    21,
+                    22,
+                    23,
+                    24,
+                    25,
+                    26,
+                    27,
+                    28,
+                    29,
+                    30,
+                    31,
+                    32,
+                    33,
+                    34,
+                    35,
+                    36,
+                    37,
+                    38,
+                    39,
+                    40,
+                    41,
+                    42,
+                    43,
+                    44,
+                    45,
+                    46,
+                    47,
+                    48,
+                    49,
+                    50,
+                    51,
+                    52,
+                    53,
+                    54,
+                    55,
+                    56,
+                    57,
+                    58,
+                    59,
+                    60,
+                    61,
+                ),
+            },
+            "lark": (
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{7c}open\\x{7c}>think<\\x{7c}sep\\x{7c"
+                '}>|<\\x{7c}open\\x{7c}>call\\x{20}tool="|<\\x{7c}open\\x{7c}>response'
+                "<\\x{7c}sep\\x{7c}>|<\\x{7c}close\\x{7c}>response<\\x{7c}sep\\x{7c}>|"
+                "<\\x{7c}open\\x{7c}>tools<\\x{7c}sep\\x{7c}>|<\\x{7c}close\\x{7c}>too"
+                "ls<\\x{7c}sep\\x{7c}>|<\\x{7c}close\\x{7c}>message<\\x{7c}sep\\x{7c}>"
+                "|<\\x{7c}end_of_msg\\x{7c}>))(?s:.*)/"
+            ),
+        },
+        {
+            "dfa": {
+                "rows": (
+                    ((0, 35), (1, 2)),
+                    ((0, 36), (1, 2), (2, 4)),
+                    ((0, 68), (1, 2), (3, 6), (4, 14)),
+                    ((0, 38), (1, 2), (5, 8)),
+                    ((0, 39), (1, 2), (6, 29)),
+                    ((0, 41), (1, 2), (7, 10)),
+                    ((0, 42), (1, 2), (8, 43)),
+                    ((0, 45), (1, 2), (9, 12)),
+                    ((0, 46), (1, 2), (10, 47)),
+                    ((0, 44), (1, 2), (11, 14)),
+                    ((0, 41), (1, 2), (12, 10)),
+                    ((0, 36), (1, 2), (13, 4)),
+                    ((0, 48), (1, 2), (14, 49)),
+                    ((0, 50), (1, 2), (15, 16)),
+                    ((0, 46), (1, 2), (16, 47)),
+                    ((0, 69), (1, 2), (17, 27), (18, 32)),
+                    ((0, 53), (1, 2), (19, 27)),
+                    ((0, 44), (1, 2), (20, 14)),
+                    ((0, 70), (1, 2), (21, 56)),
+                    ((0, 45), (1, 2), (22, 12)),
+                    ((0, 45), (1, 2), (23, 12)),
+                    ((0, 57), (1, 2), (24, 58)),
+                    ((0, 59), (1, 2), (25, 23)),
+                    ((0, 45), (1, 2), (26, 12)),
+                    ((0, 39), (1, 2), (27, 29)),
+                    ((0, 36), (1, 2), (28, 4)),
+                    ((0, 54), (1, 2), (29, 18)),
+                    ((0, 62), (1, 2), (30, 63)),
+                    ((0, 50), (1, 2)),
+                    ((0, 59), (1, 2), (31, 23)),
+                    ((0, 35), (32, 2)),
+                    ((0, 44), (1, 2), (30, 14)),
+                    ((0, 36), (1, 2), (33, 4)),
+                    ((0, 71), (1, 2), (3, 6), (4, 14), (34, 12)),
+                    ((0, 44), (1, 2), (35, 14)),
+                    ((0, 40), (1, 2), (25, 34)),
+                ),
+                "accept": (
+                    0,
+                    1,
+                    2,
+                    3,
+                    4,
+                    5,
+                    6,
+                    7,
+                    8,
+                    9,
+                    10,
+                    11,
+                    12,
+                    13,
+                    14,
+                    15,
+                    16,
+                    17,
+                    18,
+                    19,
+                    20,
+                    21,
+                    22,
+                    23,
+                    24,
+                    25,
+                    26,
+                    27,
+                    28,
+                    29,
+                    30,
+                    31,
+                    32,
+                    33,
+                    34,
+                    35,
+                ),
+            },
+            "lark": (
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{7c}close\\x{7c}>think<\\x{7c}sep\\x{7"
+                "c}>|<\\x{7c}close\\x{7c}>message<\\x{7c}sep\\x{7c}>|<\\x{7c}end_of_ms"
+                "g\\x{7c}>))(?s:.*)/"
+            ),
+        },
+        {
+            "dfa": {
+                "rows": (
+                    ((0, 35), (1, 2)),
+                    ((0, 36), (1, 2), (2, 4)),
+                    ((0, 72), (1, 2), (3, 6)),
+                    ((0, 38), (1, 2), (4, 8)),
+                    ((0, 41), (1, 2), (5, 10)),
+                    ((0, 45), (1, 2), (6, 12)),
+                    ((0, 44), (1, 2), (7, 14)),
+                    ((0, 36), (1, 2), (8, 4)),
+                    ((0, 50), (1, 2), (9, 16)),
+                    ((0, 73), (1, 2), (10, 18), (11, 6)),
+                    ((0, 74), (1, 2), (12, 20)),
+                    ((0, 54), (1, 2), (13, 18)),
+                    ((0, 59), (1, 2), (14, 23)),
+                    ((0, 38), (1, 2), (15, 8)),
+                    ((0, 75), (1, 2), (16, 25)),
+                    ((0, 38), (1, 2), (17, 8)),
+                    ((0, 53), (1, 2), (18, 27)),
+                    ((0, 35), (19, 2)),
+                    ((0, 44), (1, 2), (20, 14)),
+                    ((0, 36), (1, 2), (21, 4)),
+                    ((0, 39), (1, 2), (22, 29)),
+                    ((0, 76), (1, 2), (3, 6), (23, 12)),
+                    ((0, 64), (1, 2), (17, 32)),
+                    ((0, 44), (1, 2), (24, 14)),
+                    ((0, 40), (1, 2), (25, 34)),
+                    ((0, 36), (1, 2), (26, 4)),
+                    ((0, 50), (1, 2)),
+                ),
+                "accept": (
+                    0,
+                    1,
+                    2,
+                    3,
+                    4,
+                    5,
+                    6,
+                    7,
+                    8,
+                    9,
+                    10,
+                    11,
+                    12,
+                    13,
+                    14,
+                    15,
+                    16,
+                    17,
+                    18,
+                    19,
+                    20,
+                    21,
+                    22,
+                    23,
+                    24,
+                    25,
+                    26,
+                ),
+            },
+            "lark": (
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{7c}close\\x{7c}>argument<\\x{7c}sep\\"
+                "x{7c}>|<\\x{7c}close\\x{7c}>call<\\x{7c}sep\\x{7c}>))(?s:.*)/"
+            ),
+        },
+        {
+            "dfa": {
+                "rows": (
+                    ((1, 77), (2, 78), (3, 79)),
+                    ((2, 78), (3, 79)),
+                    (),
+                    ((4, 80),),
+                    ((5, 80),),
+                    ((6, 80),),
+                    ((7, 80),),
+                    ((8, 80),),
+                    ((9, 80),),
+                    ((10, 80),),
+                    ((11, 80),),
+                    ((12, 80),),
+                    ((13, 80),),
+                    ((14, 80),),
+                    ((15, 80),),
+                    ((16, 80),),
+                    ((2, 80),),
+                ),
+                "accept": (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16),
+            },
+            "lark": None,
+        },
+        {
+            "dfa": {
+                "rows": (
+                    ((1, 77), (2, 78), (3, 79)),
+                    ((2, 78), (3, 79)),
+                    ((4, 81),),
+                    ((4, 81), (5, 80)),
+                    ((6, 80),),
+                    ((4, 81), (7, 80)),
+                    ((8, 80),),
+                    ((4, 81), (9, 80)),
+                    ((10, 80),),
+                    ((4, 81), (11, 80)),
+                    ((12, 80),),
+                    ((4, 81), (13, 80)),
+                    ((14, 80),),
+                    ((4, 81), (15, 80)),
+                    ((16, 80),),
+                    ((4, 81), (17, 80)),
+                    ((18, 80),),
+                    ((4, 81), (19, 80)),
+                    ((20, 80),),
+                    ((4, 81), (21, 80)),
+                    ((22, 80),),
+                    ((4, 81), (23, 80)),
+                    ((24, 80),),
+                    ((4, 81), (25, 80)),
+                    ((26, 80),),
+                    ((4, 81), (27, 80)),
+                    ((28, 80),),
+                    ((4, 81), (29, 80)),
+                    ((30, 80),),
+                    ((2, 80), (4, 81)),
+                    ((31, 80),),
+                    ((32, 80),),
+                    (),
+                ),
+                "accept": (
+                    2,
+                    3,
+                    5,
+                    6,
+                    7,
+                    8,
+                    9,
+                    10,
+                    11,
+                    12,
+                    13,
+                    14,
+                    15,
+                    16,
+                    17,
+                    18,
+                    19,
+                    20,
+                    21,
+                    22,
+                    23,
+                    24,
+                    25,
+                    26,
+                    27,
+                    28,
+                    29,
+                    30,
+                    31,
+                    32,
+                ),
+            },
+            "lark": None,
+        },
+        {
+            "dfa": {
+                "rows": (
+                    ((1, 49), (2, 32)),
+                    ((3, 18),),
+                    ((4, 20),),
+                    ((5, 8),),
+                    ((6, 25),),
+                    ((6, 12),),
+                    ((7, 14),),
+                    (),
+                ),
+                "accept": (7,),
+            },
+            "lark": None,
+        },
+        {
+            "dfa": {
+                "rows": (((1, 29),), ((2, 25),), ((3, 8),), ((4, 8),), ()),
+                "accept": (4,),
+            },
+            "lark": None,
+        },
+    ],
+    "classes": [
+        "0-21 23-10ffff",
+        "0-21 23-3b 3d-10ffff",
+        "3c",
+        "0-21 23-3b 3d-7b 7d-10ffff",
+        "7c",
+        "0-21 23-3b 3d-62 64-10ffff",
+        "63",
+        "0-21 23-3b 3d-6b 6d-10ffff",
+        "6c",
+        "0-21 23-3b 3d-6e 70-10ffff",
+        "6f",
+        "0-21 23-3b 3d-72 74-10ffff",
+        "73",
+        "0-21 23-3b 3d-64 66-10ffff",
+        "65",
+        "0-21 23-3b 3d 3f-10ffff",
+        "3e",
+        "0-21 23-3b 3d-60 62 64-10ffff",
+        "61",
+        "0-21 23-3b 3d-71 73-10ffff",
+        "72",
+        "0-21 23-3b 3d-60 62-10ffff",
+        "0-21 23-3b 3d-66 68-10ffff",
+        "67",
+        "0-21 23-3b 3d-74 76-10ffff",
+        "75",
+        "0-21 23-3b 3d-6c 6e-10ffff",
+        "6d",
+        "0-21 23-3b 3d-6d 6f-10ffff",
+        "6e",
+        "0-21 23-3b 3d-62 64-72 74-10ffff",
+        "0-21 23-3b 3d-73 75-10ffff",
+        "74",
+        "0-21 23-3b 3d-6f 71-10ffff",
+        "70",
+        "0-3b 3d-10ffff",
+        "0-3b 3d-7b 7d-10ffff",
+        "0-3b 3d-62 64 66-6e 70-10ffff",
+        "0-3b 3d-6b 6d-10ffff",
+        "0-3b 3d-6d 6f-10ffff",
+        "0-3b 3d-6f 71-10ffff",
+        "0-3b 3d-6e 70-10ffff",
+        "0-3b 3d-63 65-10ffff",
+        "64",
+        "0-3b 3d-64 66-10ffff",
+        "0-3b 3d-72 74-10ffff",
+        "0-3b 3d-5e 60-10ffff",
+        "5f",
+        "0-3b 3d-65 67-10ffff",
+        "66",
+        "0-3b 3d 3f-10ffff",
+        "0-3b 3d-62 64-71 73 75-10ffff",
+        "0-3b 3d-6c 6e-71 73 75-10ffff",
+        "0-3b 3d-6c 6e-10ffff",
+        "0-3b 3d-60 62-10ffff",
+        "0-3b 3d-67 69-6e 70-10ffff",
+        "68",
+        "0-3b 3d-68 6a-10ffff",
+        "69",
+        "0-3b 3d-66 68-10ffff",
+        "0-1f 21-3b 3d-10ffff",
+        "20",
+        "0-3b 3d-6a 6c-10ffff",
+        "6b",
+        "0-3b 3d-73 75-10ffff",
+        "0-3b 3d-62 64 66-6e 70-72 74-10ffff",
+        "0-3b 3e-10ffff",
+        "3d",
+        "0-3b 3d-62 64 66-10ffff",
+        "0-3b 3d-6c 6e-73 75-10ffff",
+        "0-3b 3d-67 69-10ffff",
+        "0-3b 3d-62 64 66-72 74-10ffff",
+        "0-3b 3d-62 64-10ffff",
+        "0-3b 3d-60 62 64-10ffff",
+        "0-3b 3d-71 73-10ffff",
+        "0-3b 3d-74 76-10ffff",
+        "0-3b 3d-62 64-72 74-10ffff",
+        "2d",
+        "30",
+        "31-39",
+        "30-39",
+        "2e",
+    ],
+}
 
 
 # ----------------------------------------------------------------------------
@@ -367,6 +1264,19 @@ class StreamingParser:
         self._buffer += text
         self._process([], True)
         return self._message()
+
+    def grammar_start(self) -> tuple[int, bool] | None:
+        """Where a grammar for the generation starts (see `grammar`), before any `feed`:
+        the parser state the prompt left, and whether the generation starts the
+        message's text (a `^` delimiter can match at its start); None when the prompt
+        ends in text a delimiter may still claim.
+
+        (The second is exact for templates with a `^` delimiter: they keep at least one
+        committed character, so a prompt that wrote part of the message leaves the scan
+        position past 0.)"""
+        if self._pos != len(self._buffer):
+            return None
+        return self._state, self._offset == 0 and self._pos == 0
 
     def _message(self) -> Message:
         """Check the required fields, drop empty values and end the parser; the final
@@ -1864,11 +2774,605 @@ def parse_texts(
     return [_parse_one(new_parser(p), t) for t, p in zip(texts, prefixes, strict=True)]
 
 
+class GrammarError(ValueError):
+    """The request (tools, options, prompt) or the template has no grammar."""
+
+
+FORMATS = ("lark", "gbnf", "structural-tag")
+
+
+# --------------------------------------------------------------------------- printing
+
+
+class _Rules:
+    """Rule naming shared by the Lark and GBNF printers: one rule per `rule` node, per
+    free text."""
+
+    def __init__(self, skeleton: dict[str, Any]) -> None:
+        self.texts = skeleton["texts"]
+        self.classes = classes(skeleton)
+        self.lines: list[str] = []
+        self.names: dict[Any, str] = {}
+        self.defined: set[str] = set()
+
+    defines = ":"  # what stands between a rule's name and its body
+    wraps_repeats = False  # whether a repeated item is put in parentheses
+    expr: Callable[[Any], str]  # each printer's expression writer
+
+    def named(self, key: Any, make: Any) -> str:
+        if key not in self.names:
+            self.names[key] = make(len(self.names))
+        return self.names[key]
+
+    def structure(self, e: Any) -> str:
+        """A rule, sequence, alternative or repeat: written alike in both formats."""
+        kind = e[0]
+        if kind == "rule":
+            name = self.named(("rule", e[1]), lambda i: f"r{i}")
+            if name not in self.defined:
+                self.defined.add(name)
+                self.lines.append(f"{name}{self.defines} {self.expr(e[2])}")
+            return name
+        if kind == "seq":
+            items = [self.expr(i) for i in e[1] if i != EMPTY]
+            return "(" + " ".join(items) + ")" if items else '""'
+        if kind == "alt":
+            return "(" + " | ".join(self.expr(i) for i in e[1]) + ")"
+        if kind == "rep":
+            item = self.expr(e[1])
+            item = f"({item})" if self.wraps_repeats else item
+            return f"{item}{_quantifier(e[2], e[3])}"
+        raise GrammarError(f"cannot print {kind!r}")
+
+
+class _Gbnf(_Rules):
+    """llama.cpp GBNF (also xgrammar's EBNF): free text as one rule per state of its
+    DFA."""
+
+    defines = " ::="
+    wraps_repeats = True
+
+    def grammar(self, expression: Any, root: str = "root") -> str:
+        start = self.expr(expression)
+        return "\n".join([f"{root} ::= {start}", *self.lines]) + "\n"
+
+    def expr(self, e: Any) -> str:
+        kind = e[0]
+        if kind == "lit":
+            return _gbnf_literal(e[1])
+        if kind == "re":
+            return _gbnf_regex(e[1])
+        if kind == "text":
+            return self.text(e[1], e[2])
+        if kind == "lead":
+            text = self.text(e[1], e[2])
+            # The delimiter one character at a time: a reader that lexes (llguidance's,
+            # through its GBNF converter) then never takes a literal on from the free
+            # text's last characters.
+            options = [
+                " ".join(
+                    p
+                    for p in (
+                        _gbnf_regex(regex, split=True),
+                        self.expr(rest) if rest != EMPTY else "",
+                    )
+                    if p
+                )
+                for regex, rest in e[3]
+            ]
+            return f"{text} ({' | '.join(options)})"
+        if kind == "json":
+            return self.expr(_json_expression(e[1], e[2], e[3]))
+        return self.structure(e)
+
+    def text(self, lang: int, banned: Any) -> str:
+        def make(index: int) -> str:
+            name = f"text{index}"
+            rows, accept = (
+                self.texts[lang]["dfa"]["rows"],
+                self.texts[lang]["dfa"]["accept"],
+            )
+            moves = [[(target, self.classes[c]) for target, c in row] for row in rows]
+            for state, row in enumerate(moves):
+                self.lines.append(
+                    f"{name}-{state} ::= "
+                    + _state_rule(name, row, state, state in accept, ())
+                )
+            self.lines.append(
+                f"{name} ::= " + _state_rule(name, moves[0], 0, 0 in accept, banned)
+            )
+            return name
+
+        return self.named(("text", lang, tuple(banned)), make)
+
+
+class _Lark(_Rules):
+    """llguidance's Lark. Free text whose delimiters are literals is an `&`/`~` terminal
+    fused with the delimiter after it (llguidance's lexer takes the longest match and
+    never backs up, so text that could go on into the delimiter must carry it); other
+    free text (its `~` terminals would cost llguidance's lexer too much) is a rule per
+    state of its DFA, each character a lexeme, with the delimiter after it also a
+    character at a time (then no lexeme can be taken on over the delimiter's first
+    characters)."""
+
+    def grammar(self, expression: Any) -> str:
+        start = self.expr(expression)
+        return "\n".join(["%llguidance {}", f"start: {start}", *self.lines]) + "\n"
+
+    def expr(self, e: Any) -> str:
+        kind = e[0]
+        if kind == "lit":
+            return json.dumps(e[1], ensure_ascii=False) if e[1] else '""'
+        if kind == "re":
+            return '""' if e[1] == EMPTY else f"/{lark_regex(e[1])}/"
+        if kind == "text":
+            return self.text(e[1], e[2])
+        if kind == "lead":
+            return self.lead(e[1], e[2], e[3])
+        if kind == "json":
+            schema = dict(e[1])
+            ws = e[2]
+            schema["x-guidance"] = (
+                {"whitespace_pattern": "[" + "".join(_escape(c) for c in ws) + "]*"}
+                if ws
+                else {"whitespace_flexible": False}
+            )
+            return "%json " + json.dumps(schema, ensure_ascii=False)
+        return self.structure(e)
+
+    def lead(self, lang: int, banned: Any, pairs: Any) -> str:
+        text = self.text(lang, banned)
+        fused = self.texts[lang]["lark"] is not None
+        options = []
+        for regex, rest in pairs:
+            if fused:
+                head = self.named(("fused", text, regex), lambda i: f"T{i}")
+                if head not in self.defined:
+                    self.lines.append(f"{head}: {text} /{lark_regex(regex)}/")
+                    self.defined.add(head)
+            else:
+                head = _split_regex(regex)
+            options.append(f"({head} {self.expr(rest)})" if rest != EMPTY else head)
+        choice = "(" + " | ".join(options) + ")"
+        return choice if fused else f"({text} {choice})"
+
+    def text(self, lang: int, banned: Any) -> str:
+        terminal = self.texts[lang]["lark"]
+
+        def make(index: int) -> str:
+            if terminal is None:
+                return self.dfa(f"text{index}", lang, banned)
+            name = f"TEXT{index}"
+            text = terminal
+            if banned:  # not empty, and not starting with a banned character
+                text += f" & ~/{lark_regex(('set', tuple(banned)))}(?s:.*)/ & /(?s:.+)/"
+            self.lines.append(f"{name}: {text}")
+            return name
+
+        return self.named(("text", lang, tuple(banned)), make)
+
+    def dfa(self, name: str, lang: int, banned: Any) -> str:
+        rows = self.texts[lang]["dfa"]
+        moves = [[(t, self.classes[c]) for t, c in row] for row in rows["rows"]]
+        accept = rows["accept"]
+        for state, row in enumerate(moves):
+            rule = _state_rule(name, row, state, state in accept, (), lark=True)
+            self.lines.append(f"{name}_{state}: {rule}")
+        entry = _state_rule(name, moves[0], 0, 0 in accept, banned, lark=True)
+        self.lines.append(f"{name}: {entry}")
+        return name
+
+
+# --------------------------------------------------------------------------- the
+# message
+
+
+class _Message:
+    """The message as an automaton of segments, turned into one expression."""
+
+    def __init__(
+        self,
+        skeleton: dict[str, Any],
+        table: dict[str, Any],
+        mode: str,
+        names: list[str],
+        parallel: bool,
+    ) -> None:
+        self.sk = skeleton
+        self.table = table
+        self.mode = mode
+        self.names = names
+        self.call = skeleton["call"]
+        # Parallel calls are items of one region's list, or regions of a field that
+        # repeats (a field that does not repeat keeps only its last region: one call
+        # region at most).
+        self.parallel = parallel
+        self.regions = (
+            parallel
+            and self.call is not None
+            and self.call["repeats"]
+            and not self.call["list"]
+        )
+        # Whether a call was made matters for `required` and for "at most one call
+        # region".
+        self.phases = mode == "required" or (mode == "auto" and not self.regions)
+        self.nodes: list[tuple[Any, ...]] = []
+        # (from, to) -> labels; to == -1: the end
+        self.edges: dict[tuple[int, int], list[Any]] = {}
+        self.bodies: dict[Any, Any] = {}
+
+    def expression(self, state: int, at_start: bool) -> Any:
+        if self.call is not None and state == self.call["state"]:
+            raise GrammarError(
+                "the prompt ends inside a tool call: no grammar starts there"
+            )
+        if state >= len(self.sk["states"]):
+            raise GrammarError(f"no parser state {state}")
+        self._node((state, (), 0, at_start))
+        done = 0
+        while done < len(self.nodes):
+            self._expand(done)
+            done += 1
+        return _eliminate(len(self.nodes), self.edges)
+
+    def _node(self, key: tuple[Any, ...]) -> int:
+        if key not in self.nodes:
+            self.nodes.append(key)
+        return self.nodes.index(key)
+
+    def _edge(self, source: int, key: tuple[Any, ...] | None, label: Any) -> None:
+        target = -1 if key is None else self._node(key)
+        self.edges.setdefault((source, target), []).append(label)
+
+    def _may_end(self, phase: int) -> bool:
+        return self.mode != "required" or phase == 1
+
+    def _may_call(self, phase: int) -> bool:
+        return self.mode != "none" and (phase == 0 or self.regions)
+
+    def _expand(self, index: int) -> None:
+        state, banned, phase, at_start = self.nodes[index]
+        if state == "call":
+            self._after_call(index, phase)
+            return
+        info = self.sk["states"][state]
+        textless = (
+            at_start and not info["start_text"]
+        )  # a `^` delimiter matches at once
+        if at_start:
+            banned = _union(banned, info["start_banned"])
+        leads: dict[tuple[Any, int | None], list[tuple[Any, Any]]] = {}
+        for exit_ in info["exits"]:
+            if exit_["at_start"] and not at_start:
+                continue
+            for variant in exit_["variants"]:
+                then, final = _split_end(variant["written"])
+                lang = None if exit_["at_start"] or textless else variant["text"]
+                options = self._exits(exit_, then, final, phase, variant["split"])
+                for regex, key, rest in options:
+                    leads.setdefault((key, lang), []).append((regex, rest))
+                if (
+                    variant["final_text"] is not None
+                    and then is not None
+                    and self._may_end(phase)
+                    and not textless
+                ):
+                    leads.setdefault((None, variant["final_text"]), []).append(
+                        (then, EMPTY)
+                    )
+        for (key, lang), pairs in leads.items():
+            if lang is None:
+                for regex, rest in pairs:
+                    self._edge(index, key, ("seq", (("re", regex), rest)))
+            else:
+                self._edge(index, key, ("lead", lang, banned, tuple(pairs)))
+        if self._may_end(phase):
+            self._edge(
+                index, None, EMPTY if textless else ("text", info["end_text"], banned)
+            )
+
+    def _exits(
+        self,
+        exit_: dict[str, Any],
+        then: Any,
+        final: Any,
+        phase: int,
+        split: bool = False,
+    ) -> list[tuple[Any, Any, Any]]:
+        """(regex written, the node it leads to (None: the end), what follows it) per
+        way out."""
+        call = self.call
+        out: list[tuple[Any, Any, Any]] = []
+        if (
+            call is not None
+            and exit_["field"] == call["field"]
+            and exit_["kind"] == "open"
+        ):
+            if not self._may_call(phase):
+                return out
+            after = ("call", (), 1 if self.phases else 0, False)
+            if call["name"][0] == "capture" and then is not None:
+                slot = ("slot", call["name"][1])
+                items = then[1] if then[0] == "seq" else (then,)
+                at = items.index(slot) if split else 0
+                head = ("seq", items[:at])
+                calls = []
+                for name in self.names:
+                    self._check_name(name)
+                    named = _fill(("seq", items[at:]), {slot[1]: ("lit", name)})
+                    body = self._body(name, exit_["not_next"])
+                    calls.append(
+                        ("seq", (("re", named), body)) if split else (named, body)
+                    )
+                if split:  # the delimiter up to the name, then one of the tools
+                    out.append((head, after, _alt(calls)))
+                else:
+                    out += [(named, after, body) for named, body in calls]
+            elif then is not None:
+                out.append((then, after, self._body(None, exit_["not_next"])))
+            return out
+        next_state = exit_["then"]
+        if then is not None:
+            out.append(
+                (then, (next_state, tuple(exit_["not_next"]), phase, False), EMPTY)
+            )
+        if final is not None and self._may_end(phase):
+            out.append((final, None, EMPTY))
+        return out
+
+    def _after_call(self, index: int, phase: int) -> None:
+        call = self.call
+        assert call is not None
+        trail = _space(call["trail"])
+        for exit_ in self.sk["states"][call["state"]]["exits"]:
+            for variant in exit_["variants"]:
+                then, final = _split_end(variant["written"])
+                if then is not None:
+                    key = (exit_["then"], tuple(exit_["not_next"]), phase, False)
+                    self._edge(index, key, ("re", ("seq", (trail, then))))
+                if final is not None and self._may_end(phase):
+                    self._edge(index, None, ("re", ("seq", (trail, final))))
+        if (
+            call["end_ok"] or not self.sk["states"][call["state"]]["exits"]
+        ) and self._may_end(phase):
+            self._edge(index, None, EMPTY)
+
+    def _check_name(self, name: str) -> None:
+        rows = self.call["name_rows"] if self.call else None
+        if rows is not None and not rows_accept(rows, classes(self.sk), name):
+            raise GrammarError(
+                f"tool name {name!r} cannot be written where the template's open "
+                "delimiter names it"
+            )
+
+    # -- call bodies
+
+    def _body(self, name: str | None, not_next: Any) -> Any:
+        key = (name, tuple(not_next))
+        if key not in self.bodies:
+            self.bodies[key] = (
+                "rule",
+                f"call_{len(self.bodies)}",
+                self._write_body(name, not_next),
+            )
+        return self.bodies[key]
+
+    def _write_body(self, name: str | None, not_next: Any) -> Any:
+        call = self.call
+        assert call is not None
+        lead = "".join(c for c in call["lead"] if not _member(not_next, ord(c)))
+        syntax = call["syntax"]
+        writer = _Writer(call, self.table, self.sk)
+        if syntax == "xml-inline":
+            assert name is not None
+            return writer.xml_arguments(name, not_next)
+        if syntax == "python-call-list":
+            body = writer.listed(
+                [writer.python_call(n) for n in self.names], self.parallel
+            )
+        elif name is not None:
+            body = writer.arguments(name)
+        else:
+            objects = [writer.call_object(n) for n in self.names]
+            body = (
+                writer.listed(objects, self.parallel) if call["list"] else _alt(objects)
+            )
+        return ("seq", (("re", _space(lead)), body)) if lead else body
+
+
+class _Structural:
+    """xgrammar's structural tag: the expression as nested formats; free text and
+    regular parts as `grammar` formats (GBNF, which xgrammar's EBNF reads), arguments as
+    `json_schema` where any JSON whitespace is safe."""
+
+    def __init__(self, skeleton: dict[str, Any]) -> None:
+        self.sk = skeleton
+        self.ws_free = bool(skeleton["call"] and skeleton["call"]["ws_free"])
+
+    def format(self, e: Any) -> dict[str, Any]:
+        kind = e[0]
+        if kind == "lit":
+            return {"type": "const_string", "value": e[1]}
+        if kind in ("re", "text"):
+            return self._grammar(e)
+        if kind == "lead":
+            options = [self._pair(regex, rest) for regex, rest in e[3]]
+            choice = (
+                options[0] if len(options) == 1 else {"type": "or", "elements": options}
+            )
+            return {
+                "type": "sequence",
+                "elements": [self._grammar(("text", e[1], e[2])), choice],
+            }
+        if kind == "json":
+            if self.ws_free and e[2] == self.sk["call"]["ws"]:
+                return {"type": "json_schema", "json_schema": e[1]}
+            return self._grammar(e)
+        if kind == "rule":
+            return self.format(e[2])
+        if kind == "seq":
+            items = [self.format(i) for i in e[1] if i != EMPTY]
+            if not items:
+                return {"type": "const_string", "value": ""}
+            return (
+                items[0] if len(items) == 1 else {"type": "sequence", "elements": items}
+            )
+        if kind == "alt":
+            return {"type": "or", "elements": [self.format(i) for i in e[1]]}
+        if kind == "rep":
+            content = self.format(e[1])
+            low, high = e[2], e[3]
+            if (low, high) == (0, None):
+                return {"type": "star", "content": content}
+            if (low, high) == (1, None):
+                return {"type": "plus", "content": content}
+            if (low, high) == (0, 1):
+                return {"type": "optional", "content": content}
+            return {
+                "type": "repeat",
+                "min": low,
+                "max": -1 if high is None else high,
+                "content": content,
+            }
+        raise GrammarError(f"cannot print {kind!r}")
+
+    def _pair(self, regex: Any, rest: Any) -> dict[str, Any]:
+        head = self._grammar(("re", regex))
+        return (
+            head
+            if rest == EMPTY
+            else {"type": "sequence", "elements": [head, self.format(rest)]}
+        )
+
+    def _grammar(self, e: Any) -> dict[str, Any]:
+        return {"type": "grammar", "grammar": _Gbnf(self.sk).grammar(e)}
+
+
+def _choice(
+    tool_choice: Any, table: dict[str, Any], skeleton: dict[str, Any]
+) -> tuple[str, list[str]]:
+    """("none" | "auto" | "required", the tools that may be called)."""
+    if isinstance(tool_choice, dict):
+        function = tool_choice.get("function")
+        tool_choice = function.get("name") if isinstance(function, dict) else None
+    if tool_choice in ("none", "auto", "required"):
+        mode, names = str(tool_choice), list(table)
+    elif isinstance(tool_choice, str) and tool_choice in table:
+        mode, names = "required", [tool_choice]
+    else:
+        raise GrammarError(
+            f"tool_choice {tool_choice!r} is not auto, required, none or a declared "
+            "tool"
+        )
+    if mode == "required" and (skeleton["call"] is None or not names):
+        raise GrammarError(
+            "tool_choice needs a call, but the template has no tool-call field or no "
+            "tool is given"
+        )
+    if skeleton["call"] is None or not names:
+        mode = "none"
+    return mode, names
+
+
+def tool_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """Tool name -> its parameters schema, for tools given as JSON schemas (wrapped in
+    `{"type": "function", "function": ...}` or bare)."""
+    table: dict[str, dict[str, Any]] = {}
+    for index, tool in enumerate(tools):
+        function = tool.get("function", tool) if isinstance(tool, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise GrammarError(
+                f"tools[{index}]: a tool is a JSON schema with a function name"
+            )
+        parameters = function.get("parameters")
+        if parameters is None:
+            parameters = {"type": "object", "properties": {}}
+        if not isinstance(parameters, dict):
+            raise GrammarError(
+                f"tools[{index}]: parameters must be a JSON schema object"
+            )
+        table[function["name"]] = parameters
+    return table
+
+
+def build_grammar(
+    skeleton: dict[str, Any],
+    tools: Iterable[Any],
+    *,
+    tool_choice: Any = "auto",
+    parallel_tool_calls: bool = True,
+    start: tuple[int, bool] = (0, True),
+    format: str = "lark",
+) -> str:
+    """The grammar text for `tools`. `start` is (the parser state after the prompt,
+    whether the message is still empty there). Raises GrammarError for what has no
+    grammar."""
+    refused = skeleton["refused"]
+    if refused:
+        where = ".".join(str(part) for part in refused["path"])
+        raise GrammarError(f"{where}: {refused['message']}")
+    if format not in FORMATS:
+        raise GrammarError(
+            f"unknown grammar format {format!r} (one of: {', '.join(FORMATS)})"
+        )
+    table = tool_table(tools)
+    mode, names = _choice(tool_choice, table, skeleton)
+    message = _Message(skeleton, table, mode, names, parallel_tool_calls)
+    expression = message.expression(*start)
+    if format == "lark":
+        return _Lark(skeleton).grammar(expression)
+    if format == "gbnf":
+        return _Gbnf(skeleton).grammar(expression)
+    return json.dumps(
+        {"type": "structural_tag", "format": _Structural(skeleton).format(expression)},
+        ensure_ascii=False,
+    )
+
+
 # Turns a tool given as a Python function into its JSON schema
 # (`tool_schema.function_to_tool_schema`, or, in a module compiled without that code,
 # `refuse_function_tool`). (A string: generated modules import `typing` for the type
 # checker only.)
 FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
+
+
+def tool_schemas(
+    tools: Iterable[Any] | None, function_schema: FunctionSchema
+) -> list[Any]:
+    """The tools as JSON schemas: Python functions converted by `function_schema`."""
+    # isinstance checks are what inspect.isfunction/ismethod do, without importing
+    # inspect.
+    return [
+        function_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool
+        for tool in tools or []
+    ]
+
+
+def parser_grammar(
+    parser: StreamingParser,
+    skeleton: dict[str, Any],
+    tools: Iterable[Any],
+    *,
+    tool_choice: Any,
+    parallel_tool_calls: bool,
+    format: str,
+) -> str:
+    """The grammar of what `parser` (fed its prompt, nothing else) reads next, for
+    `tools` (JSON schemas, or Python functions the parser converts)."""
+    start = parser.grammar_start()
+    if start is None:
+        raise GrammarError(
+            "the prompt ends in text a delimiter may still claim: no grammar starts "
+            "there"
+        )
+    return build_grammar(
+        skeleton,
+        tool_schemas(tools, parser._program.function_schema),
+        tool_choice=tool_choice,
+        parallel_tool_calls=parallel_tool_calls,
+        start=start,
+        format=format,
+    )
 
 
 # A field's handler: (the closed region's body, its captures) -> the field's value.
@@ -1920,13 +3424,7 @@ def tool_parameters(
 ) -> dict[str, dict[str, Any]]:
     """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python
     functions (converted by `function_schema`)."""
-    # isinstance checks are what inspect.isfunction/ismethod do, without importing
-    # inspect.
-    schemas = [
-        function_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool
-        for tool in tools or []
-    ]
-    return tool_parameter_table(schemas)
+    return tool_parameter_table(tool_schemas(tools, function_schema))
 
 
 def is_empty(value: object) -> bool:
@@ -2392,6 +3890,716 @@ class _OpenAITextDeltas:
         return True
 
 
+def classes(skeleton: dict[str, Any]) -> list[tuple[tuple[int, int], ...]]:
+    """The skeleton's character classes (written as hexadecimal ranges, "30-39 5f"), as
+    ranges."""
+    return [
+        tuple(
+            (int(lo, 16), int(hi or lo, 16))
+            for lo, _, hi in (item.partition("-") for item in text.split())
+        )
+        for text in skeleton["classes"]
+    ]
+
+
+EMPTY: tuple[Any, ...] = ("seq", ())
+
+
+def _quantifier(low: int, high: int | None) -> str:
+    if (low, high) == (0, None):
+        return "*"
+    if (low, high) == (1, None):
+        return "+"
+    if (low, high) == (0, 1):
+        return "?"
+    return f"{{{low},}}" if high is None else f"{{{low},{high}}}"
+
+
+def _gbnf_char(point: int) -> str:
+    if point >= 0x10000:
+        return chr(
+            point
+        )  # llguidance's GBNF reader has no \U escape; llama.cpp reads the character
+    return f"\\x{point:02X}" if point < 0x100 else f"\\u{point:04X}"
+
+
+def _gbnf_literal(text: str) -> str:
+    if not text:
+        return '""'
+    return (
+        '"'
+        + "".join(
+            (
+                c
+                if c.isascii() and c.isalnum() or c in " _-:;,.=<>/|!?()[]{}@#$%&*+~'"
+                else _gbnf_char(ord(c))
+            )
+            for c in text
+        )
+        + '"'
+    )
+
+
+MAX_CODE_POINT = 0x10FFFF
+
+
+def _gbnf_class(ranges: Any) -> str:
+    if not ranges:
+        return "[^\\x00-" + chr(MAX_CODE_POINT) + "]"
+    return (
+        "["
+        + "".join(
+            _gbnf_char(lo) if lo == hi else f"{_gbnf_char(lo)}-{_gbnf_char(hi)}"
+            for lo, hi in ranges
+        )
+        + "]"
+    )
+
+
+def _gbnf_regex(node: Any, split: bool = False) -> str:
+    kind = node[0]
+    if kind == "lit":
+        if split and len(node[1]) > 1:
+            return "(" + " ".join(_gbnf_literal(c) for c in node[1]) + ")"
+        return _gbnf_literal(node[1])
+    if kind == "set":
+        return _gbnf_class(node[1])
+    if kind == "seq":
+        return (
+            "(" + " ".join(_gbnf_regex(i, split) for i in node[1]) + ")"
+            if node[1]
+            else '""'
+        )
+    if kind == "alt":
+        return "(" + " | ".join(_gbnf_regex(i, split) for i in node[1]) + ")"
+    if kind == "rep":
+        return f"({_gbnf_regex(node[1], split)}){_quantifier(node[2], node[3])}"
+    raise GrammarError(f"no GBNF form for {kind!r}")
+
+
+# ---------------------------------------------------------------------------
+# expressions
+
+
+def _alt(items: list[Any]) -> Any:
+    return items[0] if len(items) == 1 else ("alt", tuple(items))
+
+
+def _array(item: Any, schema: dict[str, Any], space: Any, comma: Any) -> Any:
+    low, high = schema.get("minItems", 0), schema.get("maxItems")
+    if high == 0:
+        body: Any = EMPTY
+    else:
+        more: Any = (
+            "rep",
+            ("seq", (comma, item)),
+            max(low - 1, 0),
+            None if high is None else high - 1,
+        )
+        body = ("seq", (item, more if high != 1 else EMPTY))
+        if low == 0:
+            body = ("rep", body, 0, 1)
+    return ("seq", (("lit", "["), space, body, space, ("lit", "]")))
+
+
+def _member(ranges: Any, point: int) -> bool:
+    return any(lo <= point <= hi for lo, hi in ranges)
+
+
+def _json_text(text: str, banned: Any) -> str:
+    encoded = json.dumps(text, ensure_ascii=False)
+    if "\\u" in encoded or any(_member(banned, ord(c)) for c in text):
+        raise GrammarError(
+            f"the string {text!r} cannot be written safely inside a tool call of this "
+            "template"
+        )
+    return encoded
+
+
+def _member_list(items: list[tuple[Any, bool]], comma: Any) -> Any:
+    """Members in order, separated by `comma`; the optional ones may be left out."""
+    following: Any = (
+        EMPTY  # the members from here on, when something was written before them
+    )
+    first: Any = EMPTY  # the members from here on, when nothing was
+    for member, required in reversed(items):
+        with_comma = ("seq", (comma, member, following))
+        leading = ("seq", (member, following))
+        first = leading if required else _alt([leading, first])
+        following = with_comma if required else _alt([with_comma, following])
+    return first
+
+
+def _union(first: Any, second: Any) -> tuple[tuple[int, int], ...]:
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted([*first, *second]):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return tuple(merged)
+
+
+def _complement(ranges: Any) -> tuple[tuple[int, int], ...]:
+    out, low = [], 0
+    for lo, hi in _union(ranges, ()):
+        if lo > low:
+            out.append((low, lo - 1))
+        low = max(low, hi + 1)
+    if low <= MAX_CODE_POINT:
+        out.append((low, MAX_CODE_POINT))
+    return tuple(out)
+
+
+def _quoted(quote: str, banned: Any, python: bool = False) -> Any:
+    """A string between `quote`s with JSON's escapes (no \\u; a Python call list's \\'
+    too), holding no character of `banned`."""
+    plain = _complement(_union(((0, 31), (ord(quote), ord(quote)), (92, 92)), banned))
+    letters = "\"'\\bfnrt" if python else '"\\bfnrt'
+    escapes = tuple((ord(c), ord(c)) for c in letters if not _member(banned, ord(c)))
+    char = (
+        "alt",
+        (("set", plain), ("seq", (("lit", "\\"), ("set", _union(escapes, ()))))),
+    )
+    return ("seq", (("lit", quote), ("rep", char, 0, None), ("lit", quote)))
+
+
+_DIGITS = ("set", ((48, 57),))
+
+
+_INTEGER = (
+    "seq",
+    (
+        ("rep", ("lit", "-"), 0, 1),
+        (
+            "alt",
+            (("lit", "0"), ("seq", (("set", ((49, 57),)), ("rep", _DIGITS, 0, 14)))),
+        ),
+    ),
+)
+
+
+_NUMBER = (
+    "seq",
+    (_INTEGER, ("rep", ("seq", (("lit", "."), ("rep", _DIGITS, 1, 15))), 0, 1)),
+)
+
+
+def _scalar(kind: str) -> Any:
+    if kind == "integer":
+        return ("re", _INTEGER)
+    if kind == "number":
+        return ("re", _NUMBER)
+    if kind == "boolean":
+        return ("alt", (("lit", "true"), ("lit", "false")))
+    return ("lit", "null")
+
+
+def _space(chars: str) -> Any:
+    if not chars:
+        return EMPTY
+    return (
+        "rep",
+        ("set", tuple(sorted((ord(c), ord(c)) for c in set(chars)))),
+        0,
+        None,
+    )
+
+
+def _json_expression(
+    schema: dict[str, Any], ws: str, banned: Any, python: bool = False
+) -> Any:
+    """A cleaned schema (`_clean_schema`) as an expression: JSON text for GBNF and
+    structural tags, or (`python`) a Python call list's value: strings in either quotes,
+    True/False/None as well."""
+    space: Any = ("re", _space(ws)) if ws else EMPTY
+    comma = ("seq", (space, ("lit", ","), space))
+    if "anyOf" in schema:
+        return _alt([_json_expression(s, ws, banned, python) for s in schema["anyOf"]])
+    if "enum" in schema:
+        return _alt(
+            [("lit", json.dumps(v, ensure_ascii=False)) for v in schema["enum"]]
+        )
+    kind = schema["type"]
+    if kind == "object":
+        members = []
+        for key, sub in schema["properties"].items():
+            value = _json_expression(sub, ws, banned, python)
+            member = (
+                "seq",
+                (("lit", _json_text(key, banned)), space, ("lit", ":"), space, value),
+            )
+            members.append((member, key in schema["required"]))
+        return (
+            "seq",
+            (("lit", "{"), space, _member_list(members, comma), space, ("lit", "}")),
+        )
+    if kind == "array":
+        return _array(
+            _json_expression(schema["items"], ws, banned, python), schema, space, comma
+        )
+    if kind == "string":
+        quotes = "\"'" if python else '"'
+        return _alt([("re", _quoted(quote, banned, python)) for quote in quotes])
+    if python and kind in ("boolean", "null"):
+        words = (
+            ("true", "false", "True", "False")
+            if kind == "boolean"
+            else ("null", "None")
+        )
+        return _alt([("lit", word) for word in words])
+    return _scalar(kind)
+
+
+def _minus(ranges: Any, banned: Any) -> tuple[tuple[int, int], ...]:
+    return _complement(_union(_complement(ranges), banned))
+
+
+def _escape(c: str) -> str:
+    """One character in a Rust (llguidance) regex, between Lark's slashes."""
+    if c.isprintable() and c not in "\\/.+*?()|[]{}^$#&-~ ":
+        return c
+    return f"\\x{{{ord(c):x}}}"
+
+
+def lark_regex(node: Any) -> str:
+    """A regex in llguidance's (Rust) syntax."""
+    kind = node[0]
+    if kind == "lit":
+        return "".join(_escape(c) for c in node[1]) if node[1] else "(?:)"
+    if kind == "set":
+        if not node[1]:
+            return "[^\\x{0}-\\x{10ffff}]"
+        return (
+            "["
+            + "".join(
+                (
+                    _escape(chr(lo))
+                    if lo == hi
+                    else f"{_escape(chr(lo))}-{_escape(chr(hi))}"
+                )
+                for lo, hi in node[1]
+            )
+            + "]"
+        )
+    if kind == "seq":
+        return (
+            "".join(
+                f"(?:{lark_regex(i)})" if i[0] == "alt" else lark_regex(i)
+                for i in node[1]
+            )
+            if node[1]
+            else "(?:)"
+        )
+    if kind == "alt":
+        return "(?:" + "|".join(lark_regex(i) for i in node[1]) + ")"
+    if kind == "rep":
+        return f"(?:{lark_regex(node[1])}){_quantifier(node[2], node[3])}"
+    raise GrammarError(f"no regex form for {kind!r}")
+
+
+def _state_rule(
+    name: str, row: Any, state: int, accepting: bool, banned: Any, lark: bool = False
+) -> str:
+    """A DFA state as a rule (GBNF, or Lark): its self loop as one repeated class (few
+    rules deep for long texts), then a move to another state, or the end where the state
+    accepts. With `banned`, the rule is the entry of a text that is not empty and starts
+    with none of them."""
+
+    def cls(ranges: Any) -> str:
+        return (
+            f"/{lark_regex(('set', tuple(ranges)))}/" if lark else _gbnf_class(ranges)
+        )
+
+    sep = "_" if lark else "-"
+    never = cls(())
+    if (
+        banned
+    ):  # the entry of a text that is not empty and starts with no banned character
+        options = [
+            f"{cls(_minus(ranges, banned))} {name}{sep}{target}"
+            for target, ranges in row
+            if _minus(ranges, banned)
+        ]
+        return "(" + " | ".join(options) + ")" if options else never
+    loop = next((ranges for target, ranges in row if target == state), ())
+    options = [
+        f"{cls(ranges)} {name}{sep}{target}"
+        for target, ranges in row
+        if target != state
+    ]
+    if accepting:
+        options.append('""')
+    tail = "(" + " | ".join(options) + ")" if options else never
+    if not loop:
+        return tail
+    # (in Lark too a character per lexeme: a run as one lexeme would be taken on,
+    # greedily, over the characters of a delimiter that follows)
+    return f"{cls(loop)}* {tail}"
+
+
+def _split_regex(node: Any) -> str:
+    """A regex as Lark items one character each (see `_Lark`)."""
+    kind = node[0]
+    if kind == "lit":
+        return " ".join(json.dumps(c, ensure_ascii=False) for c in node[1]) or '""'
+    if kind == "set":
+        return f"/{lark_regex(node)}/"
+    if kind == "seq":
+        return (
+            "(" + " ".join(_split_regex(i) for i in node[1]) + ")" if node[1] else '""'
+        )
+    if kind == "alt":
+        return "(" + " | ".join(_split_regex(i) for i in node[1]) + ")"
+    if kind == "rep":
+        return f"({_split_regex(node[1])}){_quantifier(node[2], node[3])}"
+    raise GrammarError(f"no regex form for {kind!r}")
+
+
+def _degree(graph: dict[tuple[int, int], Any], node: int) -> int:
+    ins = sum(1 for a, b in graph if b == node and a != node)
+    outs = sum(1 for a, b in graph if a == node and b != node)
+    return ins * outs
+
+
+def _eliminate(count: int, edges: dict[tuple[int, int], list[Any]]) -> Any:
+    """The expression of the segment automaton from node 0 to the end (-1), by state
+    elimination: nodes are few (parser states times the ways into them), so the
+    expression stays small."""
+    graph = {key: _alt(labels) for key, labels in edges.items()}
+    for node in sorted(range(1, count), key=lambda n: _degree(graph, n)):
+        loop = graph.pop((node, node), None)
+        ins = [(a, label) for (a, b), label in graph.items() if b == node]
+        outs = [(b, label) for (a, b), label in graph.items() if a == node]
+        for a, _ in ins:
+            del graph[(a, node)]
+        for b, _ in outs:
+            del graph[(node, b)]
+        middle = EMPTY if loop is None else ("rep", loop, 0, None)
+        for a, into in ins:
+            for b, out in outs:
+                path = ("seq", (into, middle, out))
+                graph[(a, b)] = (
+                    path if (a, b) not in graph else ("alt", (graph[(a, b)], path))
+                )
+    loop = graph.get((0, 0))
+    final = graph.get((0, -1))
+    if final is None:
+        raise GrammarError("no message can be written with these options")
+    return final if loop is None else ("seq", (("rep", loop, 0, None), final))
+
+
+def _split_end(node: Any) -> tuple[Any, Any]:
+    """(`node` without the texts that need the output to end, those texts without the
+    end)."""
+    if node == ("end",):
+        return None, EMPTY
+    if node[0] == "alt":
+        cont, final = [], []
+        for item in node[1]:
+            c, f = _split_end(item)
+            if c is not None:
+                cont.append(c)
+            if f is not None:
+                final.append(f)
+        return (("alt", tuple(cont)) if cont else None), (
+            ("alt", tuple(final)) if final else None
+        )
+    if node[0] == "seq" and node[1]:
+        head, last = node[1][:-1], node[1][-1]
+        c, f = _split_end(last)
+        return (None if c is None else ("seq", (*head, c))), (
+            None if f is None else ("seq", (*head, f))
+        )
+    if node[0] == "rep" and _split_end(node[1])[1] is not None:
+        raise GrammarError("a repeated end anchor has no grammar form")
+    return node, None
+
+
+def _fill(node: Any, slots: dict[str, Any]) -> Any:
+    if node[0] == "slot":
+        return slots[node[1]]
+    if node[0] in ("seq", "alt"):
+        return (node[0], tuple(_fill(item, slots) for item in node[1]))
+    if node[0] == "rep":
+        return ("rep", _fill(node[1], slots), node[2], node[3])
+    return node
+
+
+def rows_accept(rows: dict[str, Any], classes: list[Any], text: str) -> bool:
+    """Whether a DFA in the skeleton's form (moves on indices into `classes`) accepts
+    `text`."""
+    state = 0
+    for char in text:
+        for target, ranges in rows["rows"][state]:
+            if _member(classes[ranges], ord(char)):
+                state = target
+                break
+        else:
+            return False
+    return state in rows["accept"]
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+class _Writer:
+    """Tool calls and their arguments, in the template's argument syntax."""
+
+    def __init__(
+        self, call: dict[str, Any], table: dict[str, Any], skeleton: dict[str, Any]
+    ) -> None:
+        self.call = call
+        self.table = table
+        self.texts = skeleton["texts"]
+        self.classes = classes(skeleton)
+        self.ws = call["ws"]
+        self.banned = call["banned"]
+
+    def _w(self) -> Any:
+        return ("re", _space(self.ws)) if self.ws else EMPTY
+
+    def _punct(self, text: str) -> Any:
+        return ("seq", (self._w(), ("lit", text), self._w()))
+
+    def _value(self, cleaned: dict[str, Any]) -> Any:
+        if self.call["syntax"] == "json-dialect":
+            return self._dialect_value(cleaned)
+        return ("json", cleaned, self.ws, self.banned)
+
+    def arguments(self, name: str) -> Any:
+        where = f"tools.{name}.parameters"
+        return self._value(_arguments_schema(self.table[name], where, self.banned))
+
+    def call_object(self, name: str) -> Any:
+        """A JSON object with the call's name and arguments under the keys the transform
+        reads (in either order)."""
+        name_key, args_key = self.call["name"][1], self.call["arguments"][1]
+        where = f"tools.{name}.parameters"
+        for text in (name, name_key, args_key):
+            _json_text(text, self.banned)
+        members = {
+            name_key: {"enum": [name]},
+            args_key: _arguments_schema(self.table[name], where, self.banned),
+        }
+        orders = []
+        for first, second in ((name_key, args_key), (args_key, name_key)):
+            orders.append(
+                self._value(
+                    {
+                        "type": "object",
+                        "properties": {first: members[first], second: members[second]},
+                        "required": [first, second],
+                        "additionalProperties": False,
+                    }
+                )
+            )
+        return _alt(orders)
+
+    def listed(self, items: list[Any], parallel: bool) -> Any:
+        """`[` items `]`: at least one, at most one unless calls may be parallel."""
+        if not items:
+            raise GrammarError("no tool can be called")
+        item = _alt(items)
+        flat = [j for i in items for j in (i[1] if i[0] == "alt" else (i,))]
+        if self.call["syntax"] == "json" and all(i[0] == "json" for i in flat):
+            schemas = [i[1] for i in flat]
+            schema: dict[str, Any] = {
+                "type": "array",
+                "items": {"anyOf": schemas},
+                "minItems": 1,
+            }
+            if not parallel:
+                schema["maxItems"] = 1
+            return ("json", schema, self.ws, self.banned)
+        more = (
+            ("rep", ("seq", (self._punct(","), item)), 0, None) if parallel else EMPTY
+        )
+        return ("seq", (("lit", "["), self._w(), item, more, self._w(), ("lit", "]")))
+
+    def python_call(self, name: str) -> Any:
+        if _CALL_LIST_NAME.fullmatch(name) is None:
+            raise GrammarError(
+                f"tool name {name!r} is not a name a Python call list can hold"
+            )
+        where = f"tools.{name}.parameters"
+        cleaned = _arguments_schema(self.table[name], where, self.banned)
+        props, required = cleaned["properties"], cleaned["required"]
+        members = []
+        for key, sub in props.items():
+            if _CALL_LIST_NAME.fullmatch(key) is None:
+                raise GrammarError(
+                    f"{where}: parameter {key!r} is not a keyword a Python call can "
+                    "take"
+                )
+            value = _json_expression(sub, self.ws, self.banned, python=True)
+            members.append(
+                (("seq", (("lit", key), self._punct("="), value)), key in required)
+            )
+        body = _member_list(members, self._punct(","))
+        return ("seq", (("lit", name), self._punct("("), body, self._punct(")")))
+
+    # -- JSON with bare keys and custom-delimited strings
+
+    def _dialect_value(self, schema: dict[str, Any]) -> Any:
+        if "anyOf" in schema:
+            return _alt([self._dialect_value(s) for s in schema["anyOf"]])
+        if "enum" in schema:
+            return _alt([self._dialect_literal(v) for v in schema["enum"]])
+        kind = schema["type"]
+        if kind == "object":
+            members = []
+            for key, sub in schema["properties"].items():
+                member = (
+                    "seq",
+                    (
+                        self._dialect_key(key),
+                        self._punct(":"),
+                        self._dialect_value(sub),
+                    ),
+                )
+                members.append((member, key in schema["required"]))
+            return (
+                "seq",
+                (
+                    ("lit", "{"),
+                    self._w(),
+                    _member_list(members, self._punct(",")),
+                    self._w(),
+                    ("lit", "}"),
+                ),
+            )
+        if kind == "array":
+            return _array(
+                self._dialect_value(schema["items"]),
+                schema,
+                self._w(),
+                self._punct(","),
+            )
+        if kind == "string":
+            opener, closer, lang = self.call["delims"]
+            return (
+                "seq",
+                (("lit", opener), ("lead", lang, (), ((("lit", closer), EMPTY),))),
+            )
+        return _scalar(kind)
+
+    def _dialect_key(self, key: str) -> Any:
+        quoted = _json_text(key, self.banned)
+        if self.call["unquoted_keys"] and _BARE_KEY.fullmatch(key):
+            return ("alt", (("lit", key), ("lit", quoted)))
+        return ("lit", quoted)
+
+    def _dialect_literal(self, value: Any) -> Any:
+        if not isinstance(value, str):
+            return ("lit", json.dumps(value))
+        opener, closer, lang = self.call["delims"]
+        if not rows_accept(self.texts[lang]["dfa"], self.classes, value):
+            raise GrammarError(
+                f"the string {value!r} cannot be written safely inside a tool call of "
+                "this template"
+            )
+        return ("lit", opener + value + closer)
+
+    # -- xml-inline
+
+    def xml_arguments(self, name: str, not_next: Any) -> Any:
+        where = f"tools.{name}.parameters"
+        cleaned = _arguments_schema(self.table[name], where, self.banned)
+        props, required = cleaned["properties"], cleaned["required"]
+        sep = ("re", self.call["sep"])
+        # right after the name, no separator the name's group would take on (`name,` is
+        # a name)
+        first = starting(self.call["sep"], _complement(not_next))
+        lead = [EMPTY] if first == NOTHING else [EMPTY, ("re", first)]
+        parts: list[Any] = [_alt(lead)]
+        raw = self.table[name].get("properties") or {}
+        for key, sub in props.items():
+            if not rows_accept(self.call["key"], self.classes, key):
+                raise GrammarError(
+                    f"{where}: parameter {key!r} cannot be written in the template's "
+                    "tags"
+                )
+            # Tag values are text the parser types by the schema (its first type that
+            # reads the text wins): one type (or one and null) leaves no room for
+            # another reading.
+            types = schema_types(raw[key])
+            if len(set(types) - {"null"}) > 1:
+                raise GrammarError(
+                    f"{where}.{key}: a value of several types has no grammar form in "
+                    "tags"
+                )
+            tag = ("seq", (self._xml_tag(key, sub, types), sep))
+            parts.append(tag if key in required else ("rep", tag, 0, 1))
+        return ("seq", tuple(parts))
+
+    def _xml_tag(self, key: str, schema: dict[str, Any], types: Any) -> Any:
+        items = self.call["tag"]
+        items = items[1] if items[0] == "seq" else (items,)
+        at = next(i for i, item in enumerate(items) if item == ("slot", "value"))
+        head = _fill(("seq", items[:at]), {"key": ("lit", key)})
+        value = self._xml_value(schema, self.call["tail"], types)
+        return ("seq", (("re", head), value))
+
+    def _xml_value(self, schema: dict[str, Any], tail: Any, types: Any) -> Any:
+        """A value and the rest of its tag; free text and the tag's end are one Lark
+        terminal."""
+        if "anyOf" in schema:
+            return _alt([self._xml_value(s, tail, types) for s in schema["anyOf"]])
+        values = self.call["values"]
+        if "enum" in schema:
+            options = []
+            for value in schema["enum"]:
+                text = (
+                    value
+                    if isinstance(value, str) and not self.call["json_values"]
+                    else json.dumps(value)
+                )
+                if not _same(self._xml_reads(text, types), value):
+                    raise GrammarError(
+                        f"the value {value!r} would not read back from the template's "
+                        "tags"
+                    )
+                fitting = [
+                    end
+                    for entries in values.values()
+                    for end, lang in entries or ()
+                    if rows_accept(self.texts[lang]["dfa"], self.classes, text)
+                ]
+                if not fitting:
+                    raise GrammarError(
+                        f"the value {value!r} cannot be written in the template's tags"
+                    )
+                options += [
+                    ("re", ("seq", (("lit", text), end)))
+                    for end in dict.fromkeys(fitting)
+                ]
+            return _alt(options)
+        kind = schema["type"]
+        if kind in ("object", "array"):
+            if not self.call["structured"]:
+                raise GrammarError(
+                    f"an {kind} value cannot be written in the template's tags"
+                )
+            return ("seq", (("json", schema, " \t", self.banned), ("re", tail)))
+        entries = values.get(kind)
+        if not entries:
+            raise GrammarError(
+                f"a {kind} value cannot be written in the template's tags"
+            )
+        return _alt([("lead", lang, (), ((end, EMPTY),)) for end, lang in entries])
+
+    def _xml_reads(self, text: str, types: Any) -> Any:
+        """What the parser makes of a tag's value text, given the tools."""
+        value: Any = text
+        if self.call["json_values"]:
+            try:
+                value = json.loads(text)
+            except ValueError:
+                value = text
+        return coerce_value(value, types) if isinstance(value, str) else value
+
+
 def seal(chunks: list[str], blocks: list[str]) -> None:
     """Join `chunks` into one block at the end of `blocks`, and empty `chunks`. A block
     no longer than the new one is merged into it, so block lengths fall from first to
@@ -2459,6 +4667,268 @@ class _OpenAIFieldValue:
         ):
             return None
         return value
+
+
+def _argument_types(schema: Any) -> list[str]:
+    """The types the parser's argument typing reads in a schema
+    (`coercion.schema_types`)."""
+    if not isinstance(schema, dict):
+        return []
+    declared = schema.get("type")
+    types = (
+        [declared]
+        if isinstance(declared, str)
+        else [t for t in declared or [] if isinstance(t, str)]
+    )
+    for choice in schema.get("anyOf") or []:
+        types += _argument_types(choice)
+    return types
+
+
+_ANNOTATIONS = frozenset(
+    {
+        "description",
+        "title",
+        "default",
+        "examples",
+        "$comment",
+        "nullable",
+        "additionalProperties",
+        "$schema",
+    }
+)
+
+
+# Schema keywords a grammar honours, and those it may ignore (they constrain nothing it
+# writes).
+_KEYWORDS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "minItems",
+        "maxItems",
+    }
+)
+
+
+# JSON numbers the grammar writes: integers of at most 15 digits (exact as doubles, far
+# below Python's int-string limit), fractions of at most 15 digits.
+NUMBER_LIMIT = 10**15 - 1
+
+
+def _fits(value: Any) -> bool:
+    return (
+        not isinstance(value, (int, float))
+        or isinstance(value, bool)
+        or abs(value) <= NUMBER_LIMIT
+    )
+
+
+def _pattern_range(lo: int, hi: int) -> str:
+    def one(point: int) -> str:
+        if point > 0xFFFF:
+            raise GrammarError(
+                "a character outside the Basic Multilingual Plane has no string "
+                "pattern form"
+            )
+        return f"\\u{point:04x}"
+
+    return one(lo) if lo == hi else f"{one(lo)}-{one(hi)}"
+
+
+def _properties(schema: dict[str, Any], where: str) -> tuple[dict[str, Any], list[str]]:
+    props = schema.get("properties") or {}
+    required = schema.get("required") or []
+    if not isinstance(props, dict) or not isinstance(required, list):
+        raise GrammarError(f"{where}: properties must be an object and required a list")
+    for name in required:
+        if name not in props:
+            raise GrammarError(
+                f"{where}: required parameter {name!r} is not among the properties"
+            )
+    return props, required
+
+
+def _typed_schema(
+    kind: Any, schema: dict[str, Any], where: str, banned: Any
+) -> dict[str, Any]:
+    if kind == "object":
+        props, required = _properties(schema, where)
+        for key in props:
+            _json_text(key, banned)
+        return {
+            "type": "object",
+            "properties": {
+                k: _clean_schema(v, f"{where}.{k}", banned) for k, v in props.items()
+            },
+            "required": list(required),
+            "additionalProperties": False,
+        }
+    if kind == "array":
+        out: dict[str, Any] = {
+            "type": "array",
+            "items": _clean_schema(schema.get("items", {}), f"{where}.items", banned),
+        }
+        for bound in ("minItems", "maxItems"):
+            if bound in schema:
+                if not isinstance(schema[bound], int) or schema[bound] < 0:
+                    raise GrammarError(f"{where}: {bound} must be a count")
+                out[bound] = schema[bound]
+        return out
+    if kind == "string":
+        string: dict[str, Any] = {"type": "string"}
+        # control characters never stand raw in a JSON string (they are escaped): no
+        # need to ban them
+        visible = _minus(banned, ((0, 31),))
+        if visible:
+            string["pattern"] = (
+                "^[^" + "".join(_pattern_range(lo, hi) for lo, hi in visible) + "]*$"
+            )
+        return string
+    if kind in ("integer", "number"):
+        return {"type": kind, "minimum": -NUMBER_LIMIT, "maximum": NUMBER_LIMIT}
+    if kind in ("boolean", "null"):
+        return {"type": kind}
+    raise GrammarError(f"{where}: the type {kind!r} has no grammar form")
+
+
+def _clean_schema(schema: Any, where: str, banned: Any) -> dict[str, Any]:
+    """`schema` rebuilt from the keywords a grammar honours, every string kept free of
+    `banned` characters (a pattern), numbers bounded; what it cannot honour is a
+    GrammarError."""
+    if not isinstance(schema, dict):
+        raise GrammarError(f"{where}: a schema must be an object")
+    for key in schema:
+        if key not in _KEYWORDS and key not in _ANNOTATIONS:
+            raise GrammarError(
+                f"{where}: the schema keyword {key!r} has no grammar form"
+            )
+    if "enum" in schema or "const" in schema:
+        values = schema["enum"] if "enum" in schema else [schema["const"]]
+        if not isinstance(values, list) or not values:
+            raise GrammarError(f"{where}: enum must be a non-empty list")
+        for value in values:
+            if isinstance(value, str):
+                _json_text(value, banned)
+            elif not (
+                value is None or isinstance(value, (bool, int, float))
+            ) or not _fits(value):
+                raise GrammarError(
+                    f"{where}: the enum value {value!r} has no grammar form"
+                )
+        return {"enum": list(values)}
+    if "anyOf" in schema:
+        return {
+            "anyOf": [
+                _clean_schema(s, f"{where}.anyOf[{i}]", banned)
+                for i, s in enumerate(schema["anyOf"])
+            ]
+        }
+    declared = schema.get("type")
+    types = (
+        [declared]
+        if isinstance(declared, str)
+        else list(declared or ["string", "number", "boolean", "null"])
+    )
+    if schema.get("nullable") and "null" not in types:
+        types.append("null")
+    variants = [_typed_schema(kind, schema, where, banned) for kind in types]
+    return variants[0] if len(variants) == 1 else {"anyOf": variants}
+
+
+# --------------------------------------------------------------------------- schemas
+
+
+def _object_schema(schema: Any, where: str) -> dict[str, Any]:
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        raise GrammarError(f"{where}: tool parameters must be an object schema")
+    return schema
+
+
+def _arguments_schema(schema: Any, where: str, banned: Any) -> dict[str, Any]:
+    """A tool's parameters, cleaned. An argument may not be both a string and an object
+    or array: the parser, given the tools, reads a string argument that looks like JSON
+    as the object."""
+    props, _ = _properties(_object_schema(schema, where), where)
+    schema = {**schema, "type": "object"}
+    for key, sub in props.items():
+        kinds = set(_argument_types(sub))
+        if "string" in kinds and kinds & {"object", "array"}:
+            raise GrammarError(
+                f"{where}.{key}: a string that may also be an object or array has no "
+                "grammar form"
+            )
+    return _clean_schema(schema, where, banned)
+
+
+_CALL_LIST_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
+
+
+NOTHING: tuple[Any, ...] = ("set", ())
+
+
+def _nullable(node: Any) -> bool:
+    kind = node[0]
+    if kind == "lit":
+        return not node[1]
+    if kind in ("set", "end", "slot"):
+        return False
+    if kind == "seq":
+        return all(_nullable(item) for item in node[1])
+    if kind == "alt":
+        return any(_nullable(item) for item in node[1])
+    return bool(node[2] == 0 or _nullable(node[1]))
+
+
+def starting(node: Any, allowed: Any) -> Any:
+    """The non-empty texts of a regex that start with an `allowed` character (NOTHING if
+    none)."""
+    kind = node[0]
+    if kind == "lit":
+        return node if node[1] and _member(allowed, ord(node[1][0])) else NOTHING
+    if kind == "set":
+        kept = _minus(node[1], _complement(allowed))
+        return ("set", kept) if kept else NOTHING
+    if kind == "end":
+        return node
+    if kind == "alt":
+        options = [starting(item, allowed) for item in node[1]]
+        kept = tuple(o for o in options if o != NOTHING)
+        return ("alt", kept) if kept else NOTHING
+    if kind == "seq":
+        items = node[1]
+        if not items:
+            return NOTHING
+        options = [("seq", (starting(items[0], allowed), *items[1:]))]
+        if options[0][1][0] == NOTHING:
+            options = []
+        if _nullable(items[0]):
+            options.append(starting(("seq", items[1:]), allowed))
+        kept = tuple(o for o in options if o != NOTHING)
+        return ("alt", kept) if kept else NOTHING
+    if kind == "rep":
+        body, low, high = node[1], node[2], node[3]
+        first = starting(body, allowed)
+        if high == 0 or first == NOTHING:
+            return NOTHING
+        # no repeat of nothing after the first ({0,0} is an error to llguidance)
+        if high == 1:
+            return first
+        more = ("rep", body, max(low - 1, 0), None if high is None else high - 1)
+        return ("seq", (first, more))
+    raise GrammarError(f"no regex form for {kind!r} at the start of a delimiter")
+
+
+def _same(first: Any, second: Any) -> bool:
+    return type(first) is type(second) and bool(first == second)
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_]+")
 
 
 # ----------------------------------------------------------------------------
@@ -2897,6 +5367,34 @@ def parse_response(
     return parse_texts(lambda p: ResponseParser(p, tools=tools), text, prefix)
 
 
+def grammar(
+    tools: Iterable[Any],
+    *,
+    prefix: str,
+    tool_choice: Any = "auto",
+    parallel_tool_calls: bool = True,
+    format: str = "lark",
+) -> str:
+    """A grammar for constrained decoding: every text it admits parses into a message
+    whose tool calls name tools of `tools` (JSON schemas or Python functions), with
+    arguments valid for their schemas, and honour `tool_choice` ("auto", "required",
+    "none", a tool's name, or `{"function": {"name": ...}}`) and `parallel_tool_calls`.
+
+    `format`: "lark" (llguidance; arguments as `%json`), "gbnf" (llama.cpp, xgrammar's
+    EBNF) or "structural-tag" (xgrammar's JSON). `prefix` is the prompt: the grammar
+    starts where it leaves the parser (inside a reasoning block it opened, say). Raises
+    `GrammarError` (a ValueError) for what has no grammar: a construct of the template
+    (named with its place in it), a tool or an option."""
+    return parser_grammar(
+        ResponseParser(prefix),
+        GRAMMAR,
+        tools,
+        tool_choice=tool_choice,
+        parallel_tool_calls=parallel_tool_calls,
+        format=format,
+    )
+
+
 # ----------------------------------------------------------------------------
 # OpenAI-compatible messages and chat-completion chunks
 # (beyond the reference; parsing never uses them)
@@ -2930,10 +5428,12 @@ __all__ = [
     "ChatCompletionChunks",
     "DeltaStream",
     "Event",
+    "GrammarError",
     "Message",
     "ResponseParser",
     "StartAnchorWarning",
     "call_id_factory",
+    "grammar",
     "parse_response",
     "to_openai",
 ]

@@ -61,6 +61,8 @@ REQUIRES: Final[tuple[str, ...]] = ()
 FUNCTION_TOOLS: Final = True
 # whether the OpenAI-compatible adapter is in
 OPENAI: Final = True
+# whether `grammar()` (constrained decoding) is in
+GRAMMAR_FUNCTION: Final = True
 # sha256 of the template's compact JSON (see `template_hash` in rtcompile)
 TEMPLATE_SHA256: Final = (
     "f07b6e62697d6a4a6aa059952d2c6586d1edd874436bf39d39138905c62fcc30"
@@ -102,6 +104,747 @@ TEMPLATE: Final[dict[str, Any]] = {
 }
 # the message before any region closed (each parser starts from a copy)
 DEFAULTS: Final[dict[str, Any]] = copy.deepcopy(TEMPLATE.get("defaults", {}))
+# the template's grammar skeleton, checked against this parser (see `grammar`)
+GRAMMAR: Final[dict[str, Any]] = {
+    "version": 2,
+    "refused": None,
+    "fields": ["reasoning_content", "tool_calls", "content"],
+    "states": [
+        {
+            "field": -1,
+            "end_text": 0,
+            "start_banned": (),
+            "start_text": True,
+            "exits": [
+                {
+                    "kind": "open",
+                    "field": 0,
+                    "then": 1,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", "<think>"),
+                            "text": 0,
+                            "final_text": None,
+                            "split": False,
+                        }
+                    ],
+                },
+                {
+                    "kind": "open",
+                    "field": 1,
+                    "then": 2,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": (
+                                "seq",
+                                (
+                                    ("lit", "<function_calls>"),
+                                    (
+                                        "rep",
+                                        (
+                                            "set",
+                                            (
+                                                (9, 13),
+                                                (32, 32),
+                                                (133, 133),
+                                                (160, 160),
+                                                (5760, 5760),
+                                                (8192, 8202),
+                                                (8232, 8233),
+                                                (8239, 8239),
+                                                (8287, 8287),
+                                                (12288, 12288),
+                                            ),
+                                        ),
+                                        0,
+                                        None,
+                                    ),
+                                    ("slot", "name"),
+                                    ("lit", "("),
+                                ),
+                            ),
+                            "text": 0,
+                            "final_text": None,
+                            "split": True,
+                        }
+                    ],
+                },
+                {
+                    "kind": "close",
+                    "field": 2,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", "<|im_end|>"),
+                            "text": 0,
+                            "final_text": 0,
+                            "split": False,
+                        }
+                    ],
+                },
+                {
+                    "kind": "close",
+                    "field": 2,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", "<|endoftext|>"),
+                            "text": 0,
+                            "final_text": 0,
+                            "split": False,
+                        }
+                    ],
+                },
+                {
+                    "kind": "close",
+                    "field": 2,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", "</function_calls>"),
+                            "text": 0,
+                            "final_text": 0,
+                            "split": False,
+                        }
+                    ],
+                },
+            ],
+        },
+        {
+            "field": 0,
+            "end_text": 1,
+            "start_banned": (),
+            "start_text": True,
+            "exits": [
+                {
+                    "kind": "close",
+                    "field": 0,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", "</think>"),
+                            "text": 1,
+                            "final_text": 1,
+                            "split": False,
+                        }
+                    ],
+                }
+            ],
+        },
+        {
+            "field": 1,
+            "end_text": None,
+            "start_banned": (),
+            "start_text": True,
+            "exits": [
+                {
+                    "kind": "close",
+                    "field": 1,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": (
+                                "seq",
+                                (
+                                    ("lit", ")"),
+                                    (
+                                        "alt",
+                                        (("lit", "\n"), ("lit", "</function_calls>")),
+                                    ),
+                                ),
+                            ),
+                            "text": None,
+                            "final_text": None,
+                            "split": False,
+                        }
+                    ],
+                }
+            ],
+        },
+    ],
+    "call": {
+        "field": 1,
+        "state": 2,
+        "repeats": True,
+        "list": False,
+        "name": ["capture", "name"],
+        "arguments": ["content"],
+        "name_rows": {"rows": (((1, 0),), ((1, 1),)), "accept": (1,)},
+        "banned": ((41, 41),),
+        "syntax": "xml-inline",
+        "tag": (
+            "seq",
+            (
+                ("slot", "key"),
+                (
+                    "rep",
+                    (
+                        "set",
+                        (
+                            (9, 13),
+                            (32, 32),
+                            (133, 133),
+                            (160, 160),
+                            (5760, 5760),
+                            (8192, 8202),
+                            (8232, 8233),
+                            (8239, 8239),
+                            (8287, 8287),
+                            (12288, 12288),
+                        ),
+                    ),
+                    0,
+                    None,
+                ),
+                ("lit", "="),
+                (
+                    "rep",
+                    (
+                        "set",
+                        (
+                            (9, 13),
+                            (32, 32),
+                            (133, 133),
+                            (160, 160),
+                            (5760, 5760),
+                            (8192, 8202),
+                            (8232, 8233),
+                            (8239, 8239),
+                            (8287, 8287),
+                            (12288, 12288),
+                        ),
+                    ),
+                    0,
+                    None,
+                ),
+                ("slot", "value"),
+            ),
+        ),
+        "tail": ("seq", ()),
+        "key": {"rows": (((1, 0),), ((1, 2),)), "accept": (1,)},
+        "values": {
+            "string": [[("lit", ""), 2]],
+            "integer": [[("lit", ""), 3]],
+            "number": [[("lit", ""), 4]],
+            "boolean": [[("lit", ""), 5]],
+            "null": [[("lit", ""), 6]],
+        },
+        "json_values": True,
+        "structured": False,
+        "sep": ("rep", ("set", ((9, 10), (32, 32), (44, 44))), 0, None),
+        "ws": " \t",
+        "ws_free": False,
+        "lead": "",
+        "trail": "",
+        "end_ok": False,
+    },
+    "texts": [
+        {
+            "dfa": {
+                "rows": (
+                    ((0, 3), (1, 4)),
+                    ((0, 5), (1, 4), (2, 6), (3, 7), (4, 8), (5, 9)),
+                    ((0, 10), (1, 4), (3, 7)),
+                    ((0, 11), (1, 4), (6, 12)),
+                    ((0, 13), (1, 4), (7, 14)),
+                    ((0, 15), (1, 4), (8, 16), (9, 17)),
+                    ((0, 18), (1, 4), (10, 19)),
+                    ((0, 20), (1, 4), (11, 17)),
+                    ((0, 18), (1, 4), (12, 19)),
+                    ((0, 21), (1, 4), (13, 22)),
+                    ((0, 23), (1, 4), (14, 24)),
+                    ((0, 18), (1, 4), (15, 19)),
+                    ((0, 25), (1, 4), (16, 26)),
+                    ((0, 27), (1, 4), (17, 28)),
+                    ((0, 29), (1, 4), (18, 8)),
+                    ((0, 30), (1, 4), (19, 31)),
+                    ((0, 32), (1, 4), (20, 33)),
+                    ((0, 34), (1, 4), (21, 16)),
+                    ((0, 20), (1, 4), (22, 17)),
+                    ((0, 35), (1, 4)),
+                    ((0, 10), (1, 4), (23, 7)),
+                    ((0, 18), (1, 4), (24, 19)),
+                    ((0, 32), (1, 4), (25, 33)),
+                    ((0, 29), (1, 4), (26, 8)),
+                    ((0, 25), (1, 4), (27, 26)),
+                    ((0, 18), (1, 4), (28, 19)),
+                    ((0, 34), (1, 4), (29, 16)),
+                    ((0, 36), (1, 4), (19, 9)),
+                    ((0, 27), (1, 4), (30, 28)),
+                    ((0, 37), (1, 4), (31, 38)),
+                    ((0, 23), (1, 4), (32, 24)),
+                    ((0, 29), (1, 4), (27, 8)),
+                    ((0, 39), (1, 4), (33, 40)),
+                    ((0, 41), (1, 4), (34, 42)),
+                    ((0, 41), (1, 4), (35, 42)),
+                    ((0, 43), (1, 4), (19, 44)),
+                ),
+                "accept": (
+                    0,
+                    1,
+                    2,
+                    3,
+                    4,
+                    5,
+                    6,
+                    7,
+                    8,
+                    9,
+                    10,
+                    11,
+                    12,
+                    13,
+                    14,
+                    15,
+                    16,
+                    17,
+                    18,
+                    19,
+                    20,
+                    21,
+                    22,
+                    23,
+                    24,
+                    25,
+                    26,
+                    27,
+                    28,
+                    29,
+                    30,
+                    31,
+                    32,
+                    33,
+                    34,
+                    35,
+                ),
+            },
+            "lark": (
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<function_calls>|<\\x{7c}im_end\\x"
+                "{7c}>|<\\x{7c}endoftext\\x{7c}>|<\\x{2f}function_calls>))(?s:.*)/"
+            ),
+        },
+        {
+            "dfa": {
+                "rows": (
+                    ((0, 3), (1, 4)),
+                    ((0, 45), (1, 4), (2, 6)),
+                    ((0, 29), (1, 4), (3, 8)),
+                    ((0, 13), (1, 4), (4, 14)),
+                    ((0, 20), (1, 4), (5, 17)),
+                    ((0, 18), (1, 4), (6, 19)),
+                    ((0, 30), (1, 4), (7, 31)),
+                    ((0, 35), (1, 4)),
+                ),
+                "accept": (0, 1, 2, 3, 4, 5, 6, 7),
+            },
+            "lark": "/(?s:.*)/ & ~/(?s:.*)(?:<\\x{2f}think>)(?s:.*)/",
+        },
+        {
+            "dfa": {
+                "rows": (((1, 46),), ((1, 47), (2, 46), (3, 48)), (), ((1, 49),)),
+                "accept": (2,),
+            },
+            "lark": None,
+        },
+        {
+            "dfa": {
+                "rows": (
+                    ((1, 50), (2, 51), (3, 52)),
+                    ((2, 51), (3, 52)),
+                    (),
+                    ((4, 53),),
+                    ((5, 53),),
+                    ((6, 53),),
+                    ((7, 53),),
+                    ((8, 53),),
+                    ((9, 53),),
+                    ((10, 53),),
+                    ((11, 53),),
+                    ((12, 53),),
+                    ((13, 53),),
+                    ((14, 53),),
+                    ((15, 53),),
+                    ((16, 53),),
+                    ((2, 53),),
+                ),
+                "accept": (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16),
+            },
+            "lark": None,
+        },
+        {
+            "dfa": {
+                "rows": (
+                    ((1, 50), (2, 51), (3, 52)),
+                    ((2, 51), (3, 52)),
+                    ((4, 54),),
+                    ((4, 54), (5, 53)),
+                    ((6, 53),),
+                    ((4, 54), (7, 53)),
+                    ((8, 53),),
+                    ((4, 54), (9, 53)),
+                    ((10, 53),),
+                    ((4, 54), (11, 53)),
+                    ((12, 53),),
+                    ((4, 54), (13, 53)),
+                    ((14, 53),),
+                    ((4, 54), (15, 53)),
+                    ((16, 53),),
+                    ((4, 54), (17, 53)),
+                    ((18, 53),),
+                    ((4, 54), (19, 53)),
+                    ((20, 53),),
+                    ((4, 54), (21, 53)),
+                    ((22, 53),),
+                    ((4, 54), (23, 53)),
+                    ((24, 53),),
+                    ((4, 54), (25, 53)),
+                    ((26, 53),),
+                    ((4, 54), (27, 53)),
+                    ((28, 53),),
+                    ((4, 54), (29, 53)),
+                    ((30, 53),),
+                    ((2, 53), (4, 54)),
+                    ((31, 53),),
+                    ((32, 53),),
+                    (),
+                ),
+                "accept": (
+                    2,
+                    3,
+                    5,
+                    6,
+                    7,
+                    8,
+                    9,
+                    10,
+                    11,
+                    12,
+                    13,
+                    14,
+                    15,
+                    16,
+                    17,
+                    18,
+                    19,
+                    20,
+                    21,
+                    22,
+                    23,
+                    24,
+                    25,
+                    26,
+                    27,
+                    28,
+                    29,
+                    30,
+                    31,
+                    32,
+                ),
+            },
+            "lark": None,
+        },
+        {
+            "dfa": {
+                "rows": (
+                    ((1, 7), (2, 8)),
+                    ((3, 40),),
+                    ((4, 55),),
+                    ((5, 42),),
+                    ((6, 12),),
+                    ((6, 44),),
+                    ((7, 16),),
+                    (),
+                ),
+                "accept": (7,),
+            },
+            "lark": None,
+        },
+        {
+            "dfa": {
+                "rows": (((1, 19),), ((2, 12),), ((3, 42),), ((4, 42),), ()),
+                "accept": (4,),
+            },
+            "lark": None,
+        },
+    ],
+    "classes": [
+        "41-5a 5f 61-7a",
+        "2d-2e 30-39 41-5a 5f 61-7a aa b5 ba c0-d6 d8-f6 f8-2c1 2c6-2d1 2e0-2e4 2ec 2e"
+        "e 300-374 376-377 37a-37d 37f 386 388-38a 38c 38e-3a1 3a3-3f5 3f7-481 483-52f"
+        " 531-556 558-559 560-588 58b-58c 591-5bd 5bf 5c1-5c2 5c4-5c5 5c7-5c9 5d0-5ea "
+        "5ef-5f2 610-61a 620-669 66e-6d3 6d5-6dc 6df-6e8 6ea-6fc 6ff 710-74a 74d-7b1 7"
+        "c0-7f5 7fa 7fd 800-82d 840-85b 860-86a 870-887 889-88f 897-8e1 8e3-963 966-96"
+        "f 971-983 985-98c 98f-990 993-9a8 9aa-9b0 9b2 9b6-9b9 9bc-9c4 9c7-9c8 9cb-9ce"
+        " 9d7 9dc-9dd 9df-9e3 9e6-9f1 9fc 9fe a01-a03 a05-a0a a0f-a10 a13-a28 a2a-a30 "
+        "a32-a33 a35-a36 a38-a39 a3c a3e-a42 a47-a48 a4b-a4d a51 a59-a5c a5e a66-a75 a"
+        "81-a83 a85-a8d a8f-a91 a93-aa8 aaa-ab0 ab2-ab3 ab5-ab9 abc-ac5 ac7-ac9 acb-ac"
+        "d ad0 ae0-ae3 ae6-aef af9-aff b01-b03 b05-b0c b0f-b10 b13-b28 b2a-b30 b32-b33"
+        " b35-b39 b3c-b44 b47-b48 b4b-b4d b53-b57 b5c-b5d b5f-b63 b66-b6f b71 b82-b83 "
+        "b85-b8a b8e-b90 b92-b95 b99-b9a b9c b9e-b9f ba3-ba4 ba8-baa bae-bb9 bbe-bc2 b"
+        "c6-bc8 bca-bcd bd0 bd7 be6-bef c00-c0c c0e-c10 c12-c28 c2a-c39 c3c-c44 c46-c4"
+        "8 c4a-c4d c55-c56 c58-c5a c5c-c5d c60-c63 c66-c6f c80-c83 c85-c8c c8e-c90 c92"
+        "-ca8 caa-cb3 cb5-cb9 cbc-cc4 cc6-cc8 cca-ccd cd5-cd6 cdc-cde ce0-ce3 ce6-cef "
+        "cf1-cf3 d00-d0c d0e-d10 d12-d44 d46-d48 d4a-d4e d54-d57 d5f-d63 d66-d6f d7a-d"
+        "7f d81-d83 d85-d96 d9a-db1 db3-dbb dbd dc0-dc6 dca dcf-dd4 dd6 dd8-ddf de6-de"
+        "f df2-df3 e01-e3a e40-e4e e50-e59 e81-e82 e84 e86-e8a e8c-ea3 ea5 ea7-ebd ec0"
+        "-ec4 ec6 ec8-ece ed0-ed9 edc-edf f00 f18-f19 f20-f29 f35 f37 f39 f3e-f47 f49-"
+        "f6c f71-f84 f86-f97 f99-fbc fc6 1000-1049 1050-109d 10a0-10c5 10c7 10cd 10d0-"
+        "10fa 10fc-1248 124a-124d 1250-1256 1258 125a-125d 1260-1288 128a-128d 1290-12"
+        "b0 12b2-12b5 12b8-12be 12c0 12c2-12c5 12c8-12d6 12d8-1310 1312-1315 1318-135a"
+        " 135d-135f 1380-138f 13a0-13f5 13f8-13fd 1401-166c 166f-167f 1681-169a 16a0-1"
+        "6ea 16ee-16f8 1700-1715 171f-1734 1740-1753 1760-176c 176e-1770 1772-1773 178"
+        "0-17d3 17d7 17dc-17dd 17e0-17e9 180b-180d 180f-1819 1820-1878 1880-18aa 18b0-"
+        "18f5 1900-191e 1920-192b 1930-193b 1946-196d 1970-1974 1980-19ab 19b0-19c9 19"
+        "d0-19d9 1a00-1a1b 1a20-1a5e 1a60-1a7c 1a7f-1a89 1a90-1a99 1aa7 1ab0-1af0 1b00"
+        "-1b4c 1b50-1b59 1b6b-1b73 1b80-1bf3 1c00-1c37 1c40-1c49 1c4d-1c7d 1c80-1c8a 1"
+        "c90-1cba 1cbd-1cbf 1cd0-1cd2 1cd4-1cfa 1d00-1f15 1f18-1f1d 1f20-1f45 1f48-1f4"
+        "d 1f50-1f57 1f59 1f5b 1f5d 1f5f-1f7d 1f80-1fb4 1fb6-1fbc 1fbe 1fc2-1fc4 1fc6-"
+        "1fcc 1fd0-1fd3 1fd6-1fdb 1fe0-1fec 1ff2-1ff4 1ff6-1ffc 200c-200d 203f-2040 20"
+        "54 2071 207f 208f-209f 20d0-20f0 2102 2107 210a-2113 2115 2119-211d 2124 2126"
+        " 2128 212a-212d 212f-2139 213c-213f 2145-2149 214e 2160-2188 24b6-24e9 2c00-2"
+        "ce4 2ceb-2cf3 2d00-2d25 2d27 2d2d 2d30-2d67 2d6f 2d7f-2d96 2da0-2da6 2da8-2da"
+        "e 2db0-2db6 2db8-2dbe 2dc0-2dc6 2dc8-2dce 2dd0-2dd6 2dd8-2dde 2de0-2dff 2e2f "
+        "3005-3007 3021-302f 3031-3035 3038-303c 3041-3096 3099-309a 309d-309f 30a1-30"
+        "fa 30fc-30ff 3105-312f 3131-318e 31a0-31bf 31f0-31ff 3400-4dbf 4e00-a48c a4d0"
+        "-a4fd a500-a60c a610-a62b a640-a672 a674-a67d a67f-a6f1 a717-a71f a722-a788 a"
+        "78b-a7dd a7e2 a7f1-a827 a82c a840-a873 a880-a8c5 a8d0-a8d9 a8e0-a8f7 a8fb a8f"
+        "d-a92d a930-a953 a960-a97c a980-a9c0 a9cf-a9d9 a9e0-a9fe aa00-aa36 aa40-aa4d "
+        "aa50-aa59 aa60-aa76 aa7a-aac2 aadb-aadd aae0-aaef aaf2-aaf6 ab01-ab06 ab09-ab"
+        "0e ab11-ab16 ab20-ab26 ab28-ab2e ab30-ab5a ab5c-ab69 ab6c-ab6d ab70-abea abec"
+        "-abed abf0-abf9 ac00-d7a3 d7b0-d7c6 d7cb-d7fb f900-fa6d fa70-fad9 fb00-fb06 f"
+        "b13-fb17 fb1d-fb28 fb2a-fb36 fb38-fb3c fb3e fb40-fb41 fb43-fb44 fb46-fbb1 fbd"
+        "3-fd3d fd50-fd8f fd92-fdc7 fdf0-fdfb fe00-fe0f fe20-fe2f fe33-fe34 fe4d-fe4f "
+        "fe70-fe74 fe76-fefc ff10-ff19 ff21-ff3a ff3f ff41-ff5a ff66-ffbe ffc2-ffc7 ff"
+        "ca-ffcf ffd2-ffd7 ffda-ffdc 10000-1000b 1000d-10026 10028-1003a 1003c-1003d 1"
+        "003f-1004d 10050-1005d 10080-100fa 10140-10174 101fd 10280-1029c 102a0-102d0 "
+        "102e0 10300-1031f 1032d-1034a 10350-1037a 10380-1039d 103a0-103c3 103c8-103cf"
+        " 103d1-103d5 10400-1049d 104a0-104a9 104b0-104d3 104d8-104fb 10500-10527 1053"
+        "0-10563 10570-1057a 1057c-1058a 1058c-10592 10594-10595 10597-105a1 105a3-105"
+        "b1 105b3-105b9 105bb-105bc 105c0-105f3 10600-10736 10740-10755 10760-10767 10"
+        "780-10785 10787-107b0 107b2-107bf 10800-10805 10808 1080a-10835 10837-10838 1"
+        "083c 1083f-10855 10860-10876 10880-1089e 108e0-108f2 108f4-108f5 10900-10915 "
+        "10920-10939 10940-10959 10980-109b7 109be-109bf 10a00-10a03 10a05-10a06 10a0c"
+        "-10a13 10a15-10a17 10a19-10a35 10a38-10a3a 10a3f 10a60-10a7c 10a80-10a9c 10ac"
+        "0-10ac7 10ac9-10ae6 10b00-10b35 10b40-10b55 10b60-10b72 10b80-10b91 10c00-10c"
+        "48 10c80-10cb2 10cc0-10cf2 10d00-10d27 10d30-10d39 10d40-10d65 10d69-10d6d 10"
+        "d6f-10d85 10e80-10ea9 10eab-10eac 10eb0-10eb1 10ec2-10ec7 10ecb-10ecf 10ed9-1"
+        "0eee 10ef0-10f1c 10f27 10f30-10f50 10f70-10f85 10fb0-10fc4 10fe0-10ff6 11000-"
+        "11046 11066-11075 1107f-110ba 110c2 110d0-110e8 110f0-110f9 11100-11134 11136"
+        "-1113f 11144-11147 11150-11173 11176 11180-111c4 111c9-111cc 111ce-111da 111d"
+        "c 11200-11211 11213-11237 1123e-11241 11280-11286 11288 1128a-1128d 1128f-112"
+        "9d 1129f-112a8 112b0-112ea 112f0-112f9 11300-11303 11305-1130c 1130f-11310 11"
+        "313-11328 1132a-11330 11332-11333 11335-11339 1133b-11344 11347-11348 1134b-1"
+        "134d 11350 11357 1135d-11363 11366-1136c 11370-11374 11380-11389 1138b 1138e "
+        "11390-113b5 113b7-113c0 113c2 113c5 113c7-113ca 113cc-113d3 113e1-113e2 11400"
+        "-1144a 11450-11459 1145e-11461 11480-114c5 114c7 114d0-114d9 11580-115b5 115b"
+        "8-115c0 115d8-115dd 11600-11640 11644 11650-11659 11680-116b8 116c0-116c9 116"
+        "d0-116e3 11700-1171a 1171d-1172b 11730-11739 11740-11746 11800-1183a 118a0-11"
+        "8e9 118ff-11906 11909 1190c-11913 11915-11916 11918-11935 11937-11938 1193b-1"
+        "1943 11950-11959 119a0-119a7 119aa-119d7 119da-119e1 119e3-119e4 11a00-11a3e "
+        "11a47 11a50-11a99 11a9d 11ab0-11af8 11b0a 11b60-11b67 11bc0-11be0 11bf0-11bf9"
+        " 11c00-11c08 11c0a-11c36 11c38-11c40 11c50-11c59 11c72-11c8f 11c92-11ca7 11ca"
+        "9-11cb6 11d00-11d06 11d08-11d09 11d0b-11d36 11d3a 11d3c-11d3d 11d3f-11d47 11d"
+        "50-11d59 11d60-11d65 11d67-11d68 11d6a-11d8e 11d90-11d91 11d93-11d98 11da0-11"
+        "da9 11db0-11ddb 11de0-11de9 11df0-11df1 11ee0-11ef6 11f00-11f10 11f12-11f3a 1"
+        "1f3e-11f42 11f50-11f5a 11fb0 12000-12399 12400-1246f 12475-12543 12550-12686 "
+        "12f90-12ff0 13000-1342f 13440-13455 13460-143fa 14400-14646 16100-16139 16800"
+        "-16a38 16a40-16a5e 16a60-16a69 16a70-16abe 16ac0-16ac9 16ad0-16aed 16af0-16af"
+        "4 16b00-16b36 16b40-16b43 16b50-16b59 16b63-16b77 16b7d-16b8f 16d40-16d6c 16d"
+        "70-16d79 16e40-16e7f 16ea0-16eb8 16ebb-16ed3 16f00-16f4a 16f4f-16f87 16f8f-16"
+        "f9f 16fe0-16fe1 16fe3-16fe4 16ff0-16ff6 17000-18cda 18cff-18d20 18d80-18df2 1"
+        "8e00-19191 191a0-191d2 1aff0-1aff3 1aff5-1affb 1affd-1affe 1b000-1b128 1b132 "
+        "1b150-1b152 1b155 1b164-1b168 1b170-1b2fb 1bc00-1bc6a 1bc70-1bc7c 1bc80-1bc88"
+        " 1bc90-1bc99 1bc9d-1bc9e 1ccf0-1ccf9 1cf00-1cf2d 1cf30-1cf46 1d127-1d128 1d16"
+        "5-1d169 1d16d-1d172 1d17b-1d182 1d185-1d18b 1d1aa-1d1ad 1d242-1d244 1d250-1d2"
+        "52 1d25b-1d25c 1d25f 1d280-1d281 1d400-1d454 1d456-1d49c 1d49e-1d49f 1d4a2 1d"
+        "4a5-1d4a6 1d4a9-1d4ac 1d4ae-1d4b9 1d4bb 1d4bd-1d4c3 1d4c5-1d505 1d507-1d50a 1"
+        "d50d-1d514 1d516-1d51c 1d51e-1d539 1d53b-1d53e 1d540-1d544 1d546 1d54a-1d550 "
+        "1d552-1d6a6 1d6a8-1d6c0 1d6c2-1d6da 1d6dc-1d6fa 1d6fc-1d714 1d716-1d734 1d736"
+        "-1d74e 1d750-1d76e 1d770-1d788 1d78a-1d7a8 1d7aa-1d7c2 1d7c4-1d7cb 1d7ce-1d7f"
+        "f 1da00-1da36 1da3b-1da6c 1da75 1da84 1da9b-1da9f 1daa1-1daaf 1df00-1df81 1df"
+        "90-1df96 1dfcd-1e006 1e008-1e018 1e01b-1e021 1e023-1e024 1e026-1e02a 1e030-1e"
+        "06d 1e08f 1e100-1e12c 1e130-1e13d 1e140-1e149 1e14e 1e290-1e2ae 1e2c0-1e2f9 1"
+        "e4d0-1e4f9 1e5d0-1e5fa 1e6c0-1e6de 1e6e0-1e6f5 1e6fe-1e6ff 1e7e0-1e7e6 1e7e8-"
+        "1e7eb 1e7ed-1e7ee 1e7f0-1e7fe 1e800-1e8c4 1e8d0-1e8d6 1e900-1e94b 1e950-1e959"
+        " 1ee00-1ee03 1ee05-1ee1f 1ee21-1ee22 1ee24 1ee27 1ee29-1ee32 1ee34-1ee37 1ee3"
+        "9 1ee3b 1ee42 1ee47 1ee49 1ee4b 1ee4d-1ee4f 1ee51-1ee52 1ee54 1ee57 1ee59 1ee"
+        "5b 1ee5d 1ee5f 1ee61-1ee62 1ee64 1ee67-1ee6a 1ee6c-1ee72 1ee74-1ee77 1ee79-1e"
+        "e7c 1ee7e 1ee80-1ee89 1ee8b-1ee9b 1eea1-1eea3 1eea5-1eea9 1eeab-1eebb 1f130-1"
+        "f149 1f150-1f169 1f170-1f189 1fbf0-1fbf9 20000-2a6df 2a700-2b81e 2b820-2cead "
+        "2ceb0-2ebe0 2ebf0-2ee5d 2f800-2fa1d 30000-3134a 31350-33479 3d000-3fc3f e0100"
+        "-e01ef",
+        "30-39 41-5a 5f 61-7a aa b5 ba c0-d6 d8-f6 f8-2c1 2c6-2d1 2e0-2e4 2ec 2ee 300-"
+        "374 376-377 37a-37d 37f 386 388-38a 38c 38e-3a1 3a3-3f5 3f7-481 483-52f 531-5"
+        "56 558-559 560-588 58b-58c 591-5bd 5bf 5c1-5c2 5c4-5c5 5c7-5c9 5d0-5ea 5ef-5f"
+        "2 610-61a 620-669 66e-6d3 6d5-6dc 6df-6e8 6ea-6fc 6ff 710-74a 74d-7b1 7c0-7f5"
+        " 7fa 7fd 800-82d 840-85b 860-86a 870-887 889-88f 897-8e1 8e3-963 966-96f 971-"
+        "983 985-98c 98f-990 993-9a8 9aa-9b0 9b2 9b6-9b9 9bc-9c4 9c7-9c8 9cb-9ce 9d7 9"
+        "dc-9dd 9df-9e3 9e6-9f1 9fc 9fe a01-a03 a05-a0a a0f-a10 a13-a28 a2a-a30 a32-a3"
+        "3 a35-a36 a38-a39 a3c a3e-a42 a47-a48 a4b-a4d a51 a59-a5c a5e a66-a75 a81-a83"
+        " a85-a8d a8f-a91 a93-aa8 aaa-ab0 ab2-ab3 ab5-ab9 abc-ac5 ac7-ac9 acb-acd ad0 "
+        "ae0-ae3 ae6-aef af9-aff b01-b03 b05-b0c b0f-b10 b13-b28 b2a-b30 b32-b33 b35-b"
+        "39 b3c-b44 b47-b48 b4b-b4d b53-b57 b5c-b5d b5f-b63 b66-b6f b71 b82-b83 b85-b8"
+        "a b8e-b90 b92-b95 b99-b9a b9c b9e-b9f ba3-ba4 ba8-baa bae-bb9 bbe-bc2 bc6-bc8"
+        " bca-bcd bd0 bd7 be6-bef c00-c0c c0e-c10 c12-c28 c2a-c39 c3c-c44 c46-c48 c4a-"
+        "c4d c55-c56 c58-c5a c5c-c5d c60-c63 c66-c6f c80-c83 c85-c8c c8e-c90 c92-ca8 c"
+        "aa-cb3 cb5-cb9 cbc-cc4 cc6-cc8 cca-ccd cd5-cd6 cdc-cde ce0-ce3 ce6-cef cf1-cf"
+        "3 d00-d0c d0e-d10 d12-d44 d46-d48 d4a-d4e d54-d57 d5f-d63 d66-d6f d7a-d7f d81"
+        "-d83 d85-d96 d9a-db1 db3-dbb dbd dc0-dc6 dca dcf-dd4 dd6 dd8-ddf de6-def df2-"
+        "df3 e01-e3a e40-e4e e50-e59 e81-e82 e84 e86-e8a e8c-ea3 ea5 ea7-ebd ec0-ec4 e"
+        "c6 ec8-ece ed0-ed9 edc-edf f00 f18-f19 f20-f29 f35 f37 f39 f3e-f47 f49-f6c f7"
+        "1-f84 f86-f97 f99-fbc fc6 1000-1049 1050-109d 10a0-10c5 10c7 10cd 10d0-10fa 1"
+        "0fc-1248 124a-124d 1250-1256 1258 125a-125d 1260-1288 128a-128d 1290-12b0 12b"
+        "2-12b5 12b8-12be 12c0 12c2-12c5 12c8-12d6 12d8-1310 1312-1315 1318-135a 135d-"
+        "135f 1380-138f 13a0-13f5 13f8-13fd 1401-166c 166f-167f 1681-169a 16a0-16ea 16"
+        "ee-16f8 1700-1715 171f-1734 1740-1753 1760-176c 176e-1770 1772-1773 1780-17d3"
+        " 17d7 17dc-17dd 17e0-17e9 180b-180d 180f-1819 1820-1878 1880-18aa 18b0-18f5 1"
+        "900-191e 1920-192b 1930-193b 1946-196d 1970-1974 1980-19ab 19b0-19c9 19d0-19d"
+        "9 1a00-1a1b 1a20-1a5e 1a60-1a7c 1a7f-1a89 1a90-1a99 1aa7 1ab0-1af0 1b00-1b4c "
+        "1b50-1b59 1b6b-1b73 1b80-1bf3 1c00-1c37 1c40-1c49 1c4d-1c7d 1c80-1c8a 1c90-1c"
+        "ba 1cbd-1cbf 1cd0-1cd2 1cd4-1cfa 1d00-1f15 1f18-1f1d 1f20-1f45 1f48-1f4d 1f50"
+        "-1f57 1f59 1f5b 1f5d 1f5f-1f7d 1f80-1fb4 1fb6-1fbc 1fbe 1fc2-1fc4 1fc6-1fcc 1"
+        "fd0-1fd3 1fd6-1fdb 1fe0-1fec 1ff2-1ff4 1ff6-1ffc 200c-200d 203f-2040 2054 207"
+        "1 207f 208f-209f 20d0-20f0 2102 2107 210a-2113 2115 2119-211d 2124 2126 2128 "
+        "212a-212d 212f-2139 213c-213f 2145-2149 214e 2160-2188 24b6-24e9 2c00-2ce4 2c"
+        "eb-2cf3 2d00-2d25 2d27 2d2d 2d30-2d67 2d6f 2d7f-2d96 2da0-2da6 2da8-2dae 2db0"
+        "-2db6 2db8-2dbe 2dc0-2dc6 2dc8-2dce 2dd0-2dd6 2dd8-2dde 2de0-2dff 2e2f 3005-3"
+        "007 3021-302f 3031-3035 3038-303c 3041-3096 3099-309a 309d-309f 30a1-30fa 30f"
+        "c-30ff 3105-312f 3131-318e 31a0-31bf 31f0-31ff 3400-4dbf 4e00-a48c a4d0-a4fd "
+        "a500-a60c a610-a62b a640-a672 a674-a67d a67f-a6f1 a717-a71f a722-a788 a78b-a7"
+        "dd a7e2 a7f1-a827 a82c a840-a873 a880-a8c5 a8d0-a8d9 a8e0-a8f7 a8fb a8fd-a92d"
+        " a930-a953 a960-a97c a980-a9c0 a9cf-a9d9 a9e0-a9fe aa00-aa36 aa40-aa4d aa50-a"
+        "a59 aa60-aa76 aa7a-aac2 aadb-aadd aae0-aaef aaf2-aaf6 ab01-ab06 ab09-ab0e ab1"
+        "1-ab16 ab20-ab26 ab28-ab2e ab30-ab5a ab5c-ab69 ab6c-ab6d ab70-abea abec-abed "
+        "abf0-abf9 ac00-d7a3 d7b0-d7c6 d7cb-d7fb f900-fa6d fa70-fad9 fb00-fb06 fb13-fb"
+        "17 fb1d-fb28 fb2a-fb36 fb38-fb3c fb3e fb40-fb41 fb43-fb44 fb46-fbb1 fbd3-fd3d"
+        " fd50-fd8f fd92-fdc7 fdf0-fdfb fe00-fe0f fe20-fe2f fe33-fe34 fe4d-fe4f fe70-f"
+        "e74 fe76-fefc ff10-ff19 ff21-ff3a ff3f ff41-ff5a ff66-ffbe ffc2-ffc7 ffca-ffc"
+        "f ffd2-ffd7 ffda-ffdc 10000-1000b 1000d-10026 10028-1003a 1003c-1003d 1003f-1"
+        "004d 10050-1005d 10080-100fa 10140-10174 101fd 10280-1029c 102a0-102d0 102e0 "
+        "10300-1031f 1032d-1034a 10350-1037a 10380-1039d 103a0-103c3 103c8-103cf 103d1"
+        "-103d5 10400-1049d 104a0-104a9 104b0-104d3 104d8-104fb 10500-10527 10530-1056"
+        "3 10570-1057a 1057c-1058a 1058c-10592 10594-10595 10597-105a1 105a3-105b1 105"
+        "b3-105b9 105bb-105bc 105c0-105f3 10600-10736 10740-10755 10760-10767 10780-10"
+        "785 10787-107b0 107b2-107bf 10800-10805 10808 1080a-10835 10837-10838 1083c 1"
+        "083f-10855 10860-10876 10880-1089e 108e0-108f2 108f4-108f5 10900-10915 10920-"
+        "10939 10940-10959 10980-109b7 109be-109bf 10a00-10a03 10a05-10a06 10a0c-10a13"
+        " 10a15-10a17 10a19-10a35 10a38-10a3a 10a3f 10a60-10a7c 10a80-10a9c 10ac0-10ac"
+        "7 10ac9-10ae6 10b00-10b35 10b40-10b55 10b60-10b72 10b80-10b91 10c00-10c48 10c"
+        "80-10cb2 10cc0-10cf2 10d00-10d27 10d30-10d39 10d40-10d65 10d69-10d6d 10d6f-10"
+        "d85 10e80-10ea9 10eab-10eac 10eb0-10eb1 10ec2-10ec7 10ecb-10ecf 10ed9-10eee 1"
+        "0ef0-10f1c 10f27 10f30-10f50 10f70-10f85 10fb0-10fc4 10fe0-10ff6 11000-11046 "
+        "11066-11075 1107f-110ba 110c2 110d0-110e8 110f0-110f9 11100-11134 11136-1113f"
+        " 11144-11147 11150-11173 11176 11180-111c4 111c9-111cc 111ce-111da 111dc 1120"
+        "0-11211 11213-11237 1123e-11241 11280-11286 11288 1128a-1128d 1128f-1129d 112"
+        "9f-112a8 112b0-112ea 112f0-112f9 11300-11303 11305-1130c 1130f-11310 11313-11"
+        "328 1132a-11330 11332-11333 11335-11339 1133b-11344 11347-11348 1134b-1134d 1"
+        "1350 11357 1135d-11363 11366-1136c 11370-11374 11380-11389 1138b 1138e 11390-"
+        "113b5 113b7-113c0 113c2 113c5 113c7-113ca 113cc-113d3 113e1-113e2 11400-1144a"
+        " 11450-11459 1145e-11461 11480-114c5 114c7 114d0-114d9 11580-115b5 115b8-115c"
+        "0 115d8-115dd 11600-11640 11644 11650-11659 11680-116b8 116c0-116c9 116d0-116"
+        "e3 11700-1171a 1171d-1172b 11730-11739 11740-11746 11800-1183a 118a0-118e9 11"
+        "8ff-11906 11909 1190c-11913 11915-11916 11918-11935 11937-11938 1193b-11943 1"
+        "1950-11959 119a0-119a7 119aa-119d7 119da-119e1 119e3-119e4 11a00-11a3e 11a47 "
+        "11a50-11a99 11a9d 11ab0-11af8 11b0a 11b60-11b67 11bc0-11be0 11bf0-11bf9 11c00"
+        "-11c08 11c0a-11c36 11c38-11c40 11c50-11c59 11c72-11c8f 11c92-11ca7 11ca9-11cb"
+        "6 11d00-11d06 11d08-11d09 11d0b-11d36 11d3a 11d3c-11d3d 11d3f-11d47 11d50-11d"
+        "59 11d60-11d65 11d67-11d68 11d6a-11d8e 11d90-11d91 11d93-11d98 11da0-11da9 11"
+        "db0-11ddb 11de0-11de9 11df0-11df1 11ee0-11ef6 11f00-11f10 11f12-11f3a 11f3e-1"
+        "1f42 11f50-11f5a 11fb0 12000-12399 12400-1246f 12475-12543 12550-12686 12f90-"
+        "12ff0 13000-1342f 13440-13455 13460-143fa 14400-14646 16100-16139 16800-16a38"
+        " 16a40-16a5e 16a60-16a69 16a70-16abe 16ac0-16ac9 16ad0-16aed 16af0-16af4 16b0"
+        "0-16b36 16b40-16b43 16b50-16b59 16b63-16b77 16b7d-16b8f 16d40-16d6c 16d70-16d"
+        "79 16e40-16e7f 16ea0-16eb8 16ebb-16ed3 16f00-16f4a 16f4f-16f87 16f8f-16f9f 16"
+        "fe0-16fe1 16fe3-16fe4 16ff0-16ff6 17000-18cda 18cff-18d20 18d80-18df2 18e00-1"
+        "9191 191a0-191d2 1aff0-1aff3 1aff5-1affb 1affd-1affe 1b000-1b128 1b132 1b150-"
+        "1b152 1b155 1b164-1b168 1b170-1b2fb 1bc00-1bc6a 1bc70-1bc7c 1bc80-1bc88 1bc90"
+        "-1bc99 1bc9d-1bc9e 1ccf0-1ccf9 1cf00-1cf2d 1cf30-1cf46 1d127-1d128 1d165-1d16"
+        "9 1d16d-1d172 1d17b-1d182 1d185-1d18b 1d1aa-1d1ad 1d242-1d244 1d250-1d252 1d2"
+        "5b-1d25c 1d25f 1d280-1d281 1d400-1d454 1d456-1d49c 1d49e-1d49f 1d4a2 1d4a5-1d"
+        "4a6 1d4a9-1d4ac 1d4ae-1d4b9 1d4bb 1d4bd-1d4c3 1d4c5-1d505 1d507-1d50a 1d50d-1"
+        "d514 1d516-1d51c 1d51e-1d539 1d53b-1d53e 1d540-1d544 1d546 1d54a-1d550 1d552-"
+        "1d6a6 1d6a8-1d6c0 1d6c2-1d6da 1d6dc-1d6fa 1d6fc-1d714 1d716-1d734 1d736-1d74e"
+        " 1d750-1d76e 1d770-1d788 1d78a-1d7a8 1d7aa-1d7c2 1d7c4-1d7cb 1d7ce-1d7ff 1da0"
+        "0-1da36 1da3b-1da6c 1da75 1da84 1da9b-1da9f 1daa1-1daaf 1df00-1df81 1df90-1df"
+        "96 1dfcd-1e006 1e008-1e018 1e01b-1e021 1e023-1e024 1e026-1e02a 1e030-1e06d 1e"
+        "08f 1e100-1e12c 1e130-1e13d 1e140-1e149 1e14e 1e290-1e2ae 1e2c0-1e2f9 1e4d0-1"
+        "e4f9 1e5d0-1e5fa 1e6c0-1e6de 1e6e0-1e6f5 1e6fe-1e6ff 1e7e0-1e7e6 1e7e8-1e7eb "
+        "1e7ed-1e7ee 1e7f0-1e7fe 1e800-1e8c4 1e8d0-1e8d6 1e900-1e94b 1e950-1e959 1ee00"
+        "-1ee03 1ee05-1ee1f 1ee21-1ee22 1ee24 1ee27 1ee29-1ee32 1ee34-1ee37 1ee39 1ee3"
+        "b 1ee42 1ee47 1ee49 1ee4b 1ee4d-1ee4f 1ee51-1ee52 1ee54 1ee57 1ee59 1ee5b 1ee"
+        "5d 1ee5f 1ee61-1ee62 1ee64 1ee67-1ee6a 1ee6c-1ee72 1ee74-1ee77 1ee79-1ee7c 1e"
+        "e7e 1ee80-1ee89 1ee8b-1ee9b 1eea1-1eea3 1eea5-1eea9 1eeab-1eebb 1f130-1f149 1"
+        "f150-1f169 1f170-1f189 1fbf0-1fbf9 20000-2a6df 2a700-2b81e 2b820-2cead 2ceb0-"
+        "2ebe0 2ebf0-2ee5d 2f800-2fa1d 30000-3134a 31350-33479 3d000-3fc3f e0100-e01ef",
+        "0-3b 3d-10ffff",
+        "3c",
+        "0-2e 30-3b 3d-65 67-73 75-7b 7d-10ffff",
+        "2f",
+        "66",
+        "74",
+        "7c",
+        "0-3b 3d-65 67-10ffff",
+        "0-3b 3d-74 76-10ffff",
+        "75",
+        "0-3b 3d-67 69-10ffff",
+        "68",
+        "0-3b 3d-64 66-68 6a-10ffff",
+        "65",
+        "69",
+        "0-3b 3d-6d 6f-10ffff",
+        "6e",
+        "0-3b 3d-68 6a-10ffff",
+        "0-3b 3d-6c 6e-10ffff",
+        "6d",
+        "0-3b 3d-62 64-10ffff",
+        "63",
+        "0-3b 3d-63 65-10ffff",
+        "64",
+        "0-3b 3d-5e 60-10ffff",
+        "5f",
+        "0-3b 3d-73 75-10ffff",
+        "0-3b 3d-6a 6c-10ffff",
+        "6b",
+        "0-3b 3d-6e 70-10ffff",
+        "6f",
+        "0-3b 3d-64 66-10ffff",
+        "0-3b 3d 3f-10ffff",
+        "0-3b 3d-7b 7d-10ffff",
+        "0-3b 3d-77 79-10ffff",
+        "78",
+        "0-3b 3d-60 62-10ffff",
+        "61",
+        "0-3b 3d-6b 6d-10ffff",
+        "6c",
+        "0-3b 3d-72 74-10ffff",
+        "73",
+        "0-2e 30-3b 3d-10ffff",
+        "22",
+        "20-21 23-28 2a-5b 5d-10ffff",
+        "5c",
+        "22 2f 5c 62 66 6e 72 74",
+        "2d",
+        "30",
+        "31-39",
+        "30-39",
+        "2e",
+        "72",
+    ],
+}
 
 
 # ----------------------------------------------------------------------------
@@ -355,6 +1098,19 @@ class StreamingParser:
         self._buffer += text
         self._process([], True)
         return self._message()
+
+    def grammar_start(self) -> tuple[int, bool] | None:
+        """Where a grammar for the generation starts (see `grammar`), before any `feed`:
+        the parser state the prompt left, and whether the generation starts the
+        message's text (a `^` delimiter can match at its start); None when the prompt
+        ends in text a delimiter may still claim.
+
+        (The second is exact for templates with a `^` delimiter: they keep at least one
+        committed character, so a prompt that wrote part of the message leaves the scan
+        position past 0.)"""
+        if self._pos != len(self._buffer):
+            return None
+        return self._state, self._offset == 0 and self._pos == 0
 
     def _message(self) -> Message:
         """Check the required fields, drop empty values and end the parser; the final
@@ -1889,11 +2645,605 @@ def parse_texts(
     return [_parse_one(new_parser(p), t) for t, p in zip(texts, prefixes, strict=True)]
 
 
+class GrammarError(ValueError):
+    """The request (tools, options, prompt) or the template has no grammar."""
+
+
+FORMATS = ("lark", "gbnf", "structural-tag")
+
+
+# --------------------------------------------------------------------------- printing
+
+
+class _Rules:
+    """Rule naming shared by the Lark and GBNF printers: one rule per `rule` node, per
+    free text."""
+
+    def __init__(self, skeleton: dict[str, Any]) -> None:
+        self.texts = skeleton["texts"]
+        self.classes = classes(skeleton)
+        self.lines: list[str] = []
+        self.names: dict[Any, str] = {}
+        self.defined: set[str] = set()
+
+    defines = ":"  # what stands between a rule's name and its body
+    wraps_repeats = False  # whether a repeated item is put in parentheses
+    expr: Callable[[Any], str]  # each printer's expression writer
+
+    def named(self, key: Any, make: Any) -> str:
+        if key not in self.names:
+            self.names[key] = make(len(self.names))
+        return self.names[key]
+
+    def structure(self, e: Any) -> str:
+        """A rule, sequence, alternative or repeat: written alike in both formats."""
+        kind = e[0]
+        if kind == "rule":
+            name = self.named(("rule", e[1]), lambda i: f"r{i}")
+            if name not in self.defined:
+                self.defined.add(name)
+                self.lines.append(f"{name}{self.defines} {self.expr(e[2])}")
+            return name
+        if kind == "seq":
+            items = [self.expr(i) for i in e[1] if i != EMPTY]
+            return "(" + " ".join(items) + ")" if items else '""'
+        if kind == "alt":
+            return "(" + " | ".join(self.expr(i) for i in e[1]) + ")"
+        if kind == "rep":
+            item = self.expr(e[1])
+            item = f"({item})" if self.wraps_repeats else item
+            return f"{item}{_quantifier(e[2], e[3])}"
+        raise GrammarError(f"cannot print {kind!r}")
+
+
+class _Gbnf(_Rules):
+    """llama.cpp GBNF (also xgrammar's EBNF): free text as one rule per state of its
+    DFA."""
+
+    defines = " ::="
+    wraps_repeats = True
+
+    def grammar(self, expression: Any, root: str = "root") -> str:
+        start = self.expr(expression)
+        return "\n".join([f"{root} ::= {start}", *self.lines]) + "\n"
+
+    def expr(self, e: Any) -> str:
+        kind = e[0]
+        if kind == "lit":
+            return _gbnf_literal(e[1])
+        if kind == "re":
+            return _gbnf_regex(e[1])
+        if kind == "text":
+            return self.text(e[1], e[2])
+        if kind == "lead":
+            text = self.text(e[1], e[2])
+            # The delimiter one character at a time: a reader that lexes (llguidance's,
+            # through its GBNF converter) then never takes a literal on from the free
+            # text's last characters.
+            options = [
+                " ".join(
+                    p
+                    for p in (
+                        _gbnf_regex(regex, split=True),
+                        self.expr(rest) if rest != EMPTY else "",
+                    )
+                    if p
+                )
+                for regex, rest in e[3]
+            ]
+            return f"{text} ({' | '.join(options)})"
+        if kind == "json":
+            return self.expr(_json_expression(e[1], e[2], e[3]))
+        return self.structure(e)
+
+    def text(self, lang: int, banned: Any) -> str:
+        def make(index: int) -> str:
+            name = f"text{index}"
+            rows, accept = (
+                self.texts[lang]["dfa"]["rows"],
+                self.texts[lang]["dfa"]["accept"],
+            )
+            moves = [[(target, self.classes[c]) for target, c in row] for row in rows]
+            for state, row in enumerate(moves):
+                self.lines.append(
+                    f"{name}-{state} ::= "
+                    + _state_rule(name, row, state, state in accept, ())
+                )
+            self.lines.append(
+                f"{name} ::= " + _state_rule(name, moves[0], 0, 0 in accept, banned)
+            )
+            return name
+
+        return self.named(("text", lang, tuple(banned)), make)
+
+
+class _Lark(_Rules):
+    """llguidance's Lark. Free text whose delimiters are literals is an `&`/`~` terminal
+    fused with the delimiter after it (llguidance's lexer takes the longest match and
+    never backs up, so text that could go on into the delimiter must carry it); other
+    free text (its `~` terminals would cost llguidance's lexer too much) is a rule per
+    state of its DFA, each character a lexeme, with the delimiter after it also a
+    character at a time (then no lexeme can be taken on over the delimiter's first
+    characters)."""
+
+    def grammar(self, expression: Any) -> str:
+        start = self.expr(expression)
+        return "\n".join(["%llguidance {}", f"start: {start}", *self.lines]) + "\n"
+
+    def expr(self, e: Any) -> str:
+        kind = e[0]
+        if kind == "lit":
+            return json.dumps(e[1], ensure_ascii=False) if e[1] else '""'
+        if kind == "re":
+            return '""' if e[1] == EMPTY else f"/{lark_regex(e[1])}/"
+        if kind == "text":
+            return self.text(e[1], e[2])
+        if kind == "lead":
+            return self.lead(e[1], e[2], e[3])
+        if kind == "json":
+            schema = dict(e[1])
+            ws = e[2]
+            schema["x-guidance"] = (
+                {"whitespace_pattern": "[" + "".join(_escape(c) for c in ws) + "]*"}
+                if ws
+                else {"whitespace_flexible": False}
+            )
+            return "%json " + json.dumps(schema, ensure_ascii=False)
+        return self.structure(e)
+
+    def lead(self, lang: int, banned: Any, pairs: Any) -> str:
+        text = self.text(lang, banned)
+        fused = self.texts[lang]["lark"] is not None
+        options = []
+        for regex, rest in pairs:
+            if fused:
+                head = self.named(("fused", text, regex), lambda i: f"T{i}")
+                if head not in self.defined:
+                    self.lines.append(f"{head}: {text} /{lark_regex(regex)}/")
+                    self.defined.add(head)
+            else:
+                head = _split_regex(regex)
+            options.append(f"({head} {self.expr(rest)})" if rest != EMPTY else head)
+        choice = "(" + " | ".join(options) + ")"
+        return choice if fused else f"({text} {choice})"
+
+    def text(self, lang: int, banned: Any) -> str:
+        terminal = self.texts[lang]["lark"]
+
+        def make(index: int) -> str:
+            if terminal is None:
+                return self.dfa(f"text{index}", lang, banned)
+            name = f"TEXT{index}"
+            text = terminal
+            if banned:  # not empty, and not starting with a banned character
+                text += f" & ~/{lark_regex(('set', tuple(banned)))}(?s:.*)/ & /(?s:.+)/"
+            self.lines.append(f"{name}: {text}")
+            return name
+
+        return self.named(("text", lang, tuple(banned)), make)
+
+    def dfa(self, name: str, lang: int, banned: Any) -> str:
+        rows = self.texts[lang]["dfa"]
+        moves = [[(t, self.classes[c]) for t, c in row] for row in rows["rows"]]
+        accept = rows["accept"]
+        for state, row in enumerate(moves):
+            rule = _state_rule(name, row, state, state in accept, (), lark=True)
+            self.lines.append(f"{name}_{state}: {rule}")
+        entry = _state_rule(name, moves[0], 0, 0 in accept, banned, lark=True)
+        self.lines.append(f"{name}: {entry}")
+        return name
+
+
+# --------------------------------------------------------------------------- the
+# message
+
+
+class _Message:
+    """The message as an automaton of segments, turned into one expression."""
+
+    def __init__(
+        self,
+        skeleton: dict[str, Any],
+        table: dict[str, Any],
+        mode: str,
+        names: list[str],
+        parallel: bool,
+    ) -> None:
+        self.sk = skeleton
+        self.table = table
+        self.mode = mode
+        self.names = names
+        self.call = skeleton["call"]
+        # Parallel calls are items of one region's list, or regions of a field that
+        # repeats (a field that does not repeat keeps only its last region: one call
+        # region at most).
+        self.parallel = parallel
+        self.regions = (
+            parallel
+            and self.call is not None
+            and self.call["repeats"]
+            and not self.call["list"]
+        )
+        # Whether a call was made matters for `required` and for "at most one call
+        # region".
+        self.phases = mode == "required" or (mode == "auto" and not self.regions)
+        self.nodes: list[tuple[Any, ...]] = []
+        # (from, to) -> labels; to == -1: the end
+        self.edges: dict[tuple[int, int], list[Any]] = {}
+        self.bodies: dict[Any, Any] = {}
+
+    def expression(self, state: int, at_start: bool) -> Any:
+        if self.call is not None and state == self.call["state"]:
+            raise GrammarError(
+                "the prompt ends inside a tool call: no grammar starts there"
+            )
+        if state >= len(self.sk["states"]):
+            raise GrammarError(f"no parser state {state}")
+        self._node((state, (), 0, at_start))
+        done = 0
+        while done < len(self.nodes):
+            self._expand(done)
+            done += 1
+        return _eliminate(len(self.nodes), self.edges)
+
+    def _node(self, key: tuple[Any, ...]) -> int:
+        if key not in self.nodes:
+            self.nodes.append(key)
+        return self.nodes.index(key)
+
+    def _edge(self, source: int, key: tuple[Any, ...] | None, label: Any) -> None:
+        target = -1 if key is None else self._node(key)
+        self.edges.setdefault((source, target), []).append(label)
+
+    def _may_end(self, phase: int) -> bool:
+        return self.mode != "required" or phase == 1
+
+    def _may_call(self, phase: int) -> bool:
+        return self.mode != "none" and (phase == 0 or self.regions)
+
+    def _expand(self, index: int) -> None:
+        state, banned, phase, at_start = self.nodes[index]
+        if state == "call":
+            self._after_call(index, phase)
+            return
+        info = self.sk["states"][state]
+        textless = (
+            at_start and not info["start_text"]
+        )  # a `^` delimiter matches at once
+        if at_start:
+            banned = _union(banned, info["start_banned"])
+        leads: dict[tuple[Any, int | None], list[tuple[Any, Any]]] = {}
+        for exit_ in info["exits"]:
+            if exit_["at_start"] and not at_start:
+                continue
+            for variant in exit_["variants"]:
+                then, final = _split_end(variant["written"])
+                lang = None if exit_["at_start"] or textless else variant["text"]
+                options = self._exits(exit_, then, final, phase, variant["split"])
+                for regex, key, rest in options:
+                    leads.setdefault((key, lang), []).append((regex, rest))
+                if (
+                    variant["final_text"] is not None
+                    and then is not None
+                    and self._may_end(phase)
+                    and not textless
+                ):
+                    leads.setdefault((None, variant["final_text"]), []).append(
+                        (then, EMPTY)
+                    )
+        for (key, lang), pairs in leads.items():
+            if lang is None:
+                for regex, rest in pairs:
+                    self._edge(index, key, ("seq", (("re", regex), rest)))
+            else:
+                self._edge(index, key, ("lead", lang, banned, tuple(pairs)))
+        if self._may_end(phase):
+            self._edge(
+                index, None, EMPTY if textless else ("text", info["end_text"], banned)
+            )
+
+    def _exits(
+        self,
+        exit_: dict[str, Any],
+        then: Any,
+        final: Any,
+        phase: int,
+        split: bool = False,
+    ) -> list[tuple[Any, Any, Any]]:
+        """(regex written, the node it leads to (None: the end), what follows it) per
+        way out."""
+        call = self.call
+        out: list[tuple[Any, Any, Any]] = []
+        if (
+            call is not None
+            and exit_["field"] == call["field"]
+            and exit_["kind"] == "open"
+        ):
+            if not self._may_call(phase):
+                return out
+            after = ("call", (), 1 if self.phases else 0, False)
+            if call["name"][0] == "capture" and then is not None:
+                slot = ("slot", call["name"][1])
+                items = then[1] if then[0] == "seq" else (then,)
+                at = items.index(slot) if split else 0
+                head = ("seq", items[:at])
+                calls = []
+                for name in self.names:
+                    self._check_name(name)
+                    named = _fill(("seq", items[at:]), {slot[1]: ("lit", name)})
+                    body = self._body(name, exit_["not_next"])
+                    calls.append(
+                        ("seq", (("re", named), body)) if split else (named, body)
+                    )
+                if split:  # the delimiter up to the name, then one of the tools
+                    out.append((head, after, _alt(calls)))
+                else:
+                    out += [(named, after, body) for named, body in calls]
+            elif then is not None:
+                out.append((then, after, self._body(None, exit_["not_next"])))
+            return out
+        next_state = exit_["then"]
+        if then is not None:
+            out.append(
+                (then, (next_state, tuple(exit_["not_next"]), phase, False), EMPTY)
+            )
+        if final is not None and self._may_end(phase):
+            out.append((final, None, EMPTY))
+        return out
+
+    def _after_call(self, index: int, phase: int) -> None:
+        call = self.call
+        assert call is not None
+        trail = _space(call["trail"])
+        for exit_ in self.sk["states"][call["state"]]["exits"]:
+            for variant in exit_["variants"]:
+                then, final = _split_end(variant["written"])
+                if then is not None:
+                    key = (exit_["then"], tuple(exit_["not_next"]), phase, False)
+                    self._edge(index, key, ("re", ("seq", (trail, then))))
+                if final is not None and self._may_end(phase):
+                    self._edge(index, None, ("re", ("seq", (trail, final))))
+        if (
+            call["end_ok"] or not self.sk["states"][call["state"]]["exits"]
+        ) and self._may_end(phase):
+            self._edge(index, None, EMPTY)
+
+    def _check_name(self, name: str) -> None:
+        rows = self.call["name_rows"] if self.call else None
+        if rows is not None and not rows_accept(rows, classes(self.sk), name):
+            raise GrammarError(
+                f"tool name {name!r} cannot be written where the template's open "
+                "delimiter names it"
+            )
+
+    # -- call bodies
+
+    def _body(self, name: str | None, not_next: Any) -> Any:
+        key = (name, tuple(not_next))
+        if key not in self.bodies:
+            self.bodies[key] = (
+                "rule",
+                f"call_{len(self.bodies)}",
+                self._write_body(name, not_next),
+            )
+        return self.bodies[key]
+
+    def _write_body(self, name: str | None, not_next: Any) -> Any:
+        call = self.call
+        assert call is not None
+        lead = "".join(c for c in call["lead"] if not _member(not_next, ord(c)))
+        syntax = call["syntax"]
+        writer = _Writer(call, self.table, self.sk)
+        if syntax == "xml-inline":
+            assert name is not None
+            return writer.xml_arguments(name, not_next)
+        if syntax == "python-call-list":
+            body = writer.listed(
+                [writer.python_call(n) for n in self.names], self.parallel
+            )
+        elif name is not None:
+            body = writer.arguments(name)
+        else:
+            objects = [writer.call_object(n) for n in self.names]
+            body = (
+                writer.listed(objects, self.parallel) if call["list"] else _alt(objects)
+            )
+        return ("seq", (("re", _space(lead)), body)) if lead else body
+
+
+class _Structural:
+    """xgrammar's structural tag: the expression as nested formats; free text and
+    regular parts as `grammar` formats (GBNF, which xgrammar's EBNF reads), arguments as
+    `json_schema` where any JSON whitespace is safe."""
+
+    def __init__(self, skeleton: dict[str, Any]) -> None:
+        self.sk = skeleton
+        self.ws_free = bool(skeleton["call"] and skeleton["call"]["ws_free"])
+
+    def format(self, e: Any) -> dict[str, Any]:
+        kind = e[0]
+        if kind == "lit":
+            return {"type": "const_string", "value": e[1]}
+        if kind in ("re", "text"):
+            return self._grammar(e)
+        if kind == "lead":
+            options = [self._pair(regex, rest) for regex, rest in e[3]]
+            choice = (
+                options[0] if len(options) == 1 else {"type": "or", "elements": options}
+            )
+            return {
+                "type": "sequence",
+                "elements": [self._grammar(("text", e[1], e[2])), choice],
+            }
+        if kind == "json":
+            if self.ws_free and e[2] == self.sk["call"]["ws"]:
+                return {"type": "json_schema", "json_schema": e[1]}
+            return self._grammar(e)
+        if kind == "rule":
+            return self.format(e[2])
+        if kind == "seq":
+            items = [self.format(i) for i in e[1] if i != EMPTY]
+            if not items:
+                return {"type": "const_string", "value": ""}
+            return (
+                items[0] if len(items) == 1 else {"type": "sequence", "elements": items}
+            )
+        if kind == "alt":
+            return {"type": "or", "elements": [self.format(i) for i in e[1]]}
+        if kind == "rep":
+            content = self.format(e[1])
+            low, high = e[2], e[3]
+            if (low, high) == (0, None):
+                return {"type": "star", "content": content}
+            if (low, high) == (1, None):
+                return {"type": "plus", "content": content}
+            if (low, high) == (0, 1):
+                return {"type": "optional", "content": content}
+            return {
+                "type": "repeat",
+                "min": low,
+                "max": -1 if high is None else high,
+                "content": content,
+            }
+        raise GrammarError(f"cannot print {kind!r}")
+
+    def _pair(self, regex: Any, rest: Any) -> dict[str, Any]:
+        head = self._grammar(("re", regex))
+        return (
+            head
+            if rest == EMPTY
+            else {"type": "sequence", "elements": [head, self.format(rest)]}
+        )
+
+    def _grammar(self, e: Any) -> dict[str, Any]:
+        return {"type": "grammar", "grammar": _Gbnf(self.sk).grammar(e)}
+
+
+def _choice(
+    tool_choice: Any, table: dict[str, Any], skeleton: dict[str, Any]
+) -> tuple[str, list[str]]:
+    """("none" | "auto" | "required", the tools that may be called)."""
+    if isinstance(tool_choice, dict):
+        function = tool_choice.get("function")
+        tool_choice = function.get("name") if isinstance(function, dict) else None
+    if tool_choice in ("none", "auto", "required"):
+        mode, names = str(tool_choice), list(table)
+    elif isinstance(tool_choice, str) and tool_choice in table:
+        mode, names = "required", [tool_choice]
+    else:
+        raise GrammarError(
+            f"tool_choice {tool_choice!r} is not auto, required, none or a declared "
+            "tool"
+        )
+    if mode == "required" and (skeleton["call"] is None or not names):
+        raise GrammarError(
+            "tool_choice needs a call, but the template has no tool-call field or no "
+            "tool is given"
+        )
+    if skeleton["call"] is None or not names:
+        mode = "none"
+    return mode, names
+
+
+def tool_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """Tool name -> its parameters schema, for tools given as JSON schemas (wrapped in
+    `{"type": "function", "function": ...}` or bare)."""
+    table: dict[str, dict[str, Any]] = {}
+    for index, tool in enumerate(tools):
+        function = tool.get("function", tool) if isinstance(tool, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise GrammarError(
+                f"tools[{index}]: a tool is a JSON schema with a function name"
+            )
+        parameters = function.get("parameters")
+        if parameters is None:
+            parameters = {"type": "object", "properties": {}}
+        if not isinstance(parameters, dict):
+            raise GrammarError(
+                f"tools[{index}]: parameters must be a JSON schema object"
+            )
+        table[function["name"]] = parameters
+    return table
+
+
+def build_grammar(
+    skeleton: dict[str, Any],
+    tools: Iterable[Any],
+    *,
+    tool_choice: Any = "auto",
+    parallel_tool_calls: bool = True,
+    start: tuple[int, bool] = (0, True),
+    format: str = "lark",
+) -> str:
+    """The grammar text for `tools`. `start` is (the parser state after the prompt,
+    whether the message is still empty there). Raises GrammarError for what has no
+    grammar."""
+    refused = skeleton["refused"]
+    if refused:
+        where = ".".join(str(part) for part in refused["path"])
+        raise GrammarError(f"{where}: {refused['message']}")
+    if format not in FORMATS:
+        raise GrammarError(
+            f"unknown grammar format {format!r} (one of: {', '.join(FORMATS)})"
+        )
+    table = tool_table(tools)
+    mode, names = _choice(tool_choice, table, skeleton)
+    message = _Message(skeleton, table, mode, names, parallel_tool_calls)
+    expression = message.expression(*start)
+    if format == "lark":
+        return _Lark(skeleton).grammar(expression)
+    if format == "gbnf":
+        return _Gbnf(skeleton).grammar(expression)
+    return json.dumps(
+        {"type": "structural_tag", "format": _Structural(skeleton).format(expression)},
+        ensure_ascii=False,
+    )
+
+
 # Turns a tool given as a Python function into its JSON schema
 # (`tool_schema.function_to_tool_schema`, or, in a module compiled without that code,
 # `refuse_function_tool`). (A string: generated modules import `typing` for the type
 # checker only.)
 FunctionSchema: TypeAlias = "Callable[[Callable[..., Any]], dict[str, Any]]"
+
+
+def tool_schemas(
+    tools: Iterable[Any] | None, function_schema: FunctionSchema
+) -> list[Any]:
+    """The tools as JSON schemas: Python functions converted by `function_schema`."""
+    # isinstance checks are what inspect.isfunction/ismethod do, without importing
+    # inspect.
+    return [
+        function_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool
+        for tool in tools or []
+    ]
+
+
+def parser_grammar(
+    parser: StreamingParser,
+    skeleton: dict[str, Any],
+    tools: Iterable[Any],
+    *,
+    tool_choice: Any,
+    parallel_tool_calls: bool,
+    format: str,
+) -> str:
+    """The grammar of what `parser` (fed its prompt, nothing else) reads next, for
+    `tools` (JSON schemas, or Python functions the parser converts)."""
+    start = parser.grammar_start()
+    if start is None:
+        raise GrammarError(
+            "the prompt ends in text a delimiter may still claim: no grammar starts "
+            "there"
+        )
+    return build_grammar(
+        skeleton,
+        tool_schemas(tools, parser._program.function_schema),
+        tool_choice=tool_choice,
+        parallel_tool_calls=parallel_tool_calls,
+        start=start,
+        format=format,
+    )
 
 
 # A field's handler: (the closed region's body, its captures) -> the field's value.
@@ -1945,13 +3295,7 @@ def tool_parameters(
 ) -> dict[str, dict[str, Any]]:
     """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python
     functions (converted by `function_schema`)."""
-    # isinstance checks are what inspect.isfunction/ismethod do, without importing
-    # inspect.
-    schemas = [
-        function_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool
-        for tool in tools or []
-    ]
-    return tool_parameter_table(schemas)
+    return tool_parameter_table(tool_schemas(tools, function_schema))
 
 
 def is_empty(value: object) -> bool:
@@ -2417,6 +3761,716 @@ class _OpenAITextDeltas:
         return True
 
 
+def classes(skeleton: dict[str, Any]) -> list[tuple[tuple[int, int], ...]]:
+    """The skeleton's character classes (written as hexadecimal ranges, "30-39 5f"), as
+    ranges."""
+    return [
+        tuple(
+            (int(lo, 16), int(hi or lo, 16))
+            for lo, _, hi in (item.partition("-") for item in text.split())
+        )
+        for text in skeleton["classes"]
+    ]
+
+
+EMPTY: tuple[Any, ...] = ("seq", ())
+
+
+def _quantifier(low: int, high: int | None) -> str:
+    if (low, high) == (0, None):
+        return "*"
+    if (low, high) == (1, None):
+        return "+"
+    if (low, high) == (0, 1):
+        return "?"
+    return f"{{{low},}}" if high is None else f"{{{low},{high}}}"
+
+
+def _gbnf_char(point: int) -> str:
+    if point >= 0x10000:
+        return chr(
+            point
+        )  # llguidance's GBNF reader has no \U escape; llama.cpp reads the character
+    return f"\\x{point:02X}" if point < 0x100 else f"\\u{point:04X}"
+
+
+def _gbnf_literal(text: str) -> str:
+    if not text:
+        return '""'
+    return (
+        '"'
+        + "".join(
+            (
+                c
+                if c.isascii() and c.isalnum() or c in " _-:;,.=<>/|!?()[]{}@#$%&*+~'"
+                else _gbnf_char(ord(c))
+            )
+            for c in text
+        )
+        + '"'
+    )
+
+
+MAX_CODE_POINT = 0x10FFFF
+
+
+def _gbnf_class(ranges: Any) -> str:
+    if not ranges:
+        return "[^\\x00-" + chr(MAX_CODE_POINT) + "]"
+    return (
+        "["
+        + "".join(
+            _gbnf_char(lo) if lo == hi else f"{_gbnf_char(lo)}-{_gbnf_char(hi)}"
+            for lo, hi in ranges
+        )
+        + "]"
+    )
+
+
+def _gbnf_regex(node: Any, split: bool = False) -> str:
+    kind = node[0]
+    if kind == "lit":
+        if split and len(node[1]) > 1:
+            return "(" + " ".join(_gbnf_literal(c) for c in node[1]) + ")"
+        return _gbnf_literal(node[1])
+    if kind == "set":
+        return _gbnf_class(node[1])
+    if kind == "seq":
+        return (
+            "(" + " ".join(_gbnf_regex(i, split) for i in node[1]) + ")"
+            if node[1]
+            else '""'
+        )
+    if kind == "alt":
+        return "(" + " | ".join(_gbnf_regex(i, split) for i in node[1]) + ")"
+    if kind == "rep":
+        return f"({_gbnf_regex(node[1], split)}){_quantifier(node[2], node[3])}"
+    raise GrammarError(f"no GBNF form for {kind!r}")
+
+
+# ---------------------------------------------------------------------------
+# expressions
+
+
+def _alt(items: list[Any]) -> Any:
+    return items[0] if len(items) == 1 else ("alt", tuple(items))
+
+
+def _array(item: Any, schema: dict[str, Any], space: Any, comma: Any) -> Any:
+    low, high = schema.get("minItems", 0), schema.get("maxItems")
+    if high == 0:
+        body: Any = EMPTY
+    else:
+        more: Any = (
+            "rep",
+            ("seq", (comma, item)),
+            max(low - 1, 0),
+            None if high is None else high - 1,
+        )
+        body = ("seq", (item, more if high != 1 else EMPTY))
+        if low == 0:
+            body = ("rep", body, 0, 1)
+    return ("seq", (("lit", "["), space, body, space, ("lit", "]")))
+
+
+def _member(ranges: Any, point: int) -> bool:
+    return any(lo <= point <= hi for lo, hi in ranges)
+
+
+def _json_text(text: str, banned: Any) -> str:
+    encoded = json.dumps(text, ensure_ascii=False)
+    if "\\u" in encoded or any(_member(banned, ord(c)) for c in text):
+        raise GrammarError(
+            f"the string {text!r} cannot be written safely inside a tool call of this "
+            "template"
+        )
+    return encoded
+
+
+def _member_list(items: list[tuple[Any, bool]], comma: Any) -> Any:
+    """Members in order, separated by `comma`; the optional ones may be left out."""
+    following: Any = (
+        EMPTY  # the members from here on, when something was written before them
+    )
+    first: Any = EMPTY  # the members from here on, when nothing was
+    for member, required in reversed(items):
+        with_comma = ("seq", (comma, member, following))
+        leading = ("seq", (member, following))
+        first = leading if required else _alt([leading, first])
+        following = with_comma if required else _alt([with_comma, following])
+    return first
+
+
+def _union(first: Any, second: Any) -> tuple[tuple[int, int], ...]:
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted([*first, *second]):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return tuple(merged)
+
+
+def _complement(ranges: Any) -> tuple[tuple[int, int], ...]:
+    out, low = [], 0
+    for lo, hi in _union(ranges, ()):
+        if lo > low:
+            out.append((low, lo - 1))
+        low = max(low, hi + 1)
+    if low <= MAX_CODE_POINT:
+        out.append((low, MAX_CODE_POINT))
+    return tuple(out)
+
+
+def _quoted(quote: str, banned: Any, python: bool = False) -> Any:
+    """A string between `quote`s with JSON's escapes (no \\u; a Python call list's \\'
+    too), holding no character of `banned`."""
+    plain = _complement(_union(((0, 31), (ord(quote), ord(quote)), (92, 92)), banned))
+    letters = "\"'\\bfnrt" if python else '"\\bfnrt'
+    escapes = tuple((ord(c), ord(c)) for c in letters if not _member(banned, ord(c)))
+    char = (
+        "alt",
+        (("set", plain), ("seq", (("lit", "\\"), ("set", _union(escapes, ()))))),
+    )
+    return ("seq", (("lit", quote), ("rep", char, 0, None), ("lit", quote)))
+
+
+_DIGITS = ("set", ((48, 57),))
+
+
+_INTEGER = (
+    "seq",
+    (
+        ("rep", ("lit", "-"), 0, 1),
+        (
+            "alt",
+            (("lit", "0"), ("seq", (("set", ((49, 57),)), ("rep", _DIGITS, 0, 14)))),
+        ),
+    ),
+)
+
+
+_NUMBER = (
+    "seq",
+    (_INTEGER, ("rep", ("seq", (("lit", "."), ("rep", _DIGITS, 1, 15))), 0, 1)),
+)
+
+
+def _scalar(kind: str) -> Any:
+    if kind == "integer":
+        return ("re", _INTEGER)
+    if kind == "number":
+        return ("re", _NUMBER)
+    if kind == "boolean":
+        return ("alt", (("lit", "true"), ("lit", "false")))
+    return ("lit", "null")
+
+
+def _space(chars: str) -> Any:
+    if not chars:
+        return EMPTY
+    return (
+        "rep",
+        ("set", tuple(sorted((ord(c), ord(c)) for c in set(chars)))),
+        0,
+        None,
+    )
+
+
+def _json_expression(
+    schema: dict[str, Any], ws: str, banned: Any, python: bool = False
+) -> Any:
+    """A cleaned schema (`_clean_schema`) as an expression: JSON text for GBNF and
+    structural tags, or (`python`) a Python call list's value: strings in either quotes,
+    True/False/None as well."""
+    space: Any = ("re", _space(ws)) if ws else EMPTY
+    comma = ("seq", (space, ("lit", ","), space))
+    if "anyOf" in schema:
+        return _alt([_json_expression(s, ws, banned, python) for s in schema["anyOf"]])
+    if "enum" in schema:
+        return _alt(
+            [("lit", json.dumps(v, ensure_ascii=False)) for v in schema["enum"]]
+        )
+    kind = schema["type"]
+    if kind == "object":
+        members = []
+        for key, sub in schema["properties"].items():
+            value = _json_expression(sub, ws, banned, python)
+            member = (
+                "seq",
+                (("lit", _json_text(key, banned)), space, ("lit", ":"), space, value),
+            )
+            members.append((member, key in schema["required"]))
+        return (
+            "seq",
+            (("lit", "{"), space, _member_list(members, comma), space, ("lit", "}")),
+        )
+    if kind == "array":
+        return _array(
+            _json_expression(schema["items"], ws, banned, python), schema, space, comma
+        )
+    if kind == "string":
+        quotes = "\"'" if python else '"'
+        return _alt([("re", _quoted(quote, banned, python)) for quote in quotes])
+    if python and kind in ("boolean", "null"):
+        words = (
+            ("true", "false", "True", "False")
+            if kind == "boolean"
+            else ("null", "None")
+        )
+        return _alt([("lit", word) for word in words])
+    return _scalar(kind)
+
+
+def _minus(ranges: Any, banned: Any) -> tuple[tuple[int, int], ...]:
+    return _complement(_union(_complement(ranges), banned))
+
+
+def _escape(c: str) -> str:
+    """One character in a Rust (llguidance) regex, between Lark's slashes."""
+    if c.isprintable() and c not in "\\/.+*?()|[]{}^$#&-~ ":
+        return c
+    return f"\\x{{{ord(c):x}}}"
+
+
+def lark_regex(node: Any) -> str:
+    """A regex in llguidance's (Rust) syntax."""
+    kind = node[0]
+    if kind == "lit":
+        return "".join(_escape(c) for c in node[1]) if node[1] else "(?:)"
+    if kind == "set":
+        if not node[1]:
+            return "[^\\x{0}-\\x{10ffff}]"
+        return (
+            "["
+            + "".join(
+                (
+                    _escape(chr(lo))
+                    if lo == hi
+                    else f"{_escape(chr(lo))}-{_escape(chr(hi))}"
+                )
+                for lo, hi in node[1]
+            )
+            + "]"
+        )
+    if kind == "seq":
+        return (
+            "".join(
+                f"(?:{lark_regex(i)})" if i[0] == "alt" else lark_regex(i)
+                for i in node[1]
+            )
+            if node[1]
+            else "(?:)"
+        )
+    if kind == "alt":
+        return "(?:" + "|".join(lark_regex(i) for i in node[1]) + ")"
+    if kind == "rep":
+        return f"(?:{lark_regex(node[1])}){_quantifier(node[2], node[3])}"
+    raise GrammarError(f"no regex form for {kind!r}")
+
+
+def _state_rule(
+    name: str, row: Any, state: int, accepting: bool, banned: Any, lark: bool = False
+) -> str:
+    """A DFA state as a rule (GBNF, or Lark): its self loop as one repeated class (few
+    rules deep for long texts), then a move to another state, or the end where the state
+    accepts. With `banned`, the rule is the entry of a text that is not empty and starts
+    with none of them."""
+
+    def cls(ranges: Any) -> str:
+        return (
+            f"/{lark_regex(('set', tuple(ranges)))}/" if lark else _gbnf_class(ranges)
+        )
+
+    sep = "_" if lark else "-"
+    never = cls(())
+    if (
+        banned
+    ):  # the entry of a text that is not empty and starts with no banned character
+        options = [
+            f"{cls(_minus(ranges, banned))} {name}{sep}{target}"
+            for target, ranges in row
+            if _minus(ranges, banned)
+        ]
+        return "(" + " | ".join(options) + ")" if options else never
+    loop = next((ranges for target, ranges in row if target == state), ())
+    options = [
+        f"{cls(ranges)} {name}{sep}{target}"
+        for target, ranges in row
+        if target != state
+    ]
+    if accepting:
+        options.append('""')
+    tail = "(" + " | ".join(options) + ")" if options else never
+    if not loop:
+        return tail
+    # (in Lark too a character per lexeme: a run as one lexeme would be taken on,
+    # greedily, over the characters of a delimiter that follows)
+    return f"{cls(loop)}* {tail}"
+
+
+def _split_regex(node: Any) -> str:
+    """A regex as Lark items one character each (see `_Lark`)."""
+    kind = node[0]
+    if kind == "lit":
+        return " ".join(json.dumps(c, ensure_ascii=False) for c in node[1]) or '""'
+    if kind == "set":
+        return f"/{lark_regex(node)}/"
+    if kind == "seq":
+        return (
+            "(" + " ".join(_split_regex(i) for i in node[1]) + ")" if node[1] else '""'
+        )
+    if kind == "alt":
+        return "(" + " | ".join(_split_regex(i) for i in node[1]) + ")"
+    if kind == "rep":
+        return f"({_split_regex(node[1])}){_quantifier(node[2], node[3])}"
+    raise GrammarError(f"no regex form for {kind!r}")
+
+
+def _degree(graph: dict[tuple[int, int], Any], node: int) -> int:
+    ins = sum(1 for a, b in graph if b == node and a != node)
+    outs = sum(1 for a, b in graph if a == node and b != node)
+    return ins * outs
+
+
+def _eliminate(count: int, edges: dict[tuple[int, int], list[Any]]) -> Any:
+    """The expression of the segment automaton from node 0 to the end (-1), by state
+    elimination: nodes are few (parser states times the ways into them), so the
+    expression stays small."""
+    graph = {key: _alt(labels) for key, labels in edges.items()}
+    for node in sorted(range(1, count), key=lambda n: _degree(graph, n)):
+        loop = graph.pop((node, node), None)
+        ins = [(a, label) for (a, b), label in graph.items() if b == node]
+        outs = [(b, label) for (a, b), label in graph.items() if a == node]
+        for a, _ in ins:
+            del graph[(a, node)]
+        for b, _ in outs:
+            del graph[(node, b)]
+        middle = EMPTY if loop is None else ("rep", loop, 0, None)
+        for a, into in ins:
+            for b, out in outs:
+                path = ("seq", (into, middle, out))
+                graph[(a, b)] = (
+                    path if (a, b) not in graph else ("alt", (graph[(a, b)], path))
+                )
+    loop = graph.get((0, 0))
+    final = graph.get((0, -1))
+    if final is None:
+        raise GrammarError("no message can be written with these options")
+    return final if loop is None else ("seq", (("rep", loop, 0, None), final))
+
+
+def _split_end(node: Any) -> tuple[Any, Any]:
+    """(`node` without the texts that need the output to end, those texts without the
+    end)."""
+    if node == ("end",):
+        return None, EMPTY
+    if node[0] == "alt":
+        cont, final = [], []
+        for item in node[1]:
+            c, f = _split_end(item)
+            if c is not None:
+                cont.append(c)
+            if f is not None:
+                final.append(f)
+        return (("alt", tuple(cont)) if cont else None), (
+            ("alt", tuple(final)) if final else None
+        )
+    if node[0] == "seq" and node[1]:
+        head, last = node[1][:-1], node[1][-1]
+        c, f = _split_end(last)
+        return (None if c is None else ("seq", (*head, c))), (
+            None if f is None else ("seq", (*head, f))
+        )
+    if node[0] == "rep" and _split_end(node[1])[1] is not None:
+        raise GrammarError("a repeated end anchor has no grammar form")
+    return node, None
+
+
+def _fill(node: Any, slots: dict[str, Any]) -> Any:
+    if node[0] == "slot":
+        return slots[node[1]]
+    if node[0] in ("seq", "alt"):
+        return (node[0], tuple(_fill(item, slots) for item in node[1]))
+    if node[0] == "rep":
+        return ("rep", _fill(node[1], slots), node[2], node[3])
+    return node
+
+
+def rows_accept(rows: dict[str, Any], classes: list[Any], text: str) -> bool:
+    """Whether a DFA in the skeleton's form (moves on indices into `classes`) accepts
+    `text`."""
+    state = 0
+    for char in text:
+        for target, ranges in rows["rows"][state]:
+            if _member(classes[ranges], ord(char)):
+                state = target
+                break
+        else:
+            return False
+    return state in rows["accept"]
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+class _Writer:
+    """Tool calls and their arguments, in the template's argument syntax."""
+
+    def __init__(
+        self, call: dict[str, Any], table: dict[str, Any], skeleton: dict[str, Any]
+    ) -> None:
+        self.call = call
+        self.table = table
+        self.texts = skeleton["texts"]
+        self.classes = classes(skeleton)
+        self.ws = call["ws"]
+        self.banned = call["banned"]
+
+    def _w(self) -> Any:
+        return ("re", _space(self.ws)) if self.ws else EMPTY
+
+    def _punct(self, text: str) -> Any:
+        return ("seq", (self._w(), ("lit", text), self._w()))
+
+    def _value(self, cleaned: dict[str, Any]) -> Any:
+        if self.call["syntax"] == "json-dialect":
+            return self._dialect_value(cleaned)
+        return ("json", cleaned, self.ws, self.banned)
+
+    def arguments(self, name: str) -> Any:
+        where = f"tools.{name}.parameters"
+        return self._value(_arguments_schema(self.table[name], where, self.banned))
+
+    def call_object(self, name: str) -> Any:
+        """A JSON object with the call's name and arguments under the keys the transform
+        reads (in either order)."""
+        name_key, args_key = self.call["name"][1], self.call["arguments"][1]
+        where = f"tools.{name}.parameters"
+        for text in (name, name_key, args_key):
+            _json_text(text, self.banned)
+        members = {
+            name_key: {"enum": [name]},
+            args_key: _arguments_schema(self.table[name], where, self.banned),
+        }
+        orders = []
+        for first, second in ((name_key, args_key), (args_key, name_key)):
+            orders.append(
+                self._value(
+                    {
+                        "type": "object",
+                        "properties": {first: members[first], second: members[second]},
+                        "required": [first, second],
+                        "additionalProperties": False,
+                    }
+                )
+            )
+        return _alt(orders)
+
+    def listed(self, items: list[Any], parallel: bool) -> Any:
+        """`[` items `]`: at least one, at most one unless calls may be parallel."""
+        if not items:
+            raise GrammarError("no tool can be called")
+        item = _alt(items)
+        flat = [j for i in items for j in (i[1] if i[0] == "alt" else (i,))]
+        if self.call["syntax"] == "json" and all(i[0] == "json" for i in flat):
+            schemas = [i[1] for i in flat]
+            schema: dict[str, Any] = {
+                "type": "array",
+                "items": {"anyOf": schemas},
+                "minItems": 1,
+            }
+            if not parallel:
+                schema["maxItems"] = 1
+            return ("json", schema, self.ws, self.banned)
+        more = (
+            ("rep", ("seq", (self._punct(","), item)), 0, None) if parallel else EMPTY
+        )
+        return ("seq", (("lit", "["), self._w(), item, more, self._w(), ("lit", "]")))
+
+    def python_call(self, name: str) -> Any:
+        if _CALL_LIST_NAME.fullmatch(name) is None:
+            raise GrammarError(
+                f"tool name {name!r} is not a name a Python call list can hold"
+            )
+        where = f"tools.{name}.parameters"
+        cleaned = _arguments_schema(self.table[name], where, self.banned)
+        props, required = cleaned["properties"], cleaned["required"]
+        members = []
+        for key, sub in props.items():
+            if _CALL_LIST_NAME.fullmatch(key) is None:
+                raise GrammarError(
+                    f"{where}: parameter {key!r} is not a keyword a Python call can "
+                    "take"
+                )
+            value = _json_expression(sub, self.ws, self.banned, python=True)
+            members.append(
+                (("seq", (("lit", key), self._punct("="), value)), key in required)
+            )
+        body = _member_list(members, self._punct(","))
+        return ("seq", (("lit", name), self._punct("("), body, self._punct(")")))
+
+    # -- JSON with bare keys and custom-delimited strings
+
+    def _dialect_value(self, schema: dict[str, Any]) -> Any:
+        if "anyOf" in schema:
+            return _alt([self._dialect_value(s) for s in schema["anyOf"]])
+        if "enum" in schema:
+            return _alt([self._dialect_literal(v) for v in schema["enum"]])
+        kind = schema["type"]
+        if kind == "object":
+            members = []
+            for key, sub in schema["properties"].items():
+                member = (
+                    "seq",
+                    (
+                        self._dialect_key(key),
+                        self._punct(":"),
+                        self._dialect_value(sub),
+                    ),
+                )
+                members.append((member, key in schema["required"]))
+            return (
+                "seq",
+                (
+                    ("lit", "{"),
+                    self._w(),
+                    _member_list(members, self._punct(",")),
+                    self._w(),
+                    ("lit", "}"),
+                ),
+            )
+        if kind == "array":
+            return _array(
+                self._dialect_value(schema["items"]),
+                schema,
+                self._w(),
+                self._punct(","),
+            )
+        if kind == "string":
+            opener, closer, lang = self.call["delims"]
+            return (
+                "seq",
+                (("lit", opener), ("lead", lang, (), ((("lit", closer), EMPTY),))),
+            )
+        return _scalar(kind)
+
+    def _dialect_key(self, key: str) -> Any:
+        quoted = _json_text(key, self.banned)
+        if self.call["unquoted_keys"] and _BARE_KEY.fullmatch(key):
+            return ("alt", (("lit", key), ("lit", quoted)))
+        return ("lit", quoted)
+
+    def _dialect_literal(self, value: Any) -> Any:
+        if not isinstance(value, str):
+            return ("lit", json.dumps(value))
+        opener, closer, lang = self.call["delims"]
+        if not rows_accept(self.texts[lang]["dfa"], self.classes, value):
+            raise GrammarError(
+                f"the string {value!r} cannot be written safely inside a tool call of "
+                "this template"
+            )
+        return ("lit", opener + value + closer)
+
+    # -- xml-inline
+
+    def xml_arguments(self, name: str, not_next: Any) -> Any:
+        where = f"tools.{name}.parameters"
+        cleaned = _arguments_schema(self.table[name], where, self.banned)
+        props, required = cleaned["properties"], cleaned["required"]
+        sep = ("re", self.call["sep"])
+        # right after the name, no separator the name's group would take on (`name,` is
+        # a name)
+        first = starting(self.call["sep"], _complement(not_next))
+        lead = [EMPTY] if first == NOTHING else [EMPTY, ("re", first)]
+        parts: list[Any] = [_alt(lead)]
+        raw = self.table[name].get("properties") or {}
+        for key, sub in props.items():
+            if not rows_accept(self.call["key"], self.classes, key):
+                raise GrammarError(
+                    f"{where}: parameter {key!r} cannot be written in the template's "
+                    "tags"
+                )
+            # Tag values are text the parser types by the schema (its first type that
+            # reads the text wins): one type (or one and null) leaves no room for
+            # another reading.
+            types = schema_types(raw[key])
+            if len(set(types) - {"null"}) > 1:
+                raise GrammarError(
+                    f"{where}.{key}: a value of several types has no grammar form in "
+                    "tags"
+                )
+            tag = ("seq", (self._xml_tag(key, sub, types), sep))
+            parts.append(tag if key in required else ("rep", tag, 0, 1))
+        return ("seq", tuple(parts))
+
+    def _xml_tag(self, key: str, schema: dict[str, Any], types: Any) -> Any:
+        items = self.call["tag"]
+        items = items[1] if items[0] == "seq" else (items,)
+        at = next(i for i, item in enumerate(items) if item == ("slot", "value"))
+        head = _fill(("seq", items[:at]), {"key": ("lit", key)})
+        value = self._xml_value(schema, self.call["tail"], types)
+        return ("seq", (("re", head), value))
+
+    def _xml_value(self, schema: dict[str, Any], tail: Any, types: Any) -> Any:
+        """A value and the rest of its tag; free text and the tag's end are one Lark
+        terminal."""
+        if "anyOf" in schema:
+            return _alt([self._xml_value(s, tail, types) for s in schema["anyOf"]])
+        values = self.call["values"]
+        if "enum" in schema:
+            options = []
+            for value in schema["enum"]:
+                text = (
+                    value
+                    if isinstance(value, str) and not self.call["json_values"]
+                    else json.dumps(value)
+                )
+                if not _same(self._xml_reads(text, types), value):
+                    raise GrammarError(
+                        f"the value {value!r} would not read back from the template's "
+                        "tags"
+                    )
+                fitting = [
+                    end
+                    for entries in values.values()
+                    for end, lang in entries or ()
+                    if rows_accept(self.texts[lang]["dfa"], self.classes, text)
+                ]
+                if not fitting:
+                    raise GrammarError(
+                        f"the value {value!r} cannot be written in the template's tags"
+                    )
+                options += [
+                    ("re", ("seq", (("lit", text), end)))
+                    for end in dict.fromkeys(fitting)
+                ]
+            return _alt(options)
+        kind = schema["type"]
+        if kind in ("object", "array"):
+            if not self.call["structured"]:
+                raise GrammarError(
+                    f"an {kind} value cannot be written in the template's tags"
+                )
+            return ("seq", (("json", schema, " \t", self.banned), ("re", tail)))
+        entries = values.get(kind)
+        if not entries:
+            raise GrammarError(
+                f"a {kind} value cannot be written in the template's tags"
+            )
+        return _alt([("lead", lang, (), ((end, EMPTY),)) for end, lang in entries])
+
+    def _xml_reads(self, text: str, types: Any) -> Any:
+        """What the parser makes of a tag's value text, given the tools."""
+        value: Any = text
+        if self.call["json_values"]:
+            try:
+                value = json.loads(text)
+            except ValueError:
+                value = text
+        return coerce_value(value, types) if isinstance(value, str) else value
+
+
 def seal(chunks: list[str], blocks: list[str]) -> None:
     """Join `chunks` into one block at the end of `blocks`, and empty `chunks`. A block
     no longer than the new one is merged into it, so block lengths fall from first to
@@ -2484,6 +4538,268 @@ class _OpenAIFieldValue:
         ):
             return None
         return value
+
+
+def _argument_types(schema: Any) -> list[str]:
+    """The types the parser's argument typing reads in a schema
+    (`coercion.schema_types`)."""
+    if not isinstance(schema, dict):
+        return []
+    declared = schema.get("type")
+    types = (
+        [declared]
+        if isinstance(declared, str)
+        else [t for t in declared or [] if isinstance(t, str)]
+    )
+    for choice in schema.get("anyOf") or []:
+        types += _argument_types(choice)
+    return types
+
+
+_ANNOTATIONS = frozenset(
+    {
+        "description",
+        "title",
+        "default",
+        "examples",
+        "$comment",
+        "nullable",
+        "additionalProperties",
+        "$schema",
+    }
+)
+
+
+# Schema keywords a grammar honours, and those it may ignore (they constrain nothing it
+# writes).
+_KEYWORDS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "minItems",
+        "maxItems",
+    }
+)
+
+
+# JSON numbers the grammar writes: integers of at most 15 digits (exact as doubles, far
+# below Python's int-string limit), fractions of at most 15 digits.
+NUMBER_LIMIT = 10**15 - 1
+
+
+def _fits(value: Any) -> bool:
+    return (
+        not isinstance(value, (int, float))
+        or isinstance(value, bool)
+        or abs(value) <= NUMBER_LIMIT
+    )
+
+
+def _pattern_range(lo: int, hi: int) -> str:
+    def one(point: int) -> str:
+        if point > 0xFFFF:
+            raise GrammarError(
+                "a character outside the Basic Multilingual Plane has no string "
+                "pattern form"
+            )
+        return f"\\u{point:04x}"
+
+    return one(lo) if lo == hi else f"{one(lo)}-{one(hi)}"
+
+
+def _properties(schema: dict[str, Any], where: str) -> tuple[dict[str, Any], list[str]]:
+    props = schema.get("properties") or {}
+    required = schema.get("required") or []
+    if not isinstance(props, dict) or not isinstance(required, list):
+        raise GrammarError(f"{where}: properties must be an object and required a list")
+    for name in required:
+        if name not in props:
+            raise GrammarError(
+                f"{where}: required parameter {name!r} is not among the properties"
+            )
+    return props, required
+
+
+def _typed_schema(
+    kind: Any, schema: dict[str, Any], where: str, banned: Any
+) -> dict[str, Any]:
+    if kind == "object":
+        props, required = _properties(schema, where)
+        for key in props:
+            _json_text(key, banned)
+        return {
+            "type": "object",
+            "properties": {
+                k: _clean_schema(v, f"{where}.{k}", banned) for k, v in props.items()
+            },
+            "required": list(required),
+            "additionalProperties": False,
+        }
+    if kind == "array":
+        out: dict[str, Any] = {
+            "type": "array",
+            "items": _clean_schema(schema.get("items", {}), f"{where}.items", banned),
+        }
+        for bound in ("minItems", "maxItems"):
+            if bound in schema:
+                if not isinstance(schema[bound], int) or schema[bound] < 0:
+                    raise GrammarError(f"{where}: {bound} must be a count")
+                out[bound] = schema[bound]
+        return out
+    if kind == "string":
+        string: dict[str, Any] = {"type": "string"}
+        # control characters never stand raw in a JSON string (they are escaped): no
+        # need to ban them
+        visible = _minus(banned, ((0, 31),))
+        if visible:
+            string["pattern"] = (
+                "^[^" + "".join(_pattern_range(lo, hi) for lo, hi in visible) + "]*$"
+            )
+        return string
+    if kind in ("integer", "number"):
+        return {"type": kind, "minimum": -NUMBER_LIMIT, "maximum": NUMBER_LIMIT}
+    if kind in ("boolean", "null"):
+        return {"type": kind}
+    raise GrammarError(f"{where}: the type {kind!r} has no grammar form")
+
+
+def _clean_schema(schema: Any, where: str, banned: Any) -> dict[str, Any]:
+    """`schema` rebuilt from the keywords a grammar honours, every string kept free of
+    `banned` characters (a pattern), numbers bounded; what it cannot honour is a
+    GrammarError."""
+    if not isinstance(schema, dict):
+        raise GrammarError(f"{where}: a schema must be an object")
+    for key in schema:
+        if key not in _KEYWORDS and key not in _ANNOTATIONS:
+            raise GrammarError(
+                f"{where}: the schema keyword {key!r} has no grammar form"
+            )
+    if "enum" in schema or "const" in schema:
+        values = schema["enum"] if "enum" in schema else [schema["const"]]
+        if not isinstance(values, list) or not values:
+            raise GrammarError(f"{where}: enum must be a non-empty list")
+        for value in values:
+            if isinstance(value, str):
+                _json_text(value, banned)
+            elif not (
+                value is None or isinstance(value, (bool, int, float))
+            ) or not _fits(value):
+                raise GrammarError(
+                    f"{where}: the enum value {value!r} has no grammar form"
+                )
+        return {"enum": list(values)}
+    if "anyOf" in schema:
+        return {
+            "anyOf": [
+                _clean_schema(s, f"{where}.anyOf[{i}]", banned)
+                for i, s in enumerate(schema["anyOf"])
+            ]
+        }
+    declared = schema.get("type")
+    types = (
+        [declared]
+        if isinstance(declared, str)
+        else list(declared or ["string", "number", "boolean", "null"])
+    )
+    if schema.get("nullable") and "null" not in types:
+        types.append("null")
+    variants = [_typed_schema(kind, schema, where, banned) for kind in types]
+    return variants[0] if len(variants) == 1 else {"anyOf": variants}
+
+
+# --------------------------------------------------------------------------- schemas
+
+
+def _object_schema(schema: Any, where: str) -> dict[str, Any]:
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        raise GrammarError(f"{where}: tool parameters must be an object schema")
+    return schema
+
+
+def _arguments_schema(schema: Any, where: str, banned: Any) -> dict[str, Any]:
+    """A tool's parameters, cleaned. An argument may not be both a string and an object
+    or array: the parser, given the tools, reads a string argument that looks like JSON
+    as the object."""
+    props, _ = _properties(_object_schema(schema, where), where)
+    schema = {**schema, "type": "object"}
+    for key, sub in props.items():
+        kinds = set(_argument_types(sub))
+        if "string" in kinds and kinds & {"object", "array"}:
+            raise GrammarError(
+                f"{where}.{key}: a string that may also be an object or array has no "
+                "grammar form"
+            )
+    return _clean_schema(schema, where, banned)
+
+
+_CALL_LIST_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
+
+
+NOTHING: tuple[Any, ...] = ("set", ())
+
+
+def _nullable(node: Any) -> bool:
+    kind = node[0]
+    if kind == "lit":
+        return not node[1]
+    if kind in ("set", "end", "slot"):
+        return False
+    if kind == "seq":
+        return all(_nullable(item) for item in node[1])
+    if kind == "alt":
+        return any(_nullable(item) for item in node[1])
+    return bool(node[2] == 0 or _nullable(node[1]))
+
+
+def starting(node: Any, allowed: Any) -> Any:
+    """The non-empty texts of a regex that start with an `allowed` character (NOTHING if
+    none)."""
+    kind = node[0]
+    if kind == "lit":
+        return node if node[1] and _member(allowed, ord(node[1][0])) else NOTHING
+    if kind == "set":
+        kept = _minus(node[1], _complement(allowed))
+        return ("set", kept) if kept else NOTHING
+    if kind == "end":
+        return node
+    if kind == "alt":
+        options = [starting(item, allowed) for item in node[1]]
+        kept = tuple(o for o in options if o != NOTHING)
+        return ("alt", kept) if kept else NOTHING
+    if kind == "seq":
+        items = node[1]
+        if not items:
+            return NOTHING
+        options = [("seq", (starting(items[0], allowed), *items[1:]))]
+        if options[0][1][0] == NOTHING:
+            options = []
+        if _nullable(items[0]):
+            options.append(starting(("seq", items[1:]), allowed))
+        kept = tuple(o for o in options if o != NOTHING)
+        return ("alt", kept) if kept else NOTHING
+    if kind == "rep":
+        body, low, high = node[1], node[2], node[3]
+        first = starting(body, allowed)
+        if high == 0 or first == NOTHING:
+            return NOTHING
+        # no repeat of nothing after the first ({0,0} is an error to llguidance)
+        if high == 1:
+            return first
+        more = ("rep", body, max(low - 1, 0), None if high is None else high - 1)
+        return ("seq", (first, more))
+    raise GrammarError(f"no regex form for {kind!r} at the start of a delimiter")
+
+
+def _same(first: Any, second: Any) -> bool:
+    return type(first) is type(second) and bool(first == second)
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_]+")
 
 
 # ----------------------------------------------------------------------------
@@ -3561,6 +5877,34 @@ def parse_response(
     return parse_texts(lambda p: ResponseParser(p, tools=tools), text, prefix)
 
 
+def grammar(
+    tools: Iterable[Any],
+    *,
+    prefix: str,
+    tool_choice: Any = "auto",
+    parallel_tool_calls: bool = True,
+    format: str = "lark",
+) -> str:
+    """A grammar for constrained decoding: every text it admits parses into a message
+    whose tool calls name tools of `tools` (JSON schemas or Python functions), with
+    arguments valid for their schemas, and honour `tool_choice` ("auto", "required",
+    "none", a tool's name, or `{"function": {"name": ...}}`) and `parallel_tool_calls`.
+
+    `format`: "lark" (llguidance; arguments as `%json`), "gbnf" (llama.cpp, xgrammar's
+    EBNF) or "structural-tag" (xgrammar's JSON). `prefix` is the prompt: the grammar
+    starts where it leaves the parser (inside a reasoning block it opened, say). Raises
+    `GrammarError` (a ValueError) for what has no grammar: a construct of the template
+    (named with its place in it), a tool or an option."""
+    return parser_grammar(
+        ResponseParser(prefix),
+        GRAMMAR,
+        tools,
+        tool_choice=tool_choice,
+        parallel_tool_calls=parallel_tool_calls,
+        format=format,
+    )
+
+
 # ----------------------------------------------------------------------------
 # OpenAI-compatible messages and chat-completion chunks
 # (beyond the reference; parsing never uses them)
@@ -3594,10 +5938,12 @@ __all__ = [
     "ChatCompletionChunks",
     "DeltaStream",
     "Event",
+    "GrammarError",
     "Message",
     "ResponseParser",
     "StartAnchorWarning",
     "call_id_factory",
+    "grammar",
     "parse_response",
     "to_openai",
 ]

@@ -125,6 +125,7 @@ def compile_template(
     source_name: str | None = None,
     function_tools: bool = True,
     openai: bool = True,
+    grammar: bool = True,
     shared_runtime: bool = False,
 ) -> str:
     """Compile a response template into the source of a standalone Python module.
@@ -136,12 +137,19 @@ def compile_template(
     functions into tool schemas: the module's `tools` then takes JSON schemas only, and a function
     there raises TypeError (the module's `FUNCTION_TOOLS` is False). `openai=False` (`--no-openai`)
     leaves out `to_openai`, `DeltaStream` and the rest of the OpenAI adapter (`OPENAI` is False).
+    `grammar=False` (`--no-grammar`) leaves out `grammar()` and the template's grammar skeleton
+    (`GRAMMAR_FUNCTION` is False; `rtcompile.grammar.grammar` builds the same grammars).
     `shared_runtime=True` (`--shared-runtime`) gives a module that imports the runtime from the
     `rtcompile_runtime.py` beside it (`compile_shared_runtime()`), in a directory used as a package.
     Warns about the template as `load_template` does.
     """
     compiled = compile_module(
-        source, source_name=source_name, function_tools=function_tools, openai=openai, shared_runtime=shared_runtime
+        source,
+        source_name=source_name,
+        function_tools=function_tools,
+        openai=openai,
+        grammar=grammar,
+        shared_runtime=shared_runtime,
     )
     if not isinstance(source, Template):
         for diagnostic in compiled.template_warnings:
@@ -163,6 +171,7 @@ def compile_module(
     source_name: str | None = None,
     function_tools: bool = True,
     openai: bool = True,
+    grammar: bool = True,
     shared_runtime: bool = False,
 ) -> CompiledModule:
     """`compile_template`, also telling which patterns need the `regex` module, as located warnings."""
@@ -173,7 +182,9 @@ def compile_module(
     from rtcompile.backends.codegen.generate import generate_module
     from rtcompile.backends.codegen.options import ModuleOptions
 
-    options = ModuleOptions(function_tools=function_tools, openai=openai, shared_runtime=shared_runtime)
+    options = ModuleOptions(
+        function_tools=function_tools, openai=openai, grammar=grammar, shared_runtime=shared_runtime
+    )
     try:
         generated = generate_module(template, source_name=source_name, options=options)
     except TemplateError as error:

@@ -213,6 +213,19 @@ class StreamingParser:
         self._process([], True)
         return self._message()
 
+    def grammar_start(self) -> tuple[int, bool] | None:
+        """Where a grammar for the generation starts (see `grammar`), before any `feed`:
+        the parser state the prompt left, and whether the generation starts the
+        message's text (a `^` delimiter can match at its start); None when the prompt
+        ends in text a delimiter may still claim.
+
+        (The second is exact for templates with a `^` delimiter: they keep at least one
+        committed character, so a prompt that wrote part of the message leaves the scan
+        position past 0.)"""
+        if self._pos != len(self._buffer):
+            return None
+        return self._state, self._offset == 0 and self._pos == 0
+
     def _message(self) -> Message:
         """Check the required fields, drop empty values and end the parser; the final
         message."""

@@ -39,13 +39,19 @@ def tool_parameters(
 ) -> dict[str, dict[str, Any]]:
     """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python
     functions (converted by `function_schema`)."""
+    return tool_parameter_table(tool_schemas(tools, function_schema))
+
+
+def tool_schemas(
+    tools: Iterable[Any] | None, function_schema: FunctionSchema
+) -> list[Any]:
+    """The tools as JSON schemas: Python functions converted by `function_schema`."""
     # isinstance checks are what inspect.isfunction/ismethod do, without importing
     # inspect.
-    schemas = [
+    return [
         function_schema(tool) if isinstance(tool, (FunctionType, MethodType)) else tool
         for tool in tools or []
     ]
-    return tool_parameter_table(schemas)
 
 
 def refuse_function_tool(function: Callable[..., Any]) -> dict[str, Any]:

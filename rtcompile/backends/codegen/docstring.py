@@ -102,6 +102,11 @@ def module_docstring(
             "Compiled with --no-openai (see `OPENAI`): the OpenAI-compatible messages and deltas are left out. "
             "Recompile without that option to get `to_openai` and `DeltaStream`."
         )
+    if not options.grammar:
+        paragraphs.append(
+            "Compiled with --no-grammar (see `GRAMMAR_FUNCTION`): `grammar()` is left out. Recompile without "
+            "that option to get it, or build the same grammars with `rtcompile grammar`."
+        )
     if options.shared_runtime:
         paragraphs.append(
             "Compiled with --shared-runtime (see `SHARED_RUNTIME`): the engine and the helpers this module runs "

@@ -21,6 +21,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -46,6 +47,7 @@ from rtcompile.backends.codegen.shared_runtime import (
 )
 from rtcompile.backends.codegen.types import message_types
 from rtcompile.backends.codegen.writer import CodeWriter, literal, needs_builder
+from rtcompile.grammar.skeleton import grammar_skeleton
 from rtcompile.ir import Template
 from rtcompile.plan import ParserPlan, plan_parser
 from rtcompile.runtime.program import Tables
@@ -71,13 +73,15 @@ STAND_INS = ["cast", "overload"]
 FUNCTION_SCHEMA = ("tool_schema", "function_to_tool_schema")
 NO_FUNCTION_SCHEMA = ("protocol", "refuse_function_tool")
 # The module-level functions every module offers (after its ResponseParser).
-MODULE_API = [("module_api", "parse_response")]
+MODULE_API = [("module_api", "parse_response"), ("module_api", "grammar")]
+GRAMMAR_API = ("module_api", "grammar")  # left out with --no-grammar
 # Runtime modules lifted into every module, never shared: they name the module's own ResponseParser.
 PER_MODEL_RUNTIME = frozenset(module for module, _ in MODULE_API)
 # Names the skeleton defines at module level; generated names must not take them.
 SKELETON_NAMES = [
     *("ResponseParser", "parse_response", "TEMPLATE", "DEFAULTS", "TEMPLATE_SHA256"),
     *("RTCOMPILE_VERSION", "REQUIRES", "_PROGRAM", "_after_anchor", VERSION_ALIAS),
+    *("GRAMMAR", "grammar"),
     *(option.constant for option in DEFAULT_OPTIONS.recorded()),
 ]
 
@@ -123,16 +127,18 @@ def generate_module(
     openai = openai_section(parts, template) if options.openai else ""
     # A value nested too deep for a literal is built by `build_value` when the module loads, and TEMPLATE
     # comes first in the module: then the builder is lifted ahead of it (or imported, with the runtime shared).
-    builder = [("transform_data", "build_value")] if needs_builder(template.source) else []
+    skeleton = grammar_skeleton(template) if options.grammar else None
+    deep = needs_builder(template.source) or (skeleton is not None and needs_builder(skeleton))
+    builder = [("transform_data", "build_value")] if deep else []
     early = lift(builder if not options.shared_runtime else [])
     # The module's own code: what it reads as attributes decides which private methods are lifted.
     own_code = [*parts.constants, *parts.scanners, *parts.functions, parser_class, program, openai]
     used_attributes = frozenset().union(*(attributes_read(code) for code in own_code if code))
     if options.shared_runtime:
         runtime = shared_runtime(PER_MODEL_RUNTIME)
-        lifted = lift(MODULE_API, defined=runtime.names, used_attributes=used_attributes)
+        lifted = lift(_module_api(options), defined=runtime.names, used_attributes=used_attributes)
     else:
-        lifted = lift([*parts.wanted, *MODULE_API], defined=early.names, used_attributes=used_attributes)
+        lifted = lift([*parts.wanted, *_module_api(options)], defined=early.names, used_attributes=used_attributes)
     # The module-level functions come after the class they wrap; the rest are helpers.
     by_module = list(zip(lifted.modules, lifted.definitions, strict=True))
     helpers = [code for module, code in by_module if module != "module_api"]
@@ -141,7 +147,7 @@ def generate_module(
     regex_import = [REGEX_IMPORT] if parts.requires else []
     import_candidates = [*FIXED_IMPORTS, *regex_import, *early.imports, *lifted.imports]
     sections = {
-        "constants": _constants(template, sha256, parts.requires, options),
+        "constants": _constants(template, sha256, parts.requires, options, skeleton),
         "types": _section_body(types),
         "helpers": _section_body("\n\n\n".join(helpers)) if helpers else "",
         "scanners": _section_body("\n\n\n".join([*parts.constants, parts.patterns_code(), *parts.scanners])),
@@ -206,7 +212,13 @@ def _header(source_name: str, sha256: str, requires: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
-def _constants(template: Template, sha256: str, requires: tuple[str, ...], options: ModuleOptions) -> str:
+def _constants(
+    template: Template,
+    sha256: str,
+    requires: tuple[str, ...],
+    options: ModuleOptions,
+    skeleton: dict[str, Any] | None,
+) -> str:
     """The module's public constants, each with a comment saying what it is."""
     statements = [
         f"RTCOMPILE_VERSION: Final = {literal(VERSION)}",
@@ -224,6 +236,11 @@ def _constants(template: Template, sha256: str, requires: tuple[str, ...], optio
         "# the message before any region closed (each parser starts from a copy)",
         f"DEFAULTS: Final[dict[str, Any]] = {_defaults(template)}",
     ]
+    if skeleton is not None:
+        statements += [
+            "# the template's grammar skeleton, checked against this parser (see `grammar`)",
+            f"GRAMMAR: Final[dict[str, Any]] = {literal(skeleton)}",
+        ]
     return "\n".join(line for statement in statements for line in lay_out(statement))
 
 
@@ -256,9 +273,18 @@ def _parser_class(plan: ParserPlan, feed: str | None, narrowed: list[str]) -> st
     return f"{code}\n\n{feed}" if feed else code
 
 
+def _module_api(options: ModuleOptions) -> list[tuple[str, str]]:
+    """The module-level functions lifted after the parser class: `parse_response`, and `grammar`
+    unless left out."""
+    return [api for api in MODULE_API if options.grammar or api != GRAMMAR_API]
+
+
 def _exported(options: ModuleOptions) -> list[str]:
-    """The names in `__all__`: the parser, its types and, unless left out, the OpenAI adapter."""
+    """The names in `__all__`: the parser, its types and, unless left out, `grammar` and the OpenAI
+    adapter."""
     names = ["TEMPLATE", "Event", "Message", "ResponseParser", "StartAnchorWarning", "parse_response"]
+    if options.grammar:
+        names += ["GrammarError", "grammar"]
     return names + OPENAI_EXPORTS if options.openai else names
 
 

@@ -41,6 +41,8 @@ class ModuleOptions:
     function_tools: bool = _option("FUNCTION_TOOLS", "--no-function-tools", "whether `tools` takes Python functions")
     # Off: `to_openai`, `DeltaStream` and the rest of the OpenAI adapter are left out.
     openai: bool = _option("OPENAI", "--no-openai", "whether the OpenAI-compatible adapter is in")
+    # Off: `grammar()` and its template skeleton (`GRAMMAR`) are left out, with the grammar builder.
+    grammar: bool = _option("GRAMMAR_FUNCTION", "--no-grammar", "whether `grammar()` (constrained decoding) is in")
     # On: the runtime is imported from `rtcompile_runtime.py` beside the module, written once for all
     # the modules there (see `shared_runtime`), instead of being carried by each.
     shared_runtime: bool = _option(

@@ -1,0 +1,273 @@
+"""Grammars by execution: strings generated under a template's grammar (random walks of llguidance's
+token masks over a byte tokenizer) parse with the template's compiled module into calls of declared
+tools, with arguments valid for their schemas, and with tool_choice and parallelism honoured.
+
+Counts (grammars, strings, calls, refusals) are printed with `-s`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import warnings
+from types import ModuleType
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rtcompile
+from rtcompile.api import load_template
+from rtcompile.errors import TemplateError
+from rtcompile.grammar import FORMATS, GrammarError, grammar, grammar_skeleton
+from tests.support import grammar_walks as gw
+from tests.support.bundled import template_file
+from tests.support.compiled import import_file
+from tests.support.paths import DATA, GENERATED, TEMPLATES
+from tests.support.strategies import templates
+
+MODELS = sorted(path.stem for path in TEMPLATES.glob("*.json"))
+
+# Templates with a construct no grammar can follow: the refusal names the field and the construct.
+REFUSED = {
+    "mimo": "fields.tool_calls.close_pattern: lookbehind has no grammar form",
+    "nemotron": "fields.tool_calls.close_pattern: lookbehind has no grammar form",
+    "qwen2_5_coder": "fields.tool_calls.open_pattern: lookbehind has no grammar form",
+    "qwen3_coder": "fields.reasoning_content.close_pattern: "
+    "a lookahead other than ^(?=[characters]) has no grammar form",
+    "seed_oss": "fields.tool_calls.close_pattern: lookbehind has no grammar form",
+    "step3": "fields.tool_calls.close_pattern: lookbehind has no grammar form",
+}
+# What a request may be refused for (exact messages): a tool or choice the template cannot write.
+REQUEST_REFUSALS = {
+    "the value 3 would not read back from the template's tags",  # enum ["a", "b", 3] in text-valued tags
+    "an object value cannot be written in the template's tags",
+    "tool_choice needs a call, but the template has no tool-call field or no tool is given",
+}
+# (tool set, tool_choice, parallel_tool_calls): every mode, nested objects, enums, optional parameters.
+MODES = [
+    ("weather", "auto", True),
+    ("nested", "required", False),
+    ("scalars", "choose", True),
+    ("weather", "none", True),
+    ("scalars", "required", True),
+]
+# llguidance computes the masks of these grammars in seconds a byte once a walk is inside a call's
+# tags (GBNF: through its converter, which makes each character class a lexeme): they are built and
+# validated above, not walked (the suite's budget has no room for them).
+_SLOW = "llguidance's masks take seconds per byte inside a call"
+NOT_WALKED: dict[tuple[str, str], str] = {
+    ("functiongemma", "lark"): _SLOW,
+    ("gemma4", "lark"): _SLOW,
+    **{(model, "gbnf"): _SLOW for model in ("deepseek_v3_2", "deepseek_v4", "glm4_5", "glm4_7", "kimi_k3")},
+    **{(model, "gbnf"): _SLOW for model in ("ling", "minicpm5", "minimax_m2", "functiongemma", "gemma4")},
+}
+
+
+def generated_module(model: str) -> ModuleType:
+    """The committed module of a bundled template (generated/, fresh: test_generated checks it)."""
+    if model not in _GENERATED:
+        _GENERATED[model] = import_file(GENERATED / f"{model}_parser.py", f"rtcompile_grammar_test_{model}")
+    return _GENERATED[model]
+
+
+_GENERATED: dict[str, ModuleType] = {}
+
+
+def _case_tools(model: str) -> list[Any]:
+    """The tools of the model's first recorded case with tools (the weather set if none has)."""
+    path = DATA / model / "cases.json"
+    cases = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    return next((case["tools"] for case in cases if case.get("tools")), gw.TOOL_SETS["weather"])
+
+
+def _skeleton(model: str) -> dict[str, Any]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return grammar_skeleton(load_template(template_file(model)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", MODELS)
+def test_every_bundled_template_has_a_grammar_in_every_format_or_a_named_refusal(model: str) -> None:
+    tools = _case_tools(model)
+    for format in FORMATS:
+        if model in REFUSED:
+            with pytest.raises(TemplateError) as refusal:
+                grammar(template_file(model), tools, prefix="", format=format)
+            assert str(refusal.value).split(": ", 1)[1] == REFUSED[model]  # after file:line:col
+            continue
+        text = grammar(template_file(model), tools, prefix="", format=format)
+        if format == "lark":  # (the walks below have llguidance read every format, for other tools)
+            gw.matcher(text, format)
+
+
+def _walk_model(model: str, formats: tuple[str, ...], walks: int, tally: gw.Tally) -> list[str]:
+    """Walks under every mode and format; the problems found ([] when none)."""
+    module = generated_module(model)
+    skeleton = _skeleton(model)
+    field = skeleton["fields"][skeleton["call"]["field"]] if skeleton["call"] else None
+    problems = []
+    for format in formats:
+        for tool_set, choice, parallel in MODES:
+            tools = gw.TOOL_SETS[tool_set]
+            try:
+                text = module.grammar(tools, prefix="", tool_choice=choice, parallel_tool_calls=parallel, format=format)
+            except ValueError as error:  # the module's own GrammarError (it imports nothing of rtcompile)
+                assert (type(error).__name__, str(error) in REQUEST_REFUSALS) == ("GrammarError", True), error
+                tally.refused(str(error))
+                continue
+            tally.grammars += 1
+            rng = random.Random(f"{model} {format} {tool_set} {choice} {parallel}")
+            hints = gw.hints(skeleton, tools, rng)
+            fresh = gw.matcher(text, format)
+            for _ in range(walks):
+                out = gw.walk(fresh.deep_copy(), rng, hints)
+                if out is None:
+                    tally.unfinished += 1
+                    continue
+                generated = out.decode("utf-8")
+                tally.strings += 1
+                message = module.parse_response(generated, prefix="", tools=tools)
+                calls = gw.calls_of(message, field)
+                tally.calls += len(calls)
+                found = gw.check_calls(calls, tools, choice, parallel)
+                problems += [f"{format} {tool_set} {choice} {parallel}: {p} in {generated!r}" for p in found]
+    return problems
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", [m for m in MODELS if m not in REFUSED])
+def test_strings_generated_from_every_bundled_grammar_parse_into_allowed_calls(model: str) -> None:
+    tally = gw.Tally()
+    formats = tuple(f for f in FORMATS if (model, f) not in NOT_WALKED)
+    problems = _walk_model(model, formats, 1, tally)
+    print(model, tally)
+    assert problems == []
+    assert tally.strings > 0
+
+
+def test_strings_generated_for_qwen3_parse_into_allowed_calls() -> None:
+    """The fast lane's share: one template, every format and mode."""
+    tally = gw.Tally()
+    assert _walk_model("qwen3", FORMATS, 1, tally) == []
+    assert (tally.grammars, tally.strings + tally.unfinished) == (15, 15)
+    assert tally.calls > 0
+
+
+QWEN3_CALL = '<tool_call>\n{{"name": "{name}", "arguments": {arguments}}}\n</tool_call>'
+
+
+def _qwen3_call(name: str, arguments: str = "{}") -> str:
+    return QWEN3_CALL.format(name=name, arguments=arguments)
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_tool_choice_and_parallelism_decide_which_texts_are_accepted(format: str) -> None:
+    tools = gw.TOOL_SETS["weather"]
+    weather = _qwen3_call("get_weather", '{"city": "Paris"}')
+    time = _qwen3_call("get_time")
+    texts = {
+        "none": "It is sunny.",
+        "one": "Let me look." + weather,
+        "two": weather + "\n" + time,
+        "other": time,
+        "bad arguments": _qwen3_call("get_weather", '{"days": 2}'),  # city is required
+        "undeclared": _qwen3_call("get_news"),
+    }
+    expected = {
+        ("auto", True): {"none", "one", "two", "other"},
+        ("auto", False): {"none", "one", "other"},
+        ("required", True): {"one", "two", "other"},
+        ("none", True): {"none"},
+        ("get_weather", True): {"one"},
+        ("get_weather", False): {"one"},
+    }
+    for (choice, parallel), accepted in expected.items():
+        text = grammar(
+            template_file("qwen3"), tools, prefix="", tool_choice=choice, parallel_tool_calls=parallel, format=format
+        )
+        samples = gw.accepted(text, texts.values(), format)
+        assert {name for name, sample in texts.items() if sample in samples} == accepted, (choice, parallel)
+
+
+def test_the_prompt_decides_where_the_grammar_starts() -> None:
+    tools = gw.TOOL_SETS["weather"]
+    inside, outside = (
+        grammar(template_file("qwen3"), tools, prefix=prefix, tool_choice="required")
+        for prefix in ("<|im_start|>assistant\n<think>", "<|im_start|>assistant\n")
+    )
+    call = _qwen3_call("get_time")
+    # after a prompt that opened <think>, a call written before </think> is reasoning text
+    parsed = rtcompile.parse_response(call, template_file("qwen3"), prefix="<|im_start|>assistant\n<think>")
+    assert parsed == {"role": "assistant", "reasoning_content": call}
+    assert not gw.accepts(inside, call)
+    assert gw.accepts(inside, "a plan</think>" + call)
+    assert gw.accepts(outside, call)
+
+
+def test_a_generated_module_builds_the_packages_grammar() -> None:
+    module = generated_module("gpt_oss")
+    tools = gw.TOOL_SETS["nested"]
+    for format in FORMATS:
+        assert module.grammar(tools, prefix="", tool_choice="required", format=format) == grammar(
+            template_file("gpt_oss"), tools, prefix="", tool_choice="required", format=format
+        )
+
+
+RANDOM_TALLY = gw.Tally()
+
+
+@pytest.mark.slow
+@settings(max_examples=40)
+@given(template=templates(compilable=True), modes=st.sampled_from(MODES), seed=st.integers(0, 2**16))
+def test_strings_generated_from_random_templates_parse_into_allowed_calls(
+    template: dict[str, Any], modes: tuple[str, str, bool], seed: int
+) -> None:
+    tool_set, choice, parallel = modes
+    tools = gw.TOOL_SETS[tool_set]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ir = load_template(template)
+        try:
+            text = grammar(ir, tools, prefix="", tool_choice=choice, parallel_tool_calls=parallel)
+        except (TemplateError, GrammarError) as refusal:
+            assert str(refusal)  # a message naming what has no grammar
+            RANDOM_TALLY.refused(str(refusal).split(": ", 1)[-1])
+            print("random templates:", RANDOM_TALLY)
+            return
+        RANDOM_TALLY.grammars += 1
+        skeleton = grammar_skeleton(ir)
+        field = skeleton["fields"][skeleton["call"]["field"]] if skeleton["call"] else None
+        rng = random.Random(seed)
+        hints = gw.hints(skeleton, tools, rng)
+        for _ in range(2):
+            out = gw.walk(gw.matcher(text), rng, hints)
+            if out is None:
+                RANDOM_TALLY.unfinished += 1
+                continue
+            RANDOM_TALLY.strings += 1
+            message = rtcompile.parse_response(out.decode("utf-8"), ir, prefix="", tools=tools)
+            assert isinstance(message, dict)
+            calls = gw.calls_of(message, field)
+            RANDOM_TALLY.calls += len(calls)
+            assert gw.check_calls(calls, tools, choice, parallel) == [], out
+    print("random templates:", RANDOM_TALLY)
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_nothing_the_name_group_would_take_follows_a_tool_name(format: str) -> None:
+    """ling names a call with <tool_call>(?P<name>[^\\s<\\\\]+) and separates its tags with
+    whitespace or commas: a comma right after the name would be read as part of it."""
+    tools = gw.TOOL_SETS["weather"]
+    text = grammar(template_file("ling"), tools, prefix="", tool_choice="required", format=format)
+    tag = "<arg_key>city</arg_key><arg_value>Paris</arg_value>"
+    samples = [f"<tool_call>get_weather{sep}{tag}</tool_call>" for sep in ("", "\n", ",", "\n,")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ling's tag pattern backtracks: a lint warning, beside the point here
+        parsed = rtcompile.parse_response(samples, template_file("ling"), prefix="", tools=tools)
+    assert isinstance(parsed, list)
+    names = [message["tool_calls"][0]["function"]["name"] for message in parsed]
+    assert names == ["get_weather", "get_weather", "get_weather,", "get_weather"]
+    assert gw.accepted(text, samples, format) == [samples[0], samples[1], samples[3]]
