@@ -372,9 +372,9 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<｜tool▁call▁begin｜>|<｜tool▁call"
-                "s▁begin｜>|<｜tool▁calls▁end｜>|<｜end▁of▁sentence｜>|<\\x{2f}think>)"
-                ")(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<｜tool▁call▁begin｜>|<｜tool▁calls"
+                "▁begin｜>|<｜tool▁calls▁end｜>|<｜end▁of▁sentence｜>|<\\x{2f}think>))("
+                "?s:.*)/"
             ),
         },
         {
@@ -4379,44 +4379,55 @@ def _compile_patterns() -> None:
     # fields.tool_calls.open_pattern:
     # "<｜tool▁call▁begin｜>(?P<name>[^<]+)<｜tool▁sep｜>"
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "<\\uff5ctool\\u2581call\\u2581begin\\uff5c>(?P<name>[^<]+)<\\uff5ctool\\u2581"
-        "sep\\uff5c>",
+        (
+            "<\\uff5ctool\\u2581call\\u2581begin\\uff5c>(?P<name>[^<]+)<\\uff5ctool\\u2"
+            "581sep\\uff5c>"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctoo"
-        "l\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all"
-        "\\u2581\\Z|all\\u2581b\\Z|all\\u2581be\\Z|all\\u2581beg\\Z|all\\u2581begi(?:"
-        "\\Z|n\\Z|n\\uff5c\\Z|n\\uff5c>(?:[^<]*\\Z|(?:[^<]+)(?:\\Z|<\\Z|<\\uff5c\\Z|<"
-        "\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool\\u2581"
-        "\\Z|<\\uff5ctool\\u2581s(?:\\Z|e\\Z|ep\\Z|ep\\uff5c\\Z))))))",
+        (
+            "(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5c"
+            "tool\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\"
+            "Z|all\\u2581\\Z|all\\u2581b\\Z|all\\u2581be\\Z|all\\u2581beg\\Z|all\\u2581"
+            "begi(?:\\Z|n\\Z|n\\uff5c\\Z|n\\uff5c>(?:[^<]*\\Z|(?:[^<]+)(?:\\Z|<\\Z|<\\u"
+            "ff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5c"
+            "tool\\u2581\\Z|<\\uff5ctool\\u2581s(?:\\Z|e\\Z|ep\\Z|ep\\uff5c\\Z))))))"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?|｜(?:(?:e(?:"
-        "n(?:d(?:▁(?:o(?:f(?:▁(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:｜)?)?)?)?)?)?)?)?)?)"
-        "?)?)?)?)?)?|t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:s(?:▁(?:(?:b(?:e(?:g(?:i(?:n("
-        "?:｜)?)?)?)?)?|e(?:n(?:d(?:｜)?)?)?))?)?)?)?)?)?)?)?)?)?)?))?))?\\Z",
+        (
+            "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?|｜(?:(?:e"
+            "(?:n(?:d(?:▁(?:o(?:f(?:▁(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:｜)?)?)?)?)?)?)"
+            "?)?)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:s(?:▁(?:(?:b(?:e(?:g"
+            "(?:i(?:n(?:｜)?)?)?)?)?|e(?:n(?:d(?:｜)?)?)?))?)?)?)?)?)?)?)?)?)?)?))?))?"
+            "\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
         "<(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?)?\\Z", re.DOTALL
     )
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
-        "<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:▁(?:e(?:n(?:d(?:｜)?)?)?)?)?)?)?"
-        ")?)?)?)?)?)?)?)?\\Z",
+        (
+            "<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:▁(?:e(?:n(?:d(?:｜)?)?)?)?)?)"
+            "?)?)?)?)?)?)?)?)?)?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_DELIMITER_STARTS = re.compile("<(?:[/t｜]|\\Z)", re.DOTALL)
     # start_anchor: "<｜tool▁outputs▁end｜>|<｜tool▁output▁end｜>|<｜Assistant｜>"
     _RE_START_ANCHOR = re.compile(
-        "<\\uff5ctool\\u2581outputs\\u2581end\\uff5c>|<\\uff5ctool\\u2581output\\u2581"
-        "end\\uff5c>|<\\uff5cAssistant\\uff5c>",
+        (
+            "<\\uff5ctool\\u2581outputs\\u2581end\\uff5c>|<\\uff5ctool\\u2581output\\u2"
+            "581end\\uff5c>|<\\uff5cAssistant\\uff5c>"
+        ),
         re.DOTALL,
     )
 

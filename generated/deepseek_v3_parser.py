@@ -76,8 +76,8 @@ TEMPLATE: Final[dict[str, Any]] = {
     "fields": {
         "tool_calls": {
             "open_pattern": (
-                "<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\\n<]+)\\n```js"
-                "on"
+                "<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\\n<]+)\\n```jso"
+                "n"
             ),
             "close_pattern": "```\\s*<｜tool▁call▁end｜>",
             "repeats": True,
@@ -382,9 +382,9 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<｜tool▁call▁begin｜>function<｜tool▁sep｜"
-                ">|<｜tool▁calls▁begin｜>|<｜tool▁calls▁end｜>|<｜end▁of▁sentence｜>))"
-                "(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<｜tool▁call▁begin｜>function<｜tool▁sep｜>"
+                "|<｜tool▁calls▁begin｜>|<｜tool▁calls▁end｜>|<｜end▁of▁sentence｜>))(?"
+                "s:.*)/"
             ),
         }
     ],
@@ -4371,57 +4371,71 @@ def _compile_patterns() -> None:
     # fields.tool_calls.open_pattern:
     # "<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\\n<]+)\\n```json"
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "<\\uff5ctool\\u2581call\\u2581begin\\uff5c>function<\\uff5ctool\\u2581sep\\uf"
-        "f5c>(?P<name>[^\\u000a<]+)\\u000a```json",
+        (
+            "<\\uff5ctool\\u2581call\\u2581begin\\uff5c>function<\\uff5ctool\\u2581sep"
+            "\\uff5c>(?P<name>[^\\u000a<]+)\\u000a```json"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctoo"
-        "l\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all"
-        "\\u2581\\Z|all\\u2581b\\Z|all\\u2581be\\Z|all\\u2581beg\\Z|all\\u2581begi(?:"
-        "\\Z|n\\Z|n\\uff5c\\Z|n\\uff5c>\\Z|n\\uff5c>f\\Z|n\\uff5c>fu\\Z|n\\uff5c>fun\\"
-        "Z|n\\uff5c>func\\Z|n\\uff5c>funct(?:\\Z|i\\Z|io\\Z|ion\\Z|ion<\\Z|ion<\\uff5c"
-        "\\Z|ion<\\uff5ct\\Z|ion<\\uff5cto\\Z|ion<\\uff5ctoo(?:\\Z|l\\Z|l\\u2581\\Z|l"
-        "\\u2581s\\Z|l\\u2581se\\Z|l\\u2581sep\\Z|l\\u2581sep\\uff5c\\Z|l\\u2581sep\\u"
-        "ff5c>(?:[^\\u000a<]*\\Z|(?:[^\\u000a<]+)(?:\\Z|\\u000a\\Z|\\u000a`\\Z|\\u000a"
-        "``\\Z|\\u000a```\\Z|\\u000a```j\\Z|\\u000a```js\\Z|\\u000a```jso\\Z)))))))",
+        (
+            "(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5c"
+            "tool\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\"
+            "Z|all\\u2581\\Z|all\\u2581b\\Z|all\\u2581be\\Z|all\\u2581beg\\Z|all\\u2581"
+            "begi(?:\\Z|n\\Z|n\\uff5c\\Z|n\\uff5c>\\Z|n\\uff5c>f\\Z|n\\uff5c>fu\\Z|n\\u"
+            "ff5c>fun\\Z|n\\uff5c>func\\Z|n\\uff5c>funct(?:\\Z|i\\Z|io\\Z|ion\\Z|ion<\\"
+            "Z|ion<\\uff5c\\Z|ion<\\uff5ct\\Z|ion<\\uff5cto\\Z|ion<\\uff5ctoo(?:\\Z|l\\"
+            "Z|l\\u2581\\Z|l\\u2581s\\Z|l\\u2581se\\Z|l\\u2581sep\\Z|l\\u2581sep\\uff5c"
+            "\\Z|l\\u2581sep\\uff5c>(?:[^\\u000a<]*\\Z|(?:[^\\u000a<]+)(?:\\Z|\\u000a\\"
+            "Z|\\u000a`\\Z|\\u000a``\\Z|\\u000a```\\Z|\\u000a```j\\Z|\\u000a```js\\Z|\\"
+            "u000a```jso\\Z)))))))"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:｜(?:(?:e(?:n(?:d(?:▁(?:o(?:f(?:▁(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:｜)?)"
-        "?)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:s(?:▁(?:(?:b("
-        "?:e(?:g(?:i(?:n(?:｜)?)?)?)?)?|e(?:n(?:d(?:｜)?)?)?))?)?)?)?)?)?)?)?)?)?)?))?"
-        ")?\\Z",
+        (
+            "<(?:｜(?:(?:e(?:n(?:d(?:▁(?:o(?:f(?:▁(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:｜"
+            ")?)?)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:s(?:▁(?"
+            ":(?:b(?:e(?:g(?:i(?:n(?:｜)?)?)?)?)?|e(?:n(?:d(?:｜)?)?)?))?)?)?)?)?)?)?)?"
+            ")?)?)?))?)?\\Z"
+        ),
         re.DOTALL,
     )
     # fields.tool_calls.close_pattern: "```\\s*<｜tool▁call▁end｜>"
     _RE_TOOL_CALLS_CLOSE = re.compile(
-        "```[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
-        "\\u202f\\u205f\\u3000]*<\\uff5ctool\\u2581call\\u2581end\\uff5c>",
+        (
+            "```[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2"
+            "029\\u202f\\u205f\\u3000]*<\\uff5ctool\\u2581call\\u2581end\\uff5c>"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.close_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
-        "(?:\\Z|`\\Z|``\\Z|```(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-"
-        "\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u00"
-        "85\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<"
-        "\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\"
-        "uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all\\u2581\\"
-        "Z|all\\u2581e\\Z|all\\u2581en\\Z|all\\u2581end\\Z|all\\u2581end\\uff5c\\Z))))",
+        (
+            "(?:\\Z|`\\Z|``\\Z|```(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u200"
+            "0-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020"
+            "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"
+            "(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5c"
+            "tool\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\"
+            "Z|all\\u2581\\Z|all\\u2581e\\Z|all\\u2581en\\Z|all\\u2581end\\Z|all\\u2581"
+            "end\\uff5c\\Z))))"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[｜]|\\Z)", re.DOTALL)
     _RE_IN_TOOL_CALLS_STARTS = re.compile("`(?:[`]|\\Z)", re.DOTALL)
     # start_anchor: "<｜tool▁outputs▁end｜>|<｜tool▁output▁end｜>|<｜Assistant｜>"
     _RE_START_ANCHOR = re.compile(
-        "<\\uff5ctool\\u2581outputs\\u2581end\\uff5c>|<\\uff5ctool\\u2581output\\u2581"
-        "end\\uff5c>|<\\uff5cAssistant\\uff5c>",
+        (
+            "<\\uff5ctool\\u2581outputs\\u2581end\\uff5c>|<\\uff5ctool\\u2581output\\u2"
+            "581end\\uff5c>|<\\uff5cAssistant\\uff5c>"
+        ),
         re.DOTALL,
     )
 

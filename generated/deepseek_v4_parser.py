@@ -83,8 +83,8 @@ TEMPLATE: Final[dict[str, Any]] = {
             "content": "xml-inline",
             "content_args": {
                 "tag_pattern": (
-                    '<｜DSML｜parameter\\s+name="(?P<key>[^"]+)"(?:\\s+string="(?:true'
-                    '|false)")?\\s*>(?P<value>.*?)</｜DSML｜parameter>'
+                    '<｜DSML｜parameter\\s+name="(?P<key>[^"]+)"(?:\\s+string="(?:true|'
+                    'false)")?\\s*>(?P<value>.*?)</｜DSML｜parameter>'
                 )
             },
             "transform": {
@@ -585,9 +585,9 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<｜DSML｜invoke|<｜DSML｜tool_call"
-                "s>|<\\x{2f}｜DSML｜tool_calls>|<｜end▁of▁sentence｜>|<\\x{2f}think>))"
-                "(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<｜DSML｜invoke|<｜DSML｜tool_calls"
+                ">|<\\x{2f}｜DSML｜tool_calls>|<｜end▁of▁sentence｜>|<\\x{2f}think>))(?"
+                "s:.*)/"
             ),
         },
         {
@@ -674,8 +674,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{2f}think>|<｜DSML｜tool_calls>|<｜end"
-                "▁of▁sentence｜>))(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{2f}think>|<｜DSML｜tool_calls>|<｜end▁"
+                "of▁sentence｜>))(?s:.*)/"
             ),
         },
         {
@@ -732,8 +732,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{2f}｜DSML｜parameter>|<\\x{2f}｜DSML"
-                "｜invoke>))(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{2f}｜DSML｜parameter>|<\\x{2f}｜DSML｜"
+                "invoke>))(?s:.*)/"
             ),
         },
         {
@@ -4901,49 +4901,59 @@ def _compile_patterns() -> None:
     global _RE_START_ANCHOR
     # fields.tool_calls.open_pattern: '<｜DSML｜invoke\\s+name="(?P<name>[^"]+)"\\s*>'
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "<\\uff5cDSML\\uff5cinvoke[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-"
-        '\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+name="(?P<name>[^"]+)"[\\u0009-'
-        "\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u20"
-        "5f\\u3000]*>",
+        (
+            "<\\uff5cDSML\\uff5cinvoke[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u20"
+            '00-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+name="(?P<name>[^"]+)"[\\u'
+            "0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u2"
+            "02f\\u205f\\u3000]*>"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5cD\\Z|<\\uff5cDS\\Z|<\\uff5cDSM\\Z|<\\uff5cDSM"
-        "L\\Z|<\\uff5cDSML\\uff5c\\Z|<\\uff5cDSML\\uff5ci(?:\\Z|n\\Z|nv\\Z|nvo\\Z|nvok"
-        "\\Z|nvoke(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u202"
-        "8-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1"
-        "680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+(?:\\Z|n\\Z|na\\Z|nam"
-        '\\Z|name\\Z|name=\\Z|name="(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"[\\u0009-\\u000d\\u00'
-        "20\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"
-        "\\Z))))))",
+        (
+            "(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5cD\\Z|<\\uff5cDS\\Z|<\\uff5cDSM\\Z|<\\uff5c"
+            "DSML\\Z|<\\uff5cDSML\\uff5c\\Z|<\\uff5cDSML\\uff5ci(?:\\Z|n\\Z|nv\\Z|nvo\\"
+            "Z|nvok\\Z|nvoke(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u2"
+            "00a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u008"
+            "5\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+(?:\\Z"
+            '|n\\Z|na\\Z|nam\\Z|name\\Z|name=\\Z|name="(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"[\\'
+            "u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u"
+            "202f\\u205f\\u3000]*\\Z))))))"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:/(?:(?:t(?:h(?:i(?:n(?:k)?)?)?)?|｜(?:D(?:S(?:M(?:L(?:｜(?:t(?:o(?:o(?"
-        ":l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?|t(?:h(?:i(?:n(?:k"
-        ")?)?)?)?|｜(?:(?:D(?:S(?:M(?:L(?:｜(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?"
-        ")?)?)?)?)?)?)?)?)?)?)?)?)?|e(?:n(?:d(?:▁(?:o(?:f(?:▁(?:s(?:e(?:n(?:t(?:e(?:n("
-        "?:c(?:e(?:｜)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?))?\\Z",
+        (
+            "<(?:(?:/(?:(?:t(?:h(?:i(?:n(?:k)?)?)?)?|｜(?:D(?:S(?:M(?:L(?:｜(?:t(?:o(?:"
+            "o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?|t(?:h(?:i(?"
+            ":n(?:k)?)?)?)?|｜(?:(?:D(?:S(?:M(?:L(?:｜(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l("
+            "?:l(?:s)?)?)?)?)?)?)?)?)?)?)?)?)?)?|e(?:n(?:d(?:▁(?:o(?:f(?:▁(?:s(?:e(?:n("
+            "?:t(?:e(?:n(?:c(?:e(?:｜)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?))?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_REASONING_LITERALS = re.compile(
         "|".join(map(re.escape, _IN_REASONING_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_IN_REASONING_PENDING = re.compile(
-        "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|｜(?:(?:D(?:S(?:M(?:L(?:｜(?:t(?:o(?:o"
-        "(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?)?)?)?)?)?)?|e(?:n(?:d(?:▁(?:o(?:"
-        "f(?:▁(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:｜)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?))"
-        "?\\Z",
+        (
+            "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|｜(?:(?:D(?:S(?:M(?:L(?:｜(?:t(?:o("
+            "?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?)?)?)?)?)?)?|e(?:n(?:d(?:▁("
+            "?:o(?:f(?:▁(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:｜)?)?)?)?)?)?)?)?)?)?)?)?)?"
+            ")?)?))?))?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
-        "<(?:/(?:｜(?:D(?:S(?:M(?:L(?:｜(?:i(?:n(?:v(?:o(?:k(?:e)?)?)?)?)?)?)?)?)?)?)?"
-        ")?)?\\Z",
+        (
+            "<(?:/(?:｜(?:D(?:S(?:M(?:L(?:｜(?:i(?:n(?:v(?:o(?:k(?:e)?)?)?)?)?)?)?)?)?)"
+            "?)?)?)?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_DELIMITER_STARTS = re.compile("<(?:[/t｜]|\\Z)", re.DOTALL)
@@ -4951,12 +4961,15 @@ def _compile_patterns() -> None:
     # '<｜DSML｜parameter\\s+name="(?P<key>[^"]+)"(?:\\s+string="(?:true|false)")?\\s*>(
     # ?P<value>.*?)</｜DSML｜parameter>'
     _RE_TOOL_CALLS_TAGS = re.compile(
-        "<\\uff5cDSML\\uff5cparameter[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u20"
-        '00-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+name="(?P<key>[^"]+)"(?:[\\u0'
-        "009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f"
-        '\\u205f\\u3000]+string="(?:true|false)")?[\\u0009-\\u000d\\u0020\\u0085\\u00a'
-        "0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*>(?P<value>[^<]*"
-        "(?:(?!</\\uff5cDSML\\uff5cparameter>)<[^<]*)*)</\\uff5cDSML\\uff5cparameter>",
+        (
+            "<\\uff5cDSML\\uff5cparameter[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\"
+            'u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+name="(?P<key>[^"]+)"(?'
+            ":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u202"
+            '9\\u202f\\u205f\\u3000]+string="(?:true|false)")?[\\u0009-\\u000d\\u0020\\'
+            "u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*>("
+            "?P<value>[^<]*(?:(?!</\\uff5cDSML\\uff5cparameter>)<[^<]*)*)</\\uff5cDSML"
+            "\\uff5cparameter>"
+        ),
         re.DOTALL,
     )
     # start_anchor: "<｜Assistant｜>"
@@ -5141,8 +5154,8 @@ def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
         body,
         tag_re=_RE_TOOL_CALLS_TAGS,
         tag_pattern=(
-            '<｜DSML｜parameter\\s+name="(?P<key>[^"]+)"(?:\\s+string="(?:true|false)"'
-            ")?\\s*>(?P<value>.*?)</｜DSML｜parameter>"
+            '<｜DSML｜parameter\\s+name="(?P<key>[^"]+)"(?:\\s+string="(?:true|false)")'
+            "?\\s*>(?P<value>.*?)</｜DSML｜parameter>"
         ),
     )
     scope = content_scope(captures, content)

@@ -281,8 +281,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<tool_call>|\\x{5b}\\x{7c}endoftur"
-                "n\\x{7c}\\x{5d}))(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<tool_call>|\\x{5b}\\x{7c}endofturn"
+                "\\x{7c}\\x{5d}))(?s:.*)/"
             ),
         },
         {
@@ -4239,9 +4239,11 @@ def _compile_patterns() -> None:
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "(?:<(?:t(?:(?:h(?:i(?:n(?:k)?)?)?|o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?"
-        "))?)?|\\[(?:\\|(?:e(?:n(?:d(?:o(?:f(?:t(?:u(?:r(?:n(?:\\|)?)?)?)?)?)?)?)?)?)?"
-        ")?)\\Z",
+        (
+            "(?:<(?:t(?:(?:h(?:i(?:n(?:k)?)?)?|o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)"
+            "?)?))?)?|\\[(?:\\|(?:e(?:n(?:d(?:o(?:f(?:t(?:u(?:r(?:n(?:\\|)?)?)?)?)?)?)?"
+            ")?)?)?)?)\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(

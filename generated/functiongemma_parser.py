@@ -312,8 +312,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<start_function_call>call:|<end_of_turn>|<"
-                "start_function_response>))(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<start_function_call>call:|<end_of_turn>|<s"
+                "tart_function_response>))(?s:.*)/"
             ),
         },
         {
@@ -373,8 +373,10 @@ GRAMMAR: Final[dict[str, Any]] = {
         },
     ],
     "classes": [
-        "0-8 e-1f 21-3b 3d-7a 7c-84 86-9f a1-167f 1681-1fff 200b-2027 202a-202e 2030-2"
-        "05e 2060-2fff 3001-10ffff",
+        (
+            "0-8 e-1f 21-3b 3d-7a 7c-84 86-9f a1-167f 1681-1fff 200b-2027 202a-202e 203"
+            "0-205e 2060-2fff 3001-10ffff"
+        ),
         "0-3b 3d-10ffff",
         "3c",
         "0-3b 3d-64 66-72 74-10ffff",
@@ -4750,32 +4752,40 @@ def _compile_patterns() -> None:
     global _RE_START_ANCHOR
     # fields.tool_calls.open_pattern: "<start_function_call>call:(?P<name>[^{\\s<]+)"
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "<start_function_call>call:(?P<name>[^\\u0009-\\u000d <{\\u0085\\u00a0\\u1680"
-        "\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)",
+        (
+            "<start_function_call>call:(?P<name>[^\\u0009-\\u000d <{\\u0085\\u00a0\\u16"
+            "80\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:\\Z|<\\Z|<s\\Z|<st\\Z|<sta\\Z|<star\\Z|<start\\Z|<start_\\Z|<start_f(?:\\Z"
-        "|u\\Z|un\\Z|unc\\Z|unct\\Z|uncti\\Z|unctio\\Z|unction\\Z|unction_(?:\\Z|c\\Z|"
-        "ca\\Z|cal\\Z|call\\Z|call>\\Z|call>c\\Z|call>ca\\Z|call>cal(?:\\Z|l\\Z|l:[^\\"
-        "u0009-\\u000d <{\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u2"
-        "05f\\u3000]*\\Z))))",
+        (
+            "(?:\\Z|<\\Z|<s\\Z|<st\\Z|<sta\\Z|<star\\Z|<start\\Z|<start_\\Z|<start_f(?:"
+            "\\Z|u\\Z|un\\Z|unc\\Z|unct\\Z|uncti\\Z|unctio\\Z|unction\\Z|unction_(?:\\Z"
+            "|c\\Z|ca\\Z|cal\\Z|call\\Z|call>\\Z|call>c\\Z|call>ca\\Z|call>cal(?:\\Z|l"
+            "\\Z|l:[^\\u0009-\\u000d <{\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u20"
+            "29\\u202f\\u205f\\u3000]*\\Z))))"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:e(?:n(?:d(?:_(?:o(?:f(?:_(?:t(?:u(?:r(?:n)?)?)?)?)?)?)?)?)?)?|s(?:t(?:"
-        "a(?:r(?:t(?:_(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:_(?:r(?:e(?:s(?:p(?:o(?:n(?:s"
-        "(?:e)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
+        (
+            "<(?:(?:e(?:n(?:d(?:_(?:o(?:f(?:_(?:t(?:u(?:r(?:n)?)?)?)?)?)?)?)?)?)?|s(?:t"
+            "(?:a(?:r(?:t(?:_(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:_(?:r(?:e(?:s(?:p(?:o(?"
+            ":n(?:s(?:e)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
-        "<(?:e(?:n(?:d(?:_(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:_(?:c(?:a(?:l(?:l)?)?)?)?"
-        ")?)?)?)?)?)?)?)?)?)?)?)?)?\\Z",
+        (
+            "<(?:e(?:n(?:d(?:_(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:_(?:c(?:a(?:l(?:l)?)?)"
+            "?)?)?)?)?)?)?)?)?)?)?)?)?)?)?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_DELIMITER_STARTS = re.compile("<(?:[es]|\\Z)", re.DOTALL)

@@ -370,8 +370,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{7c}channel>thought|<\\x{7c}tool_call>"
-                "call:|<turn\\x{7c}>|<\\x{7c}tool_response>|<eos>))(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{7c}channel>thought|<\\x{7c}tool_call>c"
+                "all:|<turn\\x{7c}>|<\\x{7c}tool_response>|<eos>))(?s:.*)/"
             ),
         },
         {
@@ -415,8 +415,10 @@ GRAMMAR: Final[dict[str, Any]] = {
         },
     ],
     "classes": [
-        "0-8 e-1f 21-3b 3d-7a 7c-84 86-9f a1-167f 1681-1fff 200b-2027 202a-202e 2030-2"
-        "05e 2060-2fff 3001-10ffff",
+        (
+            "0-8 e-1f 21-3b 3d-7a 7c-84 86-9f a1-167f 1681-1fff 200b-2027 202a-202e 203"
+            "0-205e 2060-2fff 3001-10ffff"
+        ),
         "0-3b 3d-10ffff",
         "3c",
         "0-3b 3d-64 66-73 75-7b 7d-10ffff",
@@ -4792,26 +4794,32 @@ def _compile_patterns() -> None:
     global _RE_IN_TOOL_CALLS_PENDING, _RE_DELIMITER_STARTS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern: "<\\|tool_call>call:(?P<name>[^{\\s<]+)"
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "<\\|tool_call>call:(?P<name>[^\\u0009-\\u000d <{\\u0085\\u00a0\\u1680\\u2000-"
-        "\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)",
+        (
+            "<\\|tool_call>call:(?P<name>[^\\u0009-\\u000d <{\\u0085\\u00a0\\u1680\\u20"
+            "00-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z|<"
-        "\\|tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all>\\Z|all>c\\Z|all>ca\\Z|all>cal\\Z|all>c"
-        "all(?:\\Z|:[^\\u0009-\\u000d <{\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u"
-        "2029\\u202f\\u205f\\u3000]*\\Z)))",
+        (
+            "(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z"
+            "|<\\|tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all>\\Z|all>c\\Z|all>ca\\Z|all>cal\\Z|"
+            "all>call(?:\\Z|:[^\\u0009-\\u000d <{\\u0085\\u00a0\\u1680\\u2000-\\u200a\\"
+            "u2028\\u2029\\u202f\\u205f\\u3000]*\\Z)))"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:e(?:o(?:s)?)?|t(?:u(?:r(?:n(?:\\|)?)?)?)?|\\|(?:(?:c(?:h(?:a(?:n(?:n(?"
-        ":e(?:l(?:>(?:t(?:h(?:o(?:u(?:g(?:h)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:o(?:o(?:l(?:"
-        "_(?:r(?:e(?:s(?:p(?:o(?:n(?:s(?:e)?)?)?)?)?)?)?)?)?)?)?)?))?))?\\Z",
+        (
+            "<(?:(?:e(?:o(?:s)?)?|t(?:u(?:r(?:n(?:\\|)?)?)?)?|\\|(?:(?:c(?:h(?:a(?:n(?:"
+            "n(?:e(?:l(?:>(?:t(?:h(?:o(?:u(?:g(?:h)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:o(?:o("
+            "?:l(?:_(?:r(?:e(?:s(?:p(?:o(?:n(?:s(?:e)?)?)?)?)?)?)?)?)?)?)?)?))?))?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(

@@ -83,8 +83,8 @@ TEMPLATE: Final[dict[str, Any]] = {
             "content": "xml-inline",
             "content_args": {
                 "tag_pattern": (
-                    "<arg_key>(?P<key>.*?)</arg_key>(?:\\s|\\\\n)*<arg_value>(?P<value"
-                    ">.*?)</arg_value>"
+                    "<arg_key>(?P<key>.*?)</arg_key>(?:\\s|\\\\n)*<arg_value>(?P<value>"
+                    ".*?)</arg_value>"
                 )
             },
             "transform": {
@@ -449,8 +449,8 @@ GRAMMAR: Final[dict[str, Any]] = {
             },
             "lark": (
                 "/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<tool_call>|<\\x{7c}user\\x{7c}>|<"
-                "\\x{7c}observation\\x{7c}>|<\\x{7c}endoftext\\x{7c}>|<\\x{2f}think>))"
-                "(?s:.*)/"
+                "\\x{7c}observation\\x{7c}>|<\\x{7c}endoftext\\x{7c}>|<\\x{2f}think>))("
+                "?s:.*)/"
             ),
         },
         {
@@ -517,8 +517,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{2f}arg_value>|<\\x{2f}tool_call>))(?s"
-                ":.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{2f}arg_value>|<\\x{2f}tool_call>))(?s:"
+                ".*)/"
             ),
         },
         {
@@ -643,8 +643,10 @@ GRAMMAR: Final[dict[str, Any]] = {
         },
     ],
     "classes": [
-        "0-8 e-1f 21-3b 3d-5b 5d-84 86-9f a1-167f 1681-1fff 200b-2027 202a-202e 2030-2"
-        "05e 2060-2fff 3001-10ffff",
+        (
+            "0-8 e-1f 21-3b 3d-5b 5d-84 86-9f a1-167f 1681-1fff 200b-2027 202a-202e 203"
+            "0-205e 2060-2fff 3001-10ffff"
+        ),
         "0-3b 3d-10ffff",
         "3c",
         "0-2e 30-3b 3d-10ffff",
@@ -4656,26 +4658,32 @@ def _compile_patterns() -> None:
     global _RE_START_ANCHOR
     # fields.tool_calls.open_pattern: "<tool_call>(?P<name>[^\\s<\\\\]+)"
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "<tool_call>(?P<name>[^\\u0009-\\u000d <\\\\\\u0085\\u00a0\\u1680\\u2000-\\u20"
-        "0a\\u2028\\u2029\\u202f\\u205f\\u3000]+)",
+        (
+            "<tool_call>(?P<name>[^\\u0009-\\u000d <\\\\\\u0085\\u00a0\\u1680\\u2000-\\"
+            "u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z"
-        "|l\\Z|ll\\Z|ll>[^\\u0009-\\u000d <\\\\\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u"
-        "2028\\u2029\\u202f\\u205f\\u3000]*\\Z))",
+        (
+            "(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:"
+            "\\Z|l\\Z|ll\\Z|ll>[^\\u0009-\\u000d <\\\\\\u0085\\u00a0\\u1680\\u2000-\\u2"
+            "00a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z))"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:(?:e(?"
-        ":n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?|o(?:b(?:s(?:e(?:r(?:v("
-        "?:a(?:t(?:i(?:o(?:n(?:\\|)?)?)?)?)?)?)?)?)?)?)?|u(?:s(?:e(?:r(?:\\|)?)?)?)?))"
-        "?))?\\Z",
+        (
+            "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:(?:"
+            "e(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?|o(?:b(?:s(?:e(?:"
+            "r(?:v(?:a(?:t(?:i(?:o(?:n(?:\\|)?)?)?)?)?)?)?)?)?)?)?|u(?:s(?:e(?:r(?:\\|)"
+            "?)?)?)?))?))?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
@@ -4689,10 +4697,13 @@ def _compile_patterns() -> None:
     # "<arg_key>(?P<key>.*?)</arg_key>(?:\\s|\\\\n)*<arg_value>(?P<value>.*?)</arg_value
     # >"
     _RE_TOOL_CALLS_TAGS = re.compile(
-        "<arg_key>(?P<key>.*?)</arg_key>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\"
-        "u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\\\n[\\u0009-\\u000d\\"
-        "u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000"
-        "]*)*<arg_value>(?P<value>[^<]*(?:(?!</arg_value>)<[^<]*)*)</arg_value>",
+        (
+            "<arg_key>(?P<key>.*?)</arg_key>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u168"
+            "0\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\\\n[\\u0009-\\u"
+            "000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u20"
+            "5f\\u3000]*)*<arg_value>(?P<value>[^<]*(?:(?!</arg_value>)<[^<]*)*)</arg_v"
+            "alue>"
+        ),
         re.DOTALL,
     )
     # start_anchor: "<\\|assistant\\|>"
@@ -4842,8 +4853,8 @@ def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
         body,
         tag_re=_RE_TOOL_CALLS_TAGS,
         tag_pattern=(
-            "<arg_key>(?P<key>.*?)</arg_key>(?:\\s|\\\\n)*<arg_value>(?P<value>.*?)</a"
-            "rg_value>"
+            "<arg_key>(?P<key>.*?)</arg_key>(?:\\s|\\\\n)*<arg_value>(?P<value>.*?)</ar"
+            "g_value>"
         ),
     )
     scope = content_scope(captures, content)

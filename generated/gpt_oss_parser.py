@@ -173,9 +173,9 @@ TEMPLATE: Final[dict[str, Any]] = {
         },
         "tool_calls": {
             "open_pattern": (
-                "(?:<\\|channel\\|>commentary\\s+)?to=functions\\.(?P<name>[^\\s<]+)(?"
-                ":\\s*<\\|channel\\|>commentary)?[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|m"
-                "essage\\|>"
+                "(?:<\\|channel\\|>commentary\\s+)?to=functions\\.(?P<name>[^\\s<]+)(?:"
+                "\\s*<\\|channel\\|>commentary)?[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|mes"
+                "sage\\|>"
             ),
             "close": "<|call|>",
             "repeats": True,
@@ -369,9 +369,12 @@ GRAMMAR: Final[dict[str, Any]] = {
                                                                         (0, "lit"),
                                                                         (
                                                                             0,
-                                                                            "<|channel"
-                                                                            "|>comment"
-                                                                            "ary",
+                                                                            (
+                                                                                "<|chan"
+                                                                                "nel|>c"
+                                                                                "omment"
+                                                                                "ary"
+                                                                            ),
                                                                         ),
                                                                         (4, 2),
                                                                         (4, 2),
@@ -386,9 +389,12 @@ GRAMMAR: Final[dict[str, Any]] = {
                                                                         (0, "lit"),
                                                                         (
                                                                             0,
-                                                                            "<|channel"
-                                                                            "|>comment"
-                                                                            "ary",
+                                                                            (
+                                                                                "<|chan"
+                                                                                "nel|>c"
+                                                                                "omment"
+                                                                                "ary"
+                                                                            ),
                                                                         ),
                                                                         (4, 2),
                                                                         (4, 1),
@@ -433,8 +439,11 @@ GRAMMAR: Final[dict[str, Any]] = {
                                                                         (0, "lit"),
                                                                         (
                                                                             0,
-                                                                            "<|constra"
-                                                                            "in|>",
+                                                                            (
+                                                                                "<|cons"
+                                                                                "train|"
+                                                                                ">"
+                                                                            ),
                                                                         ),
                                                                         (4, 2),
                                                                     )
@@ -532,8 +541,11 @@ GRAMMAR: Final[dict[str, Any]] = {
                                                                         (0, "lit"),
                                                                         (
                                                                             0,
-                                                                            "<|constra"
-                                                                            "in|>",
+                                                                            (
+                                                                                "<|cons"
+                                                                                "train|"
+                                                                                ">"
+                                                                            ),
                                                                         ),
                                                                         (4, 2),
                                                                         (0, "rep"),
@@ -571,8 +583,11 @@ GRAMMAR: Final[dict[str, Any]] = {
                                                                         (0, "lit"),
                                                                         (
                                                                             0,
-                                                                            "<|constra"
-                                                                            "in|>",
+                                                                            (
+                                                                                "<|cons"
+                                                                                "train|"
+                                                                                ">"
+                                                                            ),
                                                                         ),
                                                                         (4, 2),
                                                                         (0, "rep"),
@@ -595,8 +610,10 @@ GRAMMAR: Final[dict[str, Any]] = {
                                                                         (0, "lit"),
                                                                         (
                                                                             0,
-                                                                            "<|message"
-                                                                            "|>",
+                                                                            (
+                                                                                "<|mess"
+                                                                                "age|>"
+                                                                            ),
                                                                         ),
                                                                         (4, 2),
                                                                         (4, 2),
@@ -611,8 +628,10 @@ GRAMMAR: Final[dict[str, Any]] = {
                                                                         (0, "lit"),
                                                                         (
                                                                             0,
-                                                                            "<|message"
-                                                                            "|>",
+                                                                            (
+                                                                                "<|mess"
+                                                                                "age|>"
+                                                                            ),
                                                                         ),
                                                                         (4, 2),
                                                                         (4, 1),
@@ -728,9 +747,12 @@ GRAMMAR: Final[dict[str, Any]] = {
                                                                         (0, "lit"),
                                                                         (
                                                                             0,
-                                                                            "<|channel"
-                                                                            "|>comment"
-                                                                            "ary",
+                                                                            (
+                                                                                "<|chan"
+                                                                                "nel|>c"
+                                                                                "omment"
+                                                                                "ary"
+                                                                            ),
                                                                         ),
                                                                         (4, 2),
                                                                         (4, 2),
@@ -745,9 +767,12 @@ GRAMMAR: Final[dict[str, Any]] = {
                                                                         (0, "lit"),
                                                                         (
                                                                             0,
-                                                                            "<|channel"
-                                                                            "|>comment"
-                                                                            "ary",
+                                                                            (
+                                                                                "<|chan"
+                                                                                "nel|>c"
+                                                                                "omment"
+                                                                                "ary"
+                                                                            ),
                                                                         ),
                                                                         (4, 2),
                                                                         (4, 1),
@@ -792,8 +817,11 @@ GRAMMAR: Final[dict[str, Any]] = {
                                                                         (0, "lit"),
                                                                         (
                                                                             0,
-                                                                            "<|constra"
-                                                                            "in|>",
+                                                                            (
+                                                                                "<|cons"
+                                                                                "train|"
+                                                                                ">"
+                                                                            ),
                                                                         ),
                                                                         (4, 2),
                                                                     )
@@ -891,8 +919,11 @@ GRAMMAR: Final[dict[str, Any]] = {
                                                                         (0, "lit"),
                                                                         (
                                                                             0,
-                                                                            "<|constra"
-                                                                            "in|>",
+                                                                            (
+                                                                                "<|cons"
+                                                                                "train|"
+                                                                                ">"
+                                                                            ),
                                                                         ),
                                                                         (4, 2),
                                                                         (0, "rep"),
@@ -930,8 +961,11 @@ GRAMMAR: Final[dict[str, Any]] = {
                                                                         (0, "lit"),
                                                                         (
                                                                             0,
-                                                                            "<|constra"
-                                                                            "in|>",
+                                                                            (
+                                                                                "<|cons"
+                                                                                "train|"
+                                                                                ">"
+                                                                            ),
                                                                         ),
                                                                         (4, 2),
                                                                         (0, "rep"),
@@ -954,8 +988,10 @@ GRAMMAR: Final[dict[str, Any]] = {
                                                                         (0, "lit"),
                                                                         (
                                                                             0,
-                                                                            "<|message"
-                                                                            "|>",
+                                                                            (
+                                                                                "<|mess"
+                                                                                "age|>"
+                                                                            ),
                                                                         ),
                                                                         (4, 2),
                                                                         (4, 2),
@@ -970,8 +1006,10 @@ GRAMMAR: Final[dict[str, Any]] = {
                                                                         (0, "lit"),
                                                                         (
                                                                             0,
-                                                                            "<|message"
-                                                                            "|>",
+                                                                            (
+                                                                                "<|mess"
+                                                                                "age|>"
+                                                                            ),
                                                                         ),
                                                                         (4, 2),
                                                                         (4, 1),
@@ -1373,14 +1411,16 @@ GRAMMAR: Final[dict[str, Any]] = {
                 "accept": (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{7c}end\\x{7c}>|<\\x{7c}return\\x{7c}>"
-                "))(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{7c}end\\x{7c}>|<\\x{7c}return\\x{7c}>)"
+                ")(?s:.*)/"
             ),
         },
     ],
     "classes": [
-        "0-8 e-1f 21-3b 3d-84 86-9f a1-167f 1681-1fff 200b-2027 202a-202e 2030-205e 20"
-        "60-2fff 3001-10ffff",
+        (
+            "0-8 e-1f 21-3b 3d-84 86-9f a1-167f 1681-1fff 200b-2027 202a-202e 2030-205e"
+            " 2060-2fff 3001-10ffff"
+        ),
         "0-3b 3d-73 75-10ffff",
         "3c",
         "74",
@@ -1425,8 +1465,10 @@ GRAMMAR: Final[dict[str, Any]] = {
         "72",
         "0-3b 3d-66 68-73 75-10ffff",
         "67",
-        "0-8 e-1f 21-3b 3d-73 75-84 86-9f a1-167f 1681-1fff 200b-2027 202a-202e 2030-2"
-        "05e 2060-2fff 3001-10ffff",
+        (
+            "0-8 e-1f 21-3b 3d-73 75-84 86-9f a1-167f 1681-1fff 200b-2027 202a-202e 203"
+            "0-205e 2060-2fff 3001-10ffff"
+        ),
         "9-d 20 85 a0 1680 2000-200a 2028-2029 202f 205f 3000",
         "0-3b 3d-10ffff",
         "0-3b 3d-7b 7d-10ffff",
@@ -5374,50 +5416,57 @@ def _compile_patterns() -> None:
     # "(?:<\\|channel\\|>commentary\\s+)?to=functions\\.(?P<name>[^\\s<]+)(?:\\s*<\\|cha
     # nnel\\|>commentary)?[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>"
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u20"
-        "00-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+)?to=functions\\.(?P<name>[^"
-        "\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u"
-        "205f\\u3000]+)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
-        "\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary)?[^<]*(?:<\\|"
-        "constrain\\|>[^<]*)?<\\|message\\|>",
+        (
+            "(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\"
+            "u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+)?to=functions\\.(?P<na"
+            "me>[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\"
+            "u202f\\u205f\\u3000]+)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u20"
+            "00-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary)"
+            "?[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|ch\\Z|<\\|cha\\Z|<\\|chan\\Z|<\\|chann"
-        "\\Z|<\\|channe(?:\\Z|l\\Z|l\\|\\Z|l\\|>\\Z|l\\|>c\\Z|l\\|>co\\Z|l\\|>com\\Z|l"
-        "\\|>comm\\Z|l\\|>comme(?:\\Z|n\\Z|nt\\Z|nta\\Z|ntar\\Z|ntary[\\u0009-\\u000d"
-        "\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u30"
-        "00]*\\Z)))|(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020\\u0085\\u00a0"
-        "\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+)?(?:\\Z|t\\Z|to"
-        "\\Z|to=\\Z|to=f\\Z|to=fu\\Z|to=fun\\Z|to=func\\Z|to=funct(?:\\Z|i\\Z|io\\Z|io"
-        "n\\Z|ions\\Z|ions\\.(?:[^\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200"
-        "a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d <\\u0085\\u00a"
-        "0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:(?:[\\u0009-"
-        "\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u20"
-        "5f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u"
-        "2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|ch\\Z|<\\"
-        "|cha\\Z|<\\|chan\\Z|<\\|chann\\Z|<\\|channe(?:\\Z|l\\Z|l\\|\\Z|l\\|>\\Z|l\\|>"
-        "c\\Z|l\\|>co\\Z|l\\|>com\\Z|l\\|>comm\\Z|l\\|>comme(?:\\Z|n\\Z|nt\\Z|nta\\Z|n"
-        "tar\\Z))))|(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2"
-        "028-\\u2029\\u202f\\u205f\\u3000]*<\\|channel\\|>commentary)?(?:[^<]*\\Z|[^<]"
-        "*(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|co\\Z|<\\|con\\Z|<\\|cons\\Z|<\\|const\\"
-        "Z|<\\|constr(?:\\Z|a\\Z|ai\\Z|ain\\Z|ain\\|\\Z|ain\\|>[^<]*\\Z))|(?:<\\|const"
-        "rain\\|>[^<]*)?(?:\\Z|<\\Z|<\\|\\Z|<\\|m\\Z|<\\|me\\Z|<\\|mes\\Z|<\\|mess\\Z|"
-        "<\\|messa\\Z|<\\|messag(?:\\Z|e\\Z|e\\|\\Z)))))))))|\\Z)",
+        (
+            "(?:(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|ch\\Z|<\\|cha\\Z|<\\|chan\\Z|<\\|ch"
+            "ann\\Z|<\\|channe(?:\\Z|l\\Z|l\\|\\Z|l\\|>\\Z|l\\|>c\\Z|l\\|>co\\Z|l\\|>co"
+            "m\\Z|l\\|>comm\\Z|l\\|>comme(?:\\Z|n\\Z|nt\\Z|nta\\Z|ntar\\Z|ntary[\\u0009"
+            "-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f"
+            "\\u205f\\u3000]*\\Z)))|(?:<\\|channel\\|>commentary[\\u0009-\\u000d\\u0020"
+            "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+"
+            ")?(?:\\Z|t\\Z|to\\Z|to=\\Z|to=f\\Z|to=fu\\Z|to=fun\\Z|to=func\\Z|to=funct("
+            "?:\\Z|i\\Z|io\\Z|ion\\Z|ions\\Z|ions\\.(?:[^\\u0009-\\u000d <\\u0085\\u00a"
+            "0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u00"
+            "09-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u20"
+            "5f\\u3000]+)(?:(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u2"
+            "00a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u008"
+            "5\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z"
+            "|<\\Z|<\\|\\Z|<\\|c\\Z|<\\|ch\\Z|<\\|cha\\Z|<\\|chan\\Z|<\\|chann\\Z|<\\|c"
+            "hanne(?:\\Z|l\\Z|l\\|\\Z|l\\|>\\Z|l\\|>c\\Z|l\\|>co\\Z|l\\|>com\\Z|l\\|>co"
+            "mm\\Z|l\\|>comme(?:\\Z|n\\Z|nt\\Z|nta\\Z|ntar\\Z))))|(?:[\\u0009-\\u000d\\"
+            "u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3"
+            "000]*<\\|channel\\|>commentary)?(?:[^<]*\\Z|[^<]*(?:(?:\\Z|<\\Z|<\\|\\Z|<"
+            "\\|c\\Z|<\\|co\\Z|<\\|con\\Z|<\\|cons\\Z|<\\|const\\Z|<\\|constr(?:\\Z|a\\"
+            "Z|ai\\Z|ain\\Z|ain\\|\\Z|ain\\|>[^<]*\\Z))|(?:<\\|constrain\\|>[^<]*)?(?:"
+            "\\Z|<\\Z|<\\|\\Z|<\\|m\\Z|<\\|me\\Z|<\\|mes\\Z|<\\|mess\\Z|<\\|messa\\Z|<"
+            "\\|messag(?:\\Z|e\\Z|e\\|\\Z)))))))))|\\Z)"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>(?:(?:a(?:n(?:a(?:l(?:y(?:s(?:i("
-        "?:s(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?"
-        ")?)?|c(?:o(?:m(?:m(?:e(?:n(?:t(?:a(?:r(?:y(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g("
-        "?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?|f(?:i(?:n(?:a(?:l(?:<(?:\\|(?"
-        ":m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?)?)?)?)?)?)?)?"
-        ")?)?)?\\Z",
+        (
+            "<(?:\\|(?:c(?:h(?:a(?:n(?:n(?:e(?:l(?:\\|(?:>(?:(?:a(?:n(?:a(?:l(?:y(?:s(?"
+            ":i(?:s(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?"
+            ")?)?)?)?)?|c(?:o(?:m(?:m(?:e(?:n(?:t(?:a(?:r(?:y(?:<(?:\\|(?:m(?:e(?:s(?:s"
+            "(?:a(?:g(?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?|f(?:i(?:n(?:a(?:l"
+            "(?:<(?:\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:\\|)?)?)?)?)?)?)?)?)?)?)?)?)?)?))"
+            "?)?)?)?)?)?)?)?)?)?)?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_THINKING_PENDING = re.compile(
@@ -5427,8 +5476,10 @@ def _compile_patterns() -> None:
         "|".join(map(re.escape, _IN_CONTENT_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_IN_CONTENT_PENDING = re.compile(
-        "<(?:\\|(?:(?:e(?:n(?:d(?:\\|)?)?)?|r(?:e(?:t(?:u(?:r(?:n(?:\\|)?)?)?)?)?)?))?"
-        ")?\\Z",
+        (
+            "<(?:\\|(?:(?:e(?:n(?:d(?:\\|)?)?)?|r(?:e(?:t(?:u(?:r(?:n(?:\\|)?)?)?)?)?)?"
+            "))?)?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_TOOL_CALLS_PENDING = re.compile(

@@ -72,8 +72,8 @@ TEMPLATE: Final[dict[str, Any]] = {
     "fields": {
         "tool_calls": {
             "open_pattern": (
-                '(?:<function_call>\\s*)?\\{\\s*"name":\\s*"(?P<name>[^"]+)",\\s*"argu'
-                'ments":\\s*'
+                '(?:<function_call>\\s*)?\\{\\s*"name":\\s*"(?P<name>[^"]+)",\\s*"argum'
+                'ents":\\s*'
             ),
             "close_pattern": "\\}\\s*(?:<function_call>|<\\|endoftext\\|>|$)",
             "repeats": True,
@@ -611,8 +611,10 @@ GRAMMAR: Final[dict[str, Any]] = {
         "0-3b 3d-65 67-7a 7d-10ffff",
         "66",
         "7c",
-        "0-8 e-1f 21 23-3b 3d-7a 7c-84 86-9f a1-167f 1681-1fff 200b-2027 202a-202e 203"
-        "0-205e 2060-2fff 3001-10ffff",
+        (
+            "0-8 e-1f 21 23-3b 3d-7a 7c-84 86-9f a1-167f 1681-1fff 200b-2027 202a-202e "
+            "2030-205e 2060-2fff 3001-10ffff"
+        ),
         "9-d 20 7b 85 a0 1680 2000-200a 2028-2029 202f 205f 3000",
         "22",
         "0-3b 3d-74 76-7a 7c-10ffff",
@@ -4603,67 +4605,82 @@ def _compile_patterns() -> None:
     # fields.tool_calls.open_pattern:
     # '(?:<function_call>\\s*)?\\{\\s*"name":\\s*"(?P<name>[^"]+)",\\s*"arguments":\\s*'
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "(?:<function_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
-        "\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?\\{[\\u0009-\\u000d\\u0020\\u0085\\u0"
-        '0a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"name":[\\u000'
-        "9-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u"
-        '205f\\u3000]*"(?P<name>[^"]+)",[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\'
-        'u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"arguments":[\\u0009-\\u00'
-        "0d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u"
-        "3000]*",
+        (
+            "(?:<function_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u2"
+            "00a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?\\{[\\u0009-\\u000d\\u0020\\u00"
+            '85\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"name'
+            '":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u20'
+            '29\\u202f\\u205f\\u3000]*"(?P<name>[^"]+)",[\\u0009-\\u000d\\u0020\\u0085'
+            '\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"argume'
+            'nts":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\'
+            "u2029\\u202f\\u205f\\u3000]*"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:(?:(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio"
-        "(?:\\Z|n\\Z|n_\\Z|n_c\\Z|n_ca\\Z|n_cal\\Z|n_call\\Z|n_call>[\\u0009-\\u000d\\"
-        "u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000"
-        "]*\\Z))|(?:<function_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000"
-        "-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?(?:\\Z|\\{(?:[\\u0009-\\u000d"
-        "\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u30"
-        "00]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\"
-        'u2029\\u202f\\u205f\\u3000]*(?:\\Z|"\\Z|"n\\Z|"na\\Z|"nam\\Z|"name\\Z|"name"'
-        '\\Z|"name":(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2'
-        "028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\"
-        'u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"(?:[^"]*\\Z'
-        '|(?:[^"]+)(?:\\Z|"\\Z|",(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u200'
-        "0-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u"
-        "0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z"
-        '|"\\Z|"a\\Z|"ar\\Z|"arg\\Z|"argu\\Z|"argum\\Z|"argume\\Z|"argumen(?:\\Z|t\\Z|'
-        'ts\\Z|ts"\\Z|ts":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a'
-        "\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z)))))))))))|\\Z)",
+        (
+            "(?:(?:(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<func"
+            "tio(?:\\Z|n\\Z|n_\\Z|n_c\\Z|n_ca\\Z|n_cal\\Z|n_call\\Z|n_call>[\\u0009-\\u"
+            "000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u20"
+            "5f\\u3000]*\\Z))|(?:<function_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\"
+            "u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?(?:\\Z|\\{(?:["
+            "\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
+            "\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u"
+            '2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"\\Z|"n\\Z|"na\\Z'
+            '|"nam\\Z|"name\\Z|"name"\\Z|"name":(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a'
+            "0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-"
+            "\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\"
+            'u205f\\u3000]*(?:\\Z|"(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"\\Z|",(?:[\\u0009-\\u00'
+            "0d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f"
+            "\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\"
+            'u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"\\Z|"a\\Z|"ar\\Z|"arg\\Z|"argu'
+            '\\Z|"argum\\Z|"argume\\Z|"argumen(?:\\Z|t\\Z|ts\\Z|ts"\\Z|ts":[\\u0009-\\u'
+            "000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u20"
+            "5f\\u3000]*\\Z)))))))))))|\\Z)"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?)"
-        "?)?|\\|(?:e(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?)?))?\\Z",
+        (
+            "<(?:(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?"
+            ")?)?)?|\\|(?:e(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?)?))"
+            "?\\Z"
+        ),
         re.DOTALL,
     )
     # fields.tool_calls.close_pattern: "\\}\\s*(?:<function_call>|<\\|endoftext\\|>|$)"
     _RE_TOOL_CALLS_CLOSE = re.compile(
-        "\\}[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
-        "\\u202f\\u205f\\u3000]*(?:<function_call>|<\\|endoftext\\|>|(?=\\n?\\Z))",
+        (
+            "\\}[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2"
+            "029\\u202f\\u205f\\u3000]*(?:<function_call>|<\\|endoftext\\|>|(?=\\n?\\Z)"
+            ")"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.close_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
-        "(?:\\Z|\\}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u20"
-        "28-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u"
-        "1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|<\\Z|<f\\Z"
-        "|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n_\\Z|n_c\\"
-        "Z|n_ca\\Z|n_cal\\Z|n_call\\Z))|(?:\\Z|<\\Z|<\\|\\Z|<\\|e\\Z|<\\|en\\Z|<\\|end"
-        "\\Z|<\\|endo\\Z|<\\|endof\\Z|<\\|endoft(?:\\Z|e\\Z|ex\\Z|ext\\Z|ext\\|\\Z))))"
-        ")",
+        (
+            "(?:\\Z|\\}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\"
+            "u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u0"
+            "0a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|<"
+            "\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z"
+            "|n_\\Z|n_c\\Z|n_ca\\Z|n_cal\\Z|n_call\\Z))|(?:\\Z|<\\Z|<\\|\\Z|<\\|e\\Z|<"
+            "\\|en\\Z|<\\|end\\Z|<\\|endo\\Z|<\\|endof\\Z|<\\|endoft(?:\\Z|e\\Z|ex\\Z|e"
+            "xt\\Z|ext\\|\\Z)))))"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_STARTS = re.compile(
-        '<(?:[f\\|]|\\Z)|\\{(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a'
-        "\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)",
+        (
+            '<(?:[f\\|]|\\Z)|\\{(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u20'
+            "0a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)"
+        ),
         re.DOTALL,
     )
     # start_anchor: "\\\nASSISTANT:\\ "

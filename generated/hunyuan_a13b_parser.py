@@ -398,8 +398,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<tool_call>|<answer>|<\\x{2f}answe"
-                "r>|<tool_calls>|<\\x{2f}tool_calls>|<\\x{7c}eos\\x{7c}>))(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<tool_call>|<answer>|<\\x{2f}answer"
+                ">|<tool_calls>|<\\x{2f}tool_calls>|<\\x{7c}eos\\x{7c}>))(?s:.*)/"
             ),
         },
         {
@@ -421,8 +421,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 "accept": (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{2f}think>|<\\x{7c}eos\\x{7c}>))(?s:.*"
-                ")/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{2f}think>|<\\x{7c}eos\\x{7c}>))(?s:.*)"
+                "/"
             ),
         },
     ],
@@ -4428,20 +4428,24 @@ def _compile_patterns() -> None:
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z"
-        "|l\\Z|ll\\Z|ll>(?:[^\\u000a<]*\\Z|(?:[^\\u000a<]+)(?:\\Z|\\u000a\\Z|\\u000a`"
-        "\\Z|\\u000a``\\Z|\\u000a```\\Z|\\u000a```j\\Z|\\u000a```js\\Z|\\u000a```jso\\"
-        "Z|\\u000a```json\\Z))))",
+        (
+            "(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:"
+            "\\Z|l\\Z|ll\\Z|ll>(?:[^\\u000a<]*\\Z|(?:[^\\u000a<]+)(?:\\Z|\\u000a\\Z|\\u"
+            "000a`\\Z|\\u000a``\\Z|\\u000a```\\Z|\\u000a```j\\Z|\\u000a```js\\Z|\\u000a"
+            "```jso\\Z|\\u000a```json\\Z))))"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:/(?:(?:a(?:n(?:s(?:w(?:e(?:r)?)?)?)?)?|t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?"
-        ":l(?:s)?)?)?)?)?)?)?)?)?))?|a(?:n(?:s(?:w(?:e(?:r)?)?)?)?)?|t(?:(?:h(?:i(?:n("
-        "?:k)?)?)?|o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?))?|\\|(?:e(?:o(?:"
-        "s(?:\\|)?)?)?)?))?\\Z",
+        (
+            "<(?:(?:/(?:(?:a(?:n(?:s(?:w(?:e(?:r)?)?)?)?)?|t(?:o(?:o(?:l(?:_(?:c(?:a(?:"
+            "l(?:l(?:s)?)?)?)?)?)?)?)?)?))?|a(?:n(?:s(?:w(?:e(?:r)?)?)?)?)?|t(?:(?:h(?:"
+            "i(?:n(?:k)?)?)?|o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?))?|\\|(?"
+            ":e(?:o(?:s(?:\\|)?)?)?)?))?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_LITERALS = re.compile(
@@ -4455,9 +4459,11 @@ def _compile_patterns() -> None:
         "|".join(map(re.escape, _IN_TOOL_CALLS_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
-        "\\\n(?:`(?:`(?:`(?:(?:\\\n(?:<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)"
-        "?)?)?)?)?)?)?)?|<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?"
-        "))?)?)?)?\\Z",
+        (
+            "\\\n(?:`(?:`(?:`(?:(?:\\\n(?:<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?"
+            ")?)?)?)?)?)?)?)?)?|<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?"
+            ")?)?)?))?)?)?)?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[/at\\|]|\\Z)", re.DOTALL)

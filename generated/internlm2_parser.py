@@ -78,8 +78,8 @@ TEMPLATE: Final[dict[str, Any]] = {
         },
         "tool_calls": {
             "open_pattern": (
-                '<\\|action_start\\|>\\s*<\\|plugin\\|>\\s*\\{\\s*"name":\\s*"(?P<name'
-                '>[^"]+)",\\s*"(?:parameters|arguments)":\\s*'
+                '<\\|action_start\\|>\\s*<\\|plugin\\|>\\s*\\{\\s*"name":\\s*"(?P<name>'
+                '[^"]+)",\\s*"(?:parameters|arguments)":\\s*'
             ),
             "close_pattern": "\\}\\s*<\\|action_end\\|>",
             "repeats": True,
@@ -484,8 +484,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<\\x{7c}action_start\\x{7c}>|<\\x{"
-                "7c}im_end\\x{7c}>|<\\x{7c}action_end\\x{7c}>))(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<\\x{7c}action_start\\x{7c}>|<\\x{7"
+                "c}im_end\\x{7c}>|<\\x{7c}action_end\\x{7c}>))(?s:.*)/"
             ),
         },
         {
@@ -510,8 +510,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 "accept": (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{2f}think>|<\\x{7c}im_end\\x{7c}>))(?s"
-                ":.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{2f}think>|<\\x{7c}im_end\\x{7c}>))(?s:"
+                ".*)/"
             ),
         },
     ],
@@ -4500,8 +4500,10 @@ _IN_REASONING_CONTENT_LITERAL: Final = {
 
 
 _TOOL_CALLS_CLOSE_LEAD: Final = frozenset(
-    "\t\n\x0b\x0c\r }\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
-    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+    (
+        "\t\n\x0b\x0c\r }\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+        "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+    )
 )
 
 
@@ -4529,82 +4531,99 @@ def _compile_patterns() -> None:
     # '<\\|action_start\\|>\\s*<\\|plugin\\|>\\s*\\{\\s*"name":\\s*"(?P<name>[^"]+)",\\s
     # *"(?:parameters|arguments)":\\s*'
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "<\\|action_start\\|>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u20"
-        "0a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|plugin\\|>[\\u0009-\\u000d\\u0020"
-        "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\{"
-        "[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u"
-        '202f\\u205f\\u3000]*"name":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u200'
-        '0-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"(?P<name>[^"]+)",[\\u0009-\\u'
-        "000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f"
-        '\\u3000]*"(?:parameters|arguments)":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1'
-        "680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*",
+        (
+            "<\\|action_start\\|>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\"
+            "u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\|plugin\\|>[\\u0009-\\u000d"
+            "\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\"
+            "u3000]*\\{[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u20"
+            '28-\\u2029\\u202f\\u205f\\u3000]*"name":[\\u0009-\\u000d\\u0020\\u0085\\u0'
+            '0a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"(?P<name>['
+            '^"]+)",[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-'
+            '\\u2029\\u202f\\u205f\\u3000]*"(?:parameters|arguments)":[\\u0009-\\u000d'
+            "\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\"
+            "u3000]*"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:\\Z|<\\Z|<\\|\\Z|<\\|a\\Z|<\\|ac\\Z|<\\|act\\Z|<\\|acti\\Z|<\\|actio\\Z|<"
-        "\\|action(?:\\Z|_\\Z|_s\\Z|_st\\Z|_sta\\Z|_star\\Z|_start\\Z|_start\\|\\Z|_st"
-        "art\\|>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-"
-        "\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u168"
-        "0\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\|\\Z|<\\"
-        "|p\\Z|<\\|pl\\Z|<\\|plu\\Z|<\\|plug\\Z|<\\|plugi\\Z|<\\|plugin(?:\\Z|\\|\\Z|"
-        "\\|>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u"
-        "2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\"
-        "u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|\\{(?:[\\u0009-\\u0"
-        "00d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\"
-        "u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028"
-        '-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"\\Z|"n\\Z|"na\\Z|"nam\\Z|"name\\Z|"nam'
-        'e"\\Z|"name":(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\'
-        "u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0"
-        '\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"(?:[^"]*'
-        '\\Z|(?:[^"]+)(?:\\Z|"\\Z|",(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u'
-        "2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020"
-        "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:"
-        '\\Z|"(?:(?:(?:\\Z|p\\Z|pa\\Z|par\\Z|para\\Z|param\\Z|parame\\Z|paramet\\Z|par'
-        "amete(?:\\Z|r\\Z))|(?:\\Z|a\\Z|ar\\Z|arg\\Z|argu\\Z|argum\\Z|argume\\Z|argume"
-        'n\\Z|argument\\Z))|(?:parameters|arguments)(?:\\Z|"\\Z|":[\\u0009-\\u000d\\u0'
-        "020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"
-        "\\Z)))))))))))))))))",
+        (
+            "(?:\\Z|<\\Z|<\\|\\Z|<\\|a\\Z|<\\|ac\\Z|<\\|act\\Z|<\\|acti\\Z|<\\|actio\\Z"
+            "|<\\|action(?:\\Z|_\\Z|_s\\Z|_st\\Z|_sta\\Z|_star\\Z|_start\\Z|_start\\|\\"
+            "Z|_start\\|>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
+            "\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\"
+            "u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<"
+            "\\Z|<\\|\\Z|<\\|p\\Z|<\\|pl\\Z|<\\|plu\\Z|<\\|plug\\Z|<\\|plugi\\Z|<\\|plu"
+            "gin(?:\\Z|\\|\\Z|\\|>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u200"
+            "0-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020"
+            "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"
+            "(?:\\Z|\\{(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\"
+            "u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u0"
+            '0a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"\\Z'
+            '|"n\\Z|"na\\Z|"nam\\Z|"name\\Z|"name"\\Z|"name":(?:[\\u0009-\\u000d\\u0020'
+            "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"
+            "\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u"
+            '2029\\u202f\\u205f\\u3000]*(?:\\Z|"(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"\\Z|",(?:['
+            "\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
+            "\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u"
+            '2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"(?:(?:(?:\\Z|p\\'
+            "Z|pa\\Z|par\\Z|para\\Z|param\\Z|parame\\Z|paramet\\Z|paramete(?:\\Z|r\\Z))"
+            "|(?:\\Z|a\\Z|ar\\Z|arg\\Z|argu\\Z|argum\\Z|argume\\Z|argumen\\Z|argument\\"
+            'Z))|(?:parameters|arguments)(?:\\Z|"\\Z|":[\\u0009-\\u000d\\u0020\\u0085\\'
+            "u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z))))))"
+            ")))))))))))"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:(?:a(?:c(?:t(?:i(?:o(?:n(?:_(?:e(?:n(?"
-        ":d(?:\\|)?)?)?)?)?)?)?)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?))?\\Z",
+        (
+            "<(?:(?:t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:(?:a(?:c(?:t(?:i(?:o(?:n(?:_(?:e(?:"
+            "n(?:d(?:\\|)?)?)?)?)?)?)?)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?"
+            "))?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_LITERALS = re.compile(
         "|".join(map(re.escape, _IN_REASONING_CONTENT_LITERAL)), re.DOTALL
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
-        "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)"
-        "?)?)?)?)?))?\\Z",
+        (
+            "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:i(?:m(?:_(?:e(?:n(?:d(?:\\|)?"
+            ")?)?)?)?)?)?))?\\Z"
+        ),
         re.DOTALL,
     )
     # fields.tool_calls.close_pattern: "\\}\\s*<\\|action_end\\|>"
     _RE_TOOL_CALLS_CLOSE = re.compile(
-        "\\}[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
-        "\\u202f\\u205f\\u3000]*<\\|action_end\\|>",
+        (
+            "\\}[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2"
+            "029\\u202f\\u205f\\u3000]*<\\|action_end\\|>"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.close_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
-        "(?:\\Z|\\}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u20"
-        "28-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u"
-        "1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\|\\Z|"
-        "<\\|a\\Z|<\\|ac\\Z|<\\|act\\Z|<\\|acti\\Z|<\\|actio\\Z|<\\|action(?:\\Z|_\\Z|"
-        "_e\\Z|_en\\Z|_end\\Z|_end\\|\\Z))))",
+        (
+            "(?:\\Z|\\}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\"
+            "u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u0"
+            "0a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z"
+            "|<\\|\\Z|<\\|a\\Z|<\\|ac\\Z|<\\|act\\Z|<\\|acti\\Z|<\\|actio\\Z|<\\|action"
+            "(?:\\Z|_\\Z|_e\\Z|_en\\Z|_end\\Z|_end\\|\\Z))))"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[t\\|]|\\Z)", re.DOTALL)
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/\\|]|\\Z)", re.DOTALL)
     _RE_IN_TOOL_CALLS_STARTS = re.compile(
-        "\\}(?:[\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u"
-        "202f\\u205f\\u3000]|\\Z)",
+        (
+            "\\}(?:[\\u0009-\\u000d <\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029"
+            "\\u202f\\u205f\\u3000]|\\Z)"
+        ),
         re.DOTALL,
     )
     # start_anchor: "<\\|im_start\\|>assistant\\\n"

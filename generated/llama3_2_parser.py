@@ -275,8 +275,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{7c}python_tag\\x{7c}>|<\\x{7c}eot_id"
-                "\\x{7c}>|<\\x{7c}eom_id\\x{7c}>))(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{7c}python_tag\\x{7c}>|<\\x{7c}eot_id\\"
+                "x{7c}>|<\\x{7c}eom_id\\x{7c}>))(?s:.*)/"
             ),
         }
     ],
@@ -4529,24 +4529,31 @@ def _compile_patterns() -> None:
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|p\\Z|<\\|py\\Z|<\\|pyt\\Z|<\\|pyth\\Z|<\\|pytho"
-        "\\Z|<\\|python(?:\\Z|_\\Z|_t\\Z|_ta\\Z|_tag\\Z|_tag\\|\\Z))|\\A\\Z)|\\Z)",
+        (
+            "(?:(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|p\\Z|<\\|py\\Z|<\\|pyt\\Z|<\\|pyth\\Z|<\\|py"
+            "tho\\Z|<\\|python(?:\\Z|_\\Z|_t\\Z|_ta\\Z|_tag\\Z|_tag\\|\\Z))|\\A\\Z)|\\Z"
+            ")"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:\\|(?:e(?:o(?:(?:m(?:_(?:i(?:d(?:\\|)?)?)?)?|t(?:_(?:i(?:d(?:\\|)?)?)?)?)"
-        ")?)?)?)?\\Z",
+        (
+            "<(?:\\|(?:e(?:o(?:(?:m(?:_(?:i(?:d(?:\\|)?)?)?)?|t(?:_(?:i(?:d(?:\\|)?)?)?"
+            ")?))?)?)?)?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_TOOL_CALLS_LITERALS = re.compile(
         "|".join(map(re.escape, _IN_TOOL_CALLS_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
-        "<(?:\\|(?:e(?:o(?:(?:m(?:_(?:i(?:d(?:\\|)?)?)?)?|t(?:_(?:i(?:d(?:\\|)?)?)?)?)"
-        ")?)?)?)?\\Z",
+        (
+            "<(?:\\|(?:e(?:o(?:(?:m(?:_(?:i(?:d(?:\\|)?)?)?)?|t(?:_(?:i(?:d(?:\\|)?)?)?"
+            ")?))?)?)?)?\\Z"
+        ),
         re.DOTALL,
     )
     # start_anchor: "<\\|start_header_id\\|>assistant<\\|end_header_id\\|>\\\n\\\n"

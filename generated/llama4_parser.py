@@ -289,8 +289,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{7c}python_start\\x{7c}>|<\\x{7c}eot\\"
-                "x{7c}>|<\\x{7c}eom\\x{7c}>))(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{7c}python_start\\x{7c}>|<\\x{7c}eot\\x"
+                "{7c}>|<\\x{7c}eom\\x{7c}>))(?s:.*)/"
             ),
         }
     ],
@@ -4542,9 +4542,11 @@ def _compile_patterns() -> None:
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|p\\Z|<\\|py\\Z|<\\|pyt\\Z|<\\|pyth\\Z|<\\|pytho"
-        "\\Z|<\\|python(?:\\Z|_\\Z|_s\\Z|_st\\Z|_sta\\Z|_star\\Z|_start\\Z|_start\\|\\"
-        "Z))|\\A\\Z)|\\Z)",
+        (
+            "(?:(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|p\\Z|<\\|py\\Z|<\\|pyt\\Z|<\\|pyth\\Z|<\\|py"
+            "tho\\Z|<\\|python(?:\\Z|_\\Z|_s\\Z|_st\\Z|_sta\\Z|_star\\Z|_start\\Z|_star"
+            "t\\|\\Z))|\\A\\Z)|\\Z)"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
@@ -4557,8 +4559,10 @@ def _compile_patterns() -> None:
         "|".join(map(re.escape, _IN_TOOL_CALLS_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
-        "<(?:\\|(?:(?:e(?:o(?:(?:m(?:\\|)?|t(?:\\|)?))?)?|p(?:y(?:t(?:h(?:o(?:n(?:_(?:"
-        "e(?:n(?:d(?:\\|)?)?)?)?)?)?)?)?)?)?))?)?\\Z",
+        (
+            "<(?:\\|(?:(?:e(?:o(?:(?:m(?:\\|)?|t(?:\\|)?))?)?|p(?:y(?:t(?:h(?:o(?:n(?:_"
+            "(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?)?)?)?)?))?)?\\Z"
+        ),
         re.DOTALL,
     )
     # start_anchor: "<\\|header_start\\|>assistant<\\|header_end\\|>\\\n\\\n"

@@ -83,8 +83,8 @@ TEMPLATE: Final[dict[str, Any]] = {
             "content": "xml-inline",
             "content_args": {
                 "tag_pattern": (
-                    "<param\\s*name=[\"'](?P<key>[^\"']+)[\"']\\s*>(?:<!\\[CDATA\\[)?("
-                    "?P<value>.*?)(?:\\]\\]>)?</param>"
+                    "<param\\s*name=[\"'](?P<key>[^\"']+)[\"']\\s*>(?:<!\\[CDATA\\[)?(?"
+                    "P<value>.*?)(?:\\]\\]>)?</param>"
                 )
             },
             "transform": {
@@ -472,8 +472,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 "accept": (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{2f}think>|<\\x{7c}im_end\\x{7c}>))(?s"
-                ":.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{2f}think>|<\\x{7c}im_end\\x{7c}>))(?s:"
+                ".*)/"
             ),
         },
         {
@@ -501,8 +501,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 "accept": (0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:(?:\\x{5d}\\x{5d}>)?<\\x{2f}param>|<\\x{2f"
-                "}function>))(?s:.*)/ & ~/(?s:.*)(?:(?:\\x{5d}\\x{5d}>){1,1}(?:))/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:(?:\\x{5d}\\x{5d}>)?<\\x{2f}param>|<\\x{2f}"
+                "function>))(?s:.*)/ & ~/(?s:.*)(?:(?:\\x{5d}\\x{5d}>){1,1}(?:))/"
             ),
         },
         {
@@ -527,8 +527,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 "accept": (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:(?:\\x{5d}\\x{5d}>)?<\\x{2f}param>|<\\x{2f"
-                "}function>))(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:(?:\\x{5d}\\x{5d}>)?<\\x{2f}param>|<\\x{2f}"
+                "function>))(?s:.*)/"
             ),
         },
         {
@@ -4808,38 +4808,46 @@ def _compile_patterns() -> None:
     # fields.tool_calls.open_pattern:
     # "<function\\s*name=[\"'](?P<name>[^\"']+)[\"']\\s*>"
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "<function[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-"
-        "\\u2029\\u202f\\u205f\\u3000]*name=[\"'](?P<name>[^\"']+)[\"'][\\u0009-\\u000"
-        "d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3"
-        "000]*>",
+        (
+            "<function[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u202"
+            "8-\\u2029\\u202f\\u205f\\u3000]*name=[\"'](?P<name>[^\"']+)[\"'][\\u0009-"
+            "\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\"
+            "u205f\\u3000]*>"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z"
-        "|n(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u20"
-        "29\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2"
-        "000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|n\\Z|na\\Z|nam\\Z|nam"
-        "e\\Z|name=\\Z|name=[\"'](?:[^\"']*\\Z|(?:[^\"']+)(?:\\Z|[\"'][\\u0009-\\u000d"
-        "\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u30"
-        "00]*\\Z))))))",
+        (
+            "(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:"
+            "\\Z|n(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028"
+            "-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\"
+            "u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|n\\Z|na\\"
+            "Z|nam\\Z|name\\Z|name=\\Z|name=[\"'](?:[^\"']*\\Z|(?:[^\"']+)(?:\\Z|[\"']["
+            "\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
+            "\\u202f\\u205f\\u3000]*\\Z))))))"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:/(?:s)?|t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)"
-        "?)?)?)?)?)?))?\\Z",
+        (
+            "<(?:(?:/(?:s)?|t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:i(?:m(?:_(?:e(?:n(?:d(?:\\|"
+            ")?)?)?)?)?)?)?))?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_LITERALS = re.compile(
         "|".join(map(re.escape, _IN_REASONING_CONTENT_LITERAL)), re.DOTALL
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
-        "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)"
-        "?)?)?)?)?))?\\Z",
+        (
+            "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:i(?:m(?:_(?:e(?:n(?:d(?:\\|)?"
+            ")?)?)?)?)?)?))?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
@@ -4850,11 +4858,13 @@ def _compile_patterns() -> None:
     # "<param\\s*name=[\"'](?P<key>[^\"']+)[\"']\\s*>(?:<!\\[CDATA\\[)?(?P<value>.*?)(?:
     # \\]\\]>)?</param>"
     _RE_TOOL_CALLS_TAGS = re.compile(
-        "<param[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2"
-        "029\\u202f\\u205f\\u3000]*name=[\"'](?P<key>[^\"']+)[\"'][\\u0009-\\u000d\\u0"
-        "020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"
-        ">(?:<!\\[CDATA\\[)?(?P<value>[^<\\]]*(?:(?!(?:\\]\\]>)?</param>)[<\\]][^<\\]]"
-        "*)*)(?:\\]\\]>)?</param>",
+        (
+            "<param[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-"
+            "\\u2029\\u202f\\u205f\\u3000]*name=[\"'](?P<key>[^\"']+)[\"'][\\u0009-\\u0"
+            "00d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205"
+            "f\\u3000]*>(?:<!\\[CDATA\\[)?(?P<value>[^<\\]]*(?:(?!(?:\\]\\]>)?</param>)"
+            "[<\\]][^<\\]]*)*)(?:\\]\\]>)?</param>"
+        ),
         re.DOTALL,
     )
     # start_anchor: "<\\|im_start\\|>assistant\\\n"
@@ -5039,8 +5049,8 @@ def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
         body,
         tag_re=_RE_TOOL_CALLS_TAGS,
         tag_pattern=(
-            "<param\\s*name=[\"'](?P<key>[^\"']+)[\"']\\s*>(?:<!\\[CDATA\\[)?(?P<value"
-            ">.*?)(?:\\]\\]>)?</param>"
+            "<param\\s*name=[\"'](?P<key>[^\"']+)[\"']\\s*>(?:<!\\[CDATA\\[)?(?P<value>"
+            ".*?)(?:\\]\\]>)?</param>"
         ),
     )
     scope = content_scope(captures, content)

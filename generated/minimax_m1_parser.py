@@ -561,8 +561,10 @@ GRAMMAR: Final[dict[str, Any]] = {
         "2f",
         "65",
         "74",
-        "0-8 e-1f 21 23-3b 3d-7a 7c-84 86-9f a1-167f 1681-1fff 200b-2027 202a-202e 203"
-        "0-205e 2060-2fff 3001-10ffff",
+        (
+            "0-8 e-1f 21 23-3b 3d-7a 7c-84 86-9f a1-167f 1681-1fff 200b-2027 202a-202e "
+            "2030-205e 2060-2fff 3001-10ffff"
+        ),
         "9-d 20 7b 85 a0 1680 2000-200a 2028-2029 202f 205f 3000",
         "22",
         "0-3b 3d-73 75-7a 7c-10ffff",
@@ -4544,8 +4546,10 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_]+")
 # delimiters and scanners, one per parser state
 
 _TOOL_CALLS_OPEN_LEAD: Final = frozenset(
-    "\t\n\x0b\x0c\r {\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
-    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+    (
+        "\t\n\x0b\x0c\r {\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+        "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+    )
 )
 
 
@@ -4585,73 +4589,87 @@ def _compile_patterns() -> None:
     # fields.tool_calls.open_pattern:
     # '\\{\\s*"name":\\s*"(?P<name>[^"]+)",\\s*"arguments":\\s*'
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "\\{[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
-        '\\u202f\\u205f\\u3000]*"name":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u'
-        '2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"(?P<name>[^"]+)",[\\u0009-'
-        "\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u20"
-        '5f\\u3000]*"arguments":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\'
-        "u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*",
+        (
+            "\\{[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2"
+            '029\\u202f\\u205f\\u3000]*"name":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1'
+            '680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"(?P<name>[^"]+)",'
+            "[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
+            '\\u202f\\u205f\\u3000]*"arguments":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\'
+            "u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:\\Z|\\{(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u20"
-        "28-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u"
-        '1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"\\Z|"n\\Z|"n'
-        'a\\Z|"nam\\Z|"name\\Z|"name"\\Z|"name":(?:[\\u0009-\\u000d\\u0020\\u0085\\u00'
-        "a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\"
-        "u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f"
-        '\\u3000]*(?:\\Z|"(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"\\Z|",(?:[\\u0009-\\u000d\\u002'
-        "0\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\"
-        "Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
-        '\\u202f\\u205f\\u3000]*(?:\\Z|"\\Z|"a\\Z|"ar\\Z|"arg\\Z|"argu\\Z|"argum\\Z|"a'
-        'rgume\\Z|"argumen(?:\\Z|t\\Z|ts\\Z|ts"\\Z|ts":[\\u0009-\\u000d\\u0020\\u0085'
-        "\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z)))))))"
-        ")))",
+        (
+            "(?:\\Z|\\{(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\"
+            "u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u0"
+            '0a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"\\Z'
+            '|"n\\Z|"na\\Z|"nam\\Z|"name\\Z|"name"\\Z|"name":(?:[\\u0009-\\u000d\\u0020'
+            "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"
+            "\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u"
+            '2029\\u202f\\u205f\\u3000]*(?:\\Z|"(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"\\Z|",(?:['
+            "\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
+            "\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u"
+            '2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"\\Z|"a\\Z|"ar\\Z'
+            '|"arg\\Z|"argu\\Z|"argum\\Z|"argume\\Z|"argumen(?:\\Z|t\\Z|ts\\Z|ts"\\Z|ts'
+            '":[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u20'
+            "29\\u202f\\u205f\\u3000]*\\Z))))))))))"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?)?)?|e(?:n(?:"
-        "d(?:_(?:o(?:f(?:_(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e)?)?)?)?)?)?)?)?)?)?)?)?)?)?"
-        "|t(?:(?:h(?:i(?:n(?:k)?)?)?|o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?"
-        "))?))?\\Z",
+        (
+            "<(?:(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)?)?)?)?)?)?)?|e(?:n"
+            "(?:d(?:_(?:o(?:f(?:_(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e)?)?)?)?)?)?)?)?)?)?)?"
+            ")?)?)?|t(?:(?:h(?:i(?:n(?:k)?)?)?|o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)"
+            "?)?)?)?)?))?))?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_LITERALS = re.compile(
         "|".join(map(re.escape, _IN_REASONING_CONTENT_LITERAL)), re.DOTALL
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
-        "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|e(?:n(?:d(?:_(?:o(?:f(?:_(?:s(?:e(?:n("
-        "?:t(?:e(?:n(?:c(?:e)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
+        (
+            "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|e(?:n(?:d(?:_(?:o(?:f(?:_(?:s(?:e(?"
+            ":n(?:t(?:e(?:n(?:c(?:e)?)?)?)?)?)?)?)?)?)?)?)?)?)?))?\\Z"
+        ),
         re.DOTALL,
     )
     # fields.tool_calls.close_pattern:
     # "\\}\\s*(?:</tool_calls>|<end_of_sentence>|\\n|$)"
     _RE_TOOL_CALLS_CLOSE = re.compile(
-        "\\}[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
-        "\\u202f\\u205f\\u3000]*(?:</tool_calls>|<end_of_sentence>|\\u000a|(?=\\n?\\Z)"
-        ")",
+        (
+            "\\}[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2"
+            "029\\u202f\\u205f\\u3000]*(?:</tool_calls>|<end_of_sentence>|\\u000a|(?=\\"
+            "n?\\Z))"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.close_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
-        "(?:\\Z|\\}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u20"
-        "28-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u"
-        "1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|<\\Z|</\\Z"
-        "|</t\\Z|</to\\Z|</too\\Z|</tool\\Z|</tool_\\Z|</tool_c(?:\\Z|a\\Z|al\\Z|all\\"
-        "Z|alls\\Z))|(?:(?:\\Z|<\\Z|<e\\Z|<en\\Z|<end\\Z|<end_\\Z|<end_o\\Z|<end_of\\Z"
-        "|<end_of_(?:\\Z|s\\Z|se\\Z|sen\\Z|sent\\Z|sente\\Z|senten\\Z|sentenc\\Z|sente"
-        "nce\\Z))|\\Z))))",
+        (
+            "(?:\\Z|\\}(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\"
+            "u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u0"
+            "0a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|<"
+            "\\Z|</\\Z|</t\\Z|</to\\Z|</too\\Z|</tool\\Z|</tool_\\Z|</tool_c(?:\\Z|a\\Z"
+            "|al\\Z|all\\Z|alls\\Z))|(?:(?:\\Z|<\\Z|<e\\Z|<en\\Z|<end\\Z|<end_\\Z|<end_"
+            "o\\Z|<end_of\\Z|<end_of_(?:\\Z|s\\Z|se\\Z|sen\\Z|sent\\Z|sente\\Z|senten\\"
+            "Z|sentenc\\Z|sentence\\Z))|\\Z))))"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_STARTS = re.compile(
-        '<(?:[/et]|\\Z)|\\{(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\'
-        "u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)",
+        (
+            '<(?:[/et]|\\Z)|\\{(?:[\\u0009-\\u000d "\\u0085\\u00a0\\u1680\\u2000-\\u200'
+            "a\\u2028\\u2029\\u202f\\u205f\\u3000]|\\Z)"
+        ),
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/e]|\\Z)", re.DOTALL)

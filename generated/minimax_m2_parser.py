@@ -411,9 +411,9 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                '/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<invoke\\x{20}name="|\\x{5b}e\\x{7'
-                "e}\\x{5b}|<minimax:tool_call>|<\\x{2f}minimax:tool_call>|<\\x{2f}thin"
-                "k>))(?s:.*)/"
+                '/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<invoke\\x{20}name="|\\x{5b}e\\x{7e'
+                "}\\x{5b}|<minimax:tool_call>|<\\x{2f}minimax:tool_call>|<\\x{2f}think>"
+                "))(?s:.*)/"
             ),
         },
         {
@@ -501,9 +501,9 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                '/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<invoke\\x{20}name="|\\x{5b}e\\x{7'
-                "e}\\x{5b}|<minimax:tool_call>|<\\x{2f}minimax:tool_call>|<\\x{2f}thin"
-                "k>))(?s:.*)/ & ~/(?s:.*)(?:\\x{5b}e\\x{7e})/"
+                '/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<invoke\\x{20}name="|\\x{5b}e\\x{7e'
+                "}\\x{5b}|<minimax:tool_call>|<\\x{2f}minimax:tool_call>|<\\x{2f}think>"
+                "))(?s:.*)/ & ~/(?s:.*)(?:\\x{5b}e\\x{7e})/"
             ),
         },
         {
@@ -546,8 +546,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 "accept": (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{2f}parameter>|<\\x{2f}invoke>))(?s:.*"
-                ")/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{2f}parameter>|<\\x{2f}invoke>))(?s:.*)"
+                "/"
             ),
         },
         {
@@ -4711,19 +4711,23 @@ def _compile_patterns() -> None:
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:\\Z|<\\Z|<i\\Z|<in\\Z|<inv\\Z|<invo\\Z|<invok\\Z|<invoke\\Z|<invoke (?:\\Z"
-        '|n\\Z|na\\Z|nam\\Z|name\\Z|name=\\Z|name="(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"\\Z)))'
-        ")",
+        (
+            "(?:\\Z|<\\Z|<i\\Z|<in\\Z|<inv\\Z|<invo\\Z|<invok\\Z|<invoke\\Z|<invoke (?:"
+            '\\Z|n\\Z|na\\Z|nam\\Z|name\\Z|name=\\Z|name="(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"'
+            "\\Z))))"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "(?:<(?:(?:/(?:(?:m(?:i(?:n(?:i(?:m(?:a(?:x(?::(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:"
-        "l(?:l)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?))?|m(?:i(?:n("
-        "?:i(?:m(?:a(?:x(?::(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?)?"
-        ")?)?)?)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?))?|\\[(?:e(?:\\~)?)?)\\Z",
+        (
+            "(?:<(?:(?:/(?:(?:m(?:i(?:n(?:i(?:m(?:a(?:x(?::(?:t(?:o(?:o(?:l(?:_(?:c(?:a"
+            "(?:l(?:l)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?))?|m(?:"
+            "i(?:n(?:i(?:m(?:a(?:x(?::(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)"
+            "?)?)?)?)?)?)?)?)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?))?|\\[(?:e(?:\\~)?)?)\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
@@ -4737,8 +4741,10 @@ def _compile_patterns() -> None:
     # fields.tool_calls.content_args.tag_pattern: '<parameter
     # name="(?P<key>[^"]+)">(?P<value>.*?)</parameter>'
     _RE_TOOL_CALLS_TAGS = re.compile(
-        '<parameter name="(?P<key>[^"]+)">(?P<value>[^<]*(?:(?!</parameter>)<[^<]*)*)<'
-        "/parameter>",
+        (
+            '<parameter name="(?P<key>[^"]+)">(?P<value>[^<]*(?:(?!</parameter>)<[^<]*)'
+            "*)</parameter>"
+        ),
         re.DOTALL,
     )
     # start_anchor: "\\]\\~b\\]ai\\\n"

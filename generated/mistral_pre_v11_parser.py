@@ -190,8 +190,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 "accept": (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:\\x{5b}TOOL_CALLS\\x{5d}|<\\x{2f}s>))(?s:."
-                "*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:\\x{5b}TOOL_CALLS\\x{5d}|<\\x{2f}s>))(?s:.*"
+                ")/"
             ),
         }
     ],
@@ -4128,8 +4128,10 @@ def _compile_patterns() -> None:
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "(?:<(?:/(?:s)?)?|\\[(?:T(?:O(?:O(?:L(?:_(?:C(?:A(?:L(?:L(?:S)?)?)?)?)?)?)?)?)"
-        "?)?)\\Z",
+        (
+            "(?:<(?:/(?:s)?)?|\\[(?:T(?:O(?:O(?:L(?:_(?:C(?:A(?:L(?:L(?:S)?)?)?)?)?)?)?"
+            ")?)?)?)\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_TOOL_CALLS_PENDING = re.compile("<(?:/(?:s)?)?\\Z", re.DOTALL)

@@ -85,8 +85,8 @@ TEMPLATE: Final[dict[str, Any]] = {
             "content": "xml-inline",
             "content_args": {
                 "tag_pattern": (
-                    "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)(?:\\n?</parameter"
-                    ">|\\n(?=<parameter=|</function>))"
+                    "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)(?:\\n?</parameter>"
+                    "|\\n(?=<parameter=|</function>))"
                 )
             },
             "transform": {
@@ -4086,28 +4086,35 @@ def _compile_patterns() -> None:
     # fields.tool_calls.open_pattern:
     # "(?:<tool_call>\\s*)?<function=(?P<name>[^>\\n]+)>"
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "(?:<tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2"
-        "028-\\u2029\\u202f\\u205f\\u3000]*)?<function=(?P<name>[^\\u000a>]+)>",
+        (
+            "(?:<tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
+            "\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<function=(?P<name>[^\\u000a>]+)>"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:(?:(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca"
-        "(?:\\Z|l\\Z|ll\\Z|ll>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u2"
-        "00a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z))|(?:<tool_call>[\\u0009-\\u000d"
-        "\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u30"
-        "00]*)?(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio"
-        "(?:\\Z|n\\Z|n=(?:[^\\u000a>]*\\Z|(?:[^\\u000a>]+)\\Z))))|\\Z)",
+        (
+            "(?:(?:(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool"
+            "_ca(?:\\Z|l\\Z|ll\\Z|ll>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u200"
+            "0-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z))|(?:<tool_call>[\\u000"
+            "9-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f"
+            "\\u205f\\u3000]*)?(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<fun"
+            "cti\\Z|<functio(?:\\Z|n\\Z|n=(?:[^\\u000a>]*\\Z|(?:[^\\u000a>]+)\\Z))))|\\"
+            "Z)"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?|t(?:h(?:i(?:n("
-        "?:k)?)?)?)?|\\|(?:(?:e(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)"
-        "?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?))?\\Z",
+        (
+            "<(?:(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?|t(?:h(?:i(?"
+            ":n(?:k)?)?)?)?|\\|(?:(?:e(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)"
+            "?)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?))?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
@@ -4116,38 +4123,46 @@ def _compile_patterns() -> None:
     # fields.tool_calls.close_pattern:
     # "(?<=</function>)\\s*(?:</tool_call>|(?=<function=|<tool_call>))"
     _RE_TOOL_CALLS_CLOSE = re.compile(
-        "(?<=</function>)[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\"
-        "u2028-\\u2029\\u202f\\u205f\\u3000]*(?:</tool_call>|(?=<function=|<tool_call>"
-        "))",
+        (
+            "(?<=</function>)[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200"
+            "a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:</tool_call>|(?=<function=|<tool"
+            "_call>))"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.close_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
-        "(?:(?<=</function>)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u"
-        "200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085"
-        "\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|"
-        "<\\Z|</\\Z|</t\\Z|</to\\Z|</too\\Z|</tool\\Z|</tool_\\Z|</tool_c(?:\\Z|a\\Z|a"
-        "l\\Z|all\\Z))|(?:(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi"
-        "\\Z|<functio(?:\\Z|n\\Z))|(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z"
-        "|<tool_c\\Z|<tool_ca(?:\\Z|l\\Z|ll\\Z)))))|\\Z)",
+        (
+            "(?:(?<=</function>)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-"
+            "\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\"
+            "u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?"
+            ":(?:\\Z|<\\Z|</\\Z|</t\\Z|</to\\Z|</too\\Z|</tool\\Z|</tool_\\Z|</tool_c(?"
+            ":\\Z|a\\Z|al\\Z|all\\Z))|(?:(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<fun"
+            "ct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z))|(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<t"
+            "ool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\Z|ll\\Z)))))|\\Z)"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[/ft\\|]|\\Z)", re.DOTALL)
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
     _RE_IN_TOOL_CALLS_STARTS = re.compile(
-        "[\\u0009\\u000a\\u000b\\u000c\\u000d\\u0020\\u003c\\u0085\\u00a0\\u1680\\u200"
-        "0\\u2001\\u2002\\u2003\\u2004\\u2005\\u2006\\u2007\\u2008\\u2009\\u200a\\u202"
-        "8\\u2029\\u202f\\u205f\\u3000]",
+        (
+            "[\\u0009\\u000a\\u000b\\u000c\\u000d\\u0020\\u003c\\u0085\\u00a0\\u1680\\u"
+            "2000\\u2001\\u2002\\u2003\\u2004\\u2005\\u2006\\u2007\\u2008\\u2009\\u200a"
+            "\\u2028\\u2029\\u202f\\u205f\\u3000]"
+        ),
         0,
     )
     # fields.tool_calls.content_args.tag_pattern:
     # "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)(?:\\n?</parameter>|\\n(?=<paramet
     # er=|</function>))"
     _RE_TOOL_CALLS_TAGS = re.compile(
-        "<parameter=(?P<key>[^\\u000a>]+)>\\u000a?(?P<value>[^\\u000a<]*(?:(?!\\u000a?"
-        "</parameter>|\\u000a(?=<parameter=|</function>))[\\u000a<][^\\u000a<]*)*)(?:"
-        "\\u000a?</parameter>|\\u000a(?=<parameter=|</function>))",
+        (
+            "<parameter=(?P<key>[^\\u000a>]+)>\\u000a?(?P<value>[^\\u000a<]*(?:(?!\\u00"
+            "0a?</parameter>|\\u000a(?=<parameter=|</function>))[\\u000a<][^\\u000a<]*)"
+            "*)(?:\\u000a?</parameter>|\\u000a(?=<parameter=|</function>))"
+        ),
         re.DOTALL,
     )
     # start_anchor: "<\\|im_start\\|>assistant\\\n"
@@ -4307,8 +4322,8 @@ def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
         body,
         tag_re=_RE_TOOL_CALLS_TAGS,
         tag_pattern=(
-            "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)(?:\\n?</parameter>|\\n(?="
-            "<parameter=|</function>))"
+            "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)(?:\\n?</parameter>|\\n(?=<"
+            "parameter=|</function>))"
         ),
     )
     scope = content_scope(captures, content)

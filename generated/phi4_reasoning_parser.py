@@ -268,8 +268,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<\\x{7c}im_end\\x{7c}>|<\\x{7c}end"
-                "oftext\\x{7c}>|<\\x{2f}think>))(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<think>|<\\x{7c}im_end\\x{7c}>|<\\x{7c}endo"
+                "ftext\\x{7c}>|<\\x{2f}think>))(?s:.*)/"
             ),
         },
         {
@@ -326,8 +326,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{2f}think>|<\\x{7c}im_end\\x{7c}>|<\\x"
-                "{7c}endoftext\\x{7c}>))(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{2f}think>|<\\x{7c}im_end\\x{7c}>|<\\x{"
+                "7c}endoftext\\x{7c}>))(?s:.*)/"
             ),
         },
     ],
@@ -4151,17 +4151,22 @@ def _compile_patterns() -> None:
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:(?:e(?"
-        ":n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?|i(?:m(?:_(?:e(?:n(?:d("
-        "?:\\|)?)?)?)?)?)?))?))?\\Z",
+        (
+            "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|t(?:h(?:i(?:n(?:k)?)?)?)?|\\|(?:(?:"
+            "e(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?|i(?:m(?:_(?:e(?:"
+            "n(?:d(?:\\|)?)?)?)?)?)?))?))?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_LITERALS = re.compile(
         "|".join(map(re.escape, _IN_REASONING_CONTENT_LITERAL)), re.DOTALL
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
-        "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:(?:e(?:n(?:d(?:o(?:f(?:t(?:e(?:x"
-        "(?:t(?:\\|)?)?)?)?)?)?)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?))?\\Z",
+        (
+            "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:(?:e(?:n(?:d(?:o(?:f(?:t(?:e("
+            "?:x(?:t(?:\\|)?)?)?)?)?)?)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?"
+            "))?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_DELIMITER_STARTS = re.compile("<(?:[/t\\|]|\\Z)", re.DOTALL)

@@ -80,15 +80,15 @@ TEMPLATE: Final[dict[str, Any]] = {
         "tool_calls": {
             "open_pattern": "(?:<seed:tool_call>\\s*)?<function=(?P<name>[^>\\n]+)>",
             "close_pattern": (
-                "(?<=</function>)\\s*(?:</seed:tool_call>|(?=<function=|<seed:tool_cal"
-                "l>))"
+                "(?<=</function>)\\s*(?:</seed:tool_call>|(?=<function=|<seed:tool_call"
+                ">))"
             ),
             "repeats": True,
             "content": "xml-inline",
             "content_args": {
                 "tag_pattern": (
-                    "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)(?:\\n?</parameter"
-                    ">|\\n(?=<parameter=|</function>))"
+                    "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)(?:\\n?</parameter>"
+                    "|\\n(?=<parameter=|</function>))"
                 )
             },
             "transform": {
@@ -4087,29 +4087,36 @@ def _compile_patterns() -> None:
     # fields.tool_calls.open_pattern:
     # "(?:<seed:tool_call>\\s*)?<function=(?P<name>[^>\\n]+)>"
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "(?:<seed:tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200"
-        "a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<function=(?P<name>[^\\u000a>]+)>",
+        (
+            "(?:<seed:tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u"
+            "200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<function=(?P<name>[^\\u000a>]"
+            "+)>"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:(?:(?:\\Z|<\\Z|<s\\Z|<se\\Z|<see\\Z|<seed\\Z|<seed:\\Z|<seed:t\\Z|<seed:to"
-        "(?:\\Z|o\\Z|ol\\Z|ol_\\Z|ol_c\\Z|ol_ca\\Z|ol_cal\\Z|ol_call\\Z|ol_call>[\\u00"
-        "09-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\"
-        "u205f\\u3000]*\\Z))|(?:<seed:tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0"
-        "\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?(?:\\Z|<\\Z|<f"
-        "\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n=(?:[^"
-        "\\u000a>]*\\Z|(?:[^\\u000a>]+)\\Z))))|\\Z)",
+        (
+            "(?:(?:(?:\\Z|<\\Z|<s\\Z|<se\\Z|<see\\Z|<seed\\Z|<seed:\\Z|<seed:t\\Z|<seed"
+            ":to(?:\\Z|o\\Z|ol\\Z|ol_\\Z|ol_c\\Z|ol_ca\\Z|ol_cal\\Z|ol_call\\Z|ol_call>"
+            "[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
+            "\\u202f\\u205f\\u3000]*\\Z))|(?:<seed:tool_call>[\\u0009-\\u000d\\u0020\\u"
+            "0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?("
+            "?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:"
+            "\\Z|n\\Z|n=(?:[^\\u000a>]*\\Z|(?:[^\\u000a>]+)\\Z))))|\\Z)"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:/(?:s(?:e(?:e(?:d(?::(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)"
-        "?)?)?)?)?)?)?)?|s(?:e(?:e(?:d(?::(?:(?:e(?:o(?:s)?)?|t(?:h(?:i(?:n(?:k)?)?)?)"
-        "?))?)?)?)?)?))?\\Z",
+        (
+            "<(?:(?:/(?:s(?:e(?:e(?:d(?::(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?"
+            ")?)?)?)?)?)?)?)?)?|s(?:e(?:e(?:d(?::(?:(?:e(?:o(?:s)?)?|t(?:h(?:i(?:n(?:k)"
+            "?)?)?)?))?)?)?)?)?))?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
@@ -4119,39 +4126,48 @@ def _compile_patterns() -> None:
     # fields.tool_calls.close_pattern:
     # "(?<=</function>)\\s*(?:</seed:tool_call>|(?=<function=|<seed:tool_call>))"
     _RE_TOOL_CALLS_CLOSE = re.compile(
-        "(?<=</function>)[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\"
-        "u2028-\\u2029\\u202f\\u205f\\u3000]*(?:</seed:tool_call>|(?=<function=|<seed:"
-        "tool_call>))",
+        (
+            "(?<=</function>)[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200"
+            "a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:</seed:tool_call>|(?=<function=|"
+            "<seed:tool_call>))"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.close_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
-        "(?:(?<=</function>)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u"
-        "200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085"
-        "\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|"
-        "<\\Z|</\\Z|</s\\Z|</se\\Z|</see\\Z|</seed\\Z|</seed:\\Z|</seed:t(?:\\Z|o\\Z|o"
-        "o\\Z|ool\\Z|ool_\\Z|ool_c\\Z|ool_ca\\Z|ool_cal\\Z|ool_call\\Z))|(?:(?:\\Z|<\\"
-        "Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z))|(?"
-        ":\\Z|<\\Z|<s\\Z|<se\\Z|<see\\Z|<seed\\Z|<seed:\\Z|<seed:t\\Z|<seed:to(?:\\Z|o"
-        "\\Z|ol\\Z|ol_\\Z|ol_c\\Z|ol_ca\\Z|ol_cal\\Z|ol_call\\Z)))))|\\Z)",
+        (
+            "(?:(?<=</function>)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-"
+            "\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\"
+            "u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?"
+            ":(?:\\Z|<\\Z|</\\Z|</s\\Z|</se\\Z|</see\\Z|</seed\\Z|</seed:\\Z|</seed:t(?"
+            ":\\Z|o\\Z|oo\\Z|ool\\Z|ool_\\Z|ool_c\\Z|ool_ca\\Z|ool_cal\\Z|ool_call\\Z))"
+            "|(?:(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functi"
+            "o(?:\\Z|n\\Z))|(?:\\Z|<\\Z|<s\\Z|<se\\Z|<see\\Z|<seed\\Z|<seed:\\Z|<seed:t"
+            "\\Z|<seed:to(?:\\Z|o\\Z|ol\\Z|ol_\\Z|ol_c\\Z|ol_ca\\Z|ol_cal\\Z|ol_call\\Z"
+            ")))))|\\Z)"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[/fs]|\\Z)", re.DOTALL)
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
     _RE_IN_TOOL_CALLS_STARTS = re.compile(
-        "[\\u0009\\u000a\\u000b\\u000c\\u000d\\u0020\\u003c\\u0085\\u00a0\\u1680\\u200"
-        "0\\u2001\\u2002\\u2003\\u2004\\u2005\\u2006\\u2007\\u2008\\u2009\\u200a\\u202"
-        "8\\u2029\\u202f\\u205f\\u3000]",
+        (
+            "[\\u0009\\u000a\\u000b\\u000c\\u000d\\u0020\\u003c\\u0085\\u00a0\\u1680\\u"
+            "2000\\u2001\\u2002\\u2003\\u2004\\u2005\\u2006\\u2007\\u2008\\u2009\\u200a"
+            "\\u2028\\u2029\\u202f\\u205f\\u3000]"
+        ),
         0,
     )
     # fields.tool_calls.content_args.tag_pattern:
     # "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)(?:\\n?</parameter>|\\n(?=<paramet
     # er=|</function>))"
     _RE_TOOL_CALLS_TAGS = re.compile(
-        "<parameter=(?P<key>[^\\u000a>]+)>\\u000a?(?P<value>[^\\u000a<]*(?:(?!\\u000a?"
-        "</parameter>|\\u000a(?=<parameter=|</function>))[\\u000a<][^\\u000a<]*)*)(?:"
-        "\\u000a?</parameter>|\\u000a(?=<parameter=|</function>))",
+        (
+            "<parameter=(?P<key>[^\\u000a>]+)>\\u000a?(?P<value>[^\\u000a<]*(?:(?!\\u00"
+            "0a?</parameter>|\\u000a(?=<parameter=|</function>))[\\u000a<][^\\u000a<]*)"
+            "*)(?:\\u000a?</parameter>|\\u000a(?=<parameter=|</function>))"
+        ),
         re.DOTALL,
     )
     # start_anchor: "<seed:bos>assistant\\\n"
@@ -4313,8 +4329,8 @@ def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
         body,
         tag_re=_RE_TOOL_CALLS_TAGS,
         tag_pattern=(
-            "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)(?:\\n?</parameter>|\\n(?="
-            "<parameter=|</function>))"
+            "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)(?:\\n?</parameter>|\\n(?=<"
+            "parameter=|</function>))"
         ),
     )
     scope = content_scope(captures, content)

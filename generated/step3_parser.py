@@ -78,20 +78,20 @@ TEMPLATE: Final[dict[str, Any]] = {
         },
         "tool_calls": {
             "open_pattern": (
-                "(?:<｜tool_call_begin｜>\\s*function\\s*<｜tool_sep｜>\\s*<steptml:in"
-                'voke name="|(?:<tool_call>\\s*)?<function=)(?P<name>[^">\\n]+)"?>'
+                "(?:<｜tool_call_begin｜>\\s*function\\s*<｜tool_sep｜>\\s*<steptml:inv"
+                'oke name="|(?:<tool_call>\\s*)?<function=)(?P<name>[^">\\n]+)"?>'
             ),
             "close_pattern": (
-                "</steptml:invoke>\\s*<｜tool_call_end｜>|(?<=</function>)\\s*(?:</too"
-                "l_call>|(?=<function=|<tool_call>))"
+                "</steptml:invoke>\\s*<｜tool_call_end｜>|(?<=</function>)\\s*(?:</tool"
+                "_call>|(?=<function=|<tool_call>))"
             ),
             "repeats": True,
             "content": "xml-inline",
             "content_args": {
                 "tag_pattern": (
-                    '(?:<steptml:parameter name="|<parameter=)(?P<key>[^">\\n]+)"?>\\n'
-                    "?(?P<value>.*?)(?:\\n?</(?:steptml:)?parameter>|\\n(?=<parameter="
-                    "|</function>))"
+                    '(?:<steptml:parameter name="|<parameter=)(?P<key>[^">\\n]+)"?>\\n?'
+                    "(?P<value>.*?)(?:\\n?</(?:steptml:)?parameter>|\\n(?=<parameter=|<"
+                    "/function>))"
                 )
             },
             "transform": {
@@ -4081,112 +4081,133 @@ def _compile_patterns() -> None:
     # '(?:<｜tool_call_begin｜>\\s*function\\s*<｜tool_sep｜>\\s*<steptml:invoke
     # name="|(?:<tool_call>\\s*)?<function=)(?P<name>[^">\\n]+)"?>'
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "(?:<\\uff5ctool_call_begin\\uff5c>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u168"
-        "0\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*function[\\u0009-\\u000"
-        "d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3"
-        "000]*<\\uff5ctool_sep\\uff5c>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2"
-        '000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<steptml:invoke name="|(?:<t'
-        "ool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-"
-        '\\u2029\\u202f\\u205f\\u3000]*)?<function=)(?P<name>[^\\u000a">]+)"?>',
+        (
+            "(?:<\\uff5ctool_call_begin\\uff5c>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u"
+            "1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*function[\\u0009-"
+            "\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\"
+            "u205f\\u3000]*<\\uff5ctool_sep\\uff5c>[\\u0009-\\u000d\\u0020\\u0085\\u00a"
+            "0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<steptml:invo"
+            'ke name="|(?:<tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u200'
+            "0-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<function=)(?P<name>[^\\u"
+            '000a">]+)"?>'
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:(?:(?:(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<"
-        "\\uff5ctool\\Z|<\\uff5ctool_\\Z|<\\uff5ctool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\"
-        "Z|all_b\\Z|all_be\\Z|all_beg\\Z|all_begi(?:\\Z|n\\Z|n\\uff5c\\Z|n\\uff5c>(?:["
-        "\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u2"
-        "02f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\"
-        "u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|f\\Z|fu\\Z|fun\\Z|func\\Z|f"
-        "unct\\Z|functi\\Z|functio\\Z|function(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0"
-        "\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u0"
-        "00d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\"
-        "u3000]*(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\u"
-        "ff5ctool\\Z|<\\uff5ctool_\\Z|<\\uff5ctool_s(?:\\Z|e\\Z|ep\\Z|ep\\uff5c\\Z|ep"
-        "\\uff5c>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028"
-        "-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u16"
-        "80\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<s\\Z|<st"
-        "\\Z|<ste\\Z|<step\\Z|<stept\\Z|<steptm\\Z|<steptml(?:\\Z|:\\Z|:i\\Z|:in\\Z|:i"
-        "nv\\Z|:invo\\Z|:invok\\Z|:invoke\\Z|:invoke (?:\\Z|n\\Z|na\\Z|nam\\Z|name\\Z|"
-        "name=\\Z))))))))))))|(?:(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<"
-        "tool_c\\Z|<tool_ca(?:\\Z|l\\Z|ll\\Z|ll>[\\u0009-\\u000d\\u0020\\u0085\\u00a0"
-        "\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z))|(?:<tool_ca"
-        "ll>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
-        "\\u202f\\u205f\\u3000]*)?(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|"
-        "<functi\\Z|<functio(?:\\Z|n\\Z))))|(?:<\\uff5ctool_call_begin\\uff5c>[\\u0009"
-        "-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u2"
-        "05f\\u3000]*function[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u20"
-        "0a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool_sep\\uff5c>[\\u0009-\\u0"
-        "00d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\"
-        'u3000]*<steptml:invoke name="|(?:<tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u'
-        "00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<function=)"
-        '(?:[^\\u000a">]*\\Z|(?:[^\\u000a">]+)(?:\\Z|"?\\Z)))|\\Z)',
+        (
+            "(?:(?:(?:(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z"
+            "|<\\uff5ctool\\Z|<\\uff5ctool_\\Z|<\\uff5ctool_c(?:\\Z|a\\Z|al\\Z|all\\Z|a"
+            "ll_\\Z|all_b\\Z|all_be\\Z|all_beg\\Z|all_begi(?:\\Z|n\\Z|n\\uff5c\\Z|n\\uf"
+            "f5c>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-"
+            "\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u"
+            "1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|f\\Z|fu\\Z"
+            "|fun\\Z|func\\Z|funct\\Z|functi\\Z|functio\\Z|function(?:[\\u0009-\\u000d"
+            "\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\"
+            "u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2"
+            "028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\"
+            "uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool_\\Z|<\\uff5ctool_s("
+            "?:\\Z|e\\Z|ep\\Z|ep\\uff5c\\Z|ep\\uff5c>(?:[\\u0009-\\u000d\\u0020\\u0085"
+            "\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\"
+            "u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u"
+            "202f\\u205f\\u3000]*(?:\\Z|<\\Z|<s\\Z|<st\\Z|<ste\\Z|<step\\Z|<stept\\Z|<s"
+            "teptm\\Z|<steptml(?:\\Z|:\\Z|:i\\Z|:in\\Z|:inv\\Z|:invo\\Z|:invok\\Z|:invo"
+            "ke\\Z|:invoke (?:\\Z|n\\Z|na\\Z|nam\\Z|name\\Z|name=\\Z))))))))))))|(?:(?:"
+            "\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z"
+            "|l\\Z|ll\\Z|ll>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
+            "\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z))|(?:<tool_call>[\\u0009-\\u000d"
+            "\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\"
+            "u3000]*)?(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<f"
+            "unctio(?:\\Z|n\\Z))))|(?:<\\uff5ctool_call_begin\\uff5c>[\\u0009-\\u000d\\"
+            "u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3"
+            "000]*function[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\"
+            "u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool_sep\\uff5c>[\\u0009-\\u00"
+            "0d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f"
+            '\\u3000]*<steptml:invoke name="|(?:<tool_call>[\\u0009-\\u000d\\u0020\\u00'
+            "85\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<fu"
+            'nction=)(?:[^\\u000a">]*\\Z|(?:[^\\u000a">]+)(?:\\Z|"?\\Z)))|\\Z)'
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?|t(?:h(?:i(?:n("
-        "?:k)?)?)?)?|\\|(?:(?:E(?:O(?:T(?:\\|)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)"
-        "?)?)?))?|｜(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s(?:_(?:(?:b(?:e(?:g(?:i(?:"
-        "n(?:｜)?)?)?)?)?|e(?:n(?:d(?:｜)?)?)?))?)?)?)?)?)?)?)?)?)?)?)?))?\\Z",
+        (
+            "<(?:(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?|t(?:h(?:i(?"
+            ":n(?:k)?)?)?)?|\\|(?:(?:E(?:O(?:T(?:\\|)?)?)?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)"
+            "?)?)?)?)?)?))?|｜(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s(?:_(?:(?:b(?:e(?"
+            ":g(?:i(?:n(?:｜)?)?)?)?)?|e(?:n(?:d(?:｜)?)?)?))?)?)?)?)?)?)?)?)?)?)?)?))?"
+            "\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_LITERALS = re.compile(
         "|".join(map(re.escape, _IN_REASONING_CONTENT_LITERAL)), re.DOTALL
     )
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
-        "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:(?:E(?:O(?:T(?:\\|)?)?)?|i(?:m(?"
-        ":_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?))?\\Z",
+        (
+            "<(?:(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?|\\|(?:(?:E(?:O(?:T(?:\\|)?)?)?|i(?:"
+            "m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?))?\\Z"
+        ),
         re.DOTALL,
     )
     # fields.tool_calls.close_pattern:
     # "</steptml:invoke>\\s*<｜tool_call_end｜>|(?<=</function>)\\s*(?:</tool_call>|(?=<
     # function=|<tool_call>))"
     _RE_TOOL_CALLS_CLOSE = re.compile(
-        "</steptml:invoke>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
-        "\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool_call_end\\uff5c>|(?<=</fun"
-        "ction>)[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u"
-        "2029\\u202f\\u205f\\u3000]*(?:</tool_call>|(?=<function=|<tool_call>))",
+        (
+            "</steptml:invoke>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u20"
+            "0a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool_call_end\\uff5c>|(?<="
+            "</function>)[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u"
+            "2028-\\u2029\\u202f\\u205f\\u3000]*(?:</tool_call>|(?=<function=|<tool_cal"
+            "l>))"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.close_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
-        "(?:(?:(?:\\Z|<\\Z|</\\Z|</s\\Z|</st\\Z|</ste\\Z|</step\\Z|</stept\\Z|</steptm"
-        "(?:\\Z|l\\Z|l:\\Z|l:i\\Z|l:in\\Z|l:inv\\Z|l:invo\\Z|l:invok\\Z|l:invoke(?:\\Z"
-        "|>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u20"
-        "29\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2"
-        "000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<\\uff5c\\Z|<\\u"
-        "ff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool_\\Z|<\\uff"
-        "5ctool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_e\\Z|all_en\\Z|all_end\\Z|all_en"
-        "d\\uff5c\\Z))))))|(?<=</function>)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u"
-        "1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d"
-        "\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u30"
-        "00]*(?:(?:\\Z|<\\Z|</\\Z|</t\\Z|</to\\Z|</too\\Z|</tool\\Z|</tool_\\Z|</tool_"
-        "c(?:\\Z|a\\Z|al\\Z|all\\Z))|(?:(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<fun"
-        "ct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z))|(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool"
-        "\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\Z|ll\\Z))))))|\\Z)",
+        (
+            "(?:(?:(?:\\Z|<\\Z|</\\Z|</s\\Z|</st\\Z|</ste\\Z|</step\\Z|</stept\\Z|</ste"
+            "ptm(?:\\Z|l\\Z|l:\\Z|l:i\\Z|l:in\\Z|l:inv\\Z|l:invo\\Z|l:invok\\Z|l:invoke"
+            "(?:\\Z|>(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2"
+            "028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a"
+            "0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<"
+            "\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uf"
+            "f5ctool_\\Z|<\\uff5ctool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all_\\Z|all_e\\Z|all_en"
+            "\\Z|all_end\\Z|all_end\\uff5c\\Z))))))|(?<=</function>)(?:[\\u0009-\\u000d"
+            "\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\"
+            "u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2"
+            "028-\\u2029\\u202f\\u205f\\u3000]*(?:(?:\\Z|<\\Z|</\\Z|</t\\Z|</to\\Z|</to"
+            "o\\Z|</tool\\Z|</tool_\\Z|</tool_c(?:\\Z|a\\Z|al\\Z|all\\Z))|(?:(?:\\Z|<\\"
+            "Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z))"
+            "|(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?"
+            ":\\Z|l\\Z|ll\\Z))))))|\\Z)"
+        ),
         re.DOTALL,
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[/ft\\|｜]|\\Z)", re.DOTALL)
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/\\|]|\\Z)", re.DOTALL)
     _RE_IN_TOOL_CALLS_STARTS = re.compile(
-        "[\\u0009\\u000a\\u000b\\u000c\\u000d\\u0020\\u003c\\u0085\\u00a0\\u1680\\u200"
-        "0\\u2001\\u2002\\u2003\\u2004\\u2005\\u2006\\u2007\\u2008\\u2009\\u200a\\u202"
-        "8\\u2029\\u202f\\u205f\\u3000]",
+        (
+            "[\\u0009\\u000a\\u000b\\u000c\\u000d\\u0020\\u003c\\u0085\\u00a0\\u1680\\u"
+            "2000\\u2001\\u2002\\u2003\\u2004\\u2005\\u2006\\u2007\\u2008\\u2009\\u200a"
+            "\\u2028\\u2029\\u202f\\u205f\\u3000]"
+        ),
         0,
     )
     # fields.tool_calls.content_args.tag_pattern: '(?:<steptml:parameter
     # name="|<parameter=)(?P<key>[^">\\n]+)"?>\\n?(?P<value>.*?)(?:\\n?</(?:steptml:)?pa
     # rameter>|\\n(?=<parameter=|</function>))'
     _RE_TOOL_CALLS_TAGS = re.compile(
-        '(?:<steptml:parameter name="|<parameter=)(?P<key>[^\\u000a">]+)"?>\\u000a?(?P'
-        "<value>[^\\u000a<]*(?:(?!\\u000a?</(?:steptml:)?parameter>|\\u000a(?=<paramet"
-        "er=|</function>))[\\u000a<][^\\u000a<]*)*)(?:\\u000a?</(?:steptml:)?parameter"
-        ">|\\u000a(?=<parameter=|</function>))",
+        (
+            '(?:<steptml:parameter name="|<parameter=)(?P<key>[^\\u000a">]+)"?>\\u000a?'
+            "(?P<value>[^\\u000a<]*(?:(?!\\u000a?</(?:steptml:)?parameter>|\\u000a(?=<p"
+            "arameter=|</function>))[\\u000a<][^\\u000a<]*)*)(?:\\u000a?</(?:steptml:)?"
+            "parameter>|\\u000a(?=<parameter=|</function>))"
+        ),
         re.DOTALL,
     )
     # start_anchor: "<\\|im_start\\|>assistant\\\n|<\\|BOT\\|>assistant\\\n"
@@ -4369,8 +4390,8 @@ def _handle_tool_calls(body: str, captures: dict[str, str]) -> Any:
         body,
         tag_re=_RE_TOOL_CALLS_TAGS,
         tag_pattern=(
-            '(?:<steptml:parameter name="|<parameter=)(?P<key>[^">\\n]+)"?>\\n?(?P<val'
-            "ue>.*?)(?:\\n?</(?:steptml:)?parameter>|\\n(?=<parameter=|</function>))"
+            '(?:<steptml:parameter name="|<parameter=)(?P<key>[^">\\n]+)"?>\\n?(?P<valu'
+            "e>.*?)(?:\\n?</(?:steptml:)?parameter>|\\n(?=<parameter=|</function>))"
         ),
     )
     scope = content_scope(captures, content)

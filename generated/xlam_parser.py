@@ -287,8 +287,8 @@ GRAMMAR: Final[dict[str, Any]] = {
                 ),
             },
             "lark": (
-                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{7c}eot_id\\x{7c}>|<\\x{7c}im_end\\x{7"
-                "c}>|<\\x{7c}endoftext\\x{7c}>))(?s:.*)/"
+                "/(?s:.*)/ & ~/(?s:.*)(?:(?:<\\x{7c}eot_id\\x{7c}>|<\\x{7c}im_end\\x{7c"
+                "}>|<\\x{7c}endoftext\\x{7c}>))(?s:.*)/"
             ),
         }
     ],
@@ -4269,18 +4269,22 @@ def _compile_patterns() -> None:
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_OUTSIDE_PENDING = re.compile(
-        "<(?:\\|(?:(?:e(?:(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?|o(?:t"
-        "(?:_(?:i(?:d(?:\\|)?)?)?)?)?))?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?)?"
-        "\\Z",
+        (
+            "<(?:\\|(?:(?:e(?:(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?|o("
+            "?:t(?:_(?:i(?:d(?:\\|)?)?)?)?)?))?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?"
+            "))?)?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_IN_TOOL_CALLS_LITERALS = re.compile(
         "|".join(map(re.escape, _IN_TOOL_CALLS_LITERAL_WATCHES)), re.DOTALL
     )
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
-        "<(?:\\|(?:(?:e(?:(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?|o(?:t"
-        "(?:_(?:i(?:d(?:\\|)?)?)?)?)?))?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?))?)?"
-        "\\Z",
+        (
+            "<(?:\\|(?:(?:e(?:(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?:\\|)?)?)?)?)?)?)?)?|o("
+            "?:t(?:_(?:i(?:d(?:\\|)?)?)?)?)?))?|i(?:m(?:_(?:e(?:n(?:d(?:\\|)?)?)?)?)?)?"
+            "))?)?\\Z"
+        ),
         re.DOTALL,
     )
     _RE_DELIMITER_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
@@ -4288,8 +4292,10 @@ def _compile_patterns() -> None:
     # "<\\|start_header_id\\|>assistant<\\|end_header_id\\|>\\\n\\\n|<\\|im_start\\|>ass
     # istant\\\n"
     _RE_START_ANCHOR = re.compile(
-        "<\\|start_header_id\\|>assistant<\\|end_header_id\\|>\\u000a\\u000a|<\\|im_st"
-        "art\\|>assistant\\u000a",
+        (
+            "<\\|start_header_id\\|>assistant<\\|end_header_id\\|>\\u000a\\u000a|<\\|im"
+            "_start\\|>assistant\\u000a"
+        ),
         re.DOTALL,
     )
 

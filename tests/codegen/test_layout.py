@@ -209,14 +209,14 @@ def test_a_long_string_value_goes_in_parentheses_when_that_makes_it_fit() -> Non
     fits = "x" * 70
     assert lay_out(f'TEMPLATE_SHA256: Final = "{fits}"') == ["TEMPLATE_SHA256: Final = (", f'    "{fits}"', ")"]
     too_long = "x" * 100
-    assert lay_out(f'X: Final = "{too_long}"') == ["X: Final = (", f'    "{"x" * 81}"', f'    "{"x" * 19}"', ")"]
+    assert lay_out(f'X: Final = "{too_long}"') == ["X: Final = (", f'    "{"x" * 82}"', f'    "{"x" * 18}"', ")"]
 
 
 def test_a_string_too_long_for_any_line_is_written_in_pieces() -> None:
     pattern = string_literal("<tool_call>" * 10)
     pieces = [
-        '"<tool_call><tool_call><tool_call><tool_call><tool_call><tool_call><tool_c"',
-        '"all><tool_call><tool_call><tool_call>"',
+        '"<tool_call><tool_call><tool_call><tool_call><tool_call><tool_call><tool_ca"',
+        '"ll><tool_call><tool_call><tool_call>"',
     ]
     assert lay_out(f'x = {{"fields": {{"open": {pattern}, "n": 1}}}}') == [
         "x = {",
@@ -238,13 +238,15 @@ def test_a_string_too_long_for_any_line_is_written_in_pieces() -> None:
     ]
     assert lay_out(f"{' ' * 20}frozenset({pattern})") == [
         f"{' ' * 20}frozenset(",
-        *(f"{' ' * 24}{piece}" for piece in split_pieces(pattern, 24)),
+        f"{' ' * 24}(",
+        *(f"{' ' * 28}{piece}" for piece in split_pieces(pattern, 28)),
+        f"{' ' * 24})",
         f"{' ' * 20})",
     ]
 
 
 def split_pieces(pattern: str, indent: int) -> list[str]:
-    return split_string(eval(pattern), LINE_LENGTH - indent)  # noqa: S307 - a literal we just built
+    return split_string(eval(pattern), LINE_LENGTH - indent + 1)  # noqa: S307 - a literal we just built
 
 
 # -- whole modules ---------------------------------------------------------------------------------

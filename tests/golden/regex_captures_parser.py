@@ -181,8 +181,10 @@ GRAMMAR: Final[dict[str, Any]] = {
         }
     ],
     "classes": [
-        "0-8 e-1f 21-3d 3f-84 86-9f a1-167f 1681-1fff 200b-2027 202a-202e 2030-205e 20"
-        "60-2fff 3001-10ffff",
+        (
+            "0-8 e-1f 21-3d 3f-84 86-9f a1-167f 1681-1fff 200b-2027 202a-202e 2030-205e"
+            " 2060-2fff 3001-10ffff"
+        ),
         "0-3b 3d-10ffff",
         "3c",
         "0-3b 3d-62 64-10ffff",
@@ -4000,17 +4002,21 @@ def _compile_patterns() -> None:
     global _RE_DELIMITER_STARTS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern: "<call name=(?P<name>[^\\s>]+)>"
     _RE_TOOL_CALLS_OPEN = re.compile(
-        "<call name=(?P<name>[^\\u0009-\\u000d >\\u0085\\u00a0\\u1680\\u2000-\\u200a\\"
-        "u2028\\u2029\\u202f\\u205f\\u3000]+)>",
+        (
+            "<call name=(?P<name>[^\\u0009-\\u000d >\\u0085\\u00a0\\u1680\\u2000-\\u200"
+            "a\\u2028\\u2029\\u202f\\u205f\\u3000]+)>"
+        ),
         re.DOTALL,
     )
     # where fields.tool_calls.open_pattern may still match, as the regex module's
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
-        "(?:\\Z|<\\Z|<c\\Z|<ca\\Z|<cal\\Z|<call\\Z|<call \\Z|<call n\\Z|<call na(?:\\Z"
-        "|m\\Z|me\\Z|me=(?:[^\\u0009-\\u000d >\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2"
-        "028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d >\\u0085\\u00a0\\u1"
-        "680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)\\Z)))",
+        (
+            "(?:\\Z|<\\Z|<c\\Z|<ca\\Z|<cal\\Z|<call\\Z|<call \\Z|<call n\\Z|<call na(?:"
+            "\\Z|m\\Z|me\\Z|me=(?:[^\\u0009-\\u000d >\\u0085\\u00a0\\u1680\\u2000-\\u20"
+            "0a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d >\\u0085\\"
+            "u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)\\Z)))"
+        ),
         re.DOTALL,
     )
     _RE_IN_TOOL_CALLS_PENDING = re.compile(

@@ -20,8 +20,7 @@ nested to any depth):
 * an assignment of a value with no bracket to split (a string, a name, `f()`) goes in parentheses
   on a line of its own when that makes it fit;
 * a string literal too long for any line (a pattern in `TEMPLATE`) is written as consecutive
-  literals, a line each: as the value of an assignment, a dict entry or a keyword argument in
-  parentheses, as a lone member without;
+  literals, a line each, in parentheses;
 * a line that cannot be split otherwise (empty brackets) stays as it is.
 
 String literals get ruff's preferred quotes (`string_literal`), widths count East Asian wide
@@ -159,10 +158,10 @@ def _string_at(text: str, start: int) -> bool:
 
 def _string_member_lines(member: str, indent: str, trailing: str) -> list[str] | None:
     """A member that is one string literal too long for its line, written as consecutive literals on
-    lines of their own (in parentheses after a key or keyword); None for any other member. black and
-    ruff both keep this form as it is."""
-    if _string_at(member, 0):
-        return _string_pieces(member, indent, trailing)
+    lines of their own, in parentheses (after a key or keyword, if any); None for any other member.
+    black and ruff both keep this form as it is, and ruff's ISC rules accept it."""
+    if _string_at(member, 0):  # in parentheses too: a bare concatenation in a list reads as a lost comma
+        return [f"{indent}(", *_string_pieces(member, indent + INDENT, ""), f"{indent}){trailing}"]
     if member[0] in "\"'":  # a dict entry's key
         at = _string_end(member, 0) + 2
         if member[at - 2 : at] != ": ":
@@ -203,7 +202,8 @@ def _string_value(string: str) -> str:
 
 def _string_pieces(string: str, indent: str, trailing: str) -> list[str]:
     """The string literal `string` as consecutive literals, each on a line of `indent` that fits."""
-    pieces = split_string(_string_value(string), LINE_LENGTH - width(indent))
+    # (no comma follows a piece inside the parentheses: a piece may take the whole line)
+    pieces = split_string(_string_value(string), LINE_LENGTH - width(indent) + 1)
     return [*(indent + piece for piece in pieces[:-1]), indent + pieces[-1] + trailing]
 
 
