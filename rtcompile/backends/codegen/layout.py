@@ -133,7 +133,7 @@ def lay_out(line: str) -> list[str]:
         return [f"{line[:value]}(", indent + INDENT + line[value:], f"{indent})"]
     if value is not None and _string_at(line, value):
         # `target = <a string too long for any line>`: pieces of it, in parentheses
-        return [f"{line[:value]}(", *_string_pieces(line[value:], indent + INDENT, ""), f"{indent})"]
+        return [f"{line[:value]}(", *_string_pieces(line[value:], indent + INDENT), f"{indent})"]
     return structure.lay(len(indent), len(line), structure.root.pairs, indent, "", is_def=is_def)
 
 
@@ -161,7 +161,7 @@ def _string_member_lines(member: str, indent: str, trailing: str) -> list[str] |
     lines of their own, in parentheses (after a key or keyword, if any); None for any other member.
     black and ruff both keep this form as it is, and ruff's ISC rules accept it."""
     if _string_at(member, 0):  # in parentheses too: a bare concatenation in a list reads as a lost comma
-        return [f"{indent}(", *_string_pieces(member, indent + INDENT, ""), f"{indent}){trailing}"]
+        return [f"{indent}(", *_string_pieces(member, indent + INDENT), f"{indent}){trailing}"]
     if member[0] in "\"'":  # a dict entry's key
         at = _string_end(member, 0) + 2
         if member[at - 2 : at] != ": ":
@@ -174,7 +174,7 @@ def _string_member_lines(member: str, indent: str, trailing: str) -> list[str] |
     if not _string_at(member, at):
         return None
     lead, string = member[:at], member[at:]
-    return [f"{indent}{lead}(", *_string_pieces(string, indent + INDENT, ""), f"{indent}){trailing}"]
+    return [f"{indent}{lead}(", *_string_pieces(string, indent + INDENT), f"{indent}){trailing}"]
 
 
 # A string literal's body as pieces that each stand alone: an escape sequence, or a run of other text.
@@ -200,11 +200,11 @@ def _string_value(string: str) -> str:
     return "".join(values)
 
 
-def _string_pieces(string: str, indent: str, trailing: str) -> list[str]:
-    """The string literal `string` as consecutive literals, each on a line of `indent` that fits."""
-    # (no comma follows a piece inside the parentheses: a piece may take the whole line)
+def _string_pieces(string: str, indent: str) -> list[str]:
+    """The string literal `string` as consecutive literals, each on a line of `indent` that fits (in
+    parentheses, with no comma after any: a piece may take the whole line)."""
     pieces = split_string(_string_value(string), LINE_LENGTH - width(indent) + 1)
-    return [*(indent + piece for piece in pieces[:-1]), indent + pieces[-1] + trailing]
+    return [indent + piece for piece in pieces]
 
 
 def _condition_lines(line: str, indent: str, operands: list[str]) -> list[str]:
