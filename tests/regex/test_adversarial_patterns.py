@@ -230,6 +230,19 @@ SCAN_START_CASES = [
         "𝐀",
         ["\n.𝐀é-x.ẞk 𝐀 ->ẞK"],
     ),
+    # A close with \G keeps the whole buffer while a held-back run (\v+) streams: the run's fast path
+    # kept "the last None characters" (a TypeError) before it kept everything.
+    (
+        {
+            "start_anchor": "<s>",
+            "fields": {
+                "tc": {"open_pattern": "\\v+ı[\\P(?V1){Ll}a-z😀]", "close_pattern": "(?x)\\A\\G\\R\\w"},
+                "content": {},
+            },
+        },
+        "<s>",
+        ["é٣\x0b\x0b\x0bı{\x0b\x0b", "<s>"],
+    ),
 ]
 
 

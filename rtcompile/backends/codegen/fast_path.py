@@ -75,7 +75,10 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
 def _region_text(out: CodeWriter, plan: ParserPlan) -> None:
     """`text` as region text: the committed characters a delimiter may look back at kept, the rest
     given to the region (the engine's `_region_text`)."""
-    if plan.history == 0:
+    if plan.history is None:  # a delimiter may look back at anything: nothing is dropped
+        out.line("self._buffer += text")
+        out.line("self._pos = len(self._buffer)")
+    elif plan.history == 0:
         pass  # literal delimiters never look back: the buffer stays empty
     elif plan.history == 1:
         out.line("self._buffer = text[-1:]  # the committed character a delimiter may look back at")
