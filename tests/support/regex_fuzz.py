@@ -310,14 +310,15 @@ class Divergence:
 
     template: dict[str, Any]
     prefix: str
-    chunks: list[str] | None  # None: one-shot parsing
+    text: str
+    chunks: list[str] | None  # None: one-shot parsing of `text`
     compiled: Any
     interpreted: Any
     reference: Any
 
     def describe(self) -> str:
         return (
-            f"template={self.template!r}\nprefix={self.prefix!r}\nchunks={self.chunks!r}\n"
+            f"template={self.template!r}\nprefix={self.prefix!r}\ntext={self.text!r}\nchunks={self.chunks!r}\n"
             f"  compiled:    {self.compiled!r}\n  interpreter: {self.interpreted!r}\n  reference:   {self.reference!r}"
         )
 
@@ -424,7 +425,7 @@ def check_text(engines: Engines, prefix: str, text: str, tally: Tally) -> None:
             else:
                 runs = [functools.partial(observe, make, prefix, chunks) for make in engines.streaming]
             records = _run_all(runs)
-            _compare(tally, engines.template, prefix, chunks, records)
+            _compare(tally, engines.template, prefix, text, chunks, records)
             if records == [RUNAWAY] * len(records):
                 return
 
@@ -458,13 +459,15 @@ def check_case(case: Case, rng: random.Random, tally: Tally, streams: int) -> No
             check_text(engines, random_prefix(rng, template, texts), text, tally)
 
 
-def _compare(tally: Tally, template: dict[str, Any], prefix: str, chunks: list[str] | None, records: list[Any]) -> None:
+def _compare(
+    tally: Tally, template: dict[str, Any], prefix: str, text: str, chunks: list[str] | None, records: list[Any]
+) -> None:
     tally.runs += 1
     compiled, interpreted, expected = records
     if expected == RUNAWAY:
         tally.runaways += 1
     if compiled != interpreted or not agrees_with_reference(interpreted, expected):
-        tally.divergences.append(Divergence(template, prefix, chunks, compiled, interpreted, expected))
+        tally.divergences.append(Divergence(template, prefix, text, chunks, compiled, interpreted, expected))
 
 
 class _Runaway(BaseException):
