@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from rtcompile.errors import JsonPath
 from rtcompile.ir import Delimiter, Field, Template
 from rtcompile.regex.analysis import LeadingRun, history, leading_run
-from rtcompile.regex.ast import Assertion, Opaque, walk
+from rtcompile.regex.ast import Assertion, Fuzzy, Opaque, walk
 from rtcompile.regex.charsets import Ranges, normalise
 from rtcompile.regex.errors import InvalidRegex
 from rtcompile.regex.first_chars import MatchStarts, delimiter_first_chars, match_starts, modelled_tree
@@ -285,8 +285,9 @@ def one_scan_is_exact(template: Template) -> bool:
     Streaming holds text back and scans again from where the held text starts; for a delimiter whose
     matches do not depend on where a scan starts, that later scan finds what one scan finds, whatever
     engine runs it. Some constructs do depend on it: `\\G` matches only where a scan starts, `\\K`
-    reports a start after text it consumed, control verbs move the next start, and `(?r)` searches
-    backwards from the end. Templates with one of those parse the way they stream.
+    reports a start after text it consumed, control verbs move the next start, `(?r)` searches
+    backwards from the end, and a fuzzy constraint's best match differs between a partial search and
+    a complete one. Templates with one of those parse the way they stream.
     """
     for f in template.fields:
         for delimiter in (f.open, f.close):
@@ -307,4 +308,6 @@ def _depends_on_scan_start(pattern: str) -> bool:
             return True
         if isinstance(node, Opaque) and node.construct in ("\\K keep", "control verb"):
             return True
+        if isinstance(node, Fuzzy):
+            return True  # which approximate match regex reports depends on where (and how) it searches
     return False
