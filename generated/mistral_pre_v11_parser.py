@@ -2486,7 +2486,8 @@ def build_grammar(
     refused = skeleton["refused"]
     if refused:
         where = ".".join(str(part) for part in refused["path"])
-        raise GrammarError(f"{where}: {refused['message']}")
+        message = refused["message"]
+        raise GrammarError(f"{where}: {message}" if where else message)
     if format not in FORMATS:
         raise GrammarError(
             f"unknown grammar format {format!r} (one of: {', '.join(FORMATS)})"

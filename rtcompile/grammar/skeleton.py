@@ -74,6 +74,11 @@ def build_skeleton(template: Template) -> dict[str, Any]:
         return _Builder(template).build()
     except Refusal as refusal:
         return {"version": SKELETON_VERSION, "refused": {"message": refusal.message, "path": list(refusal.path)}}
+    except GrammarError as error:
+        # A construct the skeleton's regex forms have no spelling for (`$` repeated inside a close, say):
+        # compiling still succeeds, and the module's `grammar()` refuses with this message.
+        message = f"no grammar can follow this template: {error}"
+        return {"version": SKELETON_VERSION, "refused": {"message": message, "path": []}}
 
 
 def refusal_error(skeleton: dict[str, Any]) -> TemplateError | None:

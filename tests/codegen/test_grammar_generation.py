@@ -271,3 +271,13 @@ def test_nothing_the_name_group_would_take_follows_a_tool_name(format: str) -> N
     names = [message["tool_calls"][0]["function"]["name"] for message in parsed]
     assert names == ["get_weather", "get_weather", "get_weather,", "get_weather"]
     assert gw.accepted(text, samples, format) == [samples[0], samples[1], samples[3]]
+
+
+def test_a_pattern_the_skeleton_cannot_spell_compiles_and_grammar_refuses() -> None:
+    """Found by the fuzzer: `${1,3}` in a close made compiling raise GrammarError. The template still
+    compiles; only `grammar()` refuses it, saying why."""
+    close = "(?s)𐐀|${1,3}[^ſ\\]\\b]>x"
+    template = {"start_anchor": "<s>", "fields": {"tc": {"close_pattern": close, "open": "<"}, "content": {}}}
+    assert "def grammar(" in rtcompile.compile_template(template)
+    with pytest.raises(TemplateError, match="^no grammar can follow this template: no regex form for 'end'"):
+        grammar(template, [], prefix="<s>")
