@@ -79,6 +79,11 @@ def build_skeleton(template: Template) -> dict[str, Any]:
         # compiling still succeeds, and the module's `grammar()` refuses with this message.
         message = f"no grammar can follow this template: {error}"
         return {"version": SKELETON_VERSION, "refused": {"message": message, "path": []}}
+    except RecursionError:
+        # The automata nest a level per character of a delimiter: a literal of thousands of characters
+        # is beyond them. Compiling still succeeds; `grammar()` refuses.
+        message = "no grammar can follow this template: a delimiter too long for the grammar's automata"
+        return {"version": SKELETON_VERSION, "refused": {"message": message, "path": []}}
 
 
 def refusal_error(skeleton: dict[str, Any]) -> TemplateError | None:
