@@ -107,6 +107,7 @@ def refuse_slow_backtracking(pattern: str, translations: tuple[str, ...]) -> Non
         raise SlowOnStdlib(f"backtracking ({verdict.growth()} in stdlib re)", _reason(verdict))
 
 
+@functools.lru_cache(maxsize=512)
 def _without_unbounded_repeats(pattern: str) -> bool:
     """Whether `pattern` has no unbounded repeat and no back-reference: one attempt of any matcher then
     reads at most a bounded number of characters a bounded number of ways. (Its translations add none:
