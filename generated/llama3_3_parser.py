@@ -3360,12 +3360,12 @@ class _Gbnf(_Rules):
                 " ".join(
                     p
                     for p in (
-                        _gbnf_regex(regex, split=True),
+                        _gbnf_regex(lead_re, split=True),
                         self.expr(rest) if rest != EMPTY else "",
                     )
                     if p
                 )
-                for regex, rest in e[3]
+                for lead_re, rest in e[3]
             ]
             return f"{text} ({' | '.join(options)})"
         if kind == "json":
@@ -3431,14 +3431,14 @@ class _Lark(_Rules):
         text = self.text(lang, banned)
         fused = self.texts[lang]["lark"] is not None
         options = []
-        for regex, rest in pairs:
+        for lead_re, rest in pairs:
             if fused:
-                head = self.named(("fused", text, regex), lambda i: f"T{i}")
+                head = self.named(("fused", text, lead_re), lambda i: f"T{i}")
                 if head not in self.defined:
-                    self.lines.append(f"{head}: {text} /{lark_regex(regex)}/")
+                    self.lines.append(f"{head}: {text} /{lark_regex(lead_re)}/")
                     self.defined.add(head)
             else:
-                head = _split_regex(regex)
+                head = _split_regex(lead_re)
             options.append(f"({head} {self.expr(rest)})" if rest != EMPTY else head)
         choice = "(" + " | ".join(options) + ")"
         return choice if fused else f"({text} {choice})"
@@ -3556,8 +3556,8 @@ class _Message:
                 then, final = _split_end(variant["written"])
                 lang = None if exit_["at_start"] or textless else variant["text"]
                 options = self._exits(exit_, then, final, phase, variant["split"])
-                for regex, key, rest in options:
-                    leads.setdefault((key, lang), []).append((regex, rest))
+                for lead_re, key, rest in options:
+                    leads.setdefault((key, lang), []).append((lead_re, rest))
                 if (
                     variant["final_text"] is not None
                     and then is not None
@@ -3569,8 +3569,8 @@ class _Message:
                     )
         for (key, lang), pairs in leads.items():
             if lang is None:
-                for regex, rest in pairs:
-                    self._edge(index, key, ("seq", (("re", regex), rest)))
+                for lead_re, rest in pairs:
+                    self._edge(index, key, ("seq", (("re", lead_re), rest)))
             else:
                 self._edge(index, key, ("lead", lang, banned, tuple(pairs)))
         if self._may_end(phase):
@@ -3703,7 +3703,7 @@ class _Structural:
         if kind in ("re", "text"):
             return self._grammar(e)
         if kind == "lead":
-            options = [self._pair(regex, rest) for regex, rest in e[3]]
+            options = [self._pair(lead_re, rest) for lead_re, rest in e[3]]
             choice = (
                 options[0] if len(options) == 1 else {"type": "or", "elements": options}
             )
@@ -3743,8 +3743,8 @@ class _Structural:
             }
         raise GrammarError(f"cannot print {kind!r}")
 
-    def _pair(self, regex: Any, rest: Any) -> dict[str, Any]:
-        head = self._grammar(("re", regex))
+    def _pair(self, lead_re: Any, rest: Any) -> dict[str, Any]:
+        head = self._grammar(("re", lead_re))
         return (
             head
             if rest == EMPTY

@@ -35,12 +35,12 @@ from rtcompile.regex.ast import (
     Alternation,
     Assertion,
     Atomic,
-    Backreference,
     BranchReset,
     Chars,
     Concat,
     Conditional,
     Group,
+    InlineFlag,
     Lookaround,
     Node,
     Repeat,
@@ -58,6 +58,9 @@ MAX_UNROLLED_COPIES: Final = 6
 # Alternatives holding unbounded repeats multiply the ways through the pattern; past this many the
 # remaining ones are not examined.
 MAX_PATHS: Final = 4096
+# A pattern without unbounded repeats stays on stdlib without the analysis when one attempt has at most
+# this many ways to go (each a bounded stretch of text).
+MAX_BOUNDED_WAYS: Final = 100_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,25 +103,56 @@ def refuse_slow_backtracking(pattern: str, translations: tuple[str, ...]) -> Non
     failed, not the runs leading to them), so `re` is no slower in growth. Anything more, or a pattern
     too large to analyse, is matched with `regex`, as the reference matches it.
     """
-    if _without_unbounded_repeats(pattern):
-        return  # each attempt reads a bounded stretch, however long the pattern (a 10,000-character literal)
+    if attempts_are_bounded(pattern):
+        return  # each attempt tries a bounded number of ways, however long the pattern (a 10,000-character literal)
     verdict = _stdlib_verdict(pattern, translations)
     if verdict is not None:
         raise SlowOnStdlib(f"backtracking ({verdict.growth()} in stdlib re)", _reason(verdict))
 
 
 @functools.lru_cache(maxsize=512)
-def _without_unbounded_repeats(pattern: str) -> bool:
-    """Whether `pattern` has no unbounded repeat and no back-reference: one attempt of any matcher then
-    reads at most a bounded number of characters a bounded number of ways. (Its translations add none:
-    they spell assertions and classes out, with bounded repeats at most.)"""
+def attempts_are_bounded(pattern: str) -> bool:
+    """Whether one attempt of a backtracking matcher at a position tries at most `MAX_BOUNDED_WAYS`
+    ways through `pattern`, each reading a bounded stretch, whatever the text: no unbounded repeat, no
+    back-reference, and few enough choices. A search is then linear in the text without the analysis
+    (too slow for a pattern thousands of characters long). The bound on the choices matters as much
+    as the bounded repeats: ``(?:a?b?){25}`` reads at most 50 characters but may try 2 ** 50 ways."""
     try:
-        root = parse_regex(pattern).root
-    except ValueError:
+        return _ways(parse_regex(pattern).root) <= MAX_BOUNDED_WAYS
+    except (ValueError, RecursionError):
         return False
-    return not any(
-        (isinstance(node, Repeat) and node.max is None) or isinstance(node, Backreference) for node in walk(root)
-    )
+
+
+def _ways(node: Node) -> int:
+    """An upper bound on the ways one attempt can go through `node`, capped just past
+    `MAX_BOUNDED_WAYS` (a pattern with an unbounded repeat or a back-reference is past it)."""
+    cap = MAX_BOUNDED_WAYS + 1
+    if isinstance(node, (Chars, Assertion, InlineFlag)):
+        return 1
+    if isinstance(node, (Group, Atomic, Lookaround)):
+        return _ways(node.body)
+    if isinstance(node, Concat):
+        total = 1
+        for item in node.items:
+            total = min(cap, total * _ways(item))
+        return total
+    if isinstance(node, (Alternation, BranchReset)):
+        return min(cap, sum(_ways(branch) for branch in node.branches))
+    if isinstance(node, Conditional):
+        return min(cap, _ways(node.yes) + _ways(node.no))
+    if isinstance(node, Repeat) and node.max is not None:
+        body = _ways(node.body)
+        if body == 1:
+            return min(cap, node.max - node.min + 1)  # only the count varies
+        total, copies = 0, 1  # copies: body ** count, the ways through `count` copies
+        for count in range(node.max + 1):
+            if copies >= cap:
+                return cap  # this count, or a later one up to the maximum, is allowed
+            if count >= node.min:
+                total = min(cap, total + copies)
+            copies *= body
+        return total
+    return cap  # an unbounded repeat, a back-reference, fuzzy matching, a construct not modelled
 
 
 @functools.lru_cache(maxsize=512)
