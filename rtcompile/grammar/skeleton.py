@@ -61,6 +61,24 @@ NUMBER: Regex = seq([INTEGER, ("rep", seq([("lit", "."), ("rep", DIGITS, 1, 15)]
 KEYWORDS: Regex = alt([("lit", word) for word in ("true", "false", "null")])
 
 
+# The automata that keep delimiters out of free text are built and minimised in time growing with the
+# square of a delimiter's length (a chain of states, refined one state per round): past this many
+# characters in a row a grammar refuses, and compiling stays fast. Real delimiters are a few dozen.
+MAX_DELIMITER_SPAN = 256
+
+
+def _span(node: rx.Node) -> int:
+    """How many characters in a row a pattern can spell, counting an unbounded repeat's body once:
+    the length of the longest chain of states in its automata."""
+    if isinstance(node, rx.Chars):
+        return 1
+    if isinstance(node, rx.Concat):
+        return sum(_span(item) for item in node.items)
+    if isinstance(node, rx.Repeat):
+        return _span(node.body) * max(1, node.min if node.max is None else node.max)
+    return max((_span(child) for child in rx.children(node)), default=0)
+
+
 class Refusal(Exception):
     def __init__(self, message: str, path: JsonPath) -> None:
         super().__init__(message)
@@ -80,8 +98,8 @@ def build_skeleton(template: Template) -> dict[str, Any]:
         message = f"no grammar can follow this template: {error}"
         return {"version": SKELETON_VERSION, "refused": {"message": message, "path": []}}
     except RecursionError:
-        # The automata nest a level per character of a delimiter: a literal of thousands of characters
-        # is beyond them. Compiling still succeeds; `grammar()` refuses.
+        # A backstop: patterns nested deeper than the automata's recursion (long delimiters are refused
+        # before that, by `MAX_DELIMITER_SPAN`). Compiling still succeeds; `grammar()` refuses.
         message = "no grammar can follow this template: a delimiter too long for the grammar's automata"
         return {"version": SKELETON_VERSION, "refused": {"message": message, "path": []}}
 
@@ -115,6 +133,13 @@ class Pattern:
         self.source = pattern
         self.groups: dict[str, Regex] = {}
         parsed = parse_regex(pattern)
+        span = max(len(t) for t in literals) if literals else _span(parsed.root)
+        if span > MAX_DELIMITER_SPAN:
+            raise Refusal(
+                f"a delimiter spelling {span} characters in a row is too long for a grammar"
+                f" (at most {MAX_DELIMITER_SPAN})",
+                where,
+            )
         for flag in parsed.inline_flags:
             if flag.letter in ("m", "V1", "w", "a", "r", "p", "f", "b", "e") and flag.on:
                 raise Refusal(f"the inline flag (?{flag.letter}) has no grammar form", where)

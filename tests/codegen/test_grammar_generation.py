@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import warnings
 from types import ModuleType
 from typing import Any
@@ -21,6 +22,7 @@ import rtcompile
 from rtcompile.api import load_template
 from rtcompile.errors import TemplateError
 from rtcompile.grammar import FORMATS, GrammarError, grammar, grammar_skeleton
+from rtcompile.grammar.skeleton import MAX_DELIMITER_SPAN
 from tests.support import grammar_walks as gw
 from tests.support.bundled import template_file
 from tests.support.compiled import import_file
@@ -281,3 +283,18 @@ def test_a_pattern_the_skeleton_cannot_spell_compiles_and_grammar_refuses() -> N
     assert "def grammar(" in rtcompile.compile_template(template)
     with pytest.raises(TemplateError, match="^no grammar can follow this template: no regex form for 'end'"):
         grammar(template, [], prefix="<s>")
+
+
+def test_a_delimiter_too_long_for_the_automata_is_refused_before_they_are_built() -> None:
+    """Building the automata for a 3,000-character literal took minutes (the refinement is quadratic in
+    a delimiter's length): such a delimiter is refused up front, with the limit, and the template
+    compiles as fast as any other. One at the limit still gets a grammar."""
+    for length, refused in ((MAX_DELIMITER_SPAN - 2, False), (MAX_DELIMITER_SPAN - 1, True), (3000, True)):
+        template = {"start_anchor": "<s>", "fields": {"r": {"open": "<" + "x" * length + ">", "close": "</r>"}}}
+        assert "def grammar(" in rtcompile.compile_template(template)
+        if not refused:
+            assert "x" * length in grammar(template, [], prefix="<s>")
+            continue
+        message = f"delimiter spelling {length + 2} characters in a row is too long for a grammar (at most 256)"
+        with pytest.raises(TemplateError, match=re.escape(message)):
+            grammar(template, [], prefix="<s>")
