@@ -37,7 +37,7 @@ from typing import IO, Any
 import rtcompile
 
 TEMPLATE = "qwen3"  # a bundled template: its response template and its model's chat template
-TOOLS = [
+TOOLS: list[dict[str, Any]] = [
     {
         "type": "function",
         "function": {
