@@ -61,11 +61,12 @@ CANNED_OUTPUT = (
 
 #: What Qwen3 writes under a grammar that forces one tool call (tool_choice="required",
 #: parallel_tool_calls=False) when asked for the weather in Paris. It ends at the call: the model's next
-#: token is its end of turn, a special token that a server leaves out of the text.
+#: token is its end of turn, a special token that a server leaves out of the text. Only `city` is given,
+#: so a get_weather that has no `unit` (the README's) admits it too.
 FORCED_OUTPUT = (
     "<think>\nThe user wants the weather in Paris, and I have to answer with a tool call: get_weather.\n"
     "</think>\n\n"
-    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}\n</tool_call>'
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 )
 
 # Request fields that constrain the output other than by a grammar this server follows. vLLM (0.12.0 and

@@ -35,6 +35,7 @@ BLOCKS = {
     "Using a compiled parser": 1,  # tests/tooling/test_packaging.py::test_readme_streaming_example_renders_every_event
     "The command line": 1,  # tests/codegen/test_shared_runtime.py::test_the_readme_example_imports_a_thin_module
     "The Python API": 1,
+    "Constraining output": 1,
     "The OpenAI-compatible workflow": 2,
     "Beyond the reference: captures, spans, recovery": 4,
 }
@@ -81,6 +82,39 @@ def test_python_api() -> None:
     )
     assert namespace["template"] == rtcompile.load_template("qwen3")
     assert namespace["source"] == rtcompile.compile_template(path, source_name="templates/qwen3.json")
+
+
+# --------------------------------------------------------------------------- constraining output
+
+
+@pytest.mark.parametrize("stack", ["vllm", "sglang"])
+def test_forced_tool_call(stack: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The block as written (vLLM's field), and with the field its comment gives for SGLang: the fake
+    server gets the block's grammar there, llguidance finds that it admits the reply, and the reply is
+    one call."""
+    (block,) = python_blocks("Constraining output")
+    vllm_field, sglang_field = 'extra_body={"structured_outputs": {"grammar": lark}}', 'extra_body={"ebnf": lark}'
+    assert block.count("http://127.0.0.1:8000/v1") == 1 and block.count(vllm_field) == 1
+    assert f"SGLang's: {sglang_field}" in block
+    if stack == "sglang":
+        block = block.replace(f"max_tokens=1024, {vllm_field}", f"max_tokens=1024, {sglang_field}")
+    for variable in PROXY_VARIABLES:  # the client must go straight to 127.0.0.1
+        monkeypatch.delenv(variable, raising=False)
+    fake = FakeCompletionsServer(seed=0)
+    thread = threading.Thread(target=fake.serve, args=(120.0,), daemon=True)  # a bound for a hung test
+    thread.start()
+    try:
+        namespace = run_block(block.replace("http://127.0.0.1:8000", fake.base_url))
+    finally:
+        fake.stop()
+        thread.join(121.0)
+    (constraint,) = fake.constraints
+    assert constraint is not None and constraint.text == namespace["lark"] and constraint.format == "lark"
+    assert constraint.field == ("ebnf" if stack == "sglang" else "structured_outputs.grammar")
+    assert constraint.admits_reply is True
+    reply = namespace["reply"]
+    ChatCompletionMessage.model_validate(reply)
+    assert [c["function"] for c in reply["tool_calls"]] == [{"name": "get_weather", "arguments": '{"city": "Paris"}'}]
 
 
 # --------------------------------------------------------------------------- the OpenAI-compatible workflow
