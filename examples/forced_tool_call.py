@@ -75,11 +75,12 @@ def complete(base_url: str, body: dict[str, Any], *, timeout: float) -> str:
     with open_stream(request, timeout=timeout) as response:
         data = json.loads(response.read())
     choices = data.get("choices") if isinstance(data, dict) else None
-    if not choices or not isinstance(choices[0].get("text"), str):
+    first = choices[0] if isinstance(choices, list) and choices else None
+    text = first.get("text") if isinstance(first, dict) else None
+    if not isinstance(text, str):
         raise CompletionError(f"the answer is not a completion: {json.dumps(data)[:200]}")
-    if not choices[0]["text"]:
+    if not text:
         raise CompletionError("the completion has no text")
-    text: str = choices[0]["text"]
     return text
 
 

@@ -171,6 +171,19 @@ def test_a_server_that_ignores_the_grammar_is_an_error(capsys: pytest.CaptureFix
     assert server.constraints == [None]
 
 
+def test_a_refused_grammar_and_an_empty_completion_are_one_line_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    # A server whose one reply to a grammar is two calls: the grammar (parallel_tool_calls=False) refuses
+    # it, so the server answers 400, and the example passes the server's reason on.
+    with serving(forced_output=CANNED_OUTPUT) as server:
+        status, output, errors = run_in_process(server.base_url, capsys)
+    assert (status, output) == (1, "") and errors.count("\n") == 1
+    assert errors.startswith(f"forced_tool_call: {server.base_url} answered 400 Bad Request: ")
+    assert "does not admit this server's one reply to a grammar (checked with llguidance)" in errors
+    with serving(output="", follow_grammars=False) as server:  # a required call admits no empty reply
+        status, output, errors = run_in_process(server.base_url, capsys)
+    assert (status, output, errors) == (1, "", f"forced_tool_call: {server.base_url}: the completion has no text\n")
+
+
 def post(base_url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(
         base_url + "/v1/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
