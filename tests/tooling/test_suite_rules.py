@@ -23,7 +23,10 @@ def test_ci_runs_the_suite_with_the_ci_profile() -> None:
     lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     commands = [shlex.split(part) for line in lines if not line.startswith("#") for part in line.split("&&")]
     pytest_runs = [command for command in commands if command and command[0] == "pytest"]
-    assert pytest_runs == [["pytest", "--hypothesis-profile=ci"]]
+    assert pytest_runs == [["pytest", "-n", "auto", "--hypothesis-profile=ci"]]
+    # ... which is the README's test command, with the profile selected
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "pip install -e '.[test]' && pytest -n auto\n```" in readme
 
 
 def test_test_files_sit_in_a_folder_per_subject() -> None:
