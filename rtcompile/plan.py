@@ -303,6 +303,10 @@ def _depends_on_scan_start(pattern: str) -> bool:
         return True
     if any(flag.letter == "r" for flag in parsed.inline_flags):
         return True
+    if any(flag.letter == "f" and flag.on for flag in parsed.inline_flags):
+        # Full case folding: regex may report a (partial) match starting before where the search
+        # starts, in text before it (`(?if)ß\tk\z` searched from 3 in '\x85<t𐐀ﬁẞ\t' starts at 1).
+        return True
     for node in walk(parsed.root):
         if isinstance(node, Assertion) and node.kind == "search_anchor":
             return True

@@ -253,6 +253,20 @@ SCAN_START_CASES = [
         ">é<s>",
         ["x\nςᾏ1"],
     ),
+    # Full case folding: regex reports a partial match of the close starting before the position it
+    # searches from, in the prompt ('<t' of '\x85<t'), so the reference holds the whole region back;
+    # with the prompt dropped, the module released '𐐀' (the long fuzz run, seed 1: 2 runs of 822,039).
+    (
+        {
+            "start_anchor": "<s>",
+            "fields": {
+                "tc": {"close_pattern": "(?if)ß\\tk\\z", "open": "<t"},
+                "content": {"transform": {"c": "{content}"}},
+            },
+        },
+        "\x85<t",
+        ["𐐀ﬁẞ\tk<ti"],
+    ),
 ]
 
 
