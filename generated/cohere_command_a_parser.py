@@ -2416,16 +2416,28 @@ class _Message:
                     leads.setdefault((None, variant["final_text"]), []).append(
                         (then, EMPTY)
                     )
+        allowed = _complement(banned)
         for (key, lang), pairs in leads.items():
             if lang is None:
                 for lead_re, rest in pairs:
                     self._edge(index, key, ("seq", (("re", lead_re), rest)))
-            else:
-                self._edge(index, key, ("lead", lang, banned, tuple(pairs)))
+                continue
+            self._edge(index, key, ("lead", lang, banned, tuple(pairs)))
+            if not banned:
+                continue
+            # Text after `banned` is written non-empty (its first character is the one
+            # checked), so a delimiter right after the last one is a way of its own:
+            # one starting with an allowed character (`<|python_tag|>` first where a
+            # `^(?=\[)` open bans `[`; `</tool_calls><end_of_sentence>` after `\s*`).
+            for lead_re, rest in pairs:
+                first = starting(lead_re, allowed)
+                if first != NOTHING:
+                    self._edge(index, key, ("seq", (("re", first), rest)))
         if self._may_end(phase):
-            self._edge(
-                index, None, EMPTY if textless else ("text", info["end_text"], banned)
-            )
+            end = EMPTY if textless else ("text", info["end_text"], banned)
+            if banned and end != EMPTY:  # the output may end right after the delimiter
+                end = _alt([EMPTY, end])
+            self._edge(index, None, end)
 
     def _exits(
         self,
@@ -3646,6 +3658,9 @@ def _eliminate(count: int, edges: dict[tuple[int, int], list[Any]]) -> Any:
     return final if loop is None else ("seq", (("rep", loop, 0, None), final))
 
 
+NOTHING: tuple[Any, ...] = ("set", ())
+
+
 def _split_end(node: Any) -> tuple[Any, Any]:
     """(`node` without the texts that need the output to end, those texts without the
     end)."""
@@ -3671,6 +3686,58 @@ def _split_end(node: Any) -> tuple[Any, Any]:
     if node[0] == "rep" and _split_end(node[1])[1] is not None:
         raise GrammarError("a repeated end anchor has no grammar form")
     return node, None
+
+
+def _nullable(node: Any) -> bool:
+    kind = node[0]
+    if kind == "lit":
+        return not node[1]
+    if kind in ("set", "end", "slot"):
+        return False
+    if kind == "seq":
+        return all(_nullable(item) for item in node[1])
+    if kind == "alt":
+        return any(_nullable(item) for item in node[1])
+    return bool(node[2] == 0 or _nullable(node[1]))
+
+
+def starting(node: Any, allowed: Any) -> Any:
+    """The non-empty texts of a regex that start with an `allowed` character (NOTHING if
+    none)."""
+    kind = node[0]
+    if kind == "lit":
+        return node if node[1] and _member(allowed, ord(node[1][0])) else NOTHING
+    if kind == "set":
+        kept = _minus(node[1], _complement(allowed))
+        return ("set", kept) if kept else NOTHING
+    if kind == "end":
+        return node
+    if kind == "alt":
+        options = [starting(item, allowed) for item in node[1]]
+        kept = tuple(o for o in options if o != NOTHING)
+        return ("alt", kept) if kept else NOTHING
+    if kind == "seq":
+        items = node[1]
+        if not items:
+            return NOTHING
+        options = [("seq", (starting(items[0], allowed), *items[1:]))]
+        if options[0][1][0] == NOTHING:
+            options = []
+        if _nullable(items[0]):
+            options.append(starting(("seq", items[1:]), allowed))
+        kept = tuple(o for o in options if o != NOTHING)
+        return ("alt", kept) if kept else NOTHING
+    if kind == "rep":
+        body, low, high = node[1], node[2], node[3]
+        first = starting(body, allowed)
+        if high == 0 or first == NOTHING:
+            return NOTHING
+        # no repeat of nothing after the first ({0,0} is an error to llguidance)
+        if high == 1:
+            return first
+        more = ("rep", body, max(low - 1, 0), None if high is None else high - 1)
+        return ("seq", (first, more))
+    raise GrammarError(f"no regex form for {kind!r} at the start of a delimiter")
 
 
 def _fill(node: Any, slots: dict[str, Any]) -> Any:
@@ -4224,61 +4291,6 @@ def _arguments_schema(schema: Any, where: str, banned: Any) -> dict[str, Any]:
 
 
 _CALL_LIST_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
-
-
-NOTHING: tuple[Any, ...] = ("set", ())
-
-
-def _nullable(node: Any) -> bool:
-    kind = node[0]
-    if kind == "lit":
-        return not node[1]
-    if kind in ("set", "end", "slot"):
-        return False
-    if kind == "seq":
-        return all(_nullable(item) for item in node[1])
-    if kind == "alt":
-        return any(_nullable(item) for item in node[1])
-    return bool(node[2] == 0 or _nullable(node[1]))
-
-
-def starting(node: Any, allowed: Any) -> Any:
-    """The non-empty texts of a regex that start with an `allowed` character (NOTHING if
-    none)."""
-    kind = node[0]
-    if kind == "lit":
-        return node if node[1] and _member(allowed, ord(node[1][0])) else NOTHING
-    if kind == "set":
-        kept = _minus(node[1], _complement(allowed))
-        return ("set", kept) if kept else NOTHING
-    if kind == "end":
-        return node
-    if kind == "alt":
-        options = [starting(item, allowed) for item in node[1]]
-        kept = tuple(o for o in options if o != NOTHING)
-        return ("alt", kept) if kept else NOTHING
-    if kind == "seq":
-        items = node[1]
-        if not items:
-            return NOTHING
-        options = [("seq", (starting(items[0], allowed), *items[1:]))]
-        if options[0][1][0] == NOTHING:
-            options = []
-        if _nullable(items[0]):
-            options.append(starting(("seq", items[1:]), allowed))
-        kept = tuple(o for o in options if o != NOTHING)
-        return ("alt", kept) if kept else NOTHING
-    if kind == "rep":
-        body, low, high = node[1], node[2], node[3]
-        first = starting(body, allowed)
-        if high == 0 or first == NOTHING:
-            return NOTHING
-        # no repeat of nothing after the first ({0,0} is an error to llguidance)
-        if high == 1:
-            return first
-        more = ("rep", body, max(low - 1, 0), None if high is None else high - 1)
-        return ("seq", (first, more))
-    raise GrammarError(f"no regex form for {kind!r} at the start of a delimiter")
 
 
 def _same(first: Any, second: Any) -> bool:

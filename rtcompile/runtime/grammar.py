@@ -301,16 +301,28 @@ class _Message:
                     leads.setdefault((None, variant["final_text"]), []).append(
                         (then, EMPTY)
                     )
+        allowed = _complement(banned)
         for (key, lang), pairs in leads.items():
             if lang is None:
                 for lead_re, rest in pairs:
                     self._edge(index, key, ("seq", (("re", lead_re), rest)))
-            else:
-                self._edge(index, key, ("lead", lang, banned, tuple(pairs)))
+                continue
+            self._edge(index, key, ("lead", lang, banned, tuple(pairs)))
+            if not banned:
+                continue
+            # Text after `banned` is written non-empty (its first character is the one
+            # checked), so a delimiter right after the last one is a way of its own:
+            # one starting with an allowed character (`<|python_tag|>` first where a
+            # `^(?=\[)` open bans `[`; `</tool_calls><end_of_sentence>` after `\s*`).
+            for lead_re, rest in pairs:
+                first = starting(lead_re, allowed)
+                if first != NOTHING:
+                    self._edge(index, key, ("seq", (("re", first), rest)))
         if self._may_end(phase):
-            self._edge(
-                index, None, EMPTY if textless else ("text", info["end_text"], banned)
-            )
+            end = EMPTY if textless else ("text", info["end_text"], banned)
+            if banned and end != EMPTY:  # the output may end right after the delimiter
+                end = _alt([EMPTY, end])
+            self._edge(index, None, end)
 
     def _exits(
         self,

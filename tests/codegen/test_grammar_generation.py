@@ -209,6 +209,35 @@ def test_the_prompt_decides_where_the_grammar_starts() -> None:
     assert gw.accepts(outside, call)
 
 
+@pytest.mark.parametrize("format", FORMATS)
+def test_a_delimiter_may_come_right_after_one_that_bans_what_follows_it(format: str) -> None:
+    """Text after a delimiter that bans some next characters is written non-empty, so that its first
+    character is checked; a delimiter, or the end, right there was missing. llama3_2 opens a call with
+    `<\\|python_tag\\|>|^(?=\\[)`: `[` may not start the message as text, and `<|python_tag|>` could not
+    start it at all (a recorded case). minimax_m1 closes a call with `\\}\\s*(?:</tool_calls>|...)`:
+    the message could not end right after `</tool_calls>`, the model had to write more text."""
+    tools = gw.TOOL_SETS["weather"]
+    llama = grammar(template_file("llama3_2"), tools, prefix="", format=format)
+    tagged = ['<|python_tag|>[get_weather(city="Paris")]<|eom_id|>', "<|python_tag|>[get_time()]"]
+    bare = '[get_weather(city="Paris")]<|eot_id|>'
+    assert gw.accepted(llama, [*tagged, bare, "[not a call"], format) == [*tagged, bare]
+    minimax = grammar(template_file("minimax_m1"), tools, prefix="", tool_choice="required", format=format)
+    call = '<tool_calls>\n{"name": "get_time", "arguments": {}}\n</tool_calls>'
+    assert gw.accepted(minimax, [call, call + "Done.", call + " "], format) == [call, call + "Done."]
+    # what they now admit is read as the call written
+    names = [[c["function"]["name"] for c in m["tool_calls"]] for m in _parsed("llama3_2", tagged)]
+    assert names == [["get_weather"], ["get_time"]]
+    assert _parsed("minimax_m1", [call])[0]["tool_calls"][0]["function"]["name"] == "get_time"
+
+
+def _parsed(model: str, texts: list[str]) -> list[dict[str, Any]]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # llama3_2's lookahead: a lint warning, beside the point here
+        parsed = rtcompile.parse_response(texts, template_file(model), prefix="")
+    assert isinstance(parsed, list)
+    return parsed
+
+
 def test_a_generated_module_builds_the_packages_grammar() -> None:
     module = generated_module("gpt_oss")
     tools = gw.TOOL_SETS["nested"]
