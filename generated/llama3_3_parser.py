@@ -53,91 +53,6 @@ else:
     from typing import Any, Final, Literal, TypeAlias, TypedDict, cast, overload
 
 
-# values nested too deep for a literal (see TEMPLATE and GRAMMAR) are built from flat
-# programs by this helper
-
-LOOKUP: Final = 1
-
-
-MAKE_DICT: Final = 2
-
-
-MAKE_LIST: Final = 3
-
-
-NO_SCOPE: Final[Mapping[str, Any]] = {}
-
-
-OVERFLOW: Final = 5
-
-
-PUSH: Final = 0
-
-
-# What CPython says when a recursion runs out of stack (transformers' transform walk is
-# such a recursion).
-STACK_EXHAUSTED: Final = "maximum recursion depth exceeded"
-
-
-def resolve_placeholder(
-    scope: Mapping[str, Any], path: str, root: str, keys: tuple[str, ...]
-) -> Any:
-    """Look up `{root.key1.key2}` (spelled `path`): KeyError for an unknown root,
-    ValueError for a bad step.
-
-    Only real dicts can be indexed into (a list or string is an error, not an index
-    target), and the value is returned as is, so the result keeps its type and identity.
-    """
-    if root not in scope:
-        raise KeyError(
-            f"transform placeholder '{{{path}}}' is not defined. Available: "
-            f"{sorted(scope)}"
-        )
-    value = scope[root]
-    for key in keys:
-        if not isinstance(value, dict):
-            # ValueError, not TypeError: the reference raises ValueError.
-            raise ValueError(  # noqa: TRY004
-                f"transform placeholder '{{{path}}}' cannot index into "
-                f"{type(value).__name__} at '{key}'"
-            )
-        if key not in value:
-            raise ValueError(
-                f"transform placeholder '{{{path}}}' is missing key '{key}'. "
-                f"Available: {sorted(value)}"
-            )
-        value = value[key]
-    return value
-
-
-def build_value(
-    program: Sequence[tuple[Any, ...]], scope: Mapping[str, Any] = NO_SCOPE
-) -> Any:
-    """The value `program` describes (see `rtcompile.runtime.transform_data`),
-    placeholders from `scope`."""
-    stack: list[Any] = []
-    for step in program:
-        op = step[0]
-        if op == PUSH:
-            stack.append(step[1])
-        elif op == LOOKUP:
-            stack.append(resolve_placeholder(scope, step[1], step[2], step[3]))
-        elif op == OVERFLOW:
-            raise RecursionError(STACK_EXHAUSTED)
-        else:
-            size = len(step[1]) if op == MAKE_DICT else step[1]
-            start = len(stack) - size
-            members = stack[start:]
-            del stack[start:]
-            if op == MAKE_DICT:
-                stack.append(dict(zip(step[1], members, strict=True)))
-            elif op == MAKE_LIST:
-                stack.append(members)
-            else:
-                stack.append(tuple(members))
-    return stack[0]
-
-
 RTCOMPILE_VERSION: Final = "0.1.0"
 # third-party modules this module imports
 REQUIRES: Final[tuple[str, ...]] = ()
@@ -942,102 +857,7 @@ GRAMMAR: Final[dict[str, Any]] = {
                                         0,
                                         None,
                                     ),
-                                    (
-                                        "alt",
-                                        (
-                                            ("lit", ";"),
-                                            ("lit", "<|eot_id|>"),
-                                            ("lit", "<|eom_id|>"),
-                                            ("end",),
-                                            (
-                                                "seq",
-                                                (
-                                                    ("lit", "\n"),
-                                                    (
-                                                        "rep",
-                                                        (
-                                                            "set",
-                                                            (
-                                                                build_value(
-                                                                    (
-                                                                        (0, 9),
-                                                                        (0, 13),
-                                                                        (4, 2),
-                                                                    )
-                                                                ),
-                                                                build_value(
-                                                                    (
-                                                                        (0, 32),
-                                                                        (0, 32),
-                                                                        (4, 2),
-                                                                    )
-                                                                ),
-                                                                build_value(
-                                                                    (
-                                                                        (0, 133),
-                                                                        (0, 133),
-                                                                        (4, 2),
-                                                                    )
-                                                                ),
-                                                                build_value(
-                                                                    (
-                                                                        (0, 160),
-                                                                        (0, 160),
-                                                                        (4, 2),
-                                                                    )
-                                                                ),
-                                                                build_value(
-                                                                    (
-                                                                        (0, 5760),
-                                                                        (0, 5760),
-                                                                        (4, 2),
-                                                                    )
-                                                                ),
-                                                                build_value(
-                                                                    (
-                                                                        (0, 8192),
-                                                                        (0, 8202),
-                                                                        (4, 2),
-                                                                    )
-                                                                ),
-                                                                build_value(
-                                                                    (
-                                                                        (0, 8232),
-                                                                        (0, 8233),
-                                                                        (4, 2),
-                                                                    )
-                                                                ),
-                                                                build_value(
-                                                                    (
-                                                                        (0, 8239),
-                                                                        (0, 8239),
-                                                                        (4, 2),
-                                                                    )
-                                                                ),
-                                                                build_value(
-                                                                    (
-                                                                        (0, 8287),
-                                                                        (0, 8287),
-                                                                        (4, 2),
-                                                                    )
-                                                                ),
-                                                                build_value(
-                                                                    (
-                                                                        (0, 12288),
-                                                                        (0, 12288),
-                                                                        (4, 2),
-                                                                    )
-                                                                ),
-                                                            ),
-                                                        ),
-                                                        0,
-                                                        None,
-                                                    ),
-                                                    ("lit", "{"),
-                                                ),
-                                            ),
-                                        ),
-                                    ),
+                                    ("lit", ";"),
                                 ),
                             ),
                             "text": None,
@@ -1045,7 +865,192 @@ GRAMMAR: Final[dict[str, Any]] = {
                             "split": False,
                         }
                     ],
-                }
+                },
+                {
+                    "kind": "close",
+                    "field": 0,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": (
+                                "seq",
+                                (
+                                    ("lit", "}"),
+                                    (
+                                        "rep",
+                                        (
+                                            "set",
+                                            (
+                                                (9, 13),
+                                                (32, 32),
+                                                (133, 133),
+                                                (160, 160),
+                                                (5760, 5760),
+                                                (8192, 8202),
+                                                (8232, 8233),
+                                                (8239, 8239),
+                                                (8287, 8287),
+                                                (12288, 12288),
+                                            ),
+                                        ),
+                                        0,
+                                        None,
+                                    ),
+                                    ("lit", "<|eot_id|>"),
+                                ),
+                            ),
+                            "text": None,
+                            "final_text": None,
+                            "split": False,
+                        }
+                    ],
+                },
+                {
+                    "kind": "close",
+                    "field": 0,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": (
+                                "seq",
+                                (
+                                    ("lit", "}"),
+                                    (
+                                        "rep",
+                                        (
+                                            "set",
+                                            (
+                                                (9, 13),
+                                                (32, 32),
+                                                (133, 133),
+                                                (160, 160),
+                                                (5760, 5760),
+                                                (8192, 8202),
+                                                (8232, 8233),
+                                                (8239, 8239),
+                                                (8287, 8287),
+                                                (12288, 12288),
+                                            ),
+                                        ),
+                                        0,
+                                        None,
+                                    ),
+                                    ("lit", "<|eom_id|>"),
+                                ),
+                            ),
+                            "text": None,
+                            "final_text": None,
+                            "split": False,
+                        }
+                    ],
+                },
+                {
+                    "kind": "close",
+                    "field": 0,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": (
+                                "seq",
+                                (
+                                    ("lit", "}"),
+                                    (
+                                        "rep",
+                                        (
+                                            "set",
+                                            (
+                                                (9, 13),
+                                                (32, 32),
+                                                (133, 133),
+                                                (160, 160),
+                                                (5760, 5760),
+                                                (8192, 8202),
+                                                (8232, 8233),
+                                                (8239, 8239),
+                                                (8287, 8287),
+                                                (12288, 12288),
+                                            ),
+                                        ),
+                                        0,
+                                        None,
+                                    ),
+                                    ("end",),
+                                ),
+                            ),
+                            "text": None,
+                            "final_text": None,
+                            "split": False,
+                        }
+                    ],
+                },
+                {
+                    "kind": "close",
+                    "field": 0,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": (
+                                "seq",
+                                (
+                                    ("lit", "}"),
+                                    (
+                                        "rep",
+                                        (
+                                            "set",
+                                            (
+                                                (9, 13),
+                                                (32, 32),
+                                                (133, 133),
+                                                (160, 160),
+                                                (5760, 5760),
+                                                (8192, 8202),
+                                                (8232, 8233),
+                                                (8239, 8239),
+                                                (8287, 8287),
+                                                (12288, 12288),
+                                            ),
+                                        ),
+                                        0,
+                                        None,
+                                    ),
+                                    ("lit", "\n"),
+                                    (
+                                        "rep",
+                                        (
+                                            "set",
+                                            (
+                                                (9, 13),
+                                                (32, 32),
+                                                (133, 133),
+                                                (160, 160),
+                                                (5760, 5760),
+                                                (8192, 8202),
+                                                (8232, 8233),
+                                                (8239, 8239),
+                                                (8287, 8287),
+                                                (12288, 12288),
+                                            ),
+                                        ),
+                                        0,
+                                        None,
+                                    ),
+                                    ("lit", "{"),
+                                ),
+                            ),
+                            "text": None,
+                            "final_text": None,
+                            "split": False,
+                        }
+                    ],
+                },
             ],
         },
     ],
@@ -2750,6 +2755,37 @@ def content_scope(captures: Mapping[str, Any], content: Any) -> dict[str, Any]:
     """The scope for a plain `transform`: the captures plus `content`, which wins over a
     capture so named."""
     return {**captures, "content": content}
+
+
+def resolve_placeholder(
+    scope: Mapping[str, Any], path: str, root: str, keys: tuple[str, ...]
+) -> Any:
+    """Look up `{root.key1.key2}` (spelled `path`): KeyError for an unknown root,
+    ValueError for a bad step.
+
+    Only real dicts can be indexed into (a list or string is an error, not an index
+    target), and the value is returned as is, so the result keeps its type and identity.
+    """
+    if root not in scope:
+        raise KeyError(
+            f"transform placeholder '{{{path}}}' is not defined. Available: "
+            f"{sorted(scope)}"
+        )
+    value = scope[root]
+    for key in keys:
+        if not isinstance(value, dict):
+            # ValueError, not TypeError: the reference raises ValueError.
+            raise ValueError(  # noqa: TRY004
+                f"transform placeholder '{{{path}}}' cannot index into "
+                f"{type(value).__name__} at '{key}'"
+            )
+        if key not in value:
+            raise ValueError(
+                f"transform placeholder '{{{path}}}' is missing key '{key}'. "
+                f"Available: {sorted(value)}"
+            )
+        value = value[key]
+    return value
 
 
 class Tables:

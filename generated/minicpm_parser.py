@@ -326,19 +326,28 @@ GRAMMAR: Final[dict[str, Any]] = {
                     "not_next": (),
                     "variants": [
                         {
-                            "written": (
-                                "seq",
-                                (
-                                    ("lit", ")"),
-                                    ("alt", (("lit", "\n"), ("lit", "```"))),
-                                ),
-                            ),
+                            "written": ("lit", ")\n"),
                             "text": None,
                             "final_text": None,
                             "split": False,
                         }
                     ],
-                }
+                },
+                {
+                    "kind": "close",
+                    "field": 1,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", ")```"),
+                            "text": None,
+                            "final_text": None,
+                            "split": False,
+                        }
+                    ],
+                },
             ],
         },
     ],

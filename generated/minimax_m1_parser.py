@@ -374,15 +374,7 @@ GRAMMAR: Final[dict[str, Any]] = {
                                         0,
                                         None,
                                     ),
-                                    (
-                                        "alt",
-                                        (
-                                            ("lit", "\n"),
-                                            ("lit", "</tool_calls>"),
-                                            ("lit", "<end_of_sentence>"),
-                                            ("end",),
-                                        ),
-                                    ),
+                                    ("lit", "\n"),
                                 ),
                             ),
                             "text": None,
@@ -390,7 +382,130 @@ GRAMMAR: Final[dict[str, Any]] = {
                             "split": False,
                         }
                     ],
-                }
+                },
+                {
+                    "kind": "close",
+                    "field": 1,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": (
+                                "seq",
+                                (
+                                    ("lit", "}"),
+                                    (
+                                        "rep",
+                                        (
+                                            "set",
+                                            (
+                                                (9, 13),
+                                                (32, 32),
+                                                (133, 133),
+                                                (160, 160),
+                                                (5760, 5760),
+                                                (8192, 8202),
+                                                (8232, 8233),
+                                                (8239, 8239),
+                                                (8287, 8287),
+                                                (12288, 12288),
+                                            ),
+                                        ),
+                                        0,
+                                        None,
+                                    ),
+                                    ("lit", "</tool_calls>"),
+                                ),
+                            ),
+                            "text": None,
+                            "final_text": None,
+                            "split": False,
+                        }
+                    ],
+                },
+                {
+                    "kind": "close",
+                    "field": 1,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": (
+                                "seq",
+                                (
+                                    ("lit", "}"),
+                                    (
+                                        "rep",
+                                        (
+                                            "set",
+                                            (
+                                                (9, 13),
+                                                (32, 32),
+                                                (133, 133),
+                                                (160, 160),
+                                                (5760, 5760),
+                                                (8192, 8202),
+                                                (8232, 8233),
+                                                (8239, 8239),
+                                                (8287, 8287),
+                                                (12288, 12288),
+                                            ),
+                                        ),
+                                        0,
+                                        None,
+                                    ),
+                                    ("lit", "<end_of_sentence>"),
+                                ),
+                            ),
+                            "text": None,
+                            "final_text": None,
+                            "split": False,
+                        }
+                    ],
+                },
+                {
+                    "kind": "close",
+                    "field": 1,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": (
+                                "seq",
+                                (
+                                    ("lit", "}"),
+                                    (
+                                        "rep",
+                                        (
+                                            "set",
+                                            (
+                                                (9, 13),
+                                                (32, 32),
+                                                (133, 133),
+                                                (160, 160),
+                                                (5760, 5760),
+                                                (8192, 8202),
+                                                (8232, 8233),
+                                                (8239, 8239),
+                                                (8287, 8287),
+                                                (12288, 12288),
+                                            ),
+                                        ),
+                                        0,
+                                        None,
+                                    ),
+                                    ("end",),
+                                ),
+                            ),
+                            "text": None,
+                            "final_text": None,
+                            "split": False,
+                        }
+                    ],
+                },
             ],
         },
     ],

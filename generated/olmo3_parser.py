@@ -257,22 +257,28 @@ GRAMMAR: Final[dict[str, Any]] = {
                     "not_next": (),
                     "variants": [
                         {
-                            "written": (
-                                "seq",
-                                (
-                                    ("lit", ")"),
-                                    (
-                                        "alt",
-                                        (("lit", "\n"), ("lit", "</function_calls>")),
-                                    ),
-                                ),
-                            ),
+                            "written": ("lit", ")\n"),
                             "text": None,
                             "final_text": None,
                             "split": False,
                         }
                     ],
-                }
+                },
+                {
+                    "kind": "close",
+                    "field": 1,
+                    "then": 0,
+                    "at_start": False,
+                    "not_next": (),
+                    "variants": [
+                        {
+                            "written": ("lit", ")</function_calls>"),
+                            "text": None,
+                            "final_text": None,
+                            "split": False,
+                        }
+                    ],
+                },
             ],
         },
     ],

@@ -20,7 +20,7 @@ the construct; the runtime raises it when a grammar is asked for.
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import rtcompile.grammar.automata as fa
@@ -324,6 +324,14 @@ def _starting(node: Regex, allowed: Ranges) -> Regex:
     return kept
 
 
+def _slotted(node: Regex) -> bool:
+    if node[0] == "slot":
+        return True
+    if node[0] in ("seq", "alt"):
+        return any(_slotted(item) for item in node[1])
+    return node[0] == "rep" and _slotted(node[1])
+
+
 def _has_slot(node: Regex, name: str) -> bool:
     if node[0] == "slot":
         return bool(node[1] == name)
@@ -432,7 +440,7 @@ class _Builder:
         text = state.index != self.call_state
         exits = []
         for rank, (watch, pattern) in enumerate(zip(state.watches, patterns, strict=True)):
-            for branch in pattern.branches:
+            for branch in (piece for b in pattern.branches for piece in _trailing_pieces(b, 8)):
                 exit_ = self._exit(state, rank, watch, pattern, branch)
                 exit_["variants"] = []
                 for written in _leading_variants(exit_["written"], 8) if not branch.anchored else [exit_["written"]]:
@@ -752,6 +760,21 @@ class _Builder:
             "body_first": fa.first_chars(alt([tag.branches[0].full, *closes])),
             "banned": banned,
         }
+
+
+def _trailing_pieces(branch: Branch, limit: int) -> list[Branch]:
+    r"""`branch` split on how it ends (a last item of at most `limit` alternatives), each piece an exit
+    of its own, so that what may not follow the delimiter is known per ending. minimax_m1 closes a call
+    with `\}\s*(?:</tool_calls>|<end_of_sentence>|\n|$)`: as one exit, the `<` banned after `}\n` (where
+    `<end_of_sentence>` would go on the match) was banned after `</tool_calls>` too, and nothing starting
+    with `<` could follow it."""
+    written = branch.written
+    items = written[1] if written[0] == "seq" else (written,)
+    if branch.lookahead is not None or not items or items[-1][0] != "alt" or len(items[-1][1]) > limit:
+        return [branch]
+    if _slotted(written):
+        return [branch]  # (a name slot's own ban is worked out on the whole open)
+    return [replace(branch, written=seq([*items[:-1], option])) for option in items[-1][1]]
 
 
 def _leading_variants(node: Regex, limit: int) -> list[Regex]:

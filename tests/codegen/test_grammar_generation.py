@@ -223,11 +223,28 @@ def test_a_delimiter_may_come_right_after_one_that_bans_what_follows_it(format: 
     assert gw.accepted(llama, [*tagged, bare, "[not a call"], format) == [*tagged, bare]
     minimax = grammar(template_file("minimax_m1"), tools, prefix="", tool_choice="required", format=format)
     call = '<tool_calls>\n{"name": "get_time", "arguments": {}}\n</tool_calls>'
-    assert gw.accepted(minimax, [call, call + "Done.", call + " "], format) == [call, call + "Done."]
+    assert gw.accepted(minimax, [call, call + "Done."], format) == [call, call + "Done."]
     # what they now admit is read as the call written
     names = [[c["function"]["name"] for c in m["tool_calls"]] for m in _parsed("llama3_2", tagged)]
     assert names == [["get_weather"], ["get_time"]]
     assert _parsed("minimax_m1", [call])[0]["tool_calls"][0]["function"]["name"] == "get_time"
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_what_may_follow_a_delimiter_is_known_per_ending(format: str) -> None:
+    """minimax_m1 closes a call with `\\}\\s*(?:</tool_calls>|<end_of_sentence>|\\n|$)`. After `}\\n`,
+    `<` and whitespace may not come next (`<end_of_sentence>` or more space would go on the match), but
+    after `}\\n</tool_calls>` anything may: the model's own `</tool_calls><end_of_sentence>` (a recorded
+    case) was refused while the ban was the whole close's."""
+    tools = gw.TOOL_SETS["weather"]
+    text = grammar(template_file("minimax_m1"), tools, prefix="", tool_choice="required", format=format)
+    call = '<tool_calls>\n{"name": "get_time", "arguments": {}}\n'
+    closed = [call + "</tool_calls><end_of_sentence>", call + "</tool_calls>\n<think>x</think>"]
+    ended = call + "<end_of_sentence>"
+    assert gw.accepted(text, [*closed, ended], format) == [*closed, ended]
+    messages = _parsed("minimax_m1", closed)
+    assert [m["tool_calls"][0]["function"]["name"] for m in messages] == ["get_time", "get_time"]
+    assert messages[1]["reasoning_content"] == "x"
 
 
 def _parsed(model: str, texts: list[str]) -> list[dict[str, Any]]:
