@@ -3260,8 +3260,9 @@ def _json_text(text: str, banned: Any) -> str:
     return encoded
 
 
-def _member_list(items: list[tuple[Any, bool]], comma: Any) -> Any:
-    """Members in order, separated by `comma`; the optional ones may be left out.
+def _member_list(items: list[tuple[Any, bool]], comma: Any, tail: Any = EMPTY) -> Any:
+    """Members in order, separated by `comma`; the optional ones may be left out; `tail`
+    after the last one written, if any.
 
     One way per first member written (any up to the first required one), each followed
     by the rest, a comma before each. The rests a way shares with the next are rules
@@ -3271,7 +3272,7 @@ def _member_list(items: list[tuple[Any, bool]], comma: Any) -> Any:
     optional member (83 MB of Lark for a Python call of 16 optional parameters)."""
     required_at = [k for k, (_, required) in enumerate(items) if required]
     optional = required_at[0] if required_at else len(items)  # the first required one
-    rest: list[Any] = [EMPTY] * (len(items) + 1)  # members k.. after something written
+    rest: list[Any] = [tail] * (len(items) + 1)  # members k.. after something written
     for k in range(len(items) - 1, -1, -1):
         member, required = items[k]
         step = ("seq", (comma, member))
@@ -3827,6 +3828,7 @@ class _Writer:
         lead = [EMPTY] if first == NOTHING else [EMPTY, ("re", first)]
         parts: list[Any] = [_alt(lead)]
         raw = self.table[name].get("properties") or {}
+        tags = []
         for key, sub in props.items():
             if not rows_accept(self.call["key"], self.classes, key):
                 raise GrammarError(
@@ -3842,8 +3844,16 @@ class _Writer:
                     f"{where}.{key}: a value of several types has no grammar form in "
                     "tags"
                 )
-            tag = ("seq", (self._xml_tag(key, sub, types), sep))
-            parts.append(tag if key in required else ("rep", tag, 0, 1))
+            tags.append((self._xml_tag(key, sub, types), key in required))
+        if self.call["apart"] is not None:
+            # a tag the next could go on: at least one separator between them (as one
+            # lexeme: llguidance's would take every separator into a `sep` before it)
+            apart = ("re", ("rep", self.call["apart"], 1, None))
+            parts.append(_member_list(tags, apart, sep))
+        else:
+            for tag, required in tags:
+                tag = ("seq", (tag, sep))
+                parts.append(tag if required else ("rep", tag, 0, 1))
         return ("seq", tuple(parts))
 
     def _xml_tag(self, key: str, schema: dict[str, Any], types: Any) -> Any:

@@ -740,9 +740,20 @@ class _Builder:
             for c in SEPARATOR
             if not _in(ord(c), [*fa.first_chars(alt([tag.branches[0].trigger, *closes])), *not_next])
         ]
-        sep = ("rep", ("set", normalise((ord(c), ord(c)) for c in sep_chars)), 0, None)
+        sep_set: Regex = ("set", normalise((ord(c), ord(c)) for c in sep_chars))
+        sep = ("rep", sep_set, 0, None)
         if closes and any(_in(r[0], not_next) for r in fa.first_chars(alt(closes))):
             raise Refusal("the close delimiter would continue the last tag's match", tag_where)
+        # A tag the next one could go on (olmo3's bare value `8` would take the `unit` of `unit="c"`
+        # as its own: `days=8unit="c"` reads days as "8unit="): tags are then kept apart by at least
+        # one separator character, which the parser skips.
+        apart = None
+        if fa.overlap(fa.first_chars(tag.branches[0].full), not_next):
+            if not sep_chars:
+                raise Refusal(
+                    "tags that run into each other, with nothing to keep them apart, have no grammar form", tag_where
+                )
+            apart = sep_set
         return {
             "syntax": "xml-inline",
             "tag": written,
@@ -752,6 +763,7 @@ class _Builder:
             "json_values": json_values,
             "structured": structured,
             "sep": sep,
+            "apart": apart,
             "ws": " \t",
             "ws_free": False,
             "lead": "",

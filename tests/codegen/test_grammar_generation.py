@@ -295,6 +295,26 @@ def test_optional_parameters_are_written_in_order_and_the_grammar_grows_linearly
         assert sizes[1] < 5 * sizes[0] < 500_000, (model, sizes)
 
 
+@pytest.mark.parametrize("format", FORMATS)
+def test_a_separator_keeps_apart_tags_the_next_one_could_go_on(format: str) -> None:
+    """olmo3 and minicpm write a call's arguments as `key=value` tags; a bare value is
+    `[^,\\s)"'\\[\\]{}]+`, which takes on the next key when nothing parts them: `days=8unit="celsius"`
+    reads days as "8unit=" (a random walk of olmo3's grammar wrote it). Between two tags at least one
+    separator character now comes; after the last, none need."""
+    tools = gw.TOOL_SETS["weather"]
+    for model, (open_, close) in {
+        "olmo3": ("<function_calls>", ")</function_calls>"),
+        "minicpm": ("<|tool_call_start|>\n```python\n", ")```"),
+    }.items():
+        text = grammar(template_file(model), tools, prefix="", tool_choice="required", format=format)
+        apart = [f'{open_}get_weather(city="a"{sep}days=8{sep}unit="celsius"{close}' for sep in (", ", " ", ",")]
+        run_on = f'{open_}get_weather(city="a", days=8unit="celsius"{close}'
+        assert gw.accepted(text, [*apart, run_on], format) == apart, model
+        for message in _parsed(model, apart):
+            assert message["tool_calls"][0]["function"]["arguments"] == {"city": "a", "days": 8, "unit": "celsius"}
+        assert _parsed(model, [run_on])[0]["tool_calls"][0]["function"]["arguments"]["days"] == "8unit="
+
+
 def test_a_generated_module_builds_the_packages_grammar() -> None:
     module = generated_module("gpt_oss")
     tools = gw.TOOL_SETS["nested"]
