@@ -25,10 +25,11 @@ from rtcompile.errors import TemplateError
 from rtcompile.grammar import FORMATS, GrammarError, grammar, grammar_skeleton
 from rtcompile.grammar.skeleton import MAX_DELIMITER_SPAN
 from tests.support import grammar_walks as gw
+from tests.support import lanes
 from tests.support.bundled import template_file
 from tests.support.compiled import import_file
 from tests.support.paths import DATA, GENERATED, TEMPLATES
-from tests.support.strategies import templates
+from tests.support.strategies import grammar_prompts, grammar_templates, templates
 
 MODELS = sorted(path.stem for path in TEMPLATES.glob("*.json"))
 
@@ -362,6 +363,67 @@ def test_strings_generated_from_random_templates_parse_into_allowed_calls(
             RANDOM_TALLY.calls += len(calls)
             assert gw.check_calls(calls, tools, choice, parallel) == [], out
     print("random templates:", RANDOM_TALLY)
+
+
+# Templates drawn by `grammar_templates()`: how many have a grammar, and why the others have none.
+REALISTIC: dict[str, int] = {}
+# What the builder may refuse of them, by design: an open ending in `\s*` before arguments that may start
+# with whitespace (`<invoke name="f">\s*` and a `\s*</function>` close). Any other refusal fails: the
+# strategy draws what the grammar follows (300 draws: 299 with a grammar).
+REALISTIC_REFUSALS = {"a tool call's body would continue its open delimiter's match"}
+REALISTIC_TALLY = gw.Tally()
+# every tool_choice mode ("named": one of the tools by name), and at most one call
+CHOICES = [("auto", True), ("required", True), ("none", True), ("named", True), ("auto", False)]
+
+
+@settings(max_examples=lanes.examples(25))
+@given(data=st.data(), template=grammar_templates(), tool_set=st.sampled_from(sorted(gw.TOOL_SETS)))
+def test_strings_generated_from_realistic_random_templates_parse_into_allowed_calls(
+    data: st.DataObject, template: dict[str, Any], tool_set: str
+) -> None:
+    """Random templates that real chat templates resemble (tests/support/strategies.py
+    `grammar_templates`: OpenAI-shaped calls in JSON, Python call lists, named opens with JSON or tag
+    arguments, reasoning, start anchors) have a grammar, and under every tool_choice the strings it
+    admits parse into allowed calls. Counts are printed with `-s`."""
+    tools = gw.TOOL_SETS[tool_set]
+    prefix = data.draw(grammar_prompts(template), label="prompt")
+    rng = random.Random(data.draw(st.integers(0, 2**16), label="seed"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ir = load_template(template)
+        skeleton = grammar_skeleton(ir)
+        if skeleton["refused"]:
+            # a refusal names the field (fields.<name>...) and what has no grammar form
+            assert skeleton["refused"]["path"][0] == "fields", skeleton["refused"]
+            reason = skeleton["refused"]["message"]
+            assert reason in REALISTIC_REFUSALS, skeleton["refused"]
+            REALISTIC[reason] = REALISTIC.get(reason, 0) + 1
+            print("realistic templates:", REALISTIC)
+            return
+        REALISTIC["with a grammar"] = REALISTIC.get("with a grammar", 0) + 1
+        field = skeleton["fields"][skeleton["call"]["field"]]
+        hints = gw.hints(skeleton, tools, rng)
+        for choice, parallel in CHOICES:
+            if choice == "named":
+                choice = rng.choice(tools)["function"]["name"]
+            try:
+                text = grammar(ir, tools, prefix=prefix, tool_choice=choice, parallel_tool_calls=parallel)
+            except GrammarError as refusal:  # a tool these tags cannot write (see REQUEST_REFUSALS)
+                assert str(refusal) in REQUEST_REFUSALS, refusal
+                REALISTIC_TALLY.refused(str(refusal))
+                continue
+            REALISTIC_TALLY.grammars += 1
+            out = gw.walk(gw.matcher(text), rng, hints, length=80)
+            if out is None:
+                REALISTIC_TALLY.unfinished += 1
+                continue
+            REALISTIC_TALLY.strings += 1
+            message = rtcompile.parse_response(out.decode("utf-8"), ir, prefix=prefix, tools=tools)
+            assert isinstance(message, dict)
+            calls = gw.calls_of(message, field)
+            REALISTIC_TALLY.calls += len(calls)
+            assert gw.check_calls(calls, tools, choice, parallel) == [], (choice, parallel, out)
+    print("realistic templates:", REALISTIC, REALISTIC_TALLY)
 
 
 @pytest.mark.parametrize("format", FORMATS)

@@ -287,3 +287,159 @@ def prefixes(template: dict[str, Any]) -> st.SearchStrategy[str]:
     """Prompts: none, the anchor alone, a multi-turn history, and ones that open a region."""
     anchor = template.get("start_anchor", "<|im_start|>assistant\n")
     return st.sampled_from(["", anchor, f"user turn{anchor}old{anchor}", f"{anchor}<think>", "<think>\n"])
+
+
+# --------------------------------------------------------------------------- templates with a grammar
+#
+# `templates()` draws every construct the language has, and the grammar builder refuses most of what it
+# draws (a transform other than the OpenAI call shape, content other than text in a plain field, ...).
+# `grammar_templates()` draws what real chat templates write and the builder follows: a tool-call field
+# in one of the call styles below, an optional reasoning field, a content field, start anchors, literal
+# and simple regex delimiters from pools shaped like the bundled templates'.
+
+# Opens and closes of a call region that carries no name (the body says which tool).
+CALL_OPENS = ["<tool_call>", "[TOOL_CALLS]", "<|tool_call_start|>", "<function_calls>", "<｜tool▁call▁begin｜>"]
+CALL_OPEN_PATTERNS = [r"<tool_call>\s*", r"\[TOOL_CALLS\]\s*", r"(?:<tool_call>|<\|tool_call\|>)", r"<calls>\n?"]
+CALL_CLOSES = ["</tool_call>", "[/TOOL_CALLS]", "<|tool_call_end|>", "</function_calls>", "<｜tool▁call▁end｜>"]
+CALL_CLOSE_PATTERNS = [r"\s*</tool_call>", r"</tool_call>\s*", r"</calls>|<\|im_end\|>", r"</tool_call>(?:\n|$)"]
+# Opens whose `name` group is the tool's name; the body is its arguments.
+NAMED_OPENS = [
+    r'<tool_call name="(?P<name>[^"]+)">',
+    r"<function=(?P<name>[\w.-]+)>",
+    r"<\|tool_call_begin\|>(?P<name>[^\s<|]+)<\|tool_sep\|>",
+    r'<invoke name="(?P<name>[^"]+)">\s*',
+    r"(?:<tool_call>\s*)?<call:(?P<name>[^\s<>]+)>",
+]
+NAMED_CLOSES = ["</tool_call>", "</function>", "<|tool_call_end|>", "</invoke>", "</call>"]
+NAMED_CLOSE_PATTERNS = [r"\s*</function>", r"</invoke>\s*", r"</call>(?:\n|$)"]
+# key/value tags of xml-inline arguments (after glm4_5, minimax_m2, kimi_k3, minicpm5, deepseek_v3_2)
+ARGUMENT_TAGS = [
+    r"<arg_key>(?P<key>.*?)</arg_key>(?:\s|\\n)*<arg_value>(?P<value>.*?)</arg_value>",
+    r'<parameter name="(?P<key>[^"]+)">(?P<value>.*?)</parameter>',
+    r'<\|open\|>argument key="(?P<key>[^"]+)"<\|sep\|>(?P<value>.*?)<\|close\|>argument<\|sep\|>',
+    r"<param\s*name=[\"'](?P<key>[^\"']+)[\"']\s*>(?P<value>.*?)</param>",
+    r"<p=(?P<key>[^>]+)>\s*(?P<value>.*?)\s*</p>",
+]
+# key=value arguments of a call written `name(key=value, ...)` (after olmo3 and minicpm)
+KEY_VALUE_TAG = r"""(?P<key>[A-Za-z_]\w*)\s*=\s*(?P<value>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[^,\s)"'\[\]{}]+)"""
+KEY_VALUE_OPENS = [r"<function_calls>\s*(?P<name>[A-Za-z_][\w.-]*)\(", r"<\|tool_call\|>(?P<name>[A-Za-z_][\w.-]*)\("]
+KEY_VALUE_CLOSES = [r"\)(?:\n|</function_calls>)", r"\)<\|/tool_call\|>", r"\)\s*</call>"]
+# (name key, arguments key) of a JSON call object
+CALL_KEYS = [("name", "arguments"), ("name", "parameters"), ("tool_name", "parameters"), ("function", "args")]
+REASONING_DELIMITERS = [
+    ("<think>", "</think>"),
+    ("<|channel|>analysis<|message|>", "<|end|>"),
+    ("[THINK]", "[/THINK]"),
+    ("<|thought_start|>", "<|thought_end|>"),
+]
+REASONING_PATTERNS = [(r"<think>\s*", r"\s*</think>"), (r"(?:<think>|<\|think\|>)", r"</think>\n*")]
+END_TOKENS = ["<|im_end|>", "<|eot_id|>", "</s>", "<|end_of_text|>"]
+# start anchors, each with a prompt that ends in it
+ANCHORS = {
+    "<|im_start|>assistant\n": "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n",
+    "<|assistant|>": "<|user|>Hi<|end|><|assistant|>",
+    "<|start_header_id|>assistant<|end_header_id|>\n\n": "<|start_header_id|>assistant<|end_header_id|>\n\n",
+}
+ANCHOR_PATTERNS = {
+    r"<\|im_start\|>assistant\s*": "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n",
+    r"<\|assistant\|>\n?": "<|user|>Hi<|end|><|assistant|>\n",
+}
+CALL_STYLES = ["json-object", "json-keys", "json-list", "python-call-list", "named-json", "named-xml", "key-value"]
+
+FUNCTION: dict[str, Any] = {"name": "{name}", "arguments": "{content}"}
+
+
+@st.composite
+def _region(
+    draw: st.DrawFn, opens: list[str], open_patterns: list[str], closes: list[str], patterns: list[str]
+) -> dict[str, Any]:
+    """An open and a close, each a literal (or a short list of them) or a pattern."""
+    region = draw(delimiter("open", opens, open_patterns or opens))
+    region.update(draw(delimiter("close", closes, patterns or closes)))
+    return region
+
+
+@st.composite
+def call_field(draw: st.DrawFn, style: str) -> dict[str, Any]:
+    """A tool-call field in `style`, with the OpenAI call-shaped transform the grammar follows."""
+    field: dict[str, Any]
+    if style in ("json-object", "json-keys", "json-list", "python-call-list"):
+        field = draw(_region(CALL_OPENS, CALL_OPEN_PATTERNS, CALL_CLOSES, CALL_CLOSE_PATTERNS))
+        name, arguments = draw(st.sampled_from(CALL_KEYS))
+        if style == "json-object":  # {"name": ..., "arguments": ...}, the function itself
+            field.update(content="json", transform={"type": "function", "function": "{content}"})
+        elif style == "json-keys":  # an object whose keys the transform names
+            function = {"name": f"{{content.{name}}}", "arguments": f"{{content.{arguments}}}"}
+            field.update(content="json", transform={"type": "function", "function": function})
+        else:  # a list of calls, each made by the transform
+            keys = ("name", "arguments") if style == "python-call-list" else (name, arguments)
+            function = {"name": f"{{{keys[0]}}}", "arguments": f"{{{keys[1]}}}"}
+            field.update(content=style if style == "python-call-list" else "json", transform_each=True)
+            field["transform"] = {"type": "function", "function": function}
+        if style in ("json-object", "json-keys") and draw(st.booleans()):
+            field["repeats"] = True
+        return field
+    if style == "key-value":
+        field = {"open_pattern": draw(st.sampled_from(KEY_VALUE_OPENS))}
+        field["close_pattern"] = draw(st.sampled_from(KEY_VALUE_CLOSES))
+        args: dict[str, Any] = {"tag_pattern": KEY_VALUE_TAG}
+    else:
+        field = {"open_pattern": draw(st.sampled_from(NAMED_OPENS))}
+        field.update(draw(delimiter("close", NAMED_CLOSES, NAMED_CLOSE_PATTERNS)))
+        args = {"tag_pattern": draw(st.sampled_from(ARGUMENT_TAGS))}
+    if style == "named-json":
+        field["content"] = "json"
+    else:
+        field["content"] = "xml-inline"
+        if style == "key-value" or draw(st.booleans()):
+            args["value_parser"] = {"name": "json", "args": {"allow_non_json": True}}
+        field["content_args"] = args
+    field["transform"] = {"type": "function", "function": dict(FUNCTION)}
+    if draw(st.integers(0, 3)) > 0:
+        field["repeats"] = True
+    return field
+
+
+@st.composite
+def grammar_templates(draw: st.DrawFn) -> dict[str, Any]:
+    """A realistic template the grammar builder can follow (see above): most draws have a grammar."""
+    style = draw(st.sampled_from(CALL_STYLES))
+    fields: dict[str, Any] = {}
+    if draw(st.booleans()):
+        name = draw(st.sampled_from(["reasoning_content", "thinking"]))
+        reasoning: dict[str, Any] = {"content": "text"}
+        if draw(st.integers(0, 3)) > 0:
+            opens, closes = draw(st.sampled_from(REASONING_DELIMITERS))
+            # (gigachat3, minimax_m1: an end token also ends unclosed reasoning)
+            ends = draw(st.lists(st.sampled_from(END_TOKENS), max_size=1))
+            reasoning.update(open=opens, close=[closes, *ends] if ends else closes)
+        else:
+            opens, closes = draw(st.sampled_from(REASONING_PATTERNS))
+            reasoning.update(open_pattern=opens, close_pattern=closes)
+        if draw(st.booleans()):
+            reasoning["content_args"] = {"strip": True}
+        fields[name] = reasoning
+    fields[draw(st.sampled_from(["tool_calls", "calls"]))] = draw(call_field(style))
+    content: dict[str, Any] = {"content": "text", "repeats": True, "join": ""}
+    if draw(st.booleans()):
+        content["close"] = draw(st.lists(st.sampled_from(END_TOKENS), min_size=1, max_size=2, unique=True))
+    fields["content"] = content
+    template: dict[str, Any] = {"fields": fields, "defaults": {"role": "assistant"}}
+    if draw(st.booleans()):
+        template["start_anchor"] = draw(st.sampled_from(sorted(ANCHORS)))
+    else:
+        template["start_anchor_pattern"] = draw(st.sampled_from(sorted(ANCHOR_PATTERNS)))
+    return template
+
+
+def grammar_prompts(template: dict[str, Any]) -> st.SearchStrategy[str]:
+    """Prompts for a `grammar_templates()` template: none, a turn ending in the start anchor, and one that
+    also opens the reasoning (the grammar then starts inside it)."""
+    anchor = template.get("start_anchor")
+    prompt = ANCHORS[anchor] if anchor is not None else ANCHOR_PATTERNS[template["start_anchor_pattern"]]
+    prompts = ["", prompt]
+    for name in ("reasoning_content", "thinking"):
+        opens = template["fields"].get(name, {}).get("open")
+        if isinstance(opens, str):
+            prompts.append(prompt + opens)
+    return st.sampled_from(prompts)
