@@ -26,23 +26,13 @@ from rtcompile.grammar import FORMATS, GrammarError, grammar, grammar_skeleton
 from rtcompile.grammar.skeleton import MAX_DELIMITER_SPAN
 from tests.support import grammar_walks as gw
 from tests.support import lanes
-from tests.support.bundled import template_file
+from tests.support.bundled import NO_GRAMMAR, template_file
 from tests.support.compiled import import_file
 from tests.support.paths import DATA, GENERATED, TEMPLATES
 from tests.support.strategies import grammar_prompts, grammar_templates, templates
 
 MODELS = sorted(path.stem for path in TEMPLATES.glob("*.json"))
 
-# Templates with a construct no grammar can follow: the refusal names the field and the construct.
-REFUSED = {
-    "mimo": "fields.tool_calls.close_pattern: lookbehind has no grammar form",
-    "nemotron": "fields.tool_calls.close_pattern: lookbehind has no grammar form",
-    "qwen2_5_coder": "fields.tool_calls.open_pattern: lookbehind has no grammar form",
-    "qwen3_coder": "fields.reasoning_content.close_pattern: "
-    "a lookahead other than ^(?=[characters]) has no grammar form",
-    "seed_oss": "fields.tool_calls.close_pattern: lookbehind has no grammar form",
-    "step3": "fields.tool_calls.close_pattern: lookbehind has no grammar form",
-}
 # What a request may be refused for (exact messages): a tool or choice the template cannot write.
 REQUEST_REFUSALS = {
     "the value 3 would not read back from the template's tags",  # enum ["a", "b", 3] in text-valued tags
@@ -97,10 +87,10 @@ def _skeleton(model: str) -> dict[str, Any]:
 def test_every_bundled_template_has_a_grammar_in_every_format_or_a_named_refusal(model: str) -> None:
     tools = _case_tools(model)
     for format in FORMATS:
-        if model in REFUSED:
+        if model in NO_GRAMMAR:
             with pytest.raises(TemplateError) as refusal:
                 grammar(template_file(model), tools, prefix="", format=format)
-            assert str(refusal.value).split(": ", 1)[1] == REFUSED[model]  # after file:line:col
+            assert str(refusal.value).split(": ", 1)[1] == NO_GRAMMAR[model]  # after file:line:col
             continue
         text = grammar(template_file(model), tools, prefix="", format=format)
         if format == "lark":  # (the walks below have llguidance read every format, for other tools)
@@ -142,7 +132,7 @@ def _walk_model(model: str, formats: tuple[str, ...], walks: int, tally: gw.Tall
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", [m for m in MODELS if m not in REFUSED])
+@pytest.mark.parametrize("model", [m for m in MODELS if m not in NO_GRAMMAR])
 def test_strings_generated_from_every_bundled_grammar_parse_into_allowed_calls(model: str) -> None:
     tally = gw.Tally()
     formats = tuple(f for f in FORMATS if (model, f) not in NOT_WALKED)

@@ -21,9 +21,8 @@ import pytest
 
 import rtcompile
 from rtcompile.grammar import GrammarError, grammar
-from tests.codegen.test_grammar_generation import REFUSED as NO_GRAMMAR
 from tests.support import grammar_walks as gw
-from tests.support.bundled import MODELS, cases_of, loaded
+from tests.support.bundled import MODELS, NO_GRAMMAR, cases_of, loaded
 
 
 @dataclass(frozen=True)
