@@ -182,6 +182,22 @@ def test_statements_are_laid_out_as_ruff_and_black_lay_them_out(batch: list[tupl
         assert_black_keeps(module)
 
 
+def test_a_trailing_comment_that_does_not_fit_goes_above_its_statement() -> None:
+    """A random template's module had `self._buffer = text[-1:]  # the committed character...` four
+    levels deep, 89 columns: ruff and black split the subscript around the comment. The comment goes
+    on a line of its own (a `#` inside a string is not one), whatever the statement."""
+    statements = [
+        (4, "self._buffer = text[-1:]  # the committed character a delimiter may look back at"),
+        (3, "best = min(best, start, hold, pending_start, other)  # a pending delimiter starts no later"),
+        (2, 'x = f(a, "b # c", d)  # ' + "a comment longer than anything that could fit on the line " * 2),
+        (1, 'return "# not a comment, and the line fits"'),
+    ]
+    module = _module_of(statements)
+    assert "    # the committed character a delimiter may look back at\n" in module
+    assert_formatted(module)
+    assert_black_keeps(module)
+
+
 def test_big_and_deep_values_are_laid_out_as_ruff_lays_them_out() -> None:
     big = {f"key {i}": [f"<t{i}>", i, {"nested": (i, None, f"</t{i}>")}] for i in range(3000)}
     deep: Any = "leaf"

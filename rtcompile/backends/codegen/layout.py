@@ -100,6 +100,14 @@ def _tokens(line: str) -> Iterator[tuple[str, int]]:
         yield text, token.start()
 
 
+def _trailing_comment(line: str) -> int | None:
+    """Where a comment that follows code on `line` starts (outside string literals), or None."""
+    for text, at in _tokens(line):
+        if text == "#":
+            return at if line[:at].strip() else None
+    return None
+
+
 def _string_end(line: str, start: int) -> int:
     """Where the string literal opening at `start` ends; just after its quote when it does not close on
     the line (then the quote is read as code, as a pattern matching whole strings would skip it)."""
@@ -116,6 +124,12 @@ def lay_out(line: str) -> list[str]:
     """`line` (one whole statement, indentation included) as the lines ruff would format it into."""
     if width(line) <= LINE_LENGTH:
         return [line]
+    comment = _trailing_comment(line)
+    if comment is not None:
+        # ruff and black keep a trailing comment where it is and split the statement around it (even
+        # `x = text[-1:]`); on a line of its own above the statement, it leaves the statement whole.
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        return comment_lines(indent, line[comment + 1 :].strip()) + lay_out(line[:comment].rstrip())
     structure = _Structure.of(line)
     if structure is None:
         return [line]  # a comment, or brackets that do not pair up: nothing the generator writes
