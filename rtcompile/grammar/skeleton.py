@@ -684,6 +684,11 @@ class _Builder:
         after_key, after_value = seq(items[slots[0] + 1 : slots[1]]), seq(items[slots[1] + 1 :])
         if _has_slot(after_key, "value") or _has_slot(after_value, "key"):
             raise Refusal("a tag pattern with groups inside repeats has no grammar form", tag_where)
+        if closes and not fa.threads_safe(after_value, fa.EMPTY, fa.regex_nfa(closes)):
+            # minimax_m3's tag end `(?:]<]minimax[>[)?</[^>\s]+>` can spell its call close
+            # `]<]minimax[>[</invoke>`: a call the grammar writes would end inside a tag, before
+            # arguments the schema requires.
+            raise Refusal("a tag's end can spell the close delimiter, which has no grammar form", tag_where)
         value_group, key_group = tag.group("value"), tag.group("key")
         unconstrained = value_group == _ANY_TEXT or value_group == ("rep", ("set", ANY), 1, None)
         if fa.nullable(after_value) and unconstrained:

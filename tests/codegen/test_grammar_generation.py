@@ -456,3 +456,25 @@ def test_a_delimiter_too_long_for_the_automata_is_refused_before_they_are_built(
         message = f"delimiter spelling {length + 2} characters in a row is too long for a grammar (at most 256)"
         with pytest.raises(TemplateError, match=re.escape(message)):
             grammar(template, [], prefix="<s>")
+
+
+def test_a_tag_end_that_can_spell_the_close_is_refused() -> None:
+    """minimax_m3's grammar admitted `<invoke name="get_weather">…<city>Paris…</invoke>…</invoke>`:
+    its tag end `</[^>\\s]+>` may be `</invoke>`, which closes the call inside the tag (`get_weather({})`,
+    `city` required). A tag end that can spell the close is refused; one that cannot keeps its grammar."""
+
+    def template(tag_end: str) -> dict[str, Any]:
+        tag = f"<(?P<key>[^>/\\s]+)>(?P<value>.*?){tag_end}"
+        call = {
+            "open_pattern": '<invoke name="(?P<name>[^"]+)">',
+            "close": "</invoke>",
+            "content": "xml-inline",
+            "content_args": {"tag_pattern": tag},
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+        }
+        return {"start_anchor": "<s>", "fields": {"tool_calls": call, "content": {}}}
+
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    with pytest.raises(TemplateError, match="a tag's end can spell the close delimiter"):
+        grammar(template("</[^>\\s]+>"), tools, prefix="<s>")
+    assert "get_weather" in grammar(template("</[a-z]+_>"), tools, prefix="<s>")

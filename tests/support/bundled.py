@@ -18,6 +18,10 @@ MODELS = sorted(path.stem for path in TEMPLATES.glob("*.json"))
 # Templates with a construct no grammar can follow: the refusal names the field and the construct.
 NO_GRAMMAR = {
     "mimo": "fields.tool_calls.close_pattern: lookbehind has no grammar form",
+    # Its tag end `(?:]<]minimax[>[)?</[^>\s]+>` can spell the call close `]<]minimax[>[</invoke>`: the
+    # grammar admitted a call closed inside a tag, without its required arguments (found by a walk).
+    "minimax_m3": "fields.tool_calls.content_args.tag_pattern: "
+    "a tag's end can spell the close delimiter, which has no grammar form",
     "nemotron": "fields.tool_calls.close_pattern: lookbehind has no grammar form",
     "qwen2_5_coder": "fields.tool_calls.open_pattern: lookbehind has no grammar form",
     "qwen3_coder": "fields.reasoning_content.close_pattern: "
