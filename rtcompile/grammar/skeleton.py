@@ -324,17 +324,10 @@ def _starting(node: Regex, allowed: Ranges) -> Regex:
     return kept
 
 
-def _slotted(node: Regex) -> bool:
+def _has_slot(node: Regex, name: str | None = None) -> bool:
+    """Whether `node` holds the slot `name` (any slot when None)."""
     if node[0] == "slot":
-        return True
-    if node[0] in ("seq", "alt"):
-        return any(_slotted(item) for item in node[1])
-    return node[0] == "rep" and _slotted(node[1])
-
-
-def _has_slot(node: Regex, name: str) -> bool:
-    if node[0] == "slot":
-        return bool(node[1] == name)
+        return name is None or bool(node[1] == name)
     if node[0] in ("seq", "alt"):
         return any(_has_slot(item, name) for item in node[1])
     return node[0] == "rep" and _has_slot(node[1], name)
@@ -789,7 +782,7 @@ def _trailing_pieces(branch: Branch, limit: int) -> list[Branch]:
     items = written[1] if written[0] == "seq" else (written,)
     if branch.lookahead is not None or not items or items[-1][0] != "alt" or len(items[-1][1]) > limit:
         return [branch]
-    if _slotted(written):
+    if _has_slot(written):
         return [branch]  # (a name slot's own ban is worked out on the whole open)
     return [replace(branch, written=seq([*items[:-1], option])) for option in items[-1][1]]
 
