@@ -7,6 +7,7 @@ Counts (grammars, strings, calls, refusals) are printed with `-s`.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -116,18 +117,14 @@ def _walk_model(model: str, formats: tuple[str, ...], walks: int, tally: gw.Tall
             rng = random.Random(f"{model} {format} {tool_set} {choice} {parallel}")
             hints = gw.hints(skeleton, tools, rng)
             fresh = gw.matcher(text, format)
+            parse = functools.partial(module.parse_response, prefix="", tools=tools)
             for _ in range(walks):
-                out = gw.walk(fresh.deep_copy(), rng, hints)
-                if out is None:
-                    tally.unfinished += 1
-                    continue
-                generated = out.decode("utf-8")
-                tally.strings += 1
-                message = module.parse_response(generated, prefix="", tools=tools)
-                calls = gw.calls_of(message, field)
-                tally.calls += len(calls)
-                found = gw.check_calls(calls, tools, choice, parallel)
-                problems += [f"{format} {tool_set} {choice} {parallel}: {p} in {generated!r}" for p in found]
+                result = gw.generate_and_check(
+                    fresh.deep_copy(), rng, hints, parse, field, tools, choice, parallel, tally
+                )
+                if result is not None:
+                    generated, found = result
+                    problems += [f"{format} {tool_set} {choice} {parallel}: {p} in {generated!r}" for p in found]
     return problems
 
 
@@ -341,17 +338,12 @@ def test_strings_generated_from_random_templates_parse_into_allowed_calls(
         field = skeleton["fields"][skeleton["call"]["field"]] if skeleton["call"] else None
         rng = random.Random(seed)
         hints = gw.hints(skeleton, tools, rng)
+        parse = functools.partial(rtcompile.parse_response, template=ir, prefix="", tools=tools)
         for _ in range(2):
-            out = gw.walk(gw.matcher(text), rng, hints)
-            if out is None:
-                RANDOM_TALLY.unfinished += 1
-                continue
-            RANDOM_TALLY.strings += 1
-            message = rtcompile.parse_response(out.decode("utf-8"), ir, prefix="", tools=tools)
-            assert isinstance(message, dict)
-            calls = gw.calls_of(message, field)
-            RANDOM_TALLY.calls += len(calls)
-            assert gw.check_calls(calls, tools, choice, parallel) == [], out
+            result = gw.generate_and_check(
+                gw.matcher(text), rng, hints, parse, field, tools, choice, parallel, RANDOM_TALLY
+            )
+            assert result is None or result[1] == [], result
     print("random templates:", RANDOM_TALLY)
 
 
@@ -403,16 +395,11 @@ def test_strings_generated_from_realistic_random_templates_parse_into_allowed_ca
                 REALISTIC_TALLY.refused(str(refusal))
                 continue
             REALISTIC_TALLY.grammars += 1
-            out = gw.walk(gw.matcher(text), rng, hints, length=80)
-            if out is None:
-                REALISTIC_TALLY.unfinished += 1
-                continue
-            REALISTIC_TALLY.strings += 1
-            message = rtcompile.parse_response(out.decode("utf-8"), ir, prefix=prefix, tools=tools)
-            assert isinstance(message, dict)
-            calls = gw.calls_of(message, field)
-            REALISTIC_TALLY.calls += len(calls)
-            assert gw.check_calls(calls, tools, choice, parallel) == [], (choice, parallel, out)
+            parse = functools.partial(rtcompile.parse_response, template=ir, prefix=prefix, tools=tools)
+            result = gw.generate_and_check(
+                gw.matcher(text), rng, hints, parse, field, tools, choice, parallel, REALISTIC_TALLY, length=80
+            )
+            assert result is None or result[1] == [], (choice, parallel, result)
     print("realistic templates:", REALISTIC, REALISTIC_TALLY)
 
 

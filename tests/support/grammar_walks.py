@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -205,6 +205,35 @@ def _is(value: Any, kind: str) -> bool:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     python = {"string": str, "boolean": bool, "null": type(None), "object": dict, "array": list}
     return isinstance(value, python[kind])
+
+
+def generate_and_check(
+    matcher: llguidance.LLMatcher,
+    rng: random.Random,
+    hints: Sequence[bytes],
+    parse: Callable[[str], Any],
+    field: str | None,
+    tools: list[dict[str, Any]],
+    tool_choice: Any,
+    parallel: bool,
+    tally: Tally,
+    *,
+    length: int = 160,
+) -> tuple[str, list[str]] | None:
+    """One walk of `matcher` (which it consumes), the text parsed with `parse` and its calls checked:
+    the text and what is wrong with its calls ([] when nothing), counted in `tally`; None (counted too)
+    when the walk did not finish."""
+    out = walk(matcher, rng, hints, length=length)
+    if out is None:
+        tally.unfinished += 1
+        return None
+    text = out.decode("utf-8")
+    tally.strings += 1
+    message = parse(text)
+    assert isinstance(message, dict)
+    calls = calls_of(message, field)
+    tally.calls += len(calls)
+    return text, check_calls(calls, tools, tool_choice, parallel)
 
 
 def calls_of(message: dict[str, Any], field: str | None) -> list[Any]:
