@@ -38,6 +38,18 @@ class Watch:
         """How a generated scanner searches it (None for a literal: literals are searched per state)."""
         return None if self.delimiter.is_literal else strategy(self.delimiter)
 
+    @property
+    def awaits(self) -> tuple[str, ...]:
+        """The strings its strategy awaits (`Strategy.awaits`); () when it awaits none."""
+        plan = self.strategy
+        return () if plan is None else plan.awaits
+
+    @property
+    def awaits_after(self) -> tuple[str, ...]:
+        """The literals after which it awaits them (`Strategy.awaits_after`); (): at the scan position."""
+        plan = self.strategy
+        return () if plan is None else plan.awaits_after
+
 
 @dataclass(frozen=True)
 class ParserState:
@@ -49,11 +61,16 @@ class ParserState:
     delimiter_starts: frozenset[int] | None  # code points a watched delimiter can start with; None: no fast path
     # What held-back text may take without scanning (see `pending_run`); None: no such run.
     pending_run: PendingRun | None = None
-    # (watch rank, string): while that watch's awaited string is absent, nothing can be committed in
-    # this state (see `Strategy.awaits`); None when no watch awaits one.
-    awaits: tuple[int, str] | None = None
+    # The ranks of the watches that await strings (see `Strategy.awaits`), in rank order: where one
+    # of them partially matches and none of its strings follows, nothing can be committed in this
+    # state until one does. A scanner that says so names its index here (`WAITING`).
+    awaits: tuple[int, ...] = ()
     # A watched `$` may also match before a newline that ends the text (see `MatchStarts`).
     final_newline: bool = False
+
+    def awaited(self) -> tuple[tuple[str, ...], ...]:
+        """By wait (`awaits`): the strings any of which ends it (`Tables.awaits`)."""
+        return tuple(self.watches[rank].awaits for rank in self.awaits)
 
     def describe(self, template: Template) -> str:
         if self.field is None:
@@ -92,7 +109,7 @@ class ParserPlan:
             actions=self.actions,
             history=self.history,
             one_scan=self.one_scan,
-            awaits=tuple("" if state.awaits is None else state.awaits[1] for state in self.states),
+            awaits=tuple(state.awaited() for state in self.states),
         )
 
 
@@ -136,15 +153,13 @@ def _tie_break_order(watches: list[Watch], template: Template) -> tuple[Watch, .
     return tuple(sorted(watches, key=lambda w: (0 if w.opens else 1, template.fields[w.field].name)))
 
 
-def _awaits(watches: tuple[Watch, ...], starts: frozenset[int] | None) -> tuple[int, str] | None:
-    """The first watch (in rank order) whose strategy awaits a string. Such a pattern's first
-    characters are unbounded (it opens with `.*?`), so its state has no fast path to get past it."""
-    for rank, watch in enumerate(watches):
-        plan = watch.strategy
-        if plan is not None and plan.awaits is not None:
-            assert starts is None
-            return rank, plan.awaits
-    return None
+def _awaits(watches: tuple[Watch, ...], starts: frozenset[int] | None) -> tuple[int, ...]:
+    """The ranks of the watches whose strategies await strings. One that awaits them from the scan
+    position opens with `.*?`: its first characters are unbounded, so its state has no fast path to
+    get past it; one that awaits them after literals (`Strategy.awaits_after`) starts with those."""
+    ranks = tuple(rank for rank, watch in enumerate(watches) if watch.awaits)
+    assert starts is None or all(watches[rank].awaits_after for rank in ranks)
+    return ranks
 
 
 def _delimiter_starts(watches: list[Watch], history: int | None) -> MatchStarts | None:

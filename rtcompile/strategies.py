@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rtcompile.ir import Delimiter
-from rtcompile.regex.analysis import awaited_literal, lead_class, required_literals, start_literals
+from rtcompile.regex.analysis import (
+    awaited_after,
+    awaited_strings,
+    lead_class,
+    required_literals,
+    start_literals,
+)
 from rtcompile.regex.backtracking import refuse_slow_backtracking
 from rtcompile.regex.charsets import Ranges
 from rtcompile.regex.first_chars import starts_at_buffer_start
@@ -48,9 +54,12 @@ class Strategy:
     * `one_shot`: at the end of the stream (where a one-shot parse does all its work), `search`
       from `search_from`; `one_start`: find the one string every match starts with, then search
       from there; `starts`: try only where one of several such strings occurs (`starts`).
-    * `awaits`: the string a match needs at or after the scan position, for a pattern that
-      partially matches everywhere until then (`(?=[\\s\\S]*?</think>)`): while it is absent,
-      nothing in the state can be committed, and streaming only looks for that string in new text.
+    * `awaits`: strings one of which a match needs at or after the scan position, for a pattern
+      that partially matches everywhere until then (`(?=[\\s\\S]*?</think>)`): while they are
+      absent, nothing in the state can be committed, and streaming only looks for them in new text.
+    * `awaits_after`: for literals followed by such a lookahead (`<think>(?=[\\s\\S]*?</think>)`),
+      those literals: the pattern partially matches wherever one occurs until one of `awaits`
+      follows it, so where the state holds back from an occurrence, streaming waits there.
     * `before_end`: for a pattern with branches that match only at the end of the text
       (`</think>|$`), its other branches, which an end-of-stream search runs alone up to the end
       (`re` would try `$` at every position).
@@ -65,7 +74,8 @@ class Strategy:
     lead: Ranges | None = None
     one_shot: Literal["search", "one_start", "starts"] = "search"
     starts: tuple[str, ...] = ()
-    awaits: str | None = None
+    awaits: tuple[str, ...] = ()
+    awaits_after: tuple[str, ...] = ()
     before_end: BeforeEnd | None = None
 
     def summary(self) -> str:
@@ -85,8 +95,11 @@ class Strategy:
             parts.append(f"one-shot from {self.starts[0]!r}")
         elif self.one_shot == "starts":
             parts.append(f"one-shot at {', '.join(map(repr, self.starts))}")
-        if self.awaits is not None:
-            parts.append(f"streaming waits for {self.awaits!r}")
+        awaited = " or ".join(map(repr, self.awaits))
+        if self.awaits_after:
+            parts.append(f"streaming waits at {' or '.join(map(repr, self.awaits_after))} for {awaited}")
+        elif self.awaits:
+            parts.append(f"streaming waits for {awaited}")
         if self.before_end is not None:
             parts.append("one-shot tries the end once")
         return "; ".join(parts)
@@ -127,6 +140,9 @@ def _strategy(pattern: str, start_only: bool) -> Strategy:
         one_shot = "one_start"
     elif starts is not None and len(starts) > 1:
         one_shot = "starts"
+    awaits = awaited_strings(root) if attempt == "match" else ()
+    waits_at = awaited_after(root) if attempt == "search" else None
+    awaits_after, awaits = waits_at if waits_at is not None else ((), awaits)
     return Strategy(
         "re",
         attempt=attempt,
@@ -136,6 +152,7 @@ def _strategy(pattern: str, start_only: bool) -> Strategy:
         lead=lead,
         one_shot=one_shot,
         starts=starts if one_shot != "search" and starts is not None else (),
-        awaits=awaited_literal(root) if attempt == "match" else None,
+        awaits=awaits,
+        awaits_after=awaits_after,
         before_end=translate_before_end(pattern) if one_shot == "search" and search_from == "pos" else None,
     )

@@ -26,11 +26,14 @@ from rtcompile.regex.ast import (
     ParsedRegex,
     Repeat,
     children,
+    flat_items,
+    flatten_alternation,
     linear_items,
+    unwrap,
     walk,
     width,
 )
-from rtcompile.regex.charsets import Ranges, intersection, normalise, size
+from rtcompile.regex.charsets import ALL, Ranges, intersection, normalise, size
 from rtcompile.regex.first_chars import first_characters
 
 # Assertions that read the character before their position: word boundaries and starts, multiline
@@ -172,16 +175,79 @@ def required_literals(root: Node) -> tuple[str, ...]:
     return tuple(runs[i] for i in sorted(longest))
 
 
-def awaited_literal(root: Node) -> str | None:
+def awaited_strings(root: Node) -> tuple[str, ...]:
     """For a pattern that opens with an unbounded lazy `.*?`, bare or as the body of its one lookahead
-    (`(?=[\\s\\S]*?</think>)`): the first string every match consumes from its start on, or None.
-    Such a pattern partially matches at the scan position until that string occurs after it, so a
-    stream waiting for it need look only at new text (see `rtcompile.strategies.Strategy.awaits`)."""
+    (`(?=[\\s\\S]*?</think>)`): strings one of which every match consumes (`needed_strings`); ()
+    for any other pattern. Such a pattern partially matches at the scan position until one of them
+    occurs after it, so a stream waiting for them need look only at new text (see
+    `rtcompile.strategies.Strategy.awaits`)."""
     items = linear_items(root)
     if len(items) == 1 and isinstance(items[0], Lookaround) and items[0].positive and not items[0].behind:
         root = items[0].body
-    required = required_literals(root)
-    return required[0] if required else None
+    return needed_strings(root) if opens_with_lazy_any(root) else ()
+
+
+def opens_with_lazy_any(node: Node) -> bool:
+    """Whether every match of `node` opens with an unbounded lazy run of any character (`.*?` under
+    DOTALL, `[\\s\\S]*?`): such a pattern matches at a position if it matches anywhere after it,
+    and partially matches at any position until what follows the run arrives."""
+    items = flat_items(node)
+    first = items[0] if items else None
+    if not isinstance(first, Repeat) or not first.lazy or (first.min, first.max) != (0, None):
+        return False
+    body = unwrap(first.body)
+    return isinstance(body, Chars) and body.ranges == ALL
+
+
+def awaited_after(root: Node) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """For plain literals (one, or an alternation of them) followed by one lookahead that opens with
+    `.*?` and ends the pattern (`<think>(?=[\\s\\S]*?</think>)`: reasoning that opens only once its
+    close is in sight): the literals, and strings one of which every match of the lookahead consumes
+    (`needed_strings`); None for any other pattern. Wherever one of the literals occurs, the pattern
+    partially matches there until one of the strings follows it, so a stream waiting there for them
+    need look only at new text (see `rtcompile.strategies.Strategy.awaits_after`)."""
+    items = linear_items(root)
+    if len(items) < 2:
+        return None
+    ahead = items[-1]
+    if not isinstance(ahead, Lookaround) or not ahead.positive or ahead.behind:
+        return None
+    leads = _plain_literals(items[:-1])
+    awaited = needed_strings(ahead.body) if opens_with_lazy_any(ahead.body) else ()
+    return (leads, awaited) if leads and awaited else None
+
+
+def needed_strings(node: Node) -> tuple[str, ...]:
+    """Strings one of which every match of `node` contains: its first required literal
+    (`required_literals`), or else those of the branches of an alternation every match goes
+    through, when each branch has one; () when there are none."""
+    required = required_literals(node)
+    if required:
+        return required[:1]
+    for item in linear_items(node):
+        inner = unwrap(item)
+        if isinstance(inner, Alternation):
+            firsts = [required_literals(branch)[:1] for branch in flatten_alternation(inner)]
+            if all(firsts):
+                return tuple(dict.fromkeys(first[0] for first in firsts))
+    return ()
+
+
+def _plain_literals(items: list[Node]) -> tuple[str, ...]:
+    """The texts `items` can match, when they spell one plain literal or are one alternation of
+    plain literals; () otherwise."""
+    lone = unwrap(items[0]) if len(items) == 1 else None
+    if isinstance(lone, Alternation):
+        branch_items = [linear_items(branch) for branch in flatten_alternation(lone)]
+    else:
+        branch_items = [items]
+    texts = []
+    for branch in branch_items:
+        chars = [_plain_char(item) for item in branch]
+        if not chars or None in chars:
+            return ()
+        texts.append("".join(c for c in chars if c is not None))
+    return tuple(texts)
 
 
 def _literal_runs(items: list[Node]) -> list[tuple[int, str]]:

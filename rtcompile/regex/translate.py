@@ -24,19 +24,17 @@ import functools
 import re
 from dataclasses import dataclass
 
-from rtcompile.regex.analysis import history
+from rtcompile.regex.analysis import history, opens_with_lazy_any
 from rtcompile.regex.ast import (
     Alternation,
     Assertion,
     Chars,
     Lookaround,
     Node,
-    Repeat,
     flat_items,
     flatten_alternation,
     unwrap,
 )
-from rtcompile.regex.charsets import ALL
 from rtcompile.regex.errors import InvalidRegex, UnsupportedRegex
 from rtcompile.regex.linear_repeats import linearise_repeats
 from rtcompile.regex.nested_repeats import tame_nested_repeats
@@ -168,15 +166,8 @@ def _match_only(root: Node) -> bool:
     """Whether a match starting later than `pos` implies one starting at `pos` (see `StdlibRegex`)."""
     items = flat_items(root)
     if len(items) == 1 and isinstance(items[0], Lookaround) and items[0].positive and not items[0].behind:
-        items = flat_items(items[0].body)
-    first = items[0] if items else None
-    return (
-        isinstance(first, Repeat)
-        and first.lazy
-        and (first.min, first.max) == (0, None)
-        and isinstance(unwrap(first.body), Chars)
-        and unwrap(first.body).ranges == ALL  # type: ignore[union-attr]
-    )
+        root = items[0].body
+    return opens_with_lazy_any(root)
 
 
 @dataclass(frozen=True)

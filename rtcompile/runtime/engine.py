@@ -57,9 +57,10 @@ NO_FIELD: Final = -1  # `Tables.implicit` of a template without an implicit fiel
 NO_GROUPS: Final[dict[str, str | None]] = {}
 # While streaming, scanners remember nothing (the buffer grows).
 NO_MEMO: Final[list[Any]] = []
-# A scanner's `which` when nothing in its state can be committed before the string the
-# state awaits (`Tables.awaits`) occurs after the scan position (see
-# `rtcompile.runtime.waiting`).
+# A scanner's `which`, at or below this, when nothing in its state can be committed
+# from `start` on before one of the strings of the state's wait `WAITING - which`
+# (`Tables.awaits`) occurs after `end` (see `rtcompile.runtime.waiting`); the text
+# before `start` is committed.
 WAITING: Final = -2
 # Region chunks joined into one string at a time (see `_seal_body`): few enough that a
 # parser holds little beyond its text mid-stream, even with a thousand parsers open at
@@ -297,8 +298,11 @@ class StreamingParser:
             which, start, end, groups, hold = scanners[self._state](
                 self._buffer, self._pos, eos, memo
             )
-            if which == WAITING:
-                self._start_waiting()
+            if which <= WAITING:
+                if start > self._pos:
+                    self._accumulate(events, self._buffer[self._pos : start])
+                    self._pos = start
+                self._start_waiting(WAITING - which, end)
                 break
             if which >= 0:
                 if start > self._pos:
@@ -330,7 +334,7 @@ class StreamingParser:
                 self._pos = hold
             break
 
-    def _start_waiting(self) -> None:
+    def _start_waiting(self, wait: int, after: int) -> None:
         """A scanner said `WAITING`: only `rtcompile.runtime.waiting.WaitingParser`'s
         scanners do."""
         raise AssertionError("a scanner waited in a parser that cannot wait")

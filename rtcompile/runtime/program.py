@@ -73,7 +73,7 @@ class Tables:
         actions: tuple[tuple[tuple[bool, int], ...], ...],
         history: int | None,
         one_scan: bool,
-        awaits: tuple[str, ...],
+        awaits: tuple[tuple[tuple[str, ...], ...], ...],
     ) -> None:
         self.names = names  # by field index
         self.dirty = dirty  # by field: chunks of structured content are marked `dirty`
@@ -90,7 +90,7 @@ class Tables:
         self.history = history
         # a complete output may be parsed in one end-of-stream scan (`parse_complete`)
         self.one_scan = one_scan
-        # by state: the string its scanner may be waiting for ("": none; see `WAITING`)
+        # by state, by wait (`WAITING - which`): strings any of which ends that wait
         self.awaits = awaits
 
 

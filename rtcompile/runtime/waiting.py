@@ -1,17 +1,19 @@
 """The engine for templates whose scanners may wait: streaming that stays linear where
 the reference holds everything back.
 
-A pattern that opens with `.*?` and needs a string somewhere after its start
-(`(?=[\\s\\S]*?</think>)`: reasoning that opens only once its close is in sight)
-partially matches at the scan position until that string arrives, so the reference holds
-back everything from there, and rescans all of it on every chunk. While the string is
-absent nothing in that parser state can be committed
-(`rtcompile.strategies.Strategy.awaits`), so the scanner says `WAITING` and this parser
-keeps new text without scanning it, looking only for the string in what arrives. When it
-arrives, or the stream ends, everything kept is scanned once, as the reference would
-have.
+A pattern that needs one of some strings somewhere after its start, with anything
+before it, partially matches until one of them arrives: one that opens with `.*?`
+(`.*?</think>`) does so at the scan position; literals followed by such a lookahead
+(`<think>(?=[\\s\\S]*?</think>)`: reasoning that opens only once its close is in
+sight) do so wherever one of the literals occurs. The reference holds back everything
+from there, and rescans all of it on every chunk. While the strings are absent nothing
+in that parser state can be committed from there on
+(`rtcompile.strategies.Strategy.awaits`), so the scanner says `WAITING` (the text
+before is committed as usual) and this parser keeps new text without scanning it,
+looking only for the strings in what arrives. When one arrives, or the stream ends,
+everything kept is scanned once, as the reference would have.
 
-Lifted only into modules whose plan awaits a string (their `ResponseParser` derives from
+Lifted only into modules whose plan awaits strings (their `ResponseParser` derives from
 `WaitingParser`).
 """
 
@@ -20,26 +22,28 @@ from rtcompile.runtime.types import Event, Message
 
 
 class Wait:
-    """Text kept while a parser state awaits a string: new text is looked at only for
-    the string (with the few characters before it that could begin it), and kept in
-    blocks like a region's body, so that waiting costs no more than the text."""
+    """Text kept while a parser state awaits strings: new text is looked at only for
+    them (with the few characters before it that could begin one), and kept in blocks
+    like a region's body, so that waiting costs no more than the text."""
 
-    __slots__ = ("awaited", "blocks", "chunks", "tail")
+    __slots__ = ("awaited", "blocks", "chunks", "reach", "tail")
 
-    def __init__(self, awaited: str, buffer: str, pos: int) -> None:
+    def __init__(self, awaited: tuple[str, ...], buffer: str, after: int) -> None:
         self.awaited = awaited
-        # The end of the scanned text that a later occurrence could begin in.
-        self.tail = buffer[max(pos, len(buffer) - len(awaited) + 1) :]
+        # how many characters before new text an occurrence can begin in
+        self.reach = max(map(len, awaited)) - 1
+        # the end of the scanned text, from `after` on, that one could begin in
+        self.tail = buffer[max(after, len(buffer) - self.reach) :]
         self.chunks: list[str] = []
         self.blocks: list[str] = []
 
     def arrived(self, text: str) -> bool:
-        """Whether the awaited string occurs once `text` is added; if not, `text` is
-        kept."""
+        """Whether one of the awaited strings occurs once `text` is added; if not,
+        `text` is kept."""
         window = self.tail + text
-        if self.awaited in window:
+        if any(awaited in window for awaited in self.awaited):
             return True
-        self.tail = window[max(0, len(window) - len(self.awaited) + 1) :]
+        self.tail = window[max(0, len(window) - self.reach) :]
         self.chunks.append(text)
         if len(self.chunks) >= BLOCK_CHUNKS:
             seal(self.chunks, self.blocks)
@@ -53,7 +57,7 @@ class Wait:
 class WaitingParser(StreamingParser):
     """`StreamingParser` whose scanners may say `WAITING` (see the module docstring)."""
 
-    _wait: Wait | None = None  # while the state awaits a string
+    _wait: Wait | None = None  # while the state awaits strings
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
@@ -78,9 +82,16 @@ class WaitingParser(StreamingParser):
         self._stop_waiting()
         return StreamingParser.parse_complete(self, text)
 
-    def _start_waiting(self) -> None:
-        awaited = self._program.tables.awaits[self._state]
-        self._wait = Wait(awaited, self._buffer, self._pos)
+    def _start_waiting(self, wait: int, after: int) -> None:
+        """Wait for one of the strings of the state's wait `wait` after `after`.
+
+        (A module's own `feed` hands this class's every chunk while waiting: a state
+        that waits at the scan position has no fast path, one that waits at a literal
+        holds it back, and a held-back run that a module extends without a scan never
+        starts with a character another delimiter can start with,
+        `rtcompile.plan.pending_run`.)"""
+        awaited = self._program.tables.awaits[self._state][wait]
+        self._wait = Wait(awaited, self._buffer, after)
 
     def _stop_waiting(self) -> None:
         """The text kept while waiting goes back into the buffer, to be scanned."""

@@ -40,45 +40,12 @@ GROWTH = 2.0
 
 # Why a subject's work grows today (measured on main at 5ec483f, the scanning planner merged); the tables say
 # which reason each subject fails for.
-HELD_UNTIL_CLOSE = (
-    "an open delimiter that ends in a lookahead reading up to its close, `<think>(?=[\\s\\S]*?</think>)`: from "
-    "`<think>` on, the text is held until `</think>` comes and every watch searches all of it again on every feed "
-    "(the waiting strategy covers patterns that open with the lookahead, not ones it follows)"
-)
 LAZY_NAME_AFTER_OPTIONAL_PREFIX = (
     "a lazy name after an optional prefix, `(?:\\[TOOL_CALLS\\])?(?P<name>[^\\s\\[\\]]+?)\\[ARGS\\]` (matched "
     "with the regex module): its search reads the rest of a run of name characters from every start in it, and "
     "streaming keeps a buffer that grows with the stream and searches all of it on every feed"
 )
-# The bundled templates whose workload has reasoning: their `lookahead open` rewrite holds it.
-_REASONING_HELD = [
-    "cohere_command_a",
-    "deepseek_r1",
-    "exaone4",
-    "gemma4",
-    "glm4_5",
-    "glm4_7",
-    "gpt_oss",
-    "granite3",
-    "kimi_k2",
-    "kimi_k3",
-    "lfm2",
-    "ling",
-    "llama_nemotron_nano_v2",
-    "longcat",
-    "magistral",
-    "minicpm",
-    "minimax_m1",
-    "minimax_m2",
-    "olmo3",
-    "phi4_reasoning",
-    "qwen3",
-    "qwen3_coder",
-    "seed_oss",
-    "step3",
-]
 STREAMING_SUPERLINEAR: dict[str, str] = {
-    **{f"{model}~lookahead-open": HELD_UNTIL_CLOSE for model in _REASONING_HELD},
     **dict.fromkeys(["magistral~lazy-names", "mistral_v11~lazy-names"], LAZY_NAME_AFTER_OPTIONAL_PREFIX),
 }
 REGEX_MODULE_COPIES = (

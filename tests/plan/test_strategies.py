@@ -62,19 +62,36 @@ def test_a_pattern_anchored_at_the_start_is_tried_there_only() -> None:
     assert not of(r"a|^\[").start_only  # one branch can match anywhere
 
 
-def test_a_lazy_dot_star_pattern_is_one_match_attempt_and_awaits_the_string_it_needs() -> None:
-    assert of(r"(?=[\s\S]*?</think>)") == Strategy("re", attempt="match", awaits="</think>")
-    assert of(r".*?</think>") == Strategy("re", attempt="match", required=("</think>",), awaits="</think>")
-    assert of(r"(?i)(?=[\s\S]*?</think>)").awaits is None  # case-insensitive: no one string to look for
+def test_a_lazy_dot_star_pattern_is_one_match_attempt_and_awaits_the_strings_it_needs() -> None:
+    assert of(r"(?=[\s\S]*?</think>)") == Strategy("re", attempt="match", awaits=("</think>",))
+    assert of(r".*?</think>") == Strategy("re", attempt="match", required=("</think>",), awaits=("</think>",))
+    assert of(r"(?=[\s\S]*?(?:</think>|<\|end\|>))").awaits == ("</think>", "<|end|>")  # one of them
+    assert of(r"(?i)(?=[\s\S]*?</think>)").awaits == ()  # case-insensitive: no one string to look for
+    assert of(r"(?=[\s\S]*?(?:</think>|>))").awaits == ()  # a branch with no string of two characters
+
+
+def test_literals_before_a_lazy_dot_star_lookahead_are_where_streaming_waits() -> None:
+    plan = of(r"<think>(?=[\s\S]*?</think>)")
+    assert (plan.awaits_after, plan.awaits) == (("<think>",), ("</think>",))
+    plan = of(r"(?:\[THINK\]|<think>)(?=[\s\S]*?(?:\[/THINK\]|</think>|</s>))")
+    assert (plan.awaits_after, plan.awaits) == (("[THINK]", "<think>"), ("[/THINK]", "</think>", "</s>"))
+    assert of(r"(<think>)(?=.*?</think>)").awaits_after == ("<think>",)  # `.` is any character (DOTALL)
+    assert of(r"<think>\s*(?=[\s\S]*?</think>)").awaits_after == ()  # more than literals before it
+    assert of(r"<think>(?=[\s\S]*</think>)").awaits_after == ()  # greedy: not drawn as waiting
+    assert of(r"<think>(?=[\s\S]*?</think>)x").awaits_after == ()  # the lookahead does not end it
 
 
 def test_the_summary_names_each_decision() -> None:
     assert of(r"(?=[\s\S]*?</think>)").summary() == "strategy: match; streaming waits for '</think>'"
     assert of(r"<tool_call>\s*(?P<name>\w+)").summary() == "strategy: search; after '<tool_call>'; from that string"
     assert of(r"(?:<a>|<b>)x").summary() == "strategy: search; one-shot at '<a>x', '<b>x'"
+    assert of(r"(?:<a>|<b>)(?=[\s\S]*?(?:</a>|</b>))").summary() == (
+        "strategy: search; one-shot at '<a>', '<b>'; streaming waits at '<a>' or '<b>' for '</a>' or '</b>'"
+    )
 
 
-AWAITING = [r"(?=[\s\S]*?</think>)", r"(?=.*?</t>)", r".*?</t>", r"[\s\S]*?<end>"]
+AWAITING = [r"(?=[\s\S]*?</think>)", r"(?=.*?</t>)", r".*?</t>", r"[\s\S]*?<end>", r"(?=.*?(?:</t>|<end>))"]
+AWAITING_AFTER = [r"<think>(?=[\s\S]*?</think>)", r"(?:<t>|<th>)(?=.*?(?:</t>|<end>))", r"<e(?=.*?<end>)"]
 
 
 @settings(max_examples=300, deadline=None)
@@ -84,18 +101,43 @@ AWAITING = [r"(?=[\s\S]*?</think>)", r"(?=.*?</t>)", r".*?</t>", r"[\s\S]*?<end>
     st.integers(min_value=0, max_value=30),
 )
 def test_a_waiting_pattern_partially_matches_at_the_scan_position(pattern: str, text: str, pos: int) -> None:
-    """While the awaited string is absent after `pos`, `regex`'s partial search reports a partial match
+    """While the awaited strings are absent after `pos`, `regex`'s partial search reports a partial match
     at `pos` (nothing after it can be committed), or nothing at all at the very end."""
     awaited = of(pattern).awaits
-    assert awaited is not None
+    assert awaited
     pos = min(pos, len(text))
-    if awaited in text[pos:]:
+    if any(string in text[pos:] for string in awaited):
         return
     match = regex.compile(pattern, regex.DOTALL).search(text, pos, partial=True)
     if pos < len(text):
         assert match is not None and match.partial and match.start() == pos
     else:
         assert match is None or match.start() == pos
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(AWAITING_AFTER),
+    st.text(alphabet="<>/thinkd e\n", max_size=30),
+    st.text(alphabet="<>/thinkd e\n", max_size=30),
+    st.integers(min_value=0, max_value=1),
+)
+def test_a_pattern_waiting_after_literals_partially_matches_at_each_until_a_string_follows(
+    pattern: str, before: str, after: str, which: int
+) -> None:
+    """Where one of the literals occurs and none of the awaited strings follows it, `regex` finds no
+    match from there on, and a partial one there (the scanner waits at that position): however much
+    text is added, as long as no awaited string is."""
+    plan = of(pattern)
+    lead = plan.awaits_after[min(which, len(plan.awaits_after) - 1)]
+    text = before + lead + after
+    at = len(before)
+    if any(string in text[at + min(map(len, plan.awaits_after)) :] for string in plan.awaits):
+        return
+    compiled = regex.compile(pattern, regex.DOTALL)
+    assert compiled.search(text, at) is None
+    match = compiled.search(text, at, partial=True)
+    assert match is not None and match.partial and match.start() == at
 
 
 def test_branches_that_match_only_at_the_end_are_tried_once_at_the_end() -> None:

@@ -48,6 +48,10 @@ REGEX_OPENS = [
     # Constructs the compiler used to refuse: now translated exactly, or matched with the regex module.
     r"<\|c\|>to=(?P<name>\w+)<\|m\|>|to=(?P<name>\w+)<\|c\|>",  # one name in both orders
     r"(?=[\s\S]*?</think>)",  # TRL's reasoning open: a lazy lookahead
+    # Reasoning that opens only once its close is in sight: streaming waits at the open's literals.
+    r"<r>(?=[\s\S]*?</r>)",
+    r"(?:<t>|\[T\])(?=[\s\S]*?(?:</t>|\[/T\]))",
+    r"\n\n(?=[\s\S]*?</think>)",  # a literal a leading-whitespace close's held-back run can take
     r"<n(?:a+)+>",  # a nested repeat, rewritten into one
     r"(?|<r1>|\[r\])",  # branch reset: regex fallback
     r"<l[^>]*?>",  # a lazy one-character repeat in a delimiter: regex fallback
@@ -221,6 +225,9 @@ EXAMPLES_FOR_PATTERN = {
     r"\bend\b": ["end", " end ", "xend", "end."],
     r"<\|c\|>to=(?P<name>\w+)<\|m\|>|to=(?P<name>\w+)<\|c\|>": ["<|c|>to=f<|m|>", "to=g<|c|>", "to=h<|m|>"],
     r"(?=[\s\S]*?</think>)": ["</think>", "</thi"],
+    r"<r>(?=[\s\S]*?</r>)": ["<r>", "</r>", "</"],
+    r"(?:<t>|\[T\])(?=[\s\S]*?(?:</t>|\[/T\]))": ["<t>", "[T]", "</t>", "[/T]", "[/"],
+    r"\n\n(?=[\s\S]*?</think>)": ["\n\n", "\n", "</think>", "</th"],
     r"<n(?:a+)+>": ["<naa>", "<na", "<naab>"],
     r"(?|<r1>|\[r\])": ["<r1>", "[r]"],
     r"<l[^>]*?>": ["<l>", "<lab>", "<la"],

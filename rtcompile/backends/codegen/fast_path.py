@@ -29,7 +29,7 @@ MAX_LISTED = 16  # characters a second look lists one by one; more are written a
 def engine_class(plan: ParserPlan) -> str:
     """The runtime class a module's ResponseParser derives from: the engine, or the engine that can
     wait for a string (`rtcompile.runtime.waiting`) where a state awaits one."""
-    return "WaitingParser" if any(state.awaits is not None for state in plan.states) else "StreamingParser"
+    return "WaitingParser" if any(state.awaits for state in plan.states) else "StreamingParser"
 
 
 def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:

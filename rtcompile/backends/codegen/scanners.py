@@ -82,6 +82,7 @@ def _single_watch(out: CodeWriter, parts: ModuleParts, state: ParserState, templ
         _literal_watch(out, parts, watch, template, None)
     else:
         _regex_watch(out, parts, watch, template, rank=None)
+    _wait_at_hold(out, parts, state, several=False)
     out.line("return -1, 0, 0, NO_GROUPS, hold")
 
 
@@ -121,6 +122,7 @@ def _several_watches(out: CodeWriter, parts: ModuleParts, state: ParserState, te
     out.line()
     with out.block("if best >= 0 and best_start >= hold:"):
         out.line("best = -1  # a pending delimiter starts no later and may be the real one")
+    _wait_at_hold(out, parts, state, several=True)
     out.line("return best, best_start, best_end, best_groups, hold")
 
 
@@ -397,17 +399,59 @@ def _remembered_search(out: CodeWriter, parts: ModuleParts, search: str, start: 
 
 
 def _wait_check(out: CodeWriter, parts: ModuleParts, state: ParserState) -> None:
-    """Where a watch awaits a string (`Strategy.awaits`): while it is absent after `pos`, that watch
-    holds everything from `pos`, so nothing can be committed and no other search is needed."""
-    if state.awaits is None:
+    """Where a watch awaits strings from the scan position (`Strategy.awaits`): while they are absent
+    after `pos`, that watch holds everything from `pos`, so nothing can be committed and no other
+    search is needed."""
+    waits = [(index, rank) for index, rank in enumerate(state.awaits) if not state.watches[rank].awaits_after]
+    if not waits:
         return
-    _, awaited = state.awaits
+    index, rank = waits[0]  # (one such watch is enough to wait on)
+    awaited = state.watches[rank].awaits
     parts.need("engine", "WAITING")
     with out.block("if not eos:"):
-        out.comment(f"nothing can be committed before {_comment_text(awaited)} (see `Tables.awaits`)")
-        out.line(f"awaited = {_streaming_find(parts, literal(awaited), len(awaited))}")
-        with out.block("if awaited < 0:"):
-            out.line("return WAITING, pos, pos, NO_GROUPS, pos")
+        out.comment(f"nothing can be committed before {_any_of(awaited)} (see `Tables.awaits`)")
+        absent = []
+        for number, text in enumerate(awaited):
+            name = "awaited" if len(awaited) == 1 else f"awaited_{number}"
+            out.line(f"{name} = {_streaming_find(parts, literal(text), len(text))}")
+            absent.append(f"{name} < 0")
+        with out.block(f"if {' and '.join(absent)}:"):
+            out.line(f"return {_waiting(index)}, pos, pos, NO_GROUPS, pos")
+
+
+def _wait_at_hold(out: CodeWriter, parts: ModuleParts, state: ParserState, *, several: bool) -> None:
+    """Where watches await strings after literals (`Strategy.awaits_after`): when nothing can be
+    committed before the held-back text and it starts with one of a watch's literals, not followed by
+    any of its strings, that watch partially matches there until one arrives, so nothing held can be
+    committed until then (every match from there on starts no earlier than the hold)."""
+    waits = [(index, rank) for index, rank in enumerate(state.awaits) if state.watches[rank].awaits_after]
+    if not waits:
+        return
+    parts.need("engine", "WAITING")
+    # (with several watches, none matched before the hold)
+    with out.block("if best < 0 and not eos:" if several else "if not eos:"):
+        for index, rank in waits:
+            watch = state.watches[rank]
+            leads, awaited = watch.awaits_after, watch.awaits
+            # Where the shortest literal ends, at the latest where what the lookahead reads begins.
+            after = min(map(len, leads))
+            starts = literal(leads[0] if len(leads) == 1 else leads)
+            absent = [f"buf.find({literal(text)}, hold + {after}) < 0" for text in awaited]
+            with out.block(f"if {' and '.join([f'buf.startswith({starts}, hold)', *absent])}:"):
+                out.comment(
+                    f"{format_path(watch.where)} partially matches until {_any_of(awaited)} follows: nothing"
+                    " from there on can be committed until then (see `Tables.awaits`)"
+                )
+                out.line(f"return {_waiting(index)}, hold, hold + {after}, NO_GROUPS, hold")
+
+
+def _waiting(index: int) -> str:
+    """A scanner's `which` for the state's wait `index` (see `WAITING`)."""
+    return "WAITING" if index == 0 else f"WAITING - {index}"
+
+
+def _any_of(texts: tuple[str, ...]) -> str:
+    return " or ".join(map(_comment_text, texts))
 
 
 def _may_match_at_end(pattern: str) -> bool:
