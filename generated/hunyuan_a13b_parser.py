@@ -807,8 +807,11 @@ class StreamingParser:
             which, start, end, groups, hold = scanners[self._state](
                 self._buffer, self._pos, eos, memo
             )
-            if which == WAITING:
-                self._start_waiting()
+            if which <= WAITING:
+                if start > self._pos:
+                    self._accumulate(events, self._buffer[self._pos : start])
+                    self._pos = start
+                self._start_waiting(WAITING - which, end)
                 break
             if which >= 0:
                 if start > self._pos:
@@ -840,7 +843,7 @@ class StreamingParser:
                 self._pos = hold
             break
 
-    def _start_waiting(self) -> None:
+    def _start_waiting(self, wait: int, after: int) -> None:
         """A scanner said `WAITING`: only `rtcompile.runtime.waiting.WaitingParser`'s
         scanners do."""
         raise AssertionError("a scanner waited in a parser that cannot wait")
@@ -1728,7 +1731,7 @@ class Tables:
         actions: tuple[tuple[tuple[bool, int], ...], ...],
         history: int | None,
         one_scan: bool,
-        awaits: tuple[str, ...],
+        awaits: tuple[tuple[tuple[str, ...], ...], ...],
     ) -> None:
         self.names = names  # by field index
         self.dirty = dirty  # by field: chunks of structured content are marked `dirty`
@@ -1745,7 +1748,7 @@ class Tables:
         self.history = history
         # a complete output may be parsed in one end-of-stream scan (`parse_complete`)
         self.one_scan = one_scan
-        # by state: the string its scanner may be waiting for ("": none; see `WAITING`)
+        # by state, by wait (`WAITING - which`): strings any of which ends that wait
         self.awaits = awaits
 
 
@@ -2930,9 +2933,10 @@ BLOCK_CHUNKS: Final = 32
 NO_MEMO: Final[list[Any]] = []
 
 
-# A scanner's `which` when nothing in its state can be committed before the string the
-# state awaits (`Tables.awaits`) occurs after the scan position (see
-# `rtcompile.runtime.waiting`).
+# A scanner's `which`, at or below this, when nothing in its state can be committed
+# from `start` on before one of the strings of the state's wait `WAITING - which`
+# (`Tables.awaits`) occurs after `end` (see `rtcompile.runtime.waiting`); the text
+# before `start` is committed.
 WAITING: Final = -2
 
 
@@ -4747,7 +4751,7 @@ _PROGRAM: Final = ParserProgram(
         actions=(((True, 0), (True, 1), (False, 2)), ((False, 0),), ((False, 1),)),
         history=0,
         one_scan=True,
-        awaits=("", "", ""),
+        awaits=((), (), ()),
     ),
     scanners=(_scan_outside, _scan_in_reasoning_content, _scan_in_tool_calls),
     handlers=(_handle_text, _handle_tool_calls, _handle_text),
