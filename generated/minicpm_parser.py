@@ -2134,6 +2134,19 @@ def find_literal(buf: str, literal: str, pos: int) -> int:
     return at
 
 
+def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` at the end of the stream, remembered in `memo[slot]`
+    (see `recall`): an occurrence at or after `pos`, or none found from an earlier
+    position, still answers."""
+    at: int | None = memo[slot]
+    if at is None or 0 <= at < pos:
+        long = len(buf) - pos >= LONG_SCAN
+        at = memo[slot] = (
+            find_literal(buf, literal, pos) if long else buf.find(literal, pos)
+        )
+    return at
+
+
 def regex_can_grow(pattern: re.Pattern[str], buf: str, m: re.Match[str]) -> bool:
     """Whether a complete regex match could still change when the stream goes on.
 
@@ -2181,19 +2194,6 @@ def partial_search(
         return match, None
     live = prefix.search(text, pos)
     return None, None if live is None else live.start()
-
-
-def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> int:
-    """`buf.find(literal, pos)` at the end of the stream, remembered in `memo[slot]`
-    (see `recall`): an occurrence at or after `pos`, or none found from an earlier
-    position, still answers."""
-    at: int | None = memo[slot]
-    if at is None or 0 <= at < pos:
-        long = len(buf) - pos >= LONG_SCAN
-        at = memo[slot] = (
-            find_literal(buf, literal, pos) if long else buf.find(literal, pos)
-        )
-    return at
 
 
 # What `recall` answers when the memo cannot: search again.
@@ -6098,8 +6098,15 @@ def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # fields.reasoning_content.open
     start = end = -1
     # longest first: at one position the longest literal wins
-    for lit in _REASONING_CONTENT_OPEN_LITERALS:
-        at = buf.find(lit, pos) if n - pos < LONG_SCAN else find_literal(buf, lit, pos)
+    for slot, lit in enumerate(_REASONING_CONTENT_OPEN_LITERALS, 0):
+        if eos:
+            at = find_once(memo, slot, buf, lit, pos)
+        else:
+            at = (
+                buf.find(lit, pos)
+                if n - pos < LONG_SCAN
+                else find_literal(buf, lit, pos)
+            )
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
     if start >= 0:
@@ -6115,14 +6122,14 @@ def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # fields.tool_calls.open_pattern
     # strategy: search; after '<|tool_call_start|>' then '```python\n'; from that string
     found = (
-        find_once(memo, 0, buf, "<|tool_call_start|>", pos)
+        find_once(memo, 2, buf, "<|tool_call_start|>", pos)
         if eos
         else buf.find("<|tool_call_start|>", pos)
     )
     at = found
     if at >= 0:
         at = (
-            find_once(memo, 1, buf, "```python\n", at + 19)
+            find_once(memo, 3, buf, "```python\n", at + 19)
             if eos
             else buf.find("```python\n", at + 19)
         )
@@ -6134,10 +6141,10 @@ def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
-        m = recall(memo, 2, found)
+        m = recall(memo, 4, found)
         if m is FORGOTTEN:
             m = _RE_TOOL_CALLS_OPEN.search(buf, found)
-            memo[2] = (found, m)
+            memo[4] = (found, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
@@ -6156,8 +6163,15 @@ def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
     # fields.content.close
     start = end = -1
     # longest first: at one position the longest literal wins
-    for lit in _CONTENT_CLOSE_LITERALS:
-        at = buf.find(lit, pos) if n - pos < LONG_SCAN else find_literal(buf, lit, pos)
+    for slot, lit in enumerate(_CONTENT_CLOSE_LITERALS, 5):
+        if eos:
+            at = find_once(memo, slot, buf, lit, pos)
+        else:
+            at = (
+                buf.find(lit, pos)
+                if n - pos < LONG_SCAN
+                else find_literal(buf, lit, pos)
+            )
         if at >= 0 and (start < 0 or at < start):
             start, end = at, at + len(lit)
     if start >= 0:
@@ -6182,7 +6196,7 @@ def _scan_in_reasoning_content(
     n = len(buf)
     hold = n
     if eos:
-        m = recall(memo, 3, pos)
+        m = recall(memo, 10, pos)
         if m is FORGOTTEN:
             m = (
                 _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
@@ -6196,7 +6210,7 @@ def _scan_in_reasoning_content(
                     n,
                 )
             )
-            memo[3] = (pos, m)
+            memo[10] = (pos, m)
     else:
         m = (
             _RE_IN_REASONING_CONTENT_LITERALS.search(buf, pos)
@@ -6232,14 +6246,14 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanR
     hold = n
     # strategy: search; one-shot from ')'
     if eos:
-        found = find_once(memo, 4, buf, ")", pos)
+        found = find_once(memo, 11, buf, ")", pos)
         if found < 0:
             m = None
         else:
-            m = recall(memo, 5, found)
+            m = recall(memo, 12, found)
             if m is FORGOTTEN:
                 m = _RE_TOOL_CALLS_CLOSE.search(buf, found)
-                memo[5] = (found, m)
+                memo[12] = (found, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos
@@ -6315,7 +6329,7 @@ _PROGRAM: Final = ParserProgram(
     handlers=(_handle_text, _handle_tool_calls, _handle_text),
     after_anchor=_after_anchor,
     function_schema=function_to_tool_schema,
-    memo_slots=6,
+    memo_slots=13,
     compile_patterns=_compile_patterns,
 )
 

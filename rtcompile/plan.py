@@ -270,7 +270,7 @@ def pattern_history(pattern: str) -> int | None:
         return None
     if any(flag.letter == "r" for flag in parsed.inline_flags):
         return None  # a reverse search reads from the end back to the scan position, and its partial matches before it
-    if _depends_on_scan_start(pattern):
+    if depends_on_scan_start(pattern):
         return None  # \G, \K and control verbs: where the buffer starts changes what regex reports
     return history(parsed.root)
 
@@ -306,12 +306,15 @@ def one_scan_is_exact(template: Template) -> bool:
     """
     for f in template.fields:
         for delimiter in (f.open, f.close):
-            if delimiter is not None and not delimiter.is_literal and _depends_on_scan_start(delimiter.pattern):
+            if delimiter is not None and not delimiter.is_literal and depends_on_scan_start(delimiter.pattern):
                 return False
     return True
 
 
-def _depends_on_scan_start(pattern: str) -> bool:
+def depends_on_scan_start(pattern: str) -> bool:
+    """Whether what `regex` reports for `pattern` depends on where its search starts, not only on the
+    text (see `one_scan_is_exact`): then neither one scan for a whole output nor a remembered search
+    stands in for a later one."""
     try:
         parsed = parse_regex(pattern)
     except (InvalidRegex, UnsupportedRegex, ValueError):

@@ -48,25 +48,13 @@ LAZY_NAME_AFTER_OPTIONAL_PREFIX = (
 STREAMING_SUPERLINEAR: dict[str, str] = {
     **dict.fromkeys(["magistral~lazy-names", "mistral_v11~lazy-names"], LAZY_NAME_AFTER_OPTIONAL_PREFIX),
 }
-REGEX_MODULE_COPIES = (
-    "a pattern matched with the regex module (a lazy name, a back-reference, `^(?=\\[)\\s*`): `parse_response` "
-    "streams the text through `feed`, and every match copies the whole buffer to see whether it can grow "
-    "(`regex_can_grow`: `buf + '\\x00'`)"
-)
-GUARD_TO_THE_END = (
-    "a regex delimiter's required string, or a literal set's first characters, searched to the end of the text "
-    "for every region although a nearer match is already known (`find_literal`, `_candidates`)"
-)
 LONG_ONE_SHOT_SUPERLINEAR: dict[str, str] = dict.fromkeys(
     ["magistral~lazy-names", "mistral_v11~lazy-names"], LAZY_NAME_AFTER_OPTIONAL_PREFIX
 )
-MANY_REGIONS_SUPERLINEAR: dict[str, str] = {
-    **dict.fromkeys(["llama3_2~edges", "llama4~edges", "xlam~edges"], REGEX_MODULE_COPIES),
-    **dict.fromkeys(["minicpm", "minicpm~lookahead-open"], GUARD_TO_THE_END),
-}
+MANY_REGIONS_SUPERLINEAR: dict[str, str] = {}
 # The fast lane: a literal and a regex bundled template, two rewrites, and random templates with lookahead and
 # nullable closes, `$`/`\Z` closes and `|$` alternatives, leading and trailing `\s*`, start-anchored opens and
-# case-insensitive flags. (Lookahead opens, lazy names and back-references run in the slow lane: they are linear
+# case-insensitive flags. (Other lookahead opens, lazy names and back-references run in the slow lane: they are linear
 # since 72baab7 and 2a10680, and the fast lane passes on either side of those.)
 FAST = {
     *("qwen3", "deepseek_r1", "qwen3~edges", "qwen3~lookahead-open"),

@@ -23,7 +23,7 @@ from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.errors import format_path
 from rtcompile.ir import Template
-from rtcompile.plan import ParserState, Watch
+from rtcompile.plan import ParserState, Watch, depends_on_scan_start
 from rtcompile.regex.ast import width
 from rtcompile.regex.first_chars import modelled_tree
 
@@ -238,9 +238,16 @@ def _literal_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: 
     else:
         names = parts.constant(f"{watch_hint(watch, template)} literals", literal(tuple(by_length)))
         out.line("start = end = -1")
+        # At the end of the stream each literal's search is remembered (a one-shot parse does not
+        # search its whole output again for each region): one memo entry each, in a row.
+        slots = [parts.memo_slot() for _ in by_length]
+        parts.need("scanning", "find_once")
         out.comment("longest first: at one position the longest literal wins")
-        with out.block(f"for lit in {names}:"):
-            out.line(f"at = {_streaming_find(parts, 'lit', None)}")
+        with out.block(f"for slot, lit in enumerate({names}, {slots[0]}):"):
+            with out.block("if eos:"):
+                out.line("at = find_once(memo, slot, buf, lit, pos)")
+            with out.block("else:"):
+                out.line(f"at = {_streaming_find(parts, 'lit', None)}")
             with out.block("if at >= 0 and (start < 0 or at < start):"):
                 out.line("start, end = at, at + len(lit)")
     with out.block("if start >= 0:"):
@@ -324,7 +331,7 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
     # the hold (`_several_watches`), which also covers a match at the end of the buffer.
     at_end = rank is None and _may_match_at_end(watch.delimiter.pattern)
     if plan.engine == "regex":
-        _regex_module_watch(out, full, rank, at_end)
+        _regex_module_watch(out, parts, watch, full, rank, at_end)
         return
     partial = "partial_match" if plan.attempt == "match" else "partial_search"
     parts.need("partial", partial)
@@ -461,12 +468,18 @@ def _may_match_at_end(pattern: str) -> bool:
     return parsed is None or width(parsed.root)[0] == 0
 
 
-def _regex_module_watch(out: CodeWriter, pattern: str, rank: int | None, at_end: bool) -> None:
+def _regex_module_watch(
+    out: CodeWriter, parts: ModuleParts, watch: Watch, pattern: str, rank: int | None, at_end: bool
+) -> None:
     """A delimiter matched with the `regex` module (no exact stdlib translation): exactly as the
-    interpreter and the reference search it, partial matches included."""
+    interpreter and the reference search it, partial matches included. At the end of the stream its
+    search is remembered like a stdlib one's, unless what it reports depends on where it starts."""
     out.comment("no exact stdlib translation: matched with the regex module, as the reference does")
     with out.block("if eos:"):
-        out.line(f"m = {pattern}.search(buf, pos)")
+        if depends_on_scan_start(watch.delimiter.pattern):
+            out.line(f"m = {pattern}.search(buf, pos)")
+        else:
+            _remembered_search(out, parts, f"{pattern}.search(buf, pos)", "pos")
     with out.block("else:"):
         out.line(f"m = {pattern}.search(buf, pos, partial=True)")
     _take_unless_growing(out, rank, f"(m.partial or regex_can_grow({pattern}, buf, m))", "m.groupdict()", at_end)
