@@ -4324,11 +4324,21 @@ def _scan_in_reasoning_content(
     # inside field 'reasoning_content': fields.reasoning_content.close_pattern
     n = len(buf)
     hold = n
-    # strategy: search
+    # strategy: search; one-shot at '</think>', '<function=', '<tool_call>',
+    # '<|im_end|>'
     if eos:
         m = recall(memo, 3, pos)
         if m is FORGOTTEN:
-            m = _RE_REASONING_CONTENT_CLOSE.search(buf, pos)
+            m = (
+                _RE_REASONING_CONTENT_CLOSE.search(buf, pos)
+                if n - pos < LONG_UNPREFIXED_SCAN
+                else search_from_starts(
+                    _RE_REASONING_CONTENT_CLOSE,
+                    buf,
+                    pos,
+                    ("</think>", "<function=", "<tool_call>", "<|im_end|>"),
+                )
+            )
             memo[3] = (pos, m)
     else:
         m, partial_at = partial_search(

@@ -297,9 +297,10 @@ _MAX_START_LITERALS = 4
 
 
 def start_literals(root: Node) -> tuple[str, ...] | None:
-    """Strings one of which every match starts with (a search need only try where one occurs), or None:
-    the leading run of plain, case-sensitive characters, through optional items and alternations
-    (``(?:<a>\\s+)?b=`` starts with ``<a>`` or ``b=``)."""
+    """Strings one of which the text starts with where a match starts (a search need only try where
+    one occurs), or None: the leading run of plain, case-sensitive characters, through optional items,
+    alternations and what a leading lookahead reads (``(?:<a>\\s+)?b=`` starts with ``<a>`` or ``b=``,
+    ``(?=<\\|im_end\\|>)|</think>`` with ``<|im_end|>`` or ``</think>``)."""
     starts = _starts(linear_items(root))
     return None if starts is None else tuple(sorted(starts))
 
@@ -316,6 +317,10 @@ def _starts(items: list[Node]) -> set[str] | None:
                 break
             run += char
         return {run}
+    if isinstance(first, Lookaround) and first.positive and not first.behind:
+        # It reads the text where the match starts, as what follows it does: either one tells.
+        ahead = _starts(linear_items(first.body))
+        return ahead if ahead is not None else _starts(rest)
     if isinstance(first, Repeat) and (first.min, first.max) == (0, 1) and not first.possessive:
         alternatives = [linear_items(first.body) + rest, rest]
     elif isinstance(first, Alternation):
@@ -332,9 +337,14 @@ def _starts(items: list[Node]) -> set[str] | None:
 
 
 def _plain_char(node: Node) -> str | None:
-    if not isinstance(node, Chars) or node.kind != "literal" or node.ignore_case or node.literal is None:
+    """The one character a literal node matches, or None. Case-insensitive, only an ASCII character
+    without case (`<`, `|`, `_`, digits): one that only ever matches itself, under simple and full
+    case folding alike (a non-ASCII one may be part of a character that folds to several)."""
+    if not isinstance(node, Chars) or node.kind != "literal" or node.literal is None:
         return None
-    return chr(node.literal) if node.ranges == ((node.literal, node.literal),) else None
+    if node.ranges != ((node.literal, node.literal),):
+        return None
+    return None if node.ignore_case and node.literal >= 0x80 else chr(node.literal)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from rtcompile.ir import Delimiter
 from rtcompile.regex.translate import BeforeEnd, translate
-from rtcompile.runtime.scanning import FORGOTTEN, find_once, recall, search_before_end
+from rtcompile.runtime.scanning import FORGOTTEN, find_once, recall, search_before_end, search_from_starts
 from rtcompile.strategies import Strategy, strategy
 
 
@@ -57,6 +57,38 @@ def test_several_start_strings_are_tried_where_they_occur() -> None:
     assert of(r"(?:<a>|<b>)x") == Strategy("re", one_shot="starts", starts=("<a>x", "<b>x"))
 
 
+def test_what_a_leading_lookahead_reads_is_where_a_match_can_start() -> None:
+    plan = of(r"(?=<\|im_end\|>)|</think>")
+    assert (plan.one_shot, plan.starts) == ("starts", ("</think>", "<|im_end|>"))
+
+
+def test_caseless_ascii_characters_count_as_plain_under_ignore_case() -> None:
+    assert of(r"(?i)<\|e\|>x").required == ("<|", "|>")  # `e` and `x` have case: they end the runs
+    assert of(r"(?i)<tool_call>").starts == ("<",)
+    assert of(r"(?i)\u02bcn\u02bc\u02bc").required == ()  # U+02BC is part of what U+0149 folds to
+
+
+ONE_SHOT_STARTS = [r"(?=<\|e\|>)|</t>", r"(?i)<\|e\|>|(?=<\|s\|>)", r"(?i)<t>\w", r"(?=<t>)", r"<a>x?|(?=<t)"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(ONE_SHOT_STARTS), st.text(alphabet="<|>estTa", max_size=30), st.integers(0, 30))
+def test_a_one_shot_search_from_where_matches_can_start_finds_what_search_finds(
+    pattern: str, text: str, pos: int
+) -> None:
+    plan = of(pattern)
+    assert plan.one_shot in ("one_start", "starts")
+    full = re.compile(translate(pattern).full, re.DOTALL)
+    pos = min(pos, len(text))
+    if plan.one_shot == "starts":
+        found = search_from_starts(full, text, pos, plan.starts)
+    else:
+        at = text.find(plan.starts[0], pos)
+        found = None if at < 0 else full.search(text, at)
+    expected = full.search(text, pos)
+    assert (found and found.span()) == (expected and expected.span())
+
+
 def test_a_pattern_anchored_at_the_start_is_tried_there_only() -> None:
     assert of(r"^\s*\[").start_only
     assert not of(r"a|^\[").start_only  # one branch can match anywhere
@@ -66,7 +98,8 @@ def test_a_lazy_dot_star_pattern_is_one_match_attempt_and_awaits_the_strings_it_
     assert of(r"(?=[\s\S]*?</think>)") == Strategy("re", attempt="match", awaits=("</think>",))
     assert of(r".*?</think>") == Strategy("re", attempt="match", required=("</think>",), awaits=("</think>",))
     assert of(r"(?=[\s\S]*?(?:</think>|<\|end\|>))").awaits == ("</think>", "<|end|>")  # one of them
-    assert of(r"(?i)(?=[\s\S]*?</think>)").awaits == ()  # case-insensitive: no one string to look for
+    assert of(r"(?i)(?=[\s\S]*?think)").awaits == ()  # case-insensitive letters: no one string to look for
+    assert of(r"(?i)(?=[\s\S]*?</think>)").awaits == ("</",)  # characters without case are one string
     assert of(r"(?=[\s\S]*?(?:</think>|>))").awaits == ()  # a branch with no string of two characters
 
 
