@@ -324,3 +324,12 @@ def evaluate_postorder(
         if not stack:
             return value
         stack[-1][2].append(value)
+
+
+def end_kind(node: Node) -> str | None:
+    """The kind of assertion `node` is, when it is `$` or `\\Z` alone: it matches only at the very end
+    of the text (or, `$`, before a newline that ends it); else None."""
+    items = flat_items(node)
+    if len(items) == 1 and isinstance(items[0], Assertion) and items[0].kind in ("string_end", "string_end_line"):
+        return items[0].kind
+    return None

@@ -36,8 +36,12 @@ from rtcompile.regex.ast import (
     Opaque,
     ParsedRegex,
     Repeat,
+    end_kind,
     flat_items,
+    flatten_alternation,
+    unwrap,
     walk,
+    width,
 )
 from rtcompile.regex.charsets import Ranges, normalise, size
 from rtcompile.regex.parser import parse_regex
@@ -87,6 +91,9 @@ def match_starts(delimiter: Delimiter) -> MatchStarts | None:
     parsed = modelled_tree(delimiter.pattern)
     if parsed is None:
         return None
+    beside_end = _complete_matches_beside_an_end(parsed.root)
+    if beside_end is not None:
+        return beside_end
     walker = _FirstCharacterWalk(lookaheads=True, anchors=True)
     try:
         nullable = walker.nullable(parsed.root)
@@ -96,6 +103,37 @@ def match_starts(delimiter: Delimiter) -> MatchStarts | None:
         return None
     chars = frozenset(cp for lo, hi in normalise(walker.ranges) for cp in range(lo, hi + 1))
     return MatchStarts(chars, walker.final_newline)
+
+
+def _complete_matches_beside_an_end(root: Node) -> MatchStarts | None:
+    """`MatchStarts` of a pattern with a branch that is `\\Z` or `$` alone beside others
+    (`\\s*</think>|\\Z`); None for any other pattern.
+
+    Searching with partial matches, `regex` reports the end branch's complete match at the end of any
+    text rather than a partial match of another branch that starts earlier: such a delimiter holds
+    nothing back but what its end branch does (`$`: a newline that ends the text), and claims text only
+    by a complete match of another branch, which reads one of the first characters of that branch's
+    first item that must consume one (`<` of `\\s*</think>`)."""
+    inner = unwrap(root)
+    if not isinstance(inner, Alternation):
+        return None
+    branches = flatten_alternation(inner)
+    ends = [kind for kind in map(end_kind, branches) if kind is not None]
+    others = [branch for branch in branches if end_kind(branch) is None]
+    if not ends or not others:
+        return None
+    walker = _FirstCharacterWalk(lookaheads=False)
+    for branch in others:
+        consumes = next((item for item in flat_items(branch) if width(item)[0] > 0), None)
+        try:
+            if consumes is None or walker.nullable(consumes):
+                return None
+        except (_Unbounded, RecursionError):
+            return None
+    if walker.largest_class > MAX_CLASS_SIZE:
+        return None
+    chars = frozenset(cp for lo, hi in normalise(walker.ranges) for cp in range(lo, hi + 1))
+    return MatchStarts(chars, "string_end_line" in ends)
 
 
 def modelled_tree(pattern: str) -> ParsedRegex | None:

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from rtcompile.regex.analysis import history, opens_with_lazy_any
 from rtcompile.regex.ast import (
     Alternation,
-    Assertion,
     Chars,
     Lookaround,
     Node,
+    end_kind,
     flat_items,
     flatten_alternation,
     unwrap,
@@ -193,7 +193,7 @@ def translate_before_end(pattern: str) -> BeforeEnd | None:
     if parsed.inline_flags or len(set(parsed.group_names)) != len(parsed.group_names):
         return None
     root = unwrap(parsed.root)
-    alone = _end_kind(root)
+    alone = end_kind(root)
     if alone is not None:
         return BeforeEnd(None, alone == "string_end_line")
     if not isinstance(root, Alternation):
@@ -201,7 +201,7 @@ def translate_before_end(pattern: str) -> BeforeEnd | None:
     kept: list[Node] = []
     kinds: set[str] = set()
     for branch in flatten_alternation(root):
-        kind = _end_kind(branch)
+        kind = end_kind(branch)
         if kind is not None:
             kinds.add(kind)
         else:
@@ -218,12 +218,3 @@ def translate_before_end(pattern: str) -> BeforeEnd | None:
     except (UnsupportedRegex, re.error, RecursionError, OverflowError):
         return None
     return BeforeEnd(branches, "string_end_line" in kinds)
-
-
-def _end_kind(node: Node) -> str | None:
-    """The kind of assertion `node` is, when it is `$` or `\\Z` alone: it matches only at the very end
-    of the text (or, `$`, before a newline that ends it); else None."""
-    items = flat_items(node)
-    if len(items) == 1 and isinstance(items[0], Assertion) and items[0].kind in ("string_end", "string_end_line"):
-        return items[0].kind
-    return None

@@ -19,7 +19,13 @@ from rtcompile.ir import Delimiter
 from rtcompile.regex.analysis import leading_run
 from rtcompile.regex.ast import Assertion, Conditional, Lookaround, walk
 from rtcompile.regex.charsets import TABLES, Ranges, complement, contains, normalise
-from rtcompile.regex.first_chars import MAX_CLASS_SIZE, delimiter_first_chars, first_characters, modelled_tree
+from rtcompile.regex.first_chars import (
+    MAX_CLASS_SIZE,
+    delimiter_first_chars,
+    first_characters,
+    match_starts,
+    modelled_tree,
+)
 from rtcompile.regex.parser import parse_regex
 from tests.support.lanes import examples
 
@@ -182,3 +188,25 @@ def test_held_back_runs_start_patterns_whose_next_item_starts_outside_them(patte
     assert parsed is not None
     found = leading_run(parsed.root)
     assert (found.run if found is not None else None) == run
+
+
+# Patterns with a branch that is `\Z` or `$` alone beside others: the closes a streaming parser holds
+# nothing back for but what the end branch holds (`\s*</think>|\Z`).
+BESIDE_AN_END = [r"\s*ab|\Z", r"\Z|b?a", r"(?:a+b|$)", r"b(?=a)|$|\Z", r"(?i:a)b*|\Z", r"(a)\1|$"]
+
+
+@pytest.mark.parametrize("pattern", BESIDE_AN_END)
+def test_beside_an_end_branch_only_complete_matches_with_the_required_characters_claim_text(pattern: str) -> None:
+    """`regex` never reports a partial match for such a pattern, and in text without the characters
+    `match_starts` gives, only the end branch matches: empty at the end, or (`$`) before a newline that
+    ends the text, which `final_newline` holds back."""
+    starts = match_starts(Delimiter(pattern, None, False, ()))
+    assert starts is not None
+    compiled = regex.compile(pattern, regex.DOTALL)
+    for text in [*TEXTS, *(t + "\n" for t in TEXTS), *("\n" + t for t in TEXTS), " ab", "a \nb\n"]:
+        for pos in range(len(text) + 1):
+            found = compiled.search(text, pos, partial=True)
+            assert found is not None and not found.partial, (text, pos)
+            if not any(ord(c) in starts.chars for c in text[pos:]):
+                ends = [len(text)] + ([len(text) - 1] if starts.final_newline and text.endswith("\n") else [])
+                assert found.span() in [(end, end) for end in ends if end >= pos], (text, pos)

@@ -53,6 +53,9 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
             if test != "False":
                 guards.append(test)
         else:
+            # The cheap tests first: a parser holding text back (waiting, say) scans every chunk.
+            with out.block(f"if {guards.pop()}:"):
+                out.line(scan)
             _assign_busy(out, busy)
             guards.append("busy")
         # One test if it fits on a line; else the delimiter test gets an `if` of its own.
