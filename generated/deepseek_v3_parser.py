@@ -4678,12 +4678,14 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
+        if not self._fast or not text or self._buffer:
+            return StreamingParser.feed(self, text)
         state = self._state
         if state == 0:
             busy = "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None
         else:
             busy = "`" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
-        if not self._fast or not text or self._buffer or busy:
+        if busy:
             return StreamingParser.feed(self, text)
         # A region is open, nothing is held back and no delimiter can start in `text`:
         # it is region text.

@@ -5782,6 +5782,8 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
+        if not text or self._buffer:
+            return StreamingParser.feed(self, text)
         state = self._state
         if state == 0:
             busy = ("<" in text or "t" in text) and (
@@ -5789,7 +5791,7 @@ class ResponseParser(StreamingParser):
             )
         else:
             busy = "<" in text and _RE_DELIMITER_STARTS.search(text) is not None
-        if not text or self._buffer or busy:
+        if busy:
             return StreamingParser.feed(self, text)
         if not self._fast:
             if self._field >= 0 or self._scan_always:

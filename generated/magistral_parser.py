@@ -5035,6 +5035,8 @@ class ResponseParser(StreamingParser):
                     return self._commit_run(text, last.end())
                 return [self._region_text(text)]
         self._run_pending = False
+        if not self._fast or not text or self._buffer:
+            return StreamingParser.feed(self, text)
         state = self._state
         if state == 0:
             busy = True
@@ -5046,7 +5048,7 @@ class ResponseParser(StreamingParser):
             busy = ("<" in text or "[" in text) and (
                 _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
             )
-        if not self._fast or not text or self._buffer or busy:
+        if busy:
             return StreamingParser.feed(self, text)
         # A region is open, nothing is held back and no delimiter can start in `text`:
         # it is region text.
