@@ -26,7 +26,7 @@ from rtcompile.errors import TemplateError
 from rtcompile.grammar import FORMATS, GrammarError, grammar, grammar_skeleton
 from rtcompile.grammar.skeleton import MAX_DELIMITER_SPAN
 from tests.support import grammar_walks as gw
-from tests.support import lanes
+from tests.support import lanes, structural_tag
 from tests.support.bundled import NO_GRAMMAR, template_file
 from tests.support.compiled import import_file
 from tests.support.paths import DATA, GENERATED, TEMPLATES
@@ -86,6 +86,8 @@ def test_every_bundled_template_has_a_grammar_in_every_format_or_a_named_refusal
         text = grammar(template_file(model), tools, prefix="", format=format)
         if format == "lark":  # (the walks below have llguidance read every format, for other tools)
             gw.matcher(text, format)
+        if format == "structural-tag":  # xgrammar's documented shape (test_grammar_structural_tag.py)
+            assert structural_tag.problems(json.loads(text)) == []
 
 
 def _walk_model(model: str, walks: int, tally: gw.Tally) -> list[str]:
