@@ -2210,16 +2210,37 @@ class _Rules:
     """Rule naming shared by the Lark and GBNF printers: one rule per `rule` node, per
     free text."""
 
-    def __init__(self, skeleton: dict[str, Any]) -> None:
+    def __init__(
+        self, skeleton: dict[str, Any], dfa_texts: dict[Any, Any] | None = None
+    ) -> None:
         self.texts = skeleton["texts"]
         self.classes = classes(skeleton)
         self.lines: list[str] = []
         self.names: dict[Any, str] = {}
         self.defined: set[str] = set()
+        # free texts as expressions, by (language, banned): worked out once per grammar
+        # (a structural tag's printers share them)
+        self.dfa_texts = {} if dfa_texts is None else dfa_texts
+
+    def dfa_text(self, lang: int, banned: Any) -> str:
+        """A free text spelled out from its DFA (`_dfa_expression`): its parts' rules
+        first, each after those it refers to, then its expression."""
+        key = (lang, tuple(banned))
+        if key not in self.dfa_texts:
+            text = _dfa_expression(self.texts[lang]["dfa"], self.classes, banned)
+            self.dfa_texts[key] = _as_rules(text)
+        text, parts = self.dfa_texts[key]
+        for part in parts:
+            self.expr(part)
+        return self.expr(text)
 
     defines = ":"  # what stands between a rule's name and its body
     wraps_repeats = False  # whether a repeated item is put in parentheses
     expr: Callable[[Any], str]  # each printer's expression writer
+
+    def rule_body(self, key: Any, body: str) -> str:
+        """A rule's body as written (`key`: the rule's own, from its expression)."""
+        return body
 
     def named(self, key: Any, make: Any) -> str:
         if key not in self.names:
@@ -2233,7 +2254,8 @@ class _Rules:
             name = self.named(("rule", e[1]), lambda i: f"r{i}")
             if name not in self.defined:
                 self.defined.add(name)
-                self.lines.append(f"{name}{self.defines} {self.expr(e[2])}")
+                body = self.rule_body(e[1], self.expr(e[2]))
+                self.lines.append(f"{name}{self.defines} {body}")
             return name
         if kind == "seq":
             items = [self.expr(i) for i in e[1] if i != EMPTY]
@@ -2248,15 +2270,33 @@ class _Rules:
 
 
 class _Gbnf(_Rules):
-    """llama.cpp GBNF (also xgrammar's EBNF): free text as one rule per state of its
-    DFA."""
+    """llama.cpp GBNF (also xgrammar's EBNF): free text as a rule of its DFA's
+    expression, a character class at a time.
+
+    llguidance reads GBNF through a converter that makes a rule referring to no
+    recursive rule one lexeme; its lexer, greedy, would then take a delimiter's first
+    characters into the text before it and never give them back (no text could be
+    followed by `<|user|>`). Free text and its parts carry an alternative that matches
+    nothing, `never`, a recursive rule: they stay rules, read a character at a time."""
 
     defines = " ::="
     wraps_repeats = True
+    guarded = False  # whether a rule refers to `never`
 
     def grammar(self, expression: Any, root: str = "root") -> str:
         start = self.expr(expression)
-        return "\n".join([f"{root} ::= {start}", *self.lines]) + "\n"
+        lines = [f"{root} ::= {start}", *self.lines]
+        if self.guarded:  # a class of no character, then itself: taken by no text
+            lines.append(f"never ::= {_gbnf_class(())} never")
+        return "\n".join(lines) + "\n"
+
+    def guard(self, body: str) -> str:
+        self.guarded = True
+        return f"{body} | never"
+
+    def rule_body(self, key: Any, body: str) -> str:
+        text_part = isinstance(key, tuple) and key[0] == "text part"
+        return self.guard(body) if text_part else body
 
     def expr(self, e: Any) -> str:
         kind = e[0]
@@ -2290,19 +2330,8 @@ class _Gbnf(_Rules):
     def text(self, lang: int, banned: Any) -> str:
         def make(index: int) -> str:
             name = f"text{index}"
-            rows, accept = (
-                self.texts[lang]["dfa"]["rows"],
-                self.texts[lang]["dfa"]["accept"],
-            )
-            moves = [[(target, self.classes[c]) for target, c in row] for row in rows]
-            for state, row in enumerate(moves):
-                self.lines.append(
-                    f"{name}-{state} ::= "
-                    + _state_rule(name, row, state, state in accept, ())
-                )
-            self.lines.append(
-                f"{name} ::= " + _state_rule(name, moves[0], 0, 0 in accept, banned)
-            )
+            text = self.dfa_text(lang, banned)
+            self.lines.append(f"{name} ::= {self.guard(text)}")
             return name
 
         return self.named(("text", lang, tuple(banned)), make)
@@ -2312,10 +2341,10 @@ class _Lark(_Rules):
     """llguidance's Lark. Free text whose delimiters are literals is an `&`/`~` terminal
     fused with the delimiter after it (llguidance's lexer takes the longest match and
     never backs up, so text that could go on into the delimiter must carry it); other
-    free text (its `~` terminals would cost llguidance's lexer too much) is a rule per
-    state of its DFA, each character a lexeme, with the delimiter after it also a
-    character at a time (then no lexeme can be taken on over the delimiter's first
-    characters)."""
+    free text (its `~` terminals would cost llguidance's lexer too much) is spelled out
+    from its DFA (`_dfa_expression`), each character a lexeme, with the delimiter after
+    it also a character at a time (then no lexeme can be taken on over the delimiter's
+    first characters)."""
 
     def grammar(self, expression: Any) -> str:
         start = self.expr(expression)
@@ -2374,14 +2403,7 @@ class _Lark(_Rules):
         return self.named(("text", lang, tuple(banned)), make)
 
     def dfa(self, name: str, lang: int, banned: Any) -> str:
-        rows = self.texts[lang]["dfa"]
-        moves = [[(t, self.classes[c]) for t, c in row] for row in rows["rows"]]
-        accept = rows["accept"]
-        for state, row in enumerate(moves):
-            rule = _state_rule(name, row, state, state in accept, (), lark=True)
-            self.lines.append(f"{name}_{state}: {rule}")
-        entry = _state_rule(name, moves[0], 0, 0 in accept, banned, lark=True)
-        self.lines.append(f"{name}: {entry}")
+        self.lines.append(f"{name}: {self.dfa_text(lang, banned)}")
         return name
 
 
@@ -2622,6 +2644,7 @@ class _Structural:
     def __init__(self, skeleton: dict[str, Any]) -> None:
         self.sk = skeleton
         self.ws_free = bool(skeleton["call"] and skeleton["call"]["ws_free"])
+        self.dfa_texts: dict[Any, Any] = {}  # (each `grammar` format's printer's)
 
     def format(self, e: Any) -> dict[str, Any]:
         kind = e[0]
@@ -2679,7 +2702,8 @@ class _Structural:
         )
 
     def _grammar(self, e: Any) -> dict[str, Any]:
-        return {"type": "grammar", "grammar": _Gbnf(self.sk).grammar(e)}
+        grammar = _Gbnf(self.sk, self.dfa_texts).grammar(e)
+        return {"type": "grammar", "grammar": grammar}
 
 
 def _choice(
@@ -3338,7 +3362,201 @@ def classes(skeleton: dict[str, Any]) -> list[tuple[tuple[int, int], ...]]:
     ]
 
 
+# How deep a text's expression nests before a part of it becomes a rule of its own:
+# llguidance refuses a rule nested past about 30 parentheses.
+MAX_NESTING = 8
+
+
+def _parts(e: Any) -> tuple[Any, ...]:
+    if e[0] in ("seq", "alt"):
+        return tuple(e[1])
+    return (e[1],) if e[0] == "rep" else ()
+
+
+def _as_rules(text: Any) -> tuple[Any, list[Any]]:
+    """`text` (an expression whose paths share parts, as elimination leaves it) with
+    each part it holds more than once, or nested deeper than MAX_NESTING, made a rule:
+    printed once, and no rule nested past what llguidance reads. Also those rules, each
+    after the rules it refers to (printed in that order, no printing recurses deeper
+    than one rule). Walked with a stack and by identity: a shared part is walked once
+    (walking every path anew takes exponential time), and a long delimiter's chain of
+    states does not recurse hundreds deep."""
+    uses: dict[int, int] = {}
+    order: list[Any] = []  # every part, after its own parts
+    stack: list[tuple[Any, bool]] = [(text, False)]
+    while stack:
+        e, walked = stack.pop()
+        if walked:
+            order.append(e)
+            continue
+        uses[id(e)] = uses.get(id(e), 0) + 1
+        if uses[id(e)] == 1:
+            stack.append((e, True))
+            stack += [(part, False) for part in _parts(e)]
+    done: dict[int, tuple[Any, int, int]] = {}  # id: (rewritten, depth, size)
+    rules: list[Any] = []
+    for e in order:
+        parts = [done[id(part)] for part in _parts(e)]
+        depth = 1 + max((d for _, d, _ in parts), default=-1)
+        size = sum(n for _, _, n in parts) or 1
+        out = e
+        if e[0] in ("seq", "alt"):
+            out = (e[0], tuple(part for part, _, _ in parts))
+        elif e[0] == "rep":
+            out = ("rep", parts[0][0], e[2], e[3])
+        shared = uses[id(e)] > 1 and size > 2
+        if e is not text and (shared or depth > MAX_NESTING):
+            out = ("rule", ("text part", object()), out)
+            rules.append(out)
+            depth, size = 0, 1
+        done[id(e)] = (out, depth, size)
+    return done[id(text)][0], rules
+
+
 EMPTY: tuple[Any, ...] = ("seq", ())
+
+
+NOTHING: tuple[Any, ...] = ("set", ())
+
+
+# ---------------------------------------------------------------------------
+# expressions
+
+
+def _alt(items: list[Any]) -> Any:
+    return items[0] if len(items) == 1 else ("alt", tuple(items))
+
+
+def _copies(
+    node: int,
+    ins: dict[int, set[int]],
+    outs: dict[int, set[int]],
+    size: dict[tuple[int, int], int],
+) -> int:
+    """How much eliminating `node` would copy: each label into it once per way out,
+    each label out of it once per way in, its loop once per pair."""
+    sources = ins.get(node, set()) - {node}
+    targets = outs.get(node, set()) - {node}
+    copied = sum(size[(a, node)] for a in sources) * (len(targets) - 1)
+    copied += sum(size[(node, b)] for b in targets) * (len(sources) - 1)
+    return copied + size.get((node, node), 0) * (len(sources) * len(targets) - 1)
+
+
+def _size(e: Any) -> int:
+    """An expression's printed size, roughly: its leaves (a rule counts once)."""
+    if e[0] in ("seq", "alt"):
+        return sum(_size(item) for item in e[1]) or 1
+    if e[0] == "rep":
+        return _size(e[1])
+    return 1
+
+
+def _eliminate(count: int, edges: dict[tuple[int, int], list[Any]]) -> Any:
+    """The expression of an automaton from node 0 to the end (-1), by state elimination
+    (the segment automaton, a free-text DFA). The node eliminated next is the one whose
+    elimination copies the least (its labels' sizes times the paths they go on), so
+    the expression stays small: a DFA's chain of states spelling a delimiter is taken
+    from its far end, each state's label nested once in its predecessor's, not copied
+    into every longer path."""
+    graph = {key: _alt(labels) for key, labels in edges.items()}
+    size = {key: _size(label) for key, label in graph.items()}
+    ins: dict[int, set[int]] = {}
+    outs: dict[int, set[int]] = {}
+    for a, b in graph:
+        outs.setdefault(a, set()).add(b)
+        ins.setdefault(b, set()).add(a)
+    left = set(range(1, count))
+    while left:
+        node = min(left, key=lambda n: (_copies(n, ins, outs, size), n))
+        left.discard(node)
+        loop = graph.pop((node, node), None)
+        loop_size = size.pop((node, node), 0)
+        sources = sorted(ins.pop(node, set()) - {node})
+        targets = sorted(outs.pop(node, set()) - {node}, key=lambda b: (b < 0, b))
+        middle = EMPTY if loop is None else ("rep", loop, 0, None)
+        for a in sources:
+            outs[a].discard(node)
+        for b in targets:
+            ins[b].discard(node)
+        for a in sources:
+            into, into_size = graph.pop((a, node)), size.pop((a, node))
+            for b in targets:
+                path: Any = ("seq", (into, middle, graph[(node, b)]))
+                path_size = into_size + loop_size + size[(node, b)]
+                if (a, b) in graph:
+                    path = ("alt", (graph[(a, b)], path))
+                    path_size += size[(a, b)]
+                graph[(a, b)], size[(a, b)] = path, path_size
+                outs[a].add(b)
+                ins.setdefault(b, set()).add(a)
+        for b in targets:
+            del graph[(node, b)], size[(node, b)]
+    loop = graph.get((0, 0))
+    final = graph.get((0, -1))
+    if final is None:
+        raise GrammarError("no message can be written with these options")
+    return final if loop is None else ("seq", (("rep", loop, 0, None), final))
+
+
+MAX_CODE_POINT = 0x10FFFF
+
+
+def _union(first: Any, second: Any) -> tuple[tuple[int, int], ...]:
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted([*first, *second]):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return tuple(merged)
+
+
+def _complement(ranges: Any) -> tuple[tuple[int, int], ...]:
+    out, low = [], 0
+    for lo, hi in _union(ranges, ()):
+        if lo > low:
+            out.append((low, lo - 1))
+        low = max(low, hi + 1)
+    if low <= MAX_CODE_POINT:
+        out.append((low, MAX_CODE_POINT))
+    return tuple(out)
+
+
+def _minus(ranges: Any, banned: Any) -> tuple[tuple[int, int], ...]:
+    return _complement(_union(_complement(ranges), banned))
+
+
+def _dfa_expression(rows: dict[str, Any], classes: list[Any], banned: Any) -> Any:
+    """A free-text DFA (the skeleton's form) as an expression with no recursion: its
+    states eliminated (`_eliminate`), loops as repeats, a character class per lexeme
+    (a run as one lexeme would be taken on, greedily, over the characters of a
+    delimiter that follows). With `banned`, the text is not empty and starts with none
+    of them.
+
+    Written as a rule per state, each move to another state a call of that state's
+    rule, every character that leaves a state and comes back to it (a `<` in text that
+    avoids `<tool_call>`) was one call deeper until the text ended; an Earley parser
+    (llguidance, also reading GBNF) keeps every open call in each row where the text
+    may end, so a mask cost time growing with the text (seconds a byte inside a call's
+    tags), and past 2,000 items a row llguidance gave up. Repeats keep its rows as
+    small as the expression."""
+    moves = [[(target, classes[c]) for target, c in row] for row in rows["rows"]]
+    entry = [(target, _minus(ranges, banned)) for target, ranges in moves[0]]
+    # node 0: the entry; the DFA's state s: node s + 1; -1: the end
+    chars: dict[tuple[int, int], Any] = {}
+    for source, row in [*enumerate(moves, 1), (0, entry if banned else [])]:
+        for target, ranges in row:
+            key = (source, target + 1)
+            chars[key] = _union(chars.get(key, ()), ranges)
+    labels = {key: [("re", ("set", c))] for key, c in chars.items() if c}
+    for state in rows["accept"]:
+        labels[(state + 1, -1)] = [EMPTY]
+    if not banned:
+        labels[(0, 1)] = [EMPTY]
+    try:
+        return _eliminate(len(moves) + 1, labels)
+    except GrammarError:  # no text at all (no accepting state, every entry banned)
+        return ("re", NOTHING)
 
 
 def _quantifier(low: int, high: int | None) -> str:
@@ -3359,6 +3577,19 @@ def _gbnf_char(point: int) -> str:
     return f"\\x{point:02X}" if point < 0x100 else f"\\u{point:04X}"
 
 
+def _gbnf_class(ranges: Any) -> str:
+    if not ranges:
+        return "[^\\x00-" + chr(MAX_CODE_POINT) + "]"
+    return (
+        "["
+        + "".join(
+            _gbnf_char(lo) if lo == hi else f"{_gbnf_char(lo)}-{_gbnf_char(hi)}"
+            for lo, hi in ranges
+        )
+        + "]"
+    )
+
+
 def _gbnf_literal(text: str) -> str:
     if not text:
         return '""'
@@ -3373,22 +3604,6 @@ def _gbnf_literal(text: str) -> str:
             for c in text
         )
         + '"'
-    )
-
-
-MAX_CODE_POINT = 0x10FFFF
-
-
-def _gbnf_class(ranges: Any) -> str:
-    if not ranges:
-        return "[^\\x00-" + chr(MAX_CODE_POINT) + "]"
-    return (
-        "["
-        + "".join(
-            _gbnf_char(lo) if lo == hi else f"{_gbnf_char(lo)}-{_gbnf_char(hi)}"
-            for lo, hi in ranges
-        )
-        + "]"
     )
 
 
@@ -3411,14 +3626,6 @@ def _gbnf_regex(node: Any, split: bool = False) -> str:
     if kind == "rep":
         return f"({_gbnf_regex(node[1], split)}){_quantifier(node[2], node[3])}"
     raise GrammarError(f"no GBNF form for {kind!r}")
-
-
-# ---------------------------------------------------------------------------
-# expressions
-
-
-def _alt(items: list[Any]) -> Any:
-    return items[0] if len(items) == 1 else ("alt", tuple(items))
 
 
 def _array(item: Any, schema: dict[str, Any], space: Any, comma: Any) -> Any:
@@ -3479,27 +3686,6 @@ def _member_list(items: list[tuple[Any, bool]], comma: Any, tail: Any = EMPTY) -
     else:
         starts.append(EMPTY)
     return _alt(starts)
-
-
-def _union(first: Any, second: Any) -> tuple[tuple[int, int], ...]:
-    merged: list[tuple[int, int]] = []
-    for lo, hi in sorted([*first, *second]):
-        if merged and lo <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
-        else:
-            merged.append((lo, hi))
-    return tuple(merged)
-
-
-def _complement(ranges: Any) -> tuple[tuple[int, int], ...]:
-    out, low = [], 0
-    for lo, hi in _union(ranges, ()):
-        if lo > low:
-            out.append((low, lo - 1))
-        low = max(low, hi + 1)
-    if low <= MAX_CODE_POINT:
-        out.append((low, MAX_CODE_POINT))
-    return tuple(out)
 
 
 def _quoted(quote: str, banned: Any, python: bool = False) -> Any:
@@ -3602,10 +3788,6 @@ def _json_expression(
     return _scalar(kind)
 
 
-def _minus(ranges: Any, banned: Any) -> tuple[tuple[int, int], ...]:
-    return _complement(_union(_complement(ranges), banned))
-
-
 def _escape(c: str) -> str:
     """One character in a Rust (llguidance) regex, between Lark's slashes."""
     if c.isprintable() and c not in "\\/.+*?()|[]{}^$#&-~ ":
@@ -3649,46 +3831,6 @@ def lark_regex(node: Any) -> str:
     raise GrammarError(f"no regex form for {kind!r}")
 
 
-def _state_rule(
-    name: str, row: Any, state: int, accepting: bool, banned: Any, lark: bool = False
-) -> str:
-    """A DFA state as a rule (GBNF, or Lark): its self loop as one repeated class (few
-    rules deep for long texts), then a move to another state, or the end where the state
-    accepts. With `banned`, the rule is the entry of a text that is not empty and starts
-    with none of them."""
-
-    def cls(ranges: Any) -> str:
-        return (
-            f"/{lark_regex(('set', tuple(ranges)))}/" if lark else _gbnf_class(ranges)
-        )
-
-    sep = "_" if lark else "-"
-    never = cls(())
-    if (
-        banned
-    ):  # the entry of a text that is not empty and starts with no banned character
-        options = [
-            f"{cls(_minus(ranges, banned))} {name}{sep}{target}"
-            for target, ranges in row
-            if _minus(ranges, banned)
-        ]
-        return "(" + " | ".join(options) + ")" if options else never
-    loop = next((ranges for target, ranges in row if target == state), ())
-    options = [
-        f"{cls(ranges)} {name}{sep}{target}"
-        for target, ranges in row
-        if target != state
-    ]
-    if accepting:
-        options.append('""')
-    tail = "(" + " | ".join(options) + ")" if options else never
-    if not loop:
-        return tail
-    # (in Lark too a character per lexeme: a run as one lexeme would be taken on,
-    # greedily, over the characters of a delimiter that follows)
-    return f"{cls(loop)}* {tail}"
-
-
 def _split_regex(node: Any) -> str:
     """A regex as Lark items one character each (see `_Lark`)."""
     kind = node[0]
@@ -3705,42 +3847,6 @@ def _split_regex(node: Any) -> str:
     if kind == "rep":
         return f"({_split_regex(node[1])}){_quantifier(node[2], node[3])}"
     raise GrammarError(f"no regex form for {kind!r}")
-
-
-def _degree(graph: dict[tuple[int, int], Any], node: int) -> int:
-    ins = sum(1 for a, b in graph if b == node and a != node)
-    outs = sum(1 for a, b in graph if a == node and b != node)
-    return ins * outs
-
-
-def _eliminate(count: int, edges: dict[tuple[int, int], list[Any]]) -> Any:
-    """The expression of the segment automaton from node 0 to the end (-1), by state
-    elimination: nodes are few (parser states times the ways into them), so the
-    expression stays small."""
-    graph = {key: _alt(labels) for key, labels in edges.items()}
-    for node in sorted(range(1, count), key=lambda n: _degree(graph, n)):
-        loop = graph.pop((node, node), None)
-        ins = [(a, label) for (a, b), label in graph.items() if b == node]
-        outs = [(b, label) for (a, b), label in graph.items() if a == node]
-        for a, _ in ins:
-            del graph[(a, node)]
-        for b, _ in outs:
-            del graph[(node, b)]
-        middle = EMPTY if loop is None else ("rep", loop, 0, None)
-        for a, into in ins:
-            for b, out in outs:
-                path = ("seq", (into, middle, out))
-                graph[(a, b)] = (
-                    path if (a, b) not in graph else ("alt", (graph[(a, b)], path))
-                )
-    loop = graph.get((0, 0))
-    final = graph.get((0, -1))
-    if final is None:
-        raise GrammarError("no message can be written with these options")
-    return final if loop is None else ("seq", (("rep", loop, 0, None), final))
-
-
-NOTHING: tuple[Any, ...] = ("set", ())
 
 
 def _split_end(node: Any) -> tuple[Any, Any]:

@@ -26,7 +26,7 @@ from rtcompile.errors import TemplateError
 from rtcompile.grammar import FORMATS, GrammarError, grammar, grammar_skeleton
 from rtcompile.grammar.skeleton import MAX_DELIMITER_SPAN
 from tests.support import grammar_walks as gw
-from tests.support import lanes
+from tests.support import lanes, structural_tag
 from tests.support.bundled import NO_GRAMMAR, template_file
 from tests.support.compiled import import_file
 from tests.support.paths import DATA, GENERATED, TEMPLATES
@@ -48,16 +48,6 @@ MODES = [
     ("weather", "none", True),
     ("scalars", "required", True),
 ]
-# llguidance computes the masks of these grammars in seconds a byte once a walk is inside a call's
-# tags (GBNF: through its converter, which makes each character class a lexeme): they are built and
-# validated above, not walked (the suite's budget has no room for them).
-_SLOW = "llguidance's masks take seconds per byte inside a call"
-NOT_WALKED: dict[tuple[str, str], str] = {
-    ("functiongemma", "lark"): _SLOW,
-    ("gemma4", "lark"): _SLOW,
-    **{(model, "gbnf"): _SLOW for model in ("deepseek_v3_2", "deepseek_v4", "glm4_5", "glm4_7", "kimi_k3")},
-    **{(model, "gbnf"): _SLOW for model in ("ling", "minicpm5", "minimax_m2", "functiongemma", "gemma4")},
-}
 
 
 def generated_module(model: str) -> ModuleType:
@@ -96,15 +86,17 @@ def test_every_bundled_template_has_a_grammar_in_every_format_or_a_named_refusal
         text = grammar(template_file(model), tools, prefix="", format=format)
         if format == "lark":  # (the walks below have llguidance read every format, for other tools)
             gw.matcher(text, format)
+        if format == "structural-tag":  # xgrammar's documented shape (test_grammar_structural_tag.py)
+            assert structural_tag.problems(json.loads(text)) == []
 
 
-def _walk_model(model: str, formats: tuple[str, ...], walks: int, tally: gw.Tally) -> list[str]:
+def _walk_model(model: str, walks: int, tally: gw.Tally) -> list[str]:
     """Walks under every mode and format; the problems found ([] when none)."""
     module = generated_module(model)
     skeleton = _skeleton(model)
     field = skeleton["fields"][skeleton["call"]["field"]] if skeleton["call"] else None
     problems = []
-    for format in formats:
+    for format in FORMATS:
         for tool_set, choice, parallel in MODES:
             tools = gw.TOOL_SETS[tool_set]
             try:
@@ -132,8 +124,7 @@ def _walk_model(model: str, formats: tuple[str, ...], walks: int, tally: gw.Tall
 @pytest.mark.parametrize("model", [m for m in MODELS if m not in NO_GRAMMAR])
 def test_strings_generated_from_every_bundled_grammar_parse_into_allowed_calls(model: str) -> None:
     tally = gw.Tally()
-    formats = tuple(f for f in FORMATS if (model, f) not in NOT_WALKED)
-    problems = _walk_model(model, formats, 1, tally)
+    problems = _walk_model(model, 1, tally)
     print(model, tally)
     assert problems == []
     assert tally.strings > 0
@@ -142,7 +133,7 @@ def test_strings_generated_from_every_bundled_grammar_parse_into_allowed_calls(m
 def test_strings_generated_for_qwen3_parse_into_allowed_calls() -> None:
     """The fast lane's share: one template, every format and mode."""
     tally = gw.Tally()
-    assert _walk_model("qwen3", FORMATS, 1, tally) == []
+    assert _walk_model("qwen3", 1, tally) == []
     assert (tally.grammars, tally.strings + tally.unfinished) == (15, 15)
     assert tally.calls > 0
 
@@ -196,6 +187,25 @@ def test_the_prompt_decides_where_the_grammar_starts() -> None:
     assert not gw.accepts(inside, call)
     assert gw.accepts(inside, "a plan</think>" + call)
     assert gw.accepts(outside, call)
+
+
+@pytest.mark.parametrize("format", ["lark", "gbnf"])
+def test_text_that_keeps_beginning_a_delimiter_is_admitted_at_any_length(format: str) -> None:
+    """Free text spelled out from its DFA was a rule per state, and every character that left a
+    state and came back to it was one rule call deeper: each `<` in glm4_5's content (`<t` could
+    begin `<think>` or `<tool_call>`), each `<e` in functiongemma's `<escape>` strings. llguidance's
+    Earley rows grew with the text (its masks took seconds a byte inside a call), and at 2,000 items
+    a row it refused these texts, 7.6 s into reading them. Now the texts are repeats: rows stay
+    small, and the texts are admitted, read as written."""
+    string = "<e" * 1500
+    call = f"<start_function_call>call:get_weather{{city:<escape>{string}<escape>}}<end_function_call>"
+    content = "<t" * 1500
+    for model, text in (("glm4_5", content), ("functiongemma", call)):
+        built = grammar(template_file(model), gw.TOOL_SETS["weather"], prefix="", format=format)
+        assert gw.accepts(built, text, format), model
+    assert _parsed("glm4_5", [content]) == [{"role": "assistant", "content": content}]
+    arguments = _parsed("functiongemma", [call])[0]["tool_calls"][0]["function"]["arguments"]
+    assert arguments == {"city": string}
 
 
 @pytest.mark.parametrize("format", FORMATS)

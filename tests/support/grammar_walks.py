@@ -18,6 +18,8 @@ from typing import Any
 import llguidance
 from llguidance.gbnf_to_lark import any_to_lark
 
+from tests.support import structural_tag
+
 EOS = 256
 
 
@@ -343,10 +345,11 @@ def hints(skeleton: dict[str, Any], tools: Sequence[dict[str, Any]], rng: random
 
 def structural_to_llguidance(tag: dict[str, Any]) -> str:
     """An xgrammar structural tag as an llguidance grammar (JSON, one Lark grammar per `grammar`
-    node, referenced as @gN), following xgrammar's documented format: the test's own reading of it
-    (xgrammar needs a GPU stack to install), so that structural tags are checked by execution like
-    the other formats. Raises AssertionError for what the format lacks."""
-    assert tag["type"] == "structural_tag" and set(tag) == {"type", "format"}, tag.keys()
+    node, referenced as @gN): the test's own reading of xgrammar's documented format (xgrammar requires
+    torch, and is not installed), so that structural tags are checked by execution like the other formats.
+    Raises AssertionError for a tag that is not of the documented shape (`structural_tag.problems`),
+    or of a kind the grammar builder never writes."""
+    assert structural_tag.problems(tag) == [], structural_tag.problems(tag)
     rules: list[str] = []  # a rule per node: one expression would nest too deep for llguidance
     grammars: list[dict[str, str]] = []
 
@@ -357,29 +360,24 @@ def structural_to_llguidance(tag: dict[str, Any]) -> str:
     def convert(node: dict[str, Any]) -> str:
         kind = node["type"]
         if kind == "const_string":
-            assert set(node) == {"type", "value"} and isinstance(node["value"], str)
             return json.dumps(node["value"]) if node["value"] else '""'
         if kind == "json_schema":
-            assert set(node) == {"type", "json_schema"}
             return rule("%json " + json.dumps(node["json_schema"]))
         if kind == "grammar":
-            assert set(node) == {"type", "grammar"} and node["grammar"].startswith("root ::= ")
             name = f"g{len(grammars)}"
             grammars.append({"name": name, "lark_grammar": gbnf_to_lark(node["grammar"])})
             return f"@{name}"
         if kind in ("sequence", "or"):
-            assert set(node) == {"type", "elements"} and node["elements"]
+            assert node["elements"], node
             items = [convert(e) for e in node["elements"]]
             return rule((" " if kind == "sequence" else " | ").join(items))
         quantifiers = {"star": "*", "plus": "+", "optional": "?"}
         if kind in quantifiers:
-            assert set(node) == {"type", "content"}
             return rule(f"({convert(node['content'])}){quantifiers[kind]}")
         if kind == "repeat":
-            assert set(node) == {"type", "min", "max", "content"}
             high = "" if node["max"] == -1 else str(node["max"])
             return rule(f"({convert(node['content'])}){{{node['min']},{high}}}")
-        raise AssertionError(f"not a structural-tag format: {kind!r}")
+        raise AssertionError(f"a structural-tag format the grammar builder does not write: {kind!r}")
 
     start = convert(tag["format"])
     main = "\n".join(["%llguidance {}", f"start: {start}", *rules]) + "\n"
