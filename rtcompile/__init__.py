@@ -6,7 +6,7 @@ Pipeline: `load_template` (read + validate) -> IR (`rtcompile.ir`) -> either the
 The client-side workflow around it: `render_prompt` (the chat prompt, as transformers renders it),
 `to_openai` (a parsed message as an OpenAI assistant message) and `DeltaStream` /
 `ChatCompletionChunks` (parser events as chat-completion chunks), with `openai_roles` saying which
-template field is which.
+template field is which; `grammar` (a grammar for constrained decoding, for a template and tools).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,7 @@ from rtcompile.api import (
     parse_response,
 )
 from rtcompile.errors import TemplateError, TemplateWarning
+from rtcompile.grammars import GrammarError, grammar
 from rtcompile.ir import Template
 from rtcompile.runtime.engine import StartAnchorWarning
 from rtcompile.runtime.openai import OpenAIField, OpenAIRoles, call_id_factory, to_openai
@@ -59,6 +60,7 @@ __all__ = [
     "DeltaStream",
     "Diagnostic",
     "Event",
+    "GrammarError",
     "Message",
     "OpenAIField",
     "OpenAIRoles",
@@ -74,6 +76,7 @@ __all__ = [
     "compile_module",
     "compile_shared_runtime",
     "compile_template",
+    "grammar",
     "load_template",
     "openai_roles",
     "parse_response",

@@ -138,7 +138,7 @@ def compile_template(
     there raises TypeError (the module's `FUNCTION_TOOLS` is False). `openai=False` (`--no-openai`)
     leaves out `to_openai`, `DeltaStream` and the rest of the OpenAI adapter (`OPENAI` is False).
     `grammar=False` (`--no-grammar`) leaves out `grammar()` and the template's grammar skeleton
-    (`GRAMMAR_FUNCTION` is False; `rtcompile.grammar.grammar` builds the same grammars).
+    (`GRAMMAR_FUNCTION` is False; `rtcompile.grammars.grammar` builds the same grammars).
     `shared_runtime=True` (`--shared-runtime`) gives a module that imports the runtime from the
     `rtcompile_runtime.py` beside it (`compile_shared_runtime()`), in a directory used as a package.
     Warns about the template as `load_template` does.

@@ -1,9 +1,10 @@
 """Grammars for constrained decoding, from a template's grammar skeleton and a request's
 tools.
 
-The skeleton (`rtcompile.grammar.skeleton`; a literal table in a generated module) holds
-what the template fixes and what was checked against the parser: per parser state the
-free text allowed there and the delimiters out of it, and how a tool call is written.
+The skeleton (`rtcompile.grammars.skeleton`; a literal table in a generated module)
+holds what the template fixes and what was checked against the parser: per parser
+state the free text allowed there and the delimiters out of it, and how a tool call is
+written.
 This module adds the tools and the request's options and writes the grammar as
 llguidance Lark (argument schemas as `%json`), llama.cpp GBNF, or an xgrammar structural
 tag. Standard library only: it is lifted into generated modules.

@@ -780,7 +780,7 @@ def run_lint(args: argparse.Namespace) -> int:
 
 def run_grammar(args: argparse.Namespace) -> int:
     prog = "rtcompile grammar"
-    from rtcompile.grammar.command import grammar_text
+    from rtcompile.grammars.command import grammar_text
 
     try:
         resolve_template_path(args.template)  # a missing input is a usage error, as for the other commands

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 import rtcompile
 from rtcompile.api import load_template
 from rtcompile.errors import TemplateError
-from rtcompile.grammar import FORMATS, GrammarError, grammar, grammar_skeleton
-from rtcompile.grammar.skeleton import MAX_DELIMITER_SPAN
+from rtcompile.grammars import FORMATS, GrammarError, grammar, grammar_skeleton
+from rtcompile.grammars.skeleton import MAX_DELIMITER_SPAN
 from tests.support import grammar_walks as gw
 from tests.support import lanes, structural_tag
 from tests.support.bundled import NO_GRAMMAR, template_file

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 import rtcompile
-from rtcompile.grammar import GrammarError, grammar
+from rtcompile.grammars import GrammarError, grammar
 from tests.support import grammar_walks as gw
 from tests.support.bundled import MODELS, NO_GRAMMAR, cases_of, loaded
 

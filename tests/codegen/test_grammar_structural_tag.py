@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from rtcompile.grammar import grammar
+from rtcompile.grammars import grammar
 from tests.support import grammar_walks as gw
 from tests.support.bundled import template_file
 from tests.support.structural_tag import problems

@@ -36,7 +36,7 @@ from examples.fake_completions_server import (
     GENERATION_PROMPT,
     FakeCompletionsServer,
 )
-from rtcompile.grammar import grammar
+from rtcompile.grammars import grammar
 from tests.support.grammar_walks import accepted, valid
 from tests.support.paths import ROOT
 

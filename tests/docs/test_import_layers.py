@@ -43,10 +43,10 @@ MODULE_LAYERS: dict[str, str] = {
     "rtcompile.transform_program": "plan",
     "rtcompile.content_calls": "plan",
     "rtcompile.openai_roles": "plan",
-    "rtcompile.grammar.automata": "plan",  # a template's grammar skeleton, built beside its plan
-    "rtcompile.grammar.skeleton": "plan",
-    "rtcompile.grammar": "api",  # grammar(): a template source and tools to a grammar
-    "rtcompile.grammar.command": "tooling",
+    "rtcompile.grammars.automata": "plan",  # a template's grammar skeleton, built beside its plan
+    "rtcompile.grammars.skeleton": "plan",
+    "rtcompile.grammars": "api",  # grammar(): a template source and tools to a grammar
+    "rtcompile.grammars.command": "tooling",
     "rtcompile.backends": "backends",
     "rtcompile.api": "api",
     "rtcompile.prompt": "api",

@@ -29,7 +29,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_prints_the_grammar_the_api_builds(
     capsys: pytest.CaptureFixture[str], tools_file: Path, tmp_path: Path
 ) -> None:
-    import rtcompile.grammar
+    import rtcompile
 
     prompt = tmp_path / "prompt.txt"
     prompt.write_text("<|im_start|>assistant\n<think>", encoding="utf-8")
@@ -39,7 +39,7 @@ def test_prints_the_grammar_the_api_builds(
         "--format", "gbnf", "--prefix-file", str(prompt),
     )  # fmt: skip
     assert (status, err) == (0, "")
-    expected = rtcompile.grammar.grammar(
+    expected = rtcompile.grammar(
         TEMPLATES / "qwen3.json",
         TOOL_SETS["weather"],
         prefix="<|im_start|>assistant\n<think>",

@@ -47,7 +47,7 @@ from rtcompile.backends.codegen.shared_runtime import (
 )
 from rtcompile.backends.codegen.types import message_types
 from rtcompile.backends.codegen.writer import CodeWriter, literal, needs_builder
-from rtcompile.grammar.skeleton import grammar_skeleton
+from rtcompile.grammars.skeleton import grammar_skeleton
 from rtcompile.ir import Template
 from rtcompile.plan import ParserPlan, plan_parser
 from rtcompile.runtime.program import Tables

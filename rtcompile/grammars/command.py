@@ -45,7 +45,7 @@ def grammar_text(
 ) -> str:
     """The grammar `rtcompile grammar` prints. Raises TemplateError (located), GrammarError, or
     GrammarInputError, each one line."""
-    from rtcompile.grammar import grammar
+    from rtcompile.grammars import grammar
 
     tools = read_tools(tools_path)
     prefix = read_prompt(prefix_path)

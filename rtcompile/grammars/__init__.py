@@ -1,7 +1,7 @@
 """Grammars for constrained decoding, compiled from a response template (see `grammar`).
 
-The template's fixed structure becomes a skeleton once (`rtcompile.grammar.skeleton`, checked against
-the parser with `rtcompile.grammar.automata`); a request's tools and options are added by
+The template's fixed structure becomes a skeleton once (`rtcompile.grammars.skeleton`, checked against
+the parser with `rtcompile.grammars.automata`); a request's tools and options are added by
 `rtcompile.runtime.grammar`, the code every generated module carries as its `grammar()`.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from rtcompile.grammar.skeleton import grammar_skeleton
+from rtcompile.grammars.skeleton import grammar_skeleton
 from rtcompile.ir import Template
 from rtcompile.runtime.grammar import FORMATS, GrammarError, parser_grammar
 
@@ -40,7 +40,7 @@ def grammar(
     import warnings
 
     from rtcompile.api import ResponseParser, _read, locate
-    from rtcompile.grammar.skeleton import refusal_error
+    from rtcompile.grammars.skeleton import refusal_error
 
     document = None
     if not isinstance(template, Template):

@@ -23,9 +23,9 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
-import rtcompile.grammar.automata as fa
+import rtcompile.grammars.automata as fa
 from rtcompile.errors import JsonPath, TemplateError
-from rtcompile.grammar.automata import ANY, Regex, alt, seq
+from rtcompile.grammars.automata import ANY, Regex, alt, seq
 from rtcompile.ir import (
     Field,
     JsonParser,
