@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any
 
 import rtcompile
+from rtcompile.api import CompiledModule
 from tests.support.bundled import MODELS, template_file, template_of
 
 _DIRECTORY = Path(tempfile.mkdtemp(prefix="rtcompile-tests-"))
@@ -63,10 +64,16 @@ def compiled_engine(template: dict[str, Any]) -> Any:
 
 
 @functools.cache
+def bundled_compiled(model: str) -> CompiledModule:
+    """A bundled template compiled as `rtcompile templates -o generated` compiles it (the module's header
+    names `../templates/<model>.json`), once per test run: its code is what generated/ must hold, and
+    which patterns need `regex` comes with it."""
+    return rtcompile.compile_module(template_file(model), source_name=f"../templates/{model}.json")
+
+
 def bundled_code(model: str) -> str:
-    """The module of a bundled template as `rtcompile templates -o generated` writes it (its header names
-    `../templates/<model>.json`), compiled once per test run: what generated/ must hold."""
-    return rtcompile.compile_template(template_file(model), source_name=f"../templates/{model}.json")
+    """The module of a bundled template as generated/ must hold it (`bundled_compiled`)."""
+    return bundled_compiled(model).code
 
 
 @functools.cache
