@@ -41,10 +41,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _workers_share_compiled_templates(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> None:
+def _workers_share_compiled_templates(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Under pytest-xdist, the workers of a run share their compiled bundled templates through a directory
     beside their own temporary directories (tests/support/compiled.py)."""
-    if worker_id != "master":  # pytest-xdist's name for a run without workers
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # set in each worker (gw0, gw1...), not in a run without them
         shared = tmp_path_factory.getbasetemp().parent / "compiled-bundled-templates"
         shared.mkdir(exist_ok=True)
         compiled.SHARED = shared
