@@ -10,7 +10,7 @@ import warnings
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.support import lanes
+from tests.support import compiled, lanes
 
 # CI runs the same examples every time, so a red run is reproducible and a green one stays green:
 # derandomized (examples drawn from a fixed seed) and no example database (a failure found in one
@@ -38,6 +38,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     # and move what survives out of the collector's way (gc.freeze) before each test.
     gc.collect()
     gc.freeze()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _workers_share_compiled_templates(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Under pytest-xdist, the workers of a run share their compiled bundled templates through a directory
+    beside their own temporary directories (tests/support/compiled.py)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # set in each worker (gw0, gw1...), not in a run without them
+        shared = tmp_path_factory.getbasetemp().parent / "compiled-bundled-templates"
+        shared.mkdir(exist_ok=True)
+        compiled.SHARED = shared
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

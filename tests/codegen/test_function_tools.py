@@ -14,7 +14,7 @@ import pytest
 
 import rtcompile
 from rtcompile.runtime.protocol import refuse_function_tool
-from tests.support.cli import errors_in, run
+from tests.support.cli import errors_in, run, run_here
 
 TOOL_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": "3"}}\n</tool_call>'
 SCHEMA = {
@@ -117,32 +117,33 @@ def test_the_api_keyword_gives_the_modules_the_cli_writes(tmp_path: Path) -> Non
     assert len(with_functions) > len(out.read_text(encoding="utf-8")) + 10_000
 
 
-@pytest.mark.slow  # rtcompile in subprocesses
-def test_check_honours_the_option(tmp_path: Path) -> None:
+def test_check_honours_the_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     without = tmp_path / "without" / "qwen3_parser.py"
     default = tmp_path / "default" / "qwen3_parser.py"
     for out, options in ((without, ["--no-function-tools"]), (default, [])):
         out.parent.mkdir()
-        assert run("qwen3", "-o", str(out), *options).returncode == 0
-    assert run("qwen3", "-o", str(without), "--check", "--no-function-tools").returncode == 0
-    assert run("qwen3", "-o", str(default), "--check").returncode == 0
-    stale = run("qwen3", "-o", str(without), "--check")
+        assert run_here(capsys, "qwen3", "-o", str(out), *options).returncode == 0
+    assert run_here(capsys, "qwen3", "-o", str(without), "--check", "--no-function-tools").returncode == 0
+    assert run_here(capsys, "qwen3", "-o", str(default), "--check").returncode == 0
+    stale = run_here(capsys, "qwen3", "-o", str(without), "--check")
     assert stale.returncode == 1
-    assert errors_in(stale.stderr) == [
+    assert stale.stderr.splitlines() == [
         f"{without}: stale (regenerate from qwen3; it was compiled with --no-function-tools: give --check that "
         "option too)"
     ]
-    other_way = run("qwen3", "-o", str(default), "--check", "--no-function-tools")
+    other_way = run_here(capsys, "qwen3", "-o", str(default), "--check", "--no-function-tools")
     assert other_way.returncode == 1
-    assert errors_in(other_way.stderr) == [
+    assert other_way.stderr.splitlines() == [
         f"{default}: stale (regenerate from qwen3; it was compiled without --no-function-tools)"
     ]
 
 
-@pytest.mark.slow  # rtcompile in subprocesses
-def test_verify_checks_a_module_compiled_without_function_tools(tmp_path: Path) -> None:
+@pytest.mark.slow  # verifies a module
+def test_verify_checks_a_module_compiled_without_function_tools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "qwen3_parser.py"
-    assert run("qwen3", "-o", str(out), "--no-function-tools").returncode == 0
-    result = run("verify", "qwen3", "--module", str(out), "--cases", "3")
+    assert run_here(capsys, "qwen3", "-o", str(out), "--no-function-tools").returncode == 0
+    result = run_here(capsys, "verify", "qwen3", "--module", str(out), "--cases", "3")
     assert result.returncode == 0, result.stderr
     assert "comparisons agree" in result.stdout

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import rtcompile
-from tests.support.cli import errors_in, run
+from tests.support.cli import run_here
 from tests.support.compiled import import_file
 from tests.support.reachability import unreached
 
@@ -38,20 +40,20 @@ def test_a_module_without_grammar_parses_as_the_default_one(tmp_path: Path) -> N
     assert code.count("\n") < default_code.count("\n") - 1000  # the grammar builder is most of 1,900 lines
 
 
-def test_check_honours_the_option(tmp_path: Path) -> None:
+def test_check_honours_the_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     without = tmp_path / "without" / "qwen3_parser.py"
     default = tmp_path / "default" / "qwen3_parser.py"
     for out, options in ((without, ["--no-grammar"]), (default, [])):
         out.parent.mkdir()
-        assert run("qwen3", "-o", str(out), *options).returncode == 0
-    assert run("qwen3", "-o", str(without), "--check", "--no-grammar").returncode == 0
-    stale = run("qwen3", "-o", str(without), "--check")
+        assert run_here(capsys, "qwen3", "-o", str(out), *options).returncode == 0
+    assert run_here(capsys, "qwen3", "-o", str(without), "--check", "--no-grammar").returncode == 0
+    stale = run_here(capsys, "qwen3", "-o", str(without), "--check")
     assert stale.returncode == 1
-    assert errors_in(stale.stderr) == [
+    assert stale.stderr.splitlines() == [
         f"{without}: stale (regenerate from qwen3; it was compiled with --no-grammar: give --check that option too)"
     ]
-    other_way = run("qwen3", "-o", str(default), "--check", "--no-grammar")
+    other_way = run_here(capsys, "qwen3", "-o", str(default), "--check", "--no-grammar")
     assert other_way.returncode == 1
-    assert errors_in(other_way.stderr) == [
+    assert other_way.stderr.splitlines() == [
         f"{default}: stale (regenerate from qwen3; it was compiled without --no-grammar)"
     ]

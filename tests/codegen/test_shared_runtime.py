@@ -32,6 +32,7 @@ from rtcompile.tooling.cli import main
 from rtcompile.tooling.observe import observe
 from rtcompile.version import VERSION
 from tests.support.bundled import template_of
+from tests.support.cli import run_here
 from tests.support.compiled import compiled_module, import_file
 from tests.support.paths import ROOT
 from tests.support.reachability import defined, unreached
@@ -312,14 +313,6 @@ def test_a_consumer_sees_the_standalone_types_and_the_package_passes_mypy_strict
 # ---------------------------------------------------------------------------- the command line
 
 
-def _run(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`python -m rtcompile ARGV` as a user runs it."""
-    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "rtcompile", *argv], capture_output=True, text=True, cwd=cwd, env=environment
-    )
-
-
 def _reports(stderr: str) -> list[str]:
     """What --check reports, without the templates' own warnings."""
     return [line for line in stderr.splitlines() if not re.match(r"\S+:\d+:\d+: warning\[", line)]
@@ -372,15 +365,18 @@ def test_verify_takes_a_thin_module(tmp_path: Path, capsys: pytest.CaptureFixtur
     ]
 
 
-def test_the_command_line_checks_a_package_and_refuses_stdout(tmp_path: Path) -> None:
+def test_the_command_line_checks_a_package_and_refuses_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert main(["qwen3", "-o", f"{tmp_path / 'parsers'}/", "--shared-runtime"]) == 0
     (tmp_path / "parsers" / RUNTIME_FILE).unlink()
-    missing = _run("qwen3", "-o", "parsers/", "--shared-runtime", "--check", cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)  # the paths as a user in that directory gives them
+    missing = run_here(capsys, "qwen3", "-o", "parsers/", "--shared-runtime", "--check")
     assert (missing.returncode, missing.stderr) == (
         1,
         f"parsers/{RUNTIME_FILE}: missing (regenerate with --shared-runtime)\n",
     )
-    to_stdout = _run("qwen3", "-o", "-", "--shared-runtime", cwd=tmp_path)
+    to_stdout = run_here(capsys, "qwen3", "-o", "-", "--shared-runtime")
     assert (to_stdout.returncode, to_stdout.stdout) == (2, "")
     assert to_stdout.stderr.splitlines() == [
         f"rtcompile: error: --shared-runtime writes {RUNTIME_FILE} beside the modules: -o names a file or directory, "

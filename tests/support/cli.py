@@ -1,4 +1,5 @@
-"""Run the command line as a user does: `python -m rtcompile` in a subprocess."""
+"""Run the command line as a user does: `python -m rtcompile` in a subprocess; or, for what needs no
+process of its own, its `main` in this one."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from rtcompile.tooling.cli import main
 from tests.support.paths import ROOT
 
 
@@ -24,6 +28,18 @@ def run(
         env=environment,
         umask=umask,
     )
+
+
+def run_here(capsys: pytest.CaptureFixture[str], *argv: str) -> subprocess.CompletedProcess[str]:
+    """`rtcompile ARGV` run by the command line's `main` in this process, with its exit status and what it
+    printed, as `run` returns them. For tests of what a command decides and says: a new interpreter costs
+    about 2 s of CPU (importing rtcompile and lifting the runtime before the first compile), this nothing
+    once the worker has compiled a template. What needs a process stays with `run`: signals, exit-time
+    flushes, the environment, `python -m rtcompile` itself."""
+    capsys.readouterr()  # what the test printed before is not this run's
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["rtcompile", *argv], status, out, err)
 
 
 def errors_in(stderr: str) -> list[str]:

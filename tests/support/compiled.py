@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import importlib.util
 import json
+import pickle
 import sys
 import tempfile
 from pathlib import Path
@@ -13,9 +15,13 @@ from types import ModuleType
 from typing import Any
 
 import rtcompile
+from rtcompile.api import CompiledModule
 from tests.support.bundled import MODELS, template_file, template_of
 
 _DIRECTORY = Path(tempfile.mkdtemp(prefix="rtcompile-tests-"))
+# A directory the pytest-xdist workers of this run share, to compile each bundled template once per run
+# rather than once per worker (about 9 CPU-s each); set by tests/conftest.py, None without workers.
+SHARED: Path | None = None
 _MODULES: dict[str, ModuleType] = {}
 _SOURCES: dict[str, str] = {}
 
@@ -63,10 +69,31 @@ def compiled_engine(template: dict[str, Any]) -> Any:
 
 
 @functools.cache
+def bundled_compiled(model: str) -> CompiledModule:
+    """A bundled template compiled as `rtcompile templates -o generated` compiles it (the module's header
+    names `../templates/<model>.json`), once per test run: its code is what generated/ must hold, and
+    which patterns need `regex` comes with it. The workers of a run share it: the first to need it compiles
+    it (under a lock, which the others wait for) and stores it in `SHARED`, the others read it there."""
+    if SHARED is None:
+        return _compile_bundled(model)
+    with open(SHARED / f"{model}.lock", "wb") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        stored = SHARED / f"{model}.pickle"
+        if stored.exists():
+            compiled: CompiledModule = pickle.loads(stored.read_bytes())  # noqa: S301 - this run's own file
+            return compiled
+        compiled = _compile_bundled(model)
+        stored.write_bytes(pickle.dumps(compiled))
+        return compiled
+
+
+def _compile_bundled(model: str) -> CompiledModule:
+    return rtcompile.compile_module(template_file(model), source_name=f"../templates/{model}.json")
+
+
 def bundled_code(model: str) -> str:
-    """The module of a bundled template as `rtcompile templates -o generated` writes it (its header names
-    `../templates/<model>.json`), compiled once per test run: what generated/ must hold."""
-    return rtcompile.compile_template(template_file(model), source_name=f"../templates/{model}.json")
+    """The module of a bundled template as generated/ must hold it (`bundled_compiled`)."""
+    return bundled_compiled(model).code
 
 
 @functools.cache

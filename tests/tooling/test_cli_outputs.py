@@ -22,12 +22,15 @@ from typing import IO, Any
 import pytest
 
 from rtcompile.tooling.cli import main
+from tests.support.cli import run_here
 from tests.support.paths import ROOT
 
 # A template whose module is small to compile but larger than a pipe's buffer (64 KiB).
 TINY = '{"start_anchor": "<A>", "fields": {"content": {}}}\n'
 
 
+# What needs a process of its own (a file size limit, a full device or a closed pipe on standard output)
+# runs `python -m rtcompile`; the rest runs the command line's `main` in this process (run_here).
 def rtcompile(
     *argv: str,
     stdout: int | IO[Any] = subprocess.PIPE,
@@ -62,8 +65,7 @@ def tiny(tmp_path: Path) -> Path:
 def module_text(tiny: Path) -> str:
     """The module as written to a regular file beside the template (its header names it relatively)."""
     expected = tiny.parent / "expected.py"
-    result = rtcompile(str(tiny), "-o", str(expected))
-    assert result.returncode == 0, result.stderr
+    assert main([str(tiny), "-o", str(expected)]) == 0
     return expected.read_text(encoding="utf-8")
 
 
@@ -83,7 +85,7 @@ def _read_fifo(path: Path, into: list[bytes]) -> threading.Thread:
 
 
 def test_a_fifo_output_is_written_through_and_a_link_followed_never_replaced(
-    tmp_path: Path, tiny: Path, module_text: str
+    tmp_path: Path, tiny: Path, module_text: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -92,7 +94,7 @@ def test_a_fifo_output_is_written_through_and_a_link_followed_never_replaced(
     for target in (fifo, link):
         received: list[bytes] = []
         reader = _read_fifo(fifo, received)
-        result = rtcompile(str(tiny), "-o", str(target))
+        result = run_here(capsys, str(tiny), "-o", str(target))
         reader.join(timeout=60)
         assert result.returncode == 0, result.stderr
         assert received == [module_text.encode("utf-8")]
@@ -102,19 +104,21 @@ def test_a_fifo_output_is_written_through_and_a_link_followed_never_replaced(
     real.write_text("old\n", encoding="utf-8")
     kept = tmp_path / "kept.py"
     kept.symlink_to(real)
-    assert rtcompile(str(tiny), "-o", str(kept)).returncode == 0
+    assert main([str(tiny), "-o", str(kept)]) == 0
     assert os.readlink(kept) == str(real) and real.read_text(encoding="utf-8") == module_text
     names = ["expected.py", "fifo", "kept.py", "real.py", "tiny.json", "to_fifo.py"]
     assert sorted(p.name for p in tmp_path.iterdir()) == names
 
 
 @pytest.mark.parametrize("mode", ["--check", "--diff"])
-def test_check_and_diff_refuse_a_fifo_rather_than_wait_for_a_writer(tmp_path: Path, tiny: Path, mode: str) -> None:
+def test_check_and_diff_refuse_a_fifo_rather_than_wait_for_a_writer(
+    tmp_path: Path, tiny: Path, mode: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    result = rtcompile(str(tiny), "-o", str(fifo), mode)  # before: waited for a writer until killed
+    result = run_here(capsys, str(tiny), "-o", str(fifo), mode)  # before: waited for a writer until killed
     assert result.returncode == 2
-    assert error_lines(result.stderr) == [
+    assert result.stderr.splitlines() == [
         f"rtcompile: error: {fifo}: is a FIFO, not a regular file; --check and --diff compare regular files"
     ]
 
@@ -196,12 +200,12 @@ def test_a_reader_that_stops_reading_ends_the_run_quietly(tmp_path: Path, tiny: 
 # ---------------------------------------------------------------------------------------------------
 
 
-def test_diff_headers_escape_control_characters_in_names(tmp_path: Path) -> None:
+def test_diff_headers_escape_control_characters_in_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = tmp_path / "t\x1b[2J.json"
     source.write_text(TINY, encoding="utf-8")
     output = tmp_path / "out\r\x1b]0;x\x07.py"
     output.write_text("# old\n", encoding="utf-8")
-    result = rtcompile(str(source), "-o", str(output), "--diff")
+    result = run_here(capsys, str(source), "-o", str(output), "--diff")
     assert result.returncode == 0, result.stderr
     headers = [line for line in result.stdout.splitlines() if line.startswith(("--- ", "+++ "))]
     assert headers == [
@@ -266,8 +270,10 @@ def test_files_the_system_refuses_are_one_line_and_status_2_in_every_command(
     assert error_lines(capsys.readouterr().err) == [spelled(line)]
 
 
-def test_a_name_too_long_for_the_system_is_one_line_and_status_2(tmp_path: Path, tiny: Path) -> None:
+def test_a_name_too_long_for_the_system_is_one_line_and_status_2(
+    tmp_path: Path, tiny: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     output = tmp_path / ("N" * 300 + ".py")
-    result = rtcompile(str(tiny), "-o", str(output))
+    result = run_here(capsys, str(tiny), "-o", str(output))
     assert result.returncode == 2  # before: a traceback and 1
-    assert error_lines(result.stderr) == [f"rtcompile: error: {output}: File name too long"]
+    assert result.stderr.splitlines() == [f"rtcompile: error: {output}: File name too long"]
