@@ -431,6 +431,9 @@ class StreamingParser:
 
     # what a backend plugs in (see the module docstring)
     _program: ParserProgram
+    # Only `rtcompile.runtime.waiting.WaitingParser` defines it: only its scanners say
+    # `WAITING`.
+    _start_waiting: Callable[[int, int], None]
 
     # -- the open region, as the fast path reads it (set by `_mark_opened`)
     _chunk_name: FieldName
@@ -648,11 +651,6 @@ class StreamingParser:
                 self._accumulate(events, self._buffer[self._pos : hold])
                 self._pos = hold
             break
-
-    def _start_waiting(self, wait: int, after: int) -> None:
-        """A scanner said `WAITING`: only `rtcompile.runtime.waiting.WaitingParser`'s
-        scanners do."""
-        raise AssertionError("a scanner waited in a parser that cannot wait")
 
     def _drop_committed(self) -> None:
         """Forget committed text no delimiter can look at any more (what keeps streaming
