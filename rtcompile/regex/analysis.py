@@ -29,6 +29,7 @@ from rtcompile.regex.ast import (
     flat_items,
     flatten_alternation,
     linear_items,
+    lookahead_body,
     unwrap,
     walk,
     width,
@@ -181,10 +182,16 @@ def awaited_strings(root: Node) -> tuple[str, ...]:
     for any other pattern. Such a pattern partially matches at the scan position until one of them
     occurs after it, so a stream waiting for them need look only at new text (see
     `rtcompile.strategies.Strategy.awaits`)."""
-    items = linear_items(root)
-    if len(items) == 1 and isinstance(items[0], Lookaround) and items[0].positive and not items[0].behind:
-        root = items[0].body
-    return needed_strings(root) if opens_with_lazy_any(root) else ()
+    read = reads_ahead(root)
+    return needed_strings(read) if opens_with_lazy_any(read) else ()
+
+
+def reads_ahead(root: Node) -> Node:
+    """What a match of `root` reads from where it starts: the body of a pattern that is one positive
+    lookahead (`(?=[\\s\\S]*?</think>)`), else the pattern itself."""
+    items = flat_items(root)
+    body = lookahead_body(items[0]) if len(items) == 1 else None
+    return root if body is None else body
 
 
 def opens_with_lazy_any(node: Node) -> bool:
@@ -209,11 +216,11 @@ def awaited_after(root: Node) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     items = linear_items(root)
     if len(items) < 2:
         return None
-    ahead = items[-1]
-    if not isinstance(ahead, Lookaround) or not ahead.positive or ahead.behind:
+    ahead = lookahead_body(items[-1])
+    if ahead is None:
         return None
     leads = _plain_literals(items[:-1])
-    awaited = needed_strings(ahead.body) if opens_with_lazy_any(ahead.body) else ()
+    awaited = needed_strings(ahead) if opens_with_lazy_any(ahead) else ()
     return (leads, awaited) if leads and awaited else None
 
 
@@ -317,9 +324,10 @@ def _starts(items: list[Node]) -> set[str] | None:
                 break
             run += char
         return {run}
-    if isinstance(first, Lookaround) and first.positive and not first.behind:
+    body = lookahead_body(first)
+    if body is not None:
         # It reads the text where the match starts, as what follows it does: either one tells.
-        ahead = _starts(linear_items(first.body))
+        ahead = _starts(linear_items(body))
         return ahead if ahead is not None else _starts(rest)
     if isinstance(first, Repeat) and (first.min, first.max) == (0, 1) and not first.possessive:
         alternatives = [linear_items(first.body) + rest, rest]

@@ -333,3 +333,10 @@ def end_kind(node: Node) -> str | None:
     if len(items) == 1 and isinstance(items[0], Assertion) and items[0].kind in ("string_end", "string_end_line"):
         return items[0].kind
     return None
+
+
+def lookahead_body(node: Node) -> Node | None:
+    """The body of a positive lookahead (what it reads of the text ahead); None for any other node."""
+    if isinstance(node, Lookaround) and node.positive and not node.behind:
+        return node.body
+    return None

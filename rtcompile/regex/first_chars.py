@@ -117,9 +117,9 @@ def _complete_matches_beside_an_end(root: Node) -> MatchStarts | None:
     inner = unwrap(root)
     if not isinstance(inner, Alternation):
         return None
-    branches = flatten_alternation(inner)
-    ends = [kind for kind in map(end_kind, branches) if kind is not None]
-    others = [branch for branch in branches if end_kind(branch) is None]
+    kinds = [(end_kind(branch), branch) for branch in flatten_alternation(inner)]
+    ends = [kind for kind, _ in kinds if kind is not None]
+    others = [branch for kind, branch in kinds if kind is None]
     if not ends or not others:
         return None
     walker = _FirstCharacterWalk(lookaheads=False)

@@ -24,11 +24,10 @@ import functools
 import re
 from dataclasses import dataclass
 
-from rtcompile.regex.analysis import history, opens_with_lazy_any
+from rtcompile.regex.analysis import history, opens_with_lazy_any, reads_ahead
 from rtcompile.regex.ast import (
     Alternation,
     Chars,
-    Lookaround,
     Node,
     end_kind,
     flat_items,
@@ -164,10 +163,7 @@ def literal_text(pattern: str) -> str | None:
 
 def _match_only(root: Node) -> bool:
     """Whether a match starting later than `pos` implies one starting at `pos` (see `StdlibRegex`)."""
-    items = flat_items(root)
-    if len(items) == 1 and isinstance(items[0], Lookaround) and items[0].positive and not items[0].behind:
-        root = items[0].body
-    return opens_with_lazy_any(root)
+    return opens_with_lazy_any(reads_ahead(root))
 
 
 @dataclass(frozen=True)
