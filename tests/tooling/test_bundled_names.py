@@ -5,28 +5,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import rtcompile
 from rtcompile.frontend.catalog import bundled_directory, bundled_names, bundled_templates, closest_names
-from tests.support.cli import run_here
+from tests.support.cli import run, run_here
 from tests.support.paths import ROOT
 
 TEMPLATES = ROOT / "templates"
-
-
-def run(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rtcompile", *argv],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
 
 
 def test_the_public_api_exports_check_template_and_diagnostic() -> None:

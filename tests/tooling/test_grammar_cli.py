@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from rtcompile.tooling.cli import main
+from tests.support.cli import run_here
 from tests.support.grammar_walks import TOOL_SETS, accepts
 from tests.support.paths import TEMPLATES
 
@@ -19,13 +20,6 @@ def tools_file(tmp_path: Path) -> Path:
     return path
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """`rtcompile ARGV` in this process: exit status, stdout, stderr."""
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 def test_prints_the_grammar_the_api_builds(
     capsys: pytest.CaptureFixture[str], tools_file: Path, tmp_path: Path
 ) -> None:
@@ -33,12 +27,12 @@ def test_prints_the_grammar_the_api_builds(
 
     prompt = tmp_path / "prompt.txt"
     prompt.write_text("<|im_start|>assistant\n<think>", encoding="utf-8")
-    status, out, err = run(
+    result = run_here(
         capsys,
         "grammar", "qwen3", "--tools", str(tools_file), "--tool-choice", "get_time", "--no-parallel",
         "--format", "gbnf", "--prefix-file", str(prompt),
     )  # fmt: skip
-    assert (status, err) == (0, "")
+    assert (result.returncode, result.stderr) == (0, "")
     expected = rtcompile.grammar(
         TEMPLATES / "qwen3.json",
         TOOL_SETS["weather"],
@@ -47,27 +41,27 @@ def test_prints_the_grammar_the_api_builds(
         parallel_tool_calls=False,
         format="gbnf",
     )
-    assert out == expected  # GBNF ends with a line break already: the command adds none
+    assert result.stdout == expected  # GBNF ends with a line break already: the command adds none
     # the prompt opened reasoning: the grammar starts inside it, and the named tool is required
     call = '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
-    assert accepts(out, "hmm</think>" + call, "gbnf")
-    assert not accepts(out, "hmm</think>" + call + call, "gbnf")  # --no-parallel
-    assert not accepts(out, "hmm</think>" + call.replace("get_time", "get_weather"), "gbnf")
-    assert not accepts(out, "hmm</think>no call", "gbnf")
+    assert accepts(result.stdout, "hmm</think>" + call, "gbnf")
+    assert not accepts(result.stdout, "hmm</think>" + call + call, "gbnf")  # --no-parallel
+    assert not accepts(result.stdout, "hmm</think>" + call.replace("get_time", "get_weather"), "gbnf")
+    assert not accepts(result.stdout, "hmm</think>no call", "gbnf")
 
 
 def test_help_names_the_options(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "help", "grammar")
-    assert status == 0
+    result = run_here(capsys, "help", "grammar")
+    assert result.returncode == 0
     for option in ("--tools", "--tool-choice", "--no-parallel", "--format", "--prefix-file", "structural-tag"):
-        assert option in out
-    assert "%%" not in out
+        assert option in result.stdout
+    assert "%%" not in result.stdout
 
 
 def _error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    status, out, err = run(capsys, "grammar", *argv)
-    lines = err.splitlines()
-    assert (status, out, len(lines)) == (2, "", 1), err
+    result = run_here(capsys, "grammar", *argv)
+    lines = result.stderr.splitlines()
+    assert (result.returncode, result.stdout, len(lines)) == (2, "", 1), result.stderr
     return lines[0]
 
 
