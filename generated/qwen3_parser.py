@@ -677,19 +677,22 @@ class StreamingParser:
         """`text` as text of the open region: kept for the region's value; its chunk
         event.
 
-        A backend's fast path ends here too: a region is open, nothing is held back and
+        A backend's fast path does the same: a region is open, nothing is held back and
         no delimiter can start in `text`, so all of it is region text (what scanning
-        would conclude)."""
+        would conclude). A generated module writes this body inline in its `feed`
+        (`rtcompile.backends.codegen.lift.inlined_method`), a call per chunk saved, so
+        it ends by returning a name."""
         body = self._body
         body.append(text)
         if len(body) >= BLOCK_CHUNKS:
             self._seal_body()
-        return {
+        chunk: RegionChunk = {
             "type": "region_chunk",
             "field": self._chunk_name,
             "text": text,
             "dirty": self._chunk_dirty,
         }
+        return chunk
 
     def _process(self, events: list[Event], eos: bool) -> None:
         """Commit every delimiter that can be committed, and the text before it."""
@@ -2719,6 +2722,18 @@ def tool_parameters(
     return tool_parameter_table(tool_schemas(tools, function_schema))
 
 
+def seal(chunks: list[str], blocks: list[str]) -> None:
+    """Join `chunks` into one block at the end of `blocks`, and empty `chunks`. A block
+    no longer than the new one is merged into it, so block lengths fall from first to
+    last: n characters are a handful of strings (about log n), and each character is
+    copied about log n times."""
+    block = "".join(chunks)
+    chunks.clear()
+    while blocks and len(blocks[-1]) <= len(block):
+        block = blocks.pop() + block
+    blocks.append(block)
+
+
 def is_empty(value: object) -> bool:
     """Fields left empty are dropped from the final message (unless they have a
     default)."""
@@ -2749,12 +2764,6 @@ def _caller_stacklevel() -> int:
             break
         frame, level = frame.f_back, level + 1
     return level
-
-
-# Region chunks joined into one string at a time (see `_seal_body`): few enough that a
-# parser holds little beyond its text mid-stream, even with a thousand parsers open at
-# once.
-BLOCK_CHUNKS: Final = 32
 
 
 # While streaming, scanners remember nothing (the buffer grows).
@@ -4054,16 +4063,10 @@ class _Writer:
         return coerce_value(value, types) if isinstance(value, str) else value
 
 
-def seal(chunks: list[str], blocks: list[str]) -> None:
-    """Join `chunks` into one block at the end of `blocks`, and empty `chunks`. A block
-    no longer than the new one is merged into it, so block lengths fall from first to
-    last: n characters are a handful of strings (about log n), and each character is
-    copied about log n times."""
-    block = "".join(chunks)
-    chunks.clear()
-    while blocks and len(blocks[-1]) <= len(block):
-        block = blocks.pop() + block
-    blocks.append(block)
+# Region chunks joined into one string at a time (see `_seal_body`): few enough that a
+# parser holds little beyond its text mid-stream, even with a thousand parsers open at
+# once.
+BLOCK_CHUNKS: Final = 32
 
 
 def chat_completion_chunk(
@@ -4514,8 +4517,18 @@ class ResponseParser(StreamingParser):
         if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
             return StreamingParser.feed(self, text)
         # A region is open, nothing is held back and no delimiter can start in `text`:
-        # it is region text.
-        return [self._region_text(text)]
+        # it is region text (the engine's `_region_text`, written out).
+        body = self._body
+        body.append(text)
+        if len(body) >= BLOCK_CHUNKS:
+            self._seal_body()
+        chunk: RegionChunk = {
+            "type": "region_chunk",
+            "field": self._chunk_name,
+            "text": text,
+            "dirty": self._chunk_dirty,
+        }
+        return [chunk]
 
 
 @overload

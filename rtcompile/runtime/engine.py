@@ -276,19 +276,22 @@ class StreamingParser:
         """`text` as text of the open region: kept for the region's value; its chunk
         event.
 
-        A backend's fast path ends here too: a region is open, nothing is held back and
+        A backend's fast path does the same: a region is open, nothing is held back and
         no delimiter can start in `text`, so all of it is region text (what scanning
-        would conclude)."""
+        would conclude). A generated module writes this body inline in its `feed`
+        (`rtcompile.backends.codegen.lift.inlined_method`), a call per chunk saved, so
+        it ends by returning a name."""
         body = self._body
         body.append(text)
         if len(body) >= BLOCK_CHUNKS:
             self._seal_body()
-        return {
+        chunk: RegionChunk = {
             "type": "region_chunk",
             "field": self._chunk_name,
             "text": text,
             "dirty": self._chunk_dirty,
         }
+        return chunk
 
     def _process(self, events: list[Event], eos: bool) -> None:
         """Commit every delimiter that can be committed, and the text before it."""

@@ -3,8 +3,9 @@
 Most chunks of a long region contain no character that can start a watched delimiter, and arrive
 when nothing is held back; such a chunk is region text, exactly as scanning would conclude. A
 generated module knows its states, so it writes that check as one expression (`"<" in text`) and
-the fast path inline, ending in the engine's `_region_text`. Anything else goes to the engine's
-`feed` (`StreamingParser.feed`), which scans.
+the fast path inline, ending in the body of the engine's `_region_text` written out (a call per chunk
+saved: `lift.inlined_method`). Anything else goes to the engine's `feed` (`StreamingParser.feed`),
+which scans.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 
 from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, width
+from rtcompile.backends.codegen.lift import inlined_method
 from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.scanners import state_hint
 from rtcompile.backends.codegen.writer import CodeWriter, literal
@@ -70,7 +72,10 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
                     out.line(scan)
                 out.comment("Outside any region nothing is kept: text no delimiter can start in is dropped.")
                 out.line("return []")
-        out.comment("A region is open, nothing is held back and no delimiter can start in `text`: it is region text.")
+        out.comment(
+            "A region is open, nothing is held back and no delimiter can start in `text`: it is region text"
+            " (the engine's `_region_text`, written out)."
+        )
         _region_text(out, plan)
     return out.code()
 
@@ -89,7 +94,11 @@ def _region_text(out: CodeWriter, plan: ParserPlan) -> None:
     else:
         out.line(f"self._buffer = (self._buffer + text)[-{plan.history}:]  # what a delimiter may look back at")
         out.line("self._pos = len(self._buffer)")
-    out.line("return [self._region_text(text)]")
+    # the engine's `_region_text`, written out here: a call per chunk saved
+    statements, chunk = inlined_method("engine", "StreamingParser", "_region_text")
+    for statement in statements:
+        out.code_lines(statement)
+    out.line(f"return [{chunk}]")
 
 
 def _drops_outside_text(plan: ParserPlan) -> bool:

@@ -157,6 +157,39 @@ def definitions_of(module: str) -> list[str]:
     return list(_module(module)[1])
 
 
+def inlined_method(module: str, owner: str, method: str) -> tuple[list[str], str]:
+    """A runtime method's body for a generator that writes its work inline instead of calling it (the
+    generated `feed` so writes the engine's `_region_text`, saving a call per chunk): its statements,
+    docstring left out, each as code at indentation 0, but the final `return NAME`; and that NAME.
+
+    The method stays the one definition of that work; a body of another shape is refused here, so that
+    a runtime author who changes it learns at once what inlining needs."""
+    tree, definitions, _ = _module(module)
+    node = definitions[owner].nodes[-1]
+    assert isinstance(node, cst.ClassDef)
+    (function,) = [m for m in node.body.body if isinstance(m, cst.FunctionDef) and m.name.value == method]
+    assert isinstance(function.body, cst.IndentedBlock)
+    statements = list(function.body.body)
+    if statements and _is_docstring(statements[0]):
+        statements = statements[1:]
+    last = statements[-1] if statements else None
+    returned = last.body[0] if isinstance(last, cst.SimpleStatementLine) else None
+    if not (isinstance(returned, cst.Return) and isinstance(returned.value, cst.Name)):
+        raise AssertionError(f"{module}.{owner}.{method} must end with `return NAME` to be written inline")
+    code = [tree.code_for_node(statement).strip("\n") for statement in statements[:-1]]
+    if any('"""' in text or "'''" in text for text in code):
+        raise AssertionError(f"{module}.{owner}.{method}: a multi-line string cannot be re-indented inline")
+    return code, returned.value.value
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
 def _overloads(statements: tuple[cst.CSTNode, ...]) -> bool:
     """Whether `statements` are all `@overload` signatures of one function."""
     return bool(statements) and all(

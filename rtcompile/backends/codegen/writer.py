@@ -115,6 +115,11 @@ class CodeWriter:
         else:
             self._lines.extend(lay_out(f"{INDENT * self._depth}{text}"))
 
+    def code_lines(self, code: str) -> None:
+        """Code laid out already (lifted runtime source at indentation 0), every line indented to the
+        current depth."""
+        self._lines.extend(f"{INDENT * self._depth}{line}" if line else "" for line in code.splitlines())
+
     def comment(self, text: str) -> None:
         """A comment, wrapped to the line length; `text` must already be safe for one line (callers
         quote template text)."""
