@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 from rtcompile.errors import JsonPath
 from rtcompile.ir import Delimiter, Field, Template
-from rtcompile.regex.analysis import LeadingRun, history, leading_run
-from rtcompile.regex.ast import Assertion, Fuzzy, Opaque, walk
+from rtcompile.regex.analysis import LeadingRun, depends_on_scan_start, history, leading_run
 from rtcompile.regex.charsets import Ranges, normalise
 from rtcompile.regex.errors import InvalidRegex
 from rtcompile.regex.first_chars import MatchStarts, delimiter_first_chars, match_starts, modelled_tree
@@ -309,27 +308,3 @@ def one_scan_is_exact(template: Template) -> bool:
             if delimiter is not None and not delimiter.is_literal and depends_on_scan_start(delimiter.pattern):
                 return False
     return True
-
-
-def depends_on_scan_start(pattern: str) -> bool:
-    """Whether what `regex` reports for `pattern` depends on where its search starts, not only on the
-    text (see `one_scan_is_exact`): then neither one scan for a whole output nor a remembered search
-    stands in for a later one."""
-    try:
-        parsed = parse_regex(pattern)
-    except (InvalidRegex, UnsupportedRegex, ValueError):
-        return True
-    if any(flag.letter == "r" for flag in parsed.inline_flags):
-        return True
-    if any(flag.letter == "f" and flag.on for flag in parsed.inline_flags):
-        # Full case folding: regex may report a (partial) match starting before where the search
-        # starts, in text before it (`(?if)ß\tk\z` searched from 3 in '\x85<t𐐀ﬁẞ\t' starts at 1).
-        return True
-    for node in walk(parsed.root):
-        if isinstance(node, Assertion) and node.kind == "search_anchor":
-            return True
-        if isinstance(node, Opaque) and node.construct in ("\\K keep", "control verb"):
-            return True
-        if isinstance(node, Fuzzy):
-            return True  # which approximate match regex reports depends on where (and how) it searches
-    return False

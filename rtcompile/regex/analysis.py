@@ -35,7 +35,9 @@ from rtcompile.regex.ast import (
     width,
 )
 from rtcompile.regex.charsets import ALL, Ranges, intersection, normalise, size
+from rtcompile.regex.errors import InvalidRegex, UnsupportedRegex
 from rtcompile.regex.first_chars import first_characters
+from rtcompile.regex.parser import parse_regex
 
 # Assertions that read the character before their position: word boundaries and starts, multiline
 # `^`, and the string start (a position is the start only if no character precedes it, so a buffer
@@ -404,3 +406,28 @@ def _starts_outside(node: Node, run: Ranges) -> bool:
     `run` (so the run cannot run on into it)."""
     first = first_characters(node)
     return first is not None and not first.nullable and not intersection(first.ranges, run)
+
+
+def depends_on_scan_start(pattern: str) -> bool:
+    """Whether what `regex` reports for `pattern` depends on where its search starts, not only on the
+    text: then neither one scan for a whole output (`rtcompile.plan.one_scan_is_exact`) nor a
+    remembered search stands in for a later one, and a search may not start later than where the
+    reference's starts."""
+    try:
+        parsed = parse_regex(pattern)
+    except (InvalidRegex, UnsupportedRegex, ValueError):
+        return True
+    if any(flag.letter == "r" for flag in parsed.inline_flags):
+        return True
+    if any(flag.letter == "f" and flag.on for flag in parsed.inline_flags):
+        # Full case folding: regex may report a (partial) match starting before where the search
+        # starts, in text before it (`(?if)ß\tk\z` searched from 3 in '\x85<t𐐀ﬁẞ\t' starts at 1).
+        return True
+    for node in walk(parsed.root):
+        if isinstance(node, Assertion) and node.kind == "search_anchor":
+            return True
+        if isinstance(node, Opaque) and node.construct in ("\\K keep", "control verb"):
+            return True
+        if isinstance(node, Fuzzy):
+            return True  # which approximate match regex reports depends on where (and how) it searches
+    return False

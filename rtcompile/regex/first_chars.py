@@ -39,6 +39,7 @@ from rtcompile.regex.ast import (
     end_kind,
     flat_items,
     flatten_alternation,
+    linear_items,
     unwrap,
     walk,
     width,
@@ -134,6 +135,50 @@ def _complete_matches_beside_an_end(root: Node) -> MatchStarts | None:
         return None
     chars = frozenset(cp for lo, hi in normalise(walker.ranges) for cp in range(lo, hi + 1))
     return MatchStarts(chars, "string_end_line" in ends)
+
+
+def leading_chars(pattern: str) -> tuple[tuple[Ranges, ...], ...] | None:
+    """How every match and every partial match of `pattern` begins, for a pattern whose every path
+    begins by reading a character: per path, the classes of its first one or two characters (a
+    second where the path surely reads one right after the first); None for any other pattern (a
+    leading repeat, assertion or lookaround, or an unmodelled construct). `<invoke name=` gives
+    ``(("<", "i"),)``; a partial match may also end after the first character, at the end of the text.
+
+    Unlike `first_characters` this holds for what `regex`'s partial search reports even where its
+    shortcuts report partial matches that cannot occur: an attempt at a position first tests these
+    characters, and one that fails there reads nothing more, so it reports nothing (`[a-z]*?X` is the
+    counterexample of a pattern without them: partial at the `-` of ``-``)."""
+    parsed = modelled_tree(pattern)
+    if parsed is None:
+        return None
+    paths = _leading_paths(parsed.root)
+    if paths is None or any(size(classes[0]) > MAX_CLASS_SIZE for classes in paths):
+        return None
+    return tuple(dict.fromkeys(paths))
+
+
+def _leading_paths(node: Node) -> list[tuple[Ranges, ...]] | None:
+    items = linear_items(node)
+    first = items[0] if items else None
+    if isinstance(first, Alternation):
+        # (a branch's path stops within the branch: what follows the alternation is not looked at)
+        found: list[tuple[Ranges, ...]] = []
+        for branch in flatten_alternation(first):
+            paths = _leading_paths(branch)
+            if paths is None:
+                return None
+            found += paths
+        return found
+    if isinstance(first, Repeat) and first.min >= 1 and first.max != 0:
+        # its first iteration is read first (a lazy or possessive one too); only its body is looked at
+        paths = _leading_paths(first.body)
+        return (
+            None if paths is None else [path[:1] if isinstance(unwrap(first.body), Chars) else path for path in paths]
+        )
+    if not isinstance(first, Chars):
+        return None
+    second = items[1] if len(items) > 1 else None
+    return [(first.ranges, second.ranges) if isinstance(second, Chars) else (first.ranges,)]
 
 
 def modelled_tree(pattern: str) -> ParsedRegex | None:

@@ -194,6 +194,13 @@ def _candidates(
         width *= 2
 
 
+def first_of(leads: re.Pattern[str], buf: str, pos: int) -> int:
+    """Where `leads` (a pattern of a character or two) first matches in `buf` from
+    `pos`, -1 if nowhere: `str.find` for a character class."""
+    m = leads.search(buf, pos)
+    return -1 if m is None else m.start()
+
+
 def lead_start(buf: str, pos: int, end: int, lead: frozenset[str]) -> int:
     """The earliest start of a match whose text before a string found at `end` comes
     from `lead`: the start of the run of `lead` characters that ends there, no earlier

@@ -35,8 +35,19 @@ def test_a_pattern_that_is_a_plain_literal_is_found_with_str_find() -> None:
 
 
 def test_a_pattern_without_an_exact_translation_runs_on_the_regex_module() -> None:
-    assert of(r"<function=([^<\n]+?)>") == Strategy("regex")
-    assert of(r"<(\w+)>\1") == Strategy("regex")
+    lt, f = ((60, 60),), ((102, 102),)
+    assert of(r"<function=([^<\n]+?)>") == Strategy("regex", leads=((lt, f),))
+    assert of(r"<(\w+)>\1") == Strategy("regex", leads=((lt,),))  # (a repeat second: one character)
+    assert of(r"(?:<a)?(\w+?)>\1") == Strategy("regex")  # no leading character: searched from the scan position
+
+
+def test_a_regex_module_search_starts_at_the_leading_characters_where_its_start_cannot_matter() -> None:
+    plan = of(r"<function=([^<\n]+?)>")
+    assert plan.summary() == (
+        "strategy: the regex module (no exact stdlib translation), partial=True; streaming from the first "
+        "'<(?:f|\\\\Z)'"
+    )
+    assert of(r"\G<function=([^<\n]+?)>") == Strategy("regex")  # `\G`: where it starts is what it matches
 
 
 def test_strings_every_match_contains_guard_the_search_which_starts_where_the_first_was_found() -> None:

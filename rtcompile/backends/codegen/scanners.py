@@ -23,9 +23,12 @@ from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.errors import format_path
 from rtcompile.ir import Template
-from rtcompile.plan import ParserState, Watch, depends_on_scan_start
+from rtcompile.plan import ParserState, Watch
+from rtcompile.regex.analysis import depends_on_scan_start
 from rtcompile.regex.ast import width
+from rtcompile.regex.charsets import Ranges, normalise, size
 from rtcompile.regex.first_chars import modelled_tree
+from rtcompile.strategies import lead_pattern
 
 # Beyond these the pending text is found by `literal_set_hold` (linear in the literals) instead of a trie
 # pattern, which nests one group per character and is written into the module as one string.
@@ -331,7 +334,7 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
     # the hold (`_several_watches`), which also covers a match at the end of the buffer.
     at_end = rank is None and _may_match_at_end(watch.delimiter.pattern)
     if plan.engine == "regex":
-        _regex_module_watch(out, parts, watch, full, rank, at_end)
+        _regex_module_watch(out, parts, watch, template, full, rank, at_end)
         return
     partial = "partial_match" if plan.attempt == "match" else "partial_search"
     parts.need("partial", partial)
@@ -469,7 +472,13 @@ def _may_match_at_end(pattern: str) -> bool:
 
 
 def _regex_module_watch(
-    out: CodeWriter, parts: ModuleParts, watch: Watch, pattern: str, rank: int | None, at_end: bool
+    out: CodeWriter,
+    parts: ModuleParts,
+    watch: Watch,
+    template: Template,
+    pattern: str,
+    rank: int | None,
+    at_end: bool,
 ) -> None:
     """A delimiter matched with the `regex` module (no exact stdlib translation): exactly as the
     interpreter and the reference search it, partial matches included. At the end of the stream its
@@ -481,8 +490,27 @@ def _regex_module_watch(
         else:
             _remembered_search(out, parts, f"{pattern}.search(buf, pos)", "pos")
     with out.block("else:"):
-        out.line(f"m = {pattern}.search(buf, pos, partial=True)")
+        leads = watch.strategy.leads if watch.strategy is not None else None
+        if leads is None:
+            out.line(f"m = {pattern}.search(buf, pos, partial=True)")
+        else:
+            # No match or partial match starts before the first of its leading characters, nor
+            # anywhere when there is none (a partial match at the very end holds nothing back).
+            out.line(f"lead = {_first_of(parts, leads, watch_hint(watch, template))}")
+            out.line(f"m = None if lead < 0 else {pattern}.search(buf, lead, partial=True)")
     _take_unless_growing(out, rank, f"(m.partial or regex_can_grow({pattern}, buf, m))", "m.groupdict()", at_end)
+
+
+def _first_of(parts: ModuleParts, leads: tuple[tuple[Ranges, ...], ...], hint: str) -> str:
+    """The expression for where a match's leading characters (`Strategy.leads`) first occur in `buf`
+    from `pos` on, -1 if nowhere: `str.find` for one character."""
+    if all(len(classes) == 1 for classes in leads):
+        chars = normalise([pair for classes in leads for pair in classes[0]])
+        if size(chars) == 1:
+            return f"buf.find({literal(chr(chars[0][0]))}, pos)"
+    parts.need("scanning", "first_of")
+    name = parts.pattern(f"{hint} leads", lead_pattern(leads), flags="0")
+    return f"first_of({name}, buf, pos)"
 
 
 def _take_unless_growing(out: CodeWriter, rank: int | None, may_grow: str, groups: str, at_end: bool) -> None:
