@@ -31,9 +31,11 @@ class Wait:
     def __init__(self, awaited: tuple[str, ...], buffer: str, after: int) -> None:
         self.awaited = awaited
         # how many characters before new text an occurrence can begin in
-        self.reach = max(map(len, awaited)) - 1
+        reach = max(map(len, awaited)) - 1
+        # the last `reach` characters of a text (none for one-character strings)
+        self.reach = slice(-reach, None) if reach else slice(0, 0)
         # the end of the scanned text, from `after` on, that one could begin in
-        self.tail = buffer[max(after, len(buffer) - self.reach) :]
+        self.tail = buffer[max(after, len(buffer) - reach) :]
         self.chunks: list[str] = []
         self.blocks: list[str] = []
 
@@ -44,7 +46,7 @@ class Wait:
         for awaited in self.awaited:  # (a loop: `any` of a generator costs more)
             if awaited in window:
                 return True
-        self.tail = window[max(0, len(window) - self.reach) :]
+        self.tail = window[self.reach]
         self.chunks.append(text)
         if len(self.chunks) >= BLOCK_CHUNKS:
             seal(self.chunks, self.blocks)
@@ -64,12 +66,17 @@ class WaitingParser(StreamingParser):
         """Add model text; returns the events it completes."""
         wait = self._wait
         if wait is not None and not self._finalized:
-            if not wait.arrived(text):
-                # nothing can be committed yet: the text is kept, nothing scanned
-                return []
-            self._wait = None
-            text = wait.text() + text
+            # until one arrives nothing can be committed: text is kept, not scanned
+            return self._arrive(wait, text) if wait.arrived(text) else []
         return StreamingParser.feed(self, text)
+
+    def _arrive(self, wait: Wait, text: str) -> list[Event]:
+        """One of the awaited strings arrived with `text`: everything kept is scanned.
+
+        (A module's own `feed` calls `Wait.arrived` and this directly, the call of this
+        class's `feed` saved: `_wait` is set only while the parser is not finalized.)"""
+        self._wait = None
+        return StreamingParser.feed(self, wait.text() + text)
 
     def finalize(self) -> tuple[Message, list[Event]]:
         """End of generation: flush what is held back, close the open region, return the
@@ -86,11 +93,8 @@ class WaitingParser(StreamingParser):
     def _start_waiting(self, wait: int, after: int) -> None:
         """Wait for one of the strings of the state's wait `wait` after `after`.
 
-        (A module's own `feed` hands this class's every chunk while waiting: a state
-        that waits at the scan position has no fast path, one that waits at a literal
-        holds it back, and a held-back run that a module extends without a scan never
-        starts with a character another delimiter can start with,
-        `rtcompile.plan.pending_run`.)"""
+        (A module's own `feed` asks the wait about every chunk first, before any fast
+        path.)"""
         awaited = self._program.tables.awaits[self._state][wait]
         self._wait = Wait(awaited, self._buffer, after)
 

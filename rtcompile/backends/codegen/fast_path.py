@@ -43,6 +43,11 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
     out = CodeWriter(depth=1)
     with out.block("def feed(self, text: str) -> list[Event]:"):
         out.line('"""Add model text; returns the events it completes."""')
+        if engine_class(plan) == "WaitingParser":
+            out.line("wait = self._wait")
+            with out.block("if wait is not None:"):
+                out.comment("The state awaits strings: new text is only looked at for them (see `WaitingParser`).")
+                out.line("return self._arrive(wait, text) if wait.arrived(text) else []")
         # With nothing kept (history 0) the buffer is empty exactly when nothing is held back.
         pending = "self._buffer" if plan.history == 0 else "self._pos != len(self._buffer)"
         if runs:
