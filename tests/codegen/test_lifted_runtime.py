@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import transformers.utils.chat_parsing as reference
 
 import rtcompile
@@ -84,3 +85,44 @@ def test_a_compiled_module_accepts_a_tool_annotated_with_typing_any() -> None:
         ours = module.parse_response(text, prefix="", tools=tools)
         assert ours == rtcompile.parse_response(text, template, prefix="", tools=tools)
         assert ours == reference.parse_response(text, template, prefix="", tools=tools)
+
+
+def test_a_method_written_inline_is_its_body_without_docstring_and_final_return() -> None:
+    """The generated `feed` writes the engine's `_region_text` out rather than calling it: the body as the
+    runtime has it (the chunk event is still defined once), its final `return chunk` becoming the feed's
+    `return [chunk]`."""
+    from rtcompile.backends.codegen.lift import inlined_method
+
+    statements, returned = inlined_method("engine", "StreamingParser", "_region_text")
+    assert returned == "chunk"
+    assert statements[0] == "body = self._body"
+    assert statements[-1].startswith("chunk: RegionChunk = {")
+    module = compiled_module({"start_anchor": "<a>", "fields": {"content": {"content": "text"}}})
+    source = Path(module.__file__ or "").read_text(encoding="utf-8")
+    feed = source[source.index("    def feed(self, text: str) -> list[Event]:", source.index("class ResponseParser")) :]
+    for statement in statements:
+        assert "\n".join("        " + line for line in statement.splitlines()) in feed
+    assert "        return [chunk]" in feed
+
+
+def test_a_method_of_another_shape_is_refused_for_inlining(tmp_path: Path, monkeypatch: Any) -> None:
+    from rtcompile.backends.codegen import lift
+
+    (tmp_path / "shapes.py").write_text(
+        "class Shapes:\n"
+        "    def computed(self, text: str) -> str:\n"
+        "        return text + text\n"
+        "    def named(self, text: str) -> str:\n"
+        '        """Docstring."""\n'
+        "        doubled = text + text\n"
+        "        return doubled\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(lift, "RUNTIME_DIR", tmp_path)
+    lift._module.cache_clear()
+    try:
+        assert lift.inlined_method("shapes", "Shapes", "named") == (["doubled = text + text"], "doubled")
+        with pytest.raises(AssertionError, match="must end with `return NAME`"):
+            lift.inlined_method("shapes", "Shapes", "computed")
+    finally:
+        lift._module.cache_clear()
