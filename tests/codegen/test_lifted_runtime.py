@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import libcst as cst
 import pytest
 import transformers.utils.chat_parsing as reference
 
@@ -126,3 +127,60 @@ def test_a_method_of_another_shape_is_refused_for_inlining(tmp_path: Path, monke
             lift.inlined_method("shapes", "Shapes", "computed")
     finally:
         lift._module.cache_clear()
+
+
+# What the comparison deliberately ignores: libcst reads these constants as names, Python's tree as
+# constants (no definition has their names).
+CONSTANTS = frozenset({"None", "True", "False"})
+
+
+class _LibcstNames(cst.CSTVisitor):
+    """The names and attribute names a libcst node reads, as libcst sees them: the reading the lifter
+    did with libcst's visitors before it walked Python's tree instead (ten times cheaper)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.attributes: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value not in CONSTANTS:
+            self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self.attributes.add(node.attr.value)
+        node.value.visit(self)
+        return False
+
+
+def test_what_each_runtime_definition_reads_is_what_libcst_sees() -> None:
+    """The lifter follows the names a definition reads (`lift._reads`, on Python's tree); for every
+    definition and method of the runtime they are exactly the `Name` nodes libcst finds, and the
+    attribute names, so the lift follows what it always followed."""
+    from rtcompile.backends.codegen import lift
+
+    compared = 0
+    for path in sorted(lift.RUNTIME_DIR.glob("*.py")):
+        _, definitions, _ = lift._module(path.stem)
+        for definition in definitions.values():
+            last = definition.nodes[-1]
+            members = last.body.body if isinstance(last, cst.ClassDef) else ()
+            for member, method in zip(
+                [m for m in members if isinstance(m, cst.FunctionDef)], definition.methods, strict=True
+            ):
+                seen = _LibcstNames()
+                member.visit(seen)
+                assert (method.uses, method.attributes) == (frozenset(seen.names), frozenset(seen.attributes)), (
+                    path.stem,
+                    method.name,
+                )
+                compared += 1
+            if not members:
+                seen = _LibcstNames()
+                for node in definition.nodes:
+                    node.visit(seen)
+                assert (definition.uses, definition.attributes) == (
+                    frozenset(seen.names),
+                    frozenset(seen.attributes),
+                ), definition.name
+                compared += 1
+    assert compared > 200

@@ -67,25 +67,40 @@ class Lifted:
     modules: tuple[str, ...]  # the runtime module of each definition, in the same order
 
 
-class _NameCollector(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-        self.attributes: set[str] = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        self.attributes.add(node.attr.value)
-        node.value.visit(self)
-        return False  # the attribute's own name is not a name read
-
-
-def _reads(node: cst.CSTNode) -> tuple[frozenset[str], frozenset[str]]:
-    """The names and the attribute names `node` reads."""
-    collector = _NameCollector()
-    node.visit(collector)
-    return frozenset(collector.names), frozenset(collector.attributes)
+def _reads(node: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
+    """The names and the attribute names `node` reads (a name defined or bound counts too: reading
+    more than is used only lifts a definition more, never less). Walked on Python's own tree, which
+    costs a tenth of libcst's visitors; libcst writes the code out."""
+    names: set[str] = set()
+    attributes: set[str] = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name):
+            names.add(inner.id)
+        elif isinstance(inner, ast.Attribute):
+            attributes.add(inner.attr)  # (its value is walked on: `self._x.y` reads `self`)
+        elif isinstance(inner, ast.arg):
+            names.add(inner.arg)
+        elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(inner.name)
+        elif isinstance(inner, ast.keyword) and inner.arg is not None:
+            names.add(inner.arg)
+        elif isinstance(inner, (ast.Global, ast.Nonlocal)):
+            names.update(inner.names)
+        elif isinstance(inner, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and inner.name is not None:
+            names.add(inner.name)
+        elif isinstance(inner, ast.MatchClass):
+            names.update(inner.kwd_attrs)
+        elif isinstance(inner, ast.MatchMapping) and inner.rest is not None:
+            names.add(inner.rest)
+        elif isinstance(inner, (ast.alias, ast.ImportFrom)):
+            # a dotted module name reads its first part, then attributes of it
+            dotted = inner.name if isinstance(inner, ast.alias) else inner.module or ""
+            first, *rest = dotted.split(".")
+            names.update({first} - {"", "*"})
+            attributes.update(rest)
+            if isinstance(inner, ast.alias) and inner.asname is not None:
+                names.add(inner.asname)
+    return frozenset(names), frozenset(attributes)
 
 
 def attributes_read(code: str) -> frozenset[str]:
@@ -110,24 +125,27 @@ def _defined_names(statement: cst.CSTNode) -> list[str]:
     return []
 
 
-def _definition(module: str, name: str, statements: tuple[cst.CSTNode, ...]) -> Definition:
-    statement = statements[-1]
+def _definition(module: str, name: str, statements: tuple[cst.CSTNode, ...], trees: tuple[ast.stmt, ...]) -> Definition:
+    """A definition from its libcst statements (what is written out) and the same statements in
+    Python's tree (what is read)."""
+    statement, tree = statements[-1], trees[-1]
     if not isinstance(statement, cst.ClassDef):
-        reads = [_reads(s) for s in statements]
+        reads = [_reads(t) for t in trees]
         uses = frozenset().union(*(names for names, _ in reads))
         attributes = frozenset().union(*(attributes for _, attributes in reads))
         return Definition(module, name, statements, uses, attributes, ())
+    assert isinstance(tree, ast.ClassDef) and len(tree.body) == len(statement.body.body)
     shell_uses: set[str] = set()
     shell_attributes: set[str] = set()
     methods = []
-    for member in statement.body.body:
-        uses, attributes = _reads(member)
+    for member, member_tree in zip(statement.body.body, tree.body, strict=True):
+        uses, attributes = _reads(member_tree)
         if isinstance(member, cst.FunctionDef):
             methods.append(Method(member.name.value, uses, attributes))
         else:
             shell_uses |= uses
             shell_attributes |= attributes
-    for base in statement.bases:
+    for base in tree.bases:
         shell_uses |= _reads(base)[0]
     return Definition(module, name, statements, frozenset(shell_uses), frozenset(shell_attributes), tuple(methods))
 
@@ -135,10 +153,14 @@ def _definition(module: str, name: str, statements: tuple[cst.CSTNode, ...]) -> 
 @functools.cache
 def _module(name: str) -> tuple[cst.Module, dict[str, Definition], dict[str, str]]:
     """A runtime module's tree, top-level definitions, and import bindings (bound name -> import line)."""
-    tree = cst.parse_module((RUNTIME_DIR / f"{name}.py").read_text(encoding="utf-8"))
-    statements: dict[str, tuple[cst.CSTNode, ...]] = {}
+    source = (RUNTIME_DIR / f"{name}.py").read_text(encoding="utf-8")
+    tree = cst.parse_module(source)
+    # The same statements in Python's tree, one for one (runtime modules put one statement on a line).
+    python_tree = ast.parse(source).body
+    assert len(python_tree) == len(tree.body), f"runtime/{name}.py: one statement per line, no `;`"
+    statements: dict[str, tuple[tuple[cst.CSTNode, ast.stmt], ...]] = {}
     imports: dict[str, str] = {}
-    for statement in tree.body:
+    for statement, python_statement in zip(tree.body, python_tree, strict=True):
         if isinstance(statement, cst.SimpleStatementLine) and isinstance(
             statement.body[0], (cst.Import, cst.ImportFrom)
         ):
@@ -147,8 +169,12 @@ def _module(name: str) -> tuple[cst.Module, dict[str, Definition], dict[str, str
         for defined in _defined_names(statement):
             # A function's `@overload` signatures come first and stay with it.
             earlier = statements.get(defined, ())
-            statements[defined] = (*earlier, statement) if _overloads(earlier) else (statement,)
-    definitions = {defined: _definition(name, defined, nodes) for defined, nodes in statements.items()}
+            pair = (statement, python_statement)
+            statements[defined] = (*earlier, pair) if _overloads(tuple(s for s, _ in earlier)) else (pair,)
+    definitions = {
+        defined: _definition(name, defined, tuple(s for s, _ in pairs), tuple(t for _, t in pairs))
+        for defined, pairs in statements.items()
+    }
     return tree, definitions, imports
 
 
