@@ -5173,7 +5173,7 @@ class ResponseParser(StreamingParser):
         body.append(text)
         if len(body) >= BLOCK_CHUNKS:
             self._seal_body()
-        chunk: RegionChunk = {
+        chunk = {
             "type": "region_chunk",
             "field": self._chunk_name,
             "text": text,

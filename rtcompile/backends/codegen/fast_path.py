@@ -41,6 +41,7 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         return None  # no state has a fast path
     scan = f"return {engine_class(plan)}.feed(self, text)"
     out = CodeWriter(depth=1)
+    declared: set[str] = set()  # names the feed's inline region text declared (see `_region_text`)
     with out.block("def feed(self, text: str) -> list[Event]:"):
         out.line('"""Add model text; returns the events it completes."""')
         if engine_class(plan) == "WaitingParser":
@@ -51,7 +52,7 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         # With nothing kept (history 0) the buffer is empty exactly when nothing is held back.
         pending = "self._buffer" if plan.history == 0 else "self._pos != len(self._buffer)"
         if runs:
-            _extend_pending_run(out, parts, plan, runs, pending)
+            _extend_pending_run(out, parts, plan, runs, pending, declared)
         drops = _drops_outside_text(plan)
         guards = [f"not text or {pending}" if drops else f"not self._fast or not text or {pending}"]
         busy = _busy_tests(parts, plan)
@@ -81,13 +82,14 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
             "A region is open, nothing is held back and no delimiter can start in `text`: it is region text"
             " (the engine's `_region_text`, written out)."
         )
-        _region_text(out, plan)
+        _region_text(out, plan, declared)
     return out.code()
 
 
-def _region_text(out: CodeWriter, plan: ParserPlan) -> None:
+def _region_text(out: CodeWriter, plan: ParserPlan, declared: set[str]) -> None:
     """`text` as region text: the committed characters a delimiter may look back at kept, the rest
-    given to the region (the engine's `_region_text`)."""
+    given to the region (the engine's `_region_text`). `declared` holds the names the feed declared
+    already (its annotated assignments are written once)."""
     if plan.history is None:  # a delimiter may look back at anything: nothing is dropped
         out.line("self._buffer += text")
         out.line("self._pos = len(self._buffer)")
@@ -100,7 +102,9 @@ def _region_text(out: CodeWriter, plan: ParserPlan) -> None:
         out.line(f"self._buffer = (self._buffer + text)[-{plan.history}:]  # what a delimiter may look back at")
         out.line("self._pos = len(self._buffer)")
     # the engine's `_region_text`, written out here: a call per chunk saved
-    statements, chunk = inlined_method("engine", "StreamingParser", "_region_text")
+    # (written out a second time in the feed, its annotation is left out: see `inlined_method`)
+    statements, chunk = inlined_method("engine", "StreamingParser", "_region_text", annotated=not declared)
+    declared.add(chunk)
     for statement in statements:
         out.code_lines(statement)
     out.line(f"return [{chunk}]")
@@ -114,7 +118,12 @@ def _drops_outside_text(plan: ParserPlan) -> bool:
 
 
 def _extend_pending_run(
-    out: CodeWriter, parts: ModuleParts, plan: ParserPlan, states: list[ParserState], pending: str
+    out: CodeWriter,
+    parts: ModuleParts,
+    plan: ParserPlan,
+    states: list[ParserState],
+    pending: str,
+    declared: set[str],
 ) -> None:
     """Text without a character that could begin anything but the run (see `rtcompile.plan.pending_run`),
     after nothing held back or a held-back run: scanning would find no delimiter, commit up to the last
@@ -146,7 +155,7 @@ def _extend_pending_run(
                 with out.block("if held or last.end() < len(text):"):
                     out.line("self._run_pending = True")
                     out.line("return self._commit_run(text, last.end())")
-                _region_text(out, plan)
+                _region_text(out, plan, declared)
     out.line("self._run_pending = False")
 
 

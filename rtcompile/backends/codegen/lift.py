@@ -183,10 +183,12 @@ def definitions_of(module: str) -> list[str]:
     return list(_module(module)[1])
 
 
-def inlined_method(module: str, owner: str, method: str) -> tuple[list[str], str]:
+def inlined_method(module: str, owner: str, method: str, *, annotated: bool = True) -> tuple[list[str], str]:
     """A runtime method's body for a generator that writes its work inline instead of calling it (the
     generated `feed` so writes the engine's `_region_text`, saving a call per chunk): its statements,
     docstring left out, each as code at indentation 0, but the final `return NAME`; and that NAME.
+    Without `annotated`, an annotated assignment loses its annotation (the body written out a second
+    time in one function: a type checker refuses a name declared twice).
 
     The method stays the one definition of that work; a body of another shape is refused here, so that
     a runtime author who changes it learns at once what inlining needs."""
@@ -202,10 +204,22 @@ def inlined_method(module: str, owner: str, method: str) -> tuple[list[str], str
     returned = last.body[0] if isinstance(last, cst.SimpleStatementLine) else None
     if not (isinstance(returned, cst.Return) and isinstance(returned.value, cst.Name)):
         raise AssertionError(f"{module}.{owner}.{method} must end with `return NAME` to be written inline")
-    code = [tree.code_for_node(statement).strip("\n") for statement in statements[:-1]]
+    body = statements[:-1] if annotated else [_unannotated(statement) for statement in statements[:-1]]
+    code = [tree.code_for_node(statement).strip("\n") for statement in body]
     if any('"""' in text or "'''" in text for text in code):
         raise AssertionError(f"{module}.{owner}.{method}: a multi-line string cannot be re-indented inline")
     return code, returned.value.value
+
+
+def _unannotated(statement: cst.BaseStatement) -> cst.BaseStatement:
+    """`statement` with an annotated assignment (`x: T = v`) written as a plain one (`x = v`)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return statement
+    small = statement.body[0]
+    if not (isinstance(small, cst.AnnAssign) and small.value is not None):
+        return statement
+    plain = cst.Assign(targets=[cst.AssignTarget(small.target)], value=small.value)
+    return statement.with_changes(body=[plain, *statement.body[1:]])
 
 
 def _is_docstring(statement: cst.CSTNode) -> bool:
