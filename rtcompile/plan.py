@@ -49,6 +49,13 @@ class Watch:
         plan = self.strategy
         return () if plan is None else plan.awaits_after
 
+    @property
+    def waits_at_hold(self) -> bool:
+        """Whether it awaits them where the state holds back from (after literals, or past a lazy run:
+        `Strategy.awaits_after`, `Strategy.awaits_past`) rather than at the scan position."""
+        plan = self.strategy
+        return plan is not None and bool(plan.awaits_after or plan.awaits_past)
+
 
 @dataclass(frozen=True)
 class ParserState:
@@ -154,10 +161,11 @@ def _tie_break_order(watches: list[Watch], template: Template) -> tuple[Watch, .
 
 def _awaits(watches: tuple[Watch, ...], starts: frozenset[int] | None) -> tuple[int, ...]:
     """The ranks of the watches whose strategies await strings. One that awaits them from the scan
-    position opens with `.*?`: its first characters are unbounded, so its state has no fast path to
-    get past it; one that awaits them after literals (`Strategy.awaits_after`) starts with those."""
+        position opens with `.*?`: its first characters are unbounded, so its state has no fast path to
+        get past it; one that awaits them after literals (`Strategy.awaits_after`) starts with those, one
+    past a lazy run (`Strategy.awaits_past`) waits only where its partial match is held back."""
     ranks = tuple(rank for rank, watch in enumerate(watches) if watch.awaits)
-    assert starts is None or all(watches[rank].awaits_after for rank in ranks)
+    assert starts is None or all(watches[rank].waits_at_hold for rank in ranks)
     return ranks
 
 

@@ -20,7 +20,9 @@ from typing import Literal
 
 from rtcompile.ir import Delimiter
 from rtcompile.regex.analysis import (
+    PastRun,
     awaited_after,
+    awaited_past_run,
     awaited_strings,
     depends_on_scan_start,
     lead_class,
@@ -32,7 +34,14 @@ from rtcompile.regex.charsets import Ranges
 from rtcompile.regex.first_chars import leading_chars, starts_at_buffer_start
 from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.stdlib import emit_ranges
-from rtcompile.regex.translate import BeforeEnd, UnsupportedRegex, literal_text, translate, translate_before_end
+from rtcompile.regex.translate import (
+    BeforeEnd,
+    UnsupportedRegex,
+    literal_text,
+    translate,
+    translate_before_end,
+    translate_complete,
+)
 
 Engine = Literal["re", "regex", "find"]
 
@@ -70,6 +79,17 @@ class Strategy:
       streaming search starts at the first place they occur after the scan position (a second may
       be cut off by the end of the text), and none runs where they do not (`regex` costs about a
       microsecond a call, a character search a tenth of that).
+    * `complete`: for the `regex` engine, its complete matches have an exact stdlib translation
+      (`translate_complete`), which a search at the end of the stream runs: there partial matches no
+      longer count, and `re` runs a lazy repeat's class test where `regex` looks ahead for what
+      follows it to the end of the text from every start (quadratic).
+    * `awaits_past`: for the `regex` engine, a lazy run between literals (`X? C{m,}? S`, see
+      `rtcompile.regex.analysis.awaited_past_run`): where the state holds back from this watch's
+      partial match and that match is past its mandatory part (`PastRun.mandatory` does not match
+      there), it stays a partial match until `awaits` (S) follows, so streaming waits there; and a
+      streaming search looks for complete matches on `re` (`complete`) and for partial ones with
+      `regex` only from `PastRun.span` characters before the last S on (`regex` would look for S
+      to the end of the text from every start: quadratic).
     """
 
     engine: Engine
@@ -85,6 +105,8 @@ class Strategy:
     awaits_after: tuple[str, ...] = ()
     before_end: BeforeEnd | None = None
     leads: tuple[tuple[Ranges, ...], ...] | None = None
+    complete: bool = False
+    awaits_past: PastRun | None = None
 
     def summary(self) -> str:
         """The record in one line, for the comment above the scanner code it produced."""
@@ -94,6 +116,10 @@ class Strategy:
             summary = "strategy: the regex module (no exact stdlib translation), partial=True"
             if self.leads is not None:
                 summary += f"; streaming from the first {lead_pattern(self.leads)!r}"
+            if self.awaits_past is not None:
+                summary += f"; streaming waits past its lazy run for {self.awaits[0]!r}"
+            if self.complete:
+                summary += "; the stream's end searched with re"
             return summary
         parts = [f"strategy: {self.attempt}"]
         if self.start_only:
@@ -135,8 +161,7 @@ def _strategy(pattern: str, start_only: bool) -> Strategy:
         too_long = error.construct == "pattern too complex" and text is not None
         if too_long:
             return Strategy("find", text=text)
-        # (where `regex`'s answer depends on where a search starts, it starts where the reference's does)
-        return Strategy("regex", leads=None if depends_on_scan_start(pattern) else leading_chars(pattern))
+        return _regex_module(pattern)
     if text is not None:
         return Strategy("find", text=text)
     root = parse_regex(pattern).root
@@ -170,6 +195,32 @@ def _strategy(pattern: str, start_only: bool) -> Strategy:
         awaits_after=awaits_after,
         before_end=translate_before_end(pattern) if one_shot == "search" and search_from == "pos" else None,
     )
+
+
+def _regex_module(pattern: str) -> Strategy:
+    """The strategy of a pattern matched with the `regex` module while streaming."""
+    if depends_on_scan_start(pattern):
+        return Strategy("regex")  # searched from where the reference searches, with `regex` throughout
+    complete = _complete_on_stdlib(pattern)
+    # (a wait past a lazy run needs the complete matches on `re`: see `awaits_past`)
+    waits = awaited_past_run(parse_regex(pattern).root) if complete else None
+    return Strategy(
+        "regex",
+        leads=leading_chars(pattern),
+        complete=complete,
+        awaits=() if waits is None else (waits.awaited,),
+        awaits_past=waits,
+    )
+
+
+def _complete_on_stdlib(pattern: str) -> bool:
+    """Whether the pattern's complete matches have an exact stdlib translation `re` runs no slower
+    than `regex` (`translate_complete`): partial matching is what the translation could not reproduce."""
+    try:
+        refuse_slow_backtracking(pattern, (translate_complete(pattern),))
+    except UnsupportedRegex:
+        return False
+    return True
 
 
 def lead_pattern(leads: tuple[tuple[Ranges, ...], ...]) -> str:

@@ -7,6 +7,7 @@ avoid.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from rtcompile.regex.ast import (
@@ -38,6 +39,7 @@ from rtcompile.regex.charsets import ALL, Ranges, intersection, normalise, size
 from rtcompile.regex.errors import InvalidRegex, UnsupportedRegex
 from rtcompile.regex.first_chars import first_characters
 from rtcompile.regex.parser import parse_regex
+from rtcompile.regex.stdlib import emit_ranges
 
 # Assertions that read the character before their position: word boundaries and starts, multiline
 # `^`, and the string start (a position is the start only if no character precedes it, so a buffer
@@ -431,3 +433,66 @@ def depends_on_scan_start(pattern: str) -> bool:
         if isinstance(node, Fuzzy):
             return True  # which approximate match regex reports depends on where (and how) it searches
     return False
+
+
+@dataclass(frozen=True)
+class PastRun:
+    """What `awaited_past_run` finds: `awaited` (S), `mandatory` (a stdlib pattern matching at a
+    position exactly when the text from there to its end is still within the pattern's mandatory
+    part: a proper prefix of X, X and fewer than m characters of C, or fewer than m of C) and `span`
+    (the length of X plus m: an attempt looks for S from that far past its start on)."""
+
+    awaited: str
+    mandatory: str
+    span: int
+
+
+def awaited_past_run(root: Node) -> PastRun | None:
+    r"""For a lazy run of one class between literals, `X? C{m,}? S` or `X C{m,}? S` (m at least 1, S at
+    least two characters and the pattern's end, X a literal, nothing case-insensitive):
+    `(?:\[TOOL_CALLS\])?(?P<name>[^\s\[\]]+?)\[ARGS\]`, `<function=([^<\n]+?)>\n`; None for any
+    other pattern.
+
+    Where `regex`'s partial search reports a partial match of such a pattern past its mandatory part,
+    it is in the lazy run's search for S: it looks for S from there to the end of the text and reports
+    partial when S is not found, whatever comes before it (it tests the run's class only between the
+    run's start and an S it found). Text that adds no S after that point leaves the partial match
+    where it was, so a stream need look only for S in new text. And with no complete match in the
+    text, every attempt that finds an S from `span` characters past its start fails: no partial match
+    starts `span` or more characters before the last S (both checked against `regex` itself:
+    tests/regex/test_lazy_runs.py). A one-character S is tested character by character instead, with
+    the class; it is not such a pattern."""
+    items = linear_items(root)
+    if any(isinstance(node, Chars) and node.ignore_case for node in walk(root)):
+        return None
+    at = next((i for i, item in enumerate(items) if isinstance(item, Repeat) and item.lazy), None)
+    if at is None:
+        return None
+    run = items[at]
+    assert isinstance(run, Repeat)
+    body = unwrap(run.body)
+    if not isinstance(body, Chars) or run.possessive or run.min < 1 or run.max is not None:
+        return None
+    after = [_plain_char(item) for item in items[at + 1 :]]
+    if len(after) < 2 or None in after:
+        return None
+    awaited = "".join(c for c in after if c is not None)
+    before = items[:at]
+    optional = len(before) == 1 and isinstance(before[0], Repeat) and (before[0].min, before[0].max) == (0, 1)
+    lead_items = linear_items(before[0].body) if optional and isinstance(before[0], Repeat) else before
+    if optional and isinstance(before[0], Repeat) and (before[0].lazy or before[0].possessive):
+        return None
+    chars = [_plain_char(item) for item in lead_items]
+    if None in chars:
+        return None
+    lead = "".join(c for c in chars if c is not None)
+    if optional and not lead:
+        return None
+    run_class = emit_ranges(body.ranges)
+    short_run = f"{run_class}{{0,{run.min - 1}}}" if run.min > 1 else ""
+    mandatory = [re.escape(lead[:length]) for length in range(len(lead))]  # X cut off by the end
+    if lead:
+        mandatory.append(re.escape(lead) + short_run)
+    if optional or not lead:
+        mandatory.append(short_run)
+    return PastRun(awaited, "(?:" + "|".join(dict.fromkeys(mandatory)) + ")\\Z", len(lead) + run.min)

@@ -10,9 +10,10 @@ growth) and on more regions (a 4 KB output written 2 and 16 times over: a parse 
 the text for every region grows with their number); a sample streams up to 1 MB. Every subject runs in
 the slow lane; `FAST` ones in the fast lane too.
 
-Issue 19 makes every template linear; until then, the subjects superlinear today are expected to fail
-(`xfail(strict=True)`, the reason naming the construct), so that each one shows up as an unexpected pass
-when it is fixed: then take it out of `STREAMING_SUPERLINEAR` / `ONE_SHOT_SUPERLINEAR`.
+Every subject is linear. A construct found superlinear goes in `STREAMING_SUPERLINEAR` /
+`LONG_ONE_SHOT_SUPERLINEAR` / `MANY_REGIONS_SUPERLINEAR` (`xfail(strict=True)`, the reason naming it) until it is
+fixed, and shows up then as an unexpected pass.
+
 `python -m tests.support.linear_work NAME ...` prints the figures and where the work goes.
 """
 
@@ -38,26 +39,18 @@ from tests.support.linear_work import (
 
 GROWTH = 2.0
 
-# Why a subject's work grows today (measured on main at 5ec483f, the scanning planner merged); the tables say
-# which reason each subject fails for.
-LAZY_NAME_AFTER_OPTIONAL_PREFIX = (
-    "a lazy name after an optional prefix, `(?:\\[TOOL_CALLS\\])?(?P<name>[^\\s\\[\\]]+?)\\[ARGS\\]` (matched "
-    "with the regex module): its search reads the rest of a run of name characters from every start in it, and "
-    "streaming keeps a buffer that grows with the stream and searches all of it on every feed"
-)
-STREAMING_SUPERLINEAR: dict[str, str] = {
-    **dict.fromkeys(["magistral~lazy-names", "mistral_v11~lazy-names"], LAZY_NAME_AFTER_OPTIONAL_PREFIX),
-}
-LONG_ONE_SHOT_SUPERLINEAR: dict[str, str] = dict.fromkeys(
-    ["magistral~lazy-names", "mistral_v11~lazy-names"], LAZY_NAME_AFTER_OPTIONAL_PREFIX
-)
+# Why a subject's work grows today; the tables say which reason each subject fails for. Empty: every subject is
+# linear (the lazy names after an optional prefix, `(?:\[TOOL_CALLS\])?(?P<name>[^\s\[\]]+?)\[ARGS\]`, the last
+# to be, since the strategy that waits past a lazy run: tests/regex/test_lazy_runs.py).
+STREAMING_SUPERLINEAR: dict[str, str] = {}
+LONG_ONE_SHOT_SUPERLINEAR: dict[str, str] = {}
 MANY_REGIONS_SUPERLINEAR: dict[str, str] = {}
-# The fast lane: a literal and a regex bundled template, two rewrites, and random templates with lookahead and
-# nullable closes, `$`/`\Z` closes and `|$` alternatives, leading and trailing `\s*`, start-anchored opens and
-# case-insensitive flags. (Other lookahead opens, lazy names and back-references run in the slow lane: they are linear
-# since 72baab7 and 2a10680, and the fast lane passes on either side of those.)
+# The fast lane: a literal and a regex bundled template, three rewrites (one a lazy name after an optional prefix),
+# and random templates with lookahead and nullable closes, `$`/`\Z` closes and `|$` alternatives, leading and
+# trailing `\s*`, start-anchored opens and case-insensitive flags. (Other lookahead opens, lazy names and
+# back-references run in the slow lane.)
 FAST = {
-    *("qwen3", "deepseek_r1", "qwen3~edges", "qwen3~lookahead-open"),
+    *("qwen3", "deepseek_r1", "qwen3~edges", "qwen3~lookahead-open", "magistral~lazy-names"),
     *("random-007", "random-008", "random-024", "random-039"),
 }
 MEGABYTE_SAMPLE = ["qwen3", "gpt_oss", "deepseek_r1", "qwen3~edges", "random-000", "random-010", "random-061"]

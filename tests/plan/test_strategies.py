@@ -36,18 +36,30 @@ def test_a_pattern_that_is_a_plain_literal_is_found_with_str_find() -> None:
 
 def test_a_pattern_without_an_exact_translation_runs_on_the_regex_module() -> None:
     lt, f = ((60, 60),), ((102, 102),)
-    assert of(r"<function=([^<\n]+?)>") == Strategy("regex", leads=((lt, f),))
-    assert of(r"<(\w+)>\1") == Strategy("regex", leads=((lt,),))  # (a repeat second: one character)
-    assert of(r"(?:<a)?(\w+?)>\1") == Strategy("regex")  # no leading character: searched from the scan position
+    assert of(r"<function=([^<\n]+?)>") == Strategy("regex", leads=((lt, f),), complete=True)
+    assert of(r"<(\w+)>\1") == Strategy("regex", leads=((lt,),), complete=True)  # (a repeat second: one character)
+    # no leading character: searched from the scan position
+    assert of(r"(?:<a)?(\w+?)>\1") == Strategy("regex", complete=True)
 
 
 def test_a_regex_module_search_starts_at_the_leading_characters_where_its_start_cannot_matter() -> None:
     plan = of(r"<function=([^<\n]+?)>")
     assert plan.summary() == (
         "strategy: the regex module (no exact stdlib translation), partial=True; streaming from the first "
-        "'<(?:f|\\\\Z)'"
+        "'<(?:f|\\\\Z)'; the stream's end searched with re"
     )
-    assert of(r"\G<function=([^<\n]+?)>") == Strategy("regex")  # `\G`: where it starts is what it matches
+    # `\G`: where a search starts is what it matches, so it starts where the reference's does, on regex
+    assert of(r"\G<function=([^<\n]+?)>") == Strategy("regex")
+
+
+def test_a_lazy_run_between_literals_waits_past_its_mandatory_part_for_the_string_after_it() -> None:
+    plan = of(r"(?:\[TOOL_CALLS\])?(?P<name>[^\s\[\]]+?)\[ARGS\]")
+    assert plan.awaits == ("[ARGS]",) and plan.awaits_past is not None and plan.awaits_past.span == 13
+    assert plan.summary() == (
+        "strategy: the regex module (no exact stdlib translation), partial=True; streaming waits past its lazy run"
+        " for '[ARGS]'; the stream's end searched with re"
+    )
+    assert of(r"<f=[a-z]+?>").awaits_past is None  # a one-character string: regex tests the class on the way
 
 
 def test_strings_every_match_contains_guard_the_search_which_starts_where_the_first_was_found() -> None:

@@ -24,7 +24,7 @@ from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.errors import format_path
 from rtcompile.ir import Template
 from rtcompile.plan import ParserState, Watch
-from rtcompile.regex.analysis import depends_on_scan_start
+from rtcompile.regex.analysis import PastRun, depends_on_scan_start
 from rtcompile.regex.ast import width
 from rtcompile.regex.charsets import Ranges, normalise, size
 from rtcompile.regex.first_chars import modelled_tree
@@ -85,7 +85,7 @@ def _single_watch(out: CodeWriter, parts: ModuleParts, state: ParserState, templ
         _literal_watch(out, parts, watch, template, None)
     else:
         _regex_watch(out, parts, watch, template, rank=None)
-    _wait_at_hold(out, parts, state, several=False)
+    _wait_at_hold(out, parts, state, template, several=False)
     out.line("return -1, 0, 0, NO_GROUPS, hold")
 
 
@@ -125,7 +125,7 @@ def _several_watches(out: CodeWriter, parts: ModuleParts, state: ParserState, te
     out.line()
     with out.block("if best >= 0 and best_start >= hold:"):
         out.line("best = -1  # a pending delimiter starts no later and may be the real one")
-    _wait_at_hold(out, parts, state, several=True)
+    _wait_at_hold(out, parts, state, template, several=True)
     out.line("return best, best_start, best_end, best_groups, hold")
 
 
@@ -412,7 +412,7 @@ def _wait_check(out: CodeWriter, parts: ModuleParts, state: ParserState) -> None
     """Where a watch awaits strings from the scan position (`Strategy.awaits`): while they are absent
     after `pos`, that watch holds everything from `pos`, so nothing can be committed and no other
     search is needed."""
-    waits = [(index, rank) for index, rank in enumerate(state.awaits) if not state.watches[rank].awaits_after]
+    waits = [(index, rank) for index, rank in enumerate(state.awaits) if not state.watches[rank].waits_at_hold]
     if not waits:
         return
     index, rank = waits[0]  # (one such watch is enough to wait on)
@@ -429,12 +429,14 @@ def _wait_check(out: CodeWriter, parts: ModuleParts, state: ParserState) -> None
             out.line(f"return {_waiting(index)}, pos, pos, NO_GROUPS, pos")
 
 
-def _wait_at_hold(out: CodeWriter, parts: ModuleParts, state: ParserState, *, several: bool) -> None:
+def _wait_at_hold(
+    out: CodeWriter, parts: ModuleParts, state: ParserState, template: Template, *, several: bool
+) -> None:
     """Where watches await strings after literals (`Strategy.awaits_after`): when nothing can be
     committed before the held-back text and it starts with one of a watch's literals, not followed by
     any of its strings, that watch partially matches there until one arrives, so nothing held can be
     committed until then (every match from there on starts no earlier than the hold)."""
-    waits = [(index, rank) for index, rank in enumerate(state.awaits) if state.watches[rank].awaits_after]
+    waits = [(index, rank) for index, rank in enumerate(state.awaits) if state.watches[rank].waits_at_hold]
     if not waits:
         return
     parts.need("engine", "WAITING")
@@ -443,6 +445,9 @@ def _wait_at_hold(out: CodeWriter, parts: ModuleParts, state: ParserState, *, se
         for index, rank in waits:
             watch = state.watches[rank]
             leads, awaited = watch.awaits_after, watch.awaits
+            if not leads:
+                _wait_past_run(out, parts, state, index, rank, template)
+                continue
             # Where the shortest literal ends, at the latest where what the lookahead reads begins.
             after = min(map(len, leads))
             starts = literal(leads[0] if len(leads) == 1 else leads)
@@ -453,6 +458,28 @@ def _wait_at_hold(out: CodeWriter, parts: ModuleParts, state: ParserState, *, se
                     " from there on can be committed until then (see `Tables.awaits`)"
                 )
                 out.line(f"return {_waiting(index)}, hold, hold + {after}, NO_GROUPS, hold")
+
+
+def _wait_past_run(
+    out: CodeWriter, parts: ModuleParts, state: ParserState, index: int, rank: int, template: Template
+) -> None:
+    """Where the state holds back from a partial match of a lazy run's watch (`Strategy.awaits_past`)
+    that is past the pattern's mandatory part, that match stays partial until its string follows."""
+    watch = state.watches[rank]
+    plan = watch.strategy
+    assert plan is not None and plan.awaits_past is not None
+    mandatory = parts.pattern(f"{watch_hint(watch, template)} mandatory", plan.awaits_past.mandatory, flags="re.DOTALL")
+    with out.block(f"if {_partial_at(rank)} == hold and not {mandatory}.match(buf, hold):"):
+        out.comment(
+            f"{format_path(watch.where)} partially matches past its lazy run until {_any_of(watch.awaits)}"
+            " follows: nothing from there on can be committed until then (see `Tables.awaits`)"
+        )
+        out.line(f"return {_waiting(index)}, hold, hold, NO_GROUPS, hold")
+
+
+def _partial_at(rank: int) -> str:
+    """The scanner's variable for where a regex-module watch partially matched (-1: it did not)."""
+    return f"partial_{rank}"
 
 
 def _waiting(index: int) -> str:
@@ -483,22 +510,58 @@ def _regex_module_watch(
     """A delimiter matched with the `regex` module (no exact stdlib translation): exactly as the
     interpreter and the reference search it, partial matches included. At the end of the stream its
     search is remembered like a stdlib one's, unless what it reports depends on where it starts."""
+    plan = watch.strategy
+    assert plan is not None
     out.comment("no exact stdlib translation: matched with the regex module, as the reference does")
+    hint = watch_hint(watch, template)
+    complete = None
+    if plan.complete:
+        complete, _ = parts.stdlib_regex(watch.delimiter.pattern, f"{hint} complete", watch.where, streamed=False)
+    past = plan.awaits_past
+    partial_at = _partial_at(rank or 0)
+    if past is not None:
+        out.line(f"{partial_at} = -1")
     with out.block("if eos:"):
-        if depends_on_scan_start(watch.delimiter.pattern):
-            out.line(f"m = {pattern}.search(buf, pos)")
-        else:
-            _remembered_search(out, parts, f"{pattern}.search(buf, pos)", "pos")
+        if complete is None:
+            search = f"{pattern}.search(buf, pos)"
+            if depends_on_scan_start(watch.delimiter.pattern):
+                out.line(f"m = {search}")
+            else:
+                _remembered_search(out, parts, search, "pos")
+        else:  # no partial matches at the end: the complete ones' stdlib translation
+            _remembered_search(out, parts, f"{complete}.search(buf, pos)", "pos")
     with out.block("else:"):
-        leads = watch.strategy.leads if watch.strategy is not None else None
-        if leads is None:
-            out.line(f"m = {pattern}.search(buf, pos, partial=True)")
-        else:
+        start = "pos"
+        if plan.leads is not None:
             # No match or partial match starts before the first of its leading characters, nor
             # anywhere when there is none (a partial match at the very end holds nothing back).
-            out.line(f"lead = {_first_of(parts, leads, watch_hint(watch, template))}")
-            out.line(f"m = None if lead < 0 else {pattern}.search(buf, lead, partial=True)")
-    _take_unless_growing(out, rank, f"(m.partial or regex_can_grow({pattern}, buf, m))", "m.groupdict()", at_end)
+            out.line(f"lead = {_first_of(parts, plan.leads, hint)}")
+            start = "lead"
+        if past is None:
+            search = f"{pattern}.search(buf, {start}, partial=True)"
+            out.line(f"m = {search}" if start == "pos" else f"m = None if lead < 0 else {search}")
+        else:
+            assert complete is not None
+            _past_run_search(out, pattern, complete, past, start, partial_at)
+    may_grow = f"(m.partial or regex_can_grow({pattern}, buf, m))"
+    if past is not None:  # (a complete match is `re`'s, which has no `partial`)
+        may_grow = f"({partial_at} >= 0 or regex_can_grow({complete}, buf, m))"
+    _take_unless_growing(out, rank, may_grow, "m.groupdict()", at_end)
+
+
+def _past_run_search(out: CodeWriter, pattern: str, complete: str, past: PastRun, start: str, partial_at: str) -> None:
+    """A streaming search of a lazy run's pattern (`Strategy.awaits_past`): complete matches on `re`; if
+    there is none, `regex`'s partial search, from `span` characters before the last S on (an attempt
+    further back finds an S and fails)."""
+    if start == "pos":
+        out.line(f"m = {complete}.search(buf, pos)")
+    else:
+        out.line(f"m = None if lead < 0 else {complete}.search(buf, lead)")
+    with out.block("if m is None:" if start == "pos" else "if m is None and lead >= 0:"):
+        out.line(f"last = buf.rfind({literal(past.awaited)}, {start})")
+        out.line(f"m = {pattern}.search(buf, max({start}, last - {past.span}), partial=True)")
+        with out.block("if m is not None and m.partial:"):
+            out.line(f"{partial_at} = m.start()")
 
 
 def _first_of(parts: ModuleParts, leads: tuple[tuple[Ranges, ...], ...], hint: str) -> str:
