@@ -1,9 +1,11 @@
 """Streaming that waits (`rtcompile.runtime.waiting`): where an open delimiter is literals followed by a
 lookahead reading up to its close (`<think>(?=[\\s\\S]*?</think>)`), a compiled module stops scanning the
-held text and looks only for the awaited strings in new text. Whatever it waits on, every event and the
-message are transformers' (exact `observe` records, in one chunk, every 2-way split and one character at a
-time), and the module does wait, so that this tests the path it names. That the work stays linear is
-tests/plan/test_linear_work.py's (the `~lookahead-open` rewrites).
+held text and looks only for the awaited strings in new text; so it does where a lazy run between literals
+(`(?:\\[TOOL_CALLS\\])?(?P<name>[^\\s\\[\\]]+?)\\[ARGS\\]`, matched with the regex module) has a partial match
+past its mandatory part. Whatever it waits on, every event and the message are transformers' (exact
+`observe` records, in one chunk, every 2-way split and one character at a time), and the module does wait,
+so that this tests the path it names. That the work stays linear is tests/plan/test_linear_work.py's (the
+`~lookahead-open` and `~lazy-names` rewrites).
 """
 
 from __future__ import annotations
@@ -60,6 +62,35 @@ TEMPLATES: dict[str, dict[str, Any]] = {
             "content": {"content": "text"},
         },
     },
+    # a lazy name after an optional prefix (a mistral-like tool call, written lazily), matched with the regex
+    # module: past its first character its partial match stays until [ARGS] follows
+    "lazy run": {
+        "start_anchor": "[/INST]",
+        "fields": {
+            "reasoning_content": {"open": "[THINK]", "close": "[/THINK]"},
+            "tool_calls": {
+                "open_pattern": r"(?:\[TOOL_CALLS\])?(?P<name>[^\s\[\]]+?)\[ARGS\]",
+                "close": ["[TOOL_CALLS]", "</s>"],
+                "content": "json",
+                "repeats": True,
+                "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            },
+            "content": {"close": "</s>", "content": "text", "repeats": True, "join": ""},
+        },
+    },
+    # a required literal, two mandatory characters and a two-character string
+    "lazy run after a literal": {
+        "start_anchor": "<|im_start|>assistant\n",
+        "fields": {
+            "tool_calls": {
+                **_TOOL_CALLS,
+                "open_pattern": r"<function=(?P<name>[a-z_]{2,}?)>\n",
+                "open": None,
+                "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            },
+            "content": {"content": "text"},
+        },
+    },
 }
 for _template in TEMPLATES.values():
     for _spec in _template["fields"].values():
@@ -69,6 +100,7 @@ PIECES = [
     *("<think>", "</think>", "</th", "<thi", "[THINK]", "[/THINK]", "<say>", "</say>", "</sa"),
     *("<tool_call>", '{"name": "f", "arguments": {"a": 1}}', "</tool_call>", "<|im_end|>"),
     *("x", "reasoning", " ", "\n", "\n\n", "<", "/"),
+    *("[TOOL_CALLS]", "[ARGS]", "[ARG", "get_weather", "[", "</s>", "<function=", "ab>", ">\n"),
 ]
 
 
@@ -103,6 +135,8 @@ def test_a_module_that_waits_at_a_literal_streams_as_transformers_does(name: str
         "alternations": "[THINK]plan<think> a</th then [/THINK]done<|im_end|>",
         "two waits": "<say>hello <think>no</say> and <think>why</think><say>bye",
         "whitespace": "hi\n\n  \n \n more</think> done",
+        "lazy run": 'Let me check the weather for you [TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}</s>',
+        "lazy run after a literal": 'Calling <function=get_time>\n{"zone": "CET"}</tool_call> now',
     }
     assert _agrees(TEMPLATES[name], texts[name]) > 0
 
@@ -111,5 +145,6 @@ def test_a_module_that_waits_at_a_literal_streams_as_transformers_does(name: str
 @given(st.sampled_from(sorted(TEMPLATES)), st.lists(st.sampled_from(PIECES), max_size=12))
 @example("literal", ["<think>", "x", "<think>", "</th", "x", "</think>"])  # a second literal while waiting
 @example("alternations", ["<think>", "</think>", "[THINK]", "x"])  # a wait that never ends
+@example("lazy run", ["x", " ", "[ARGS]", "get_weather", "[ARG", "x", "[ARGS]", "{", "</s>"])  # an S that fails
 def test_modules_that_wait_stream_every_output_as_transformers_does(name: str, pieces: list[str]) -> None:
     _agrees(TEMPLATES[name], "".join(pieces))
