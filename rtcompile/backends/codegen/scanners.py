@@ -432,10 +432,12 @@ def _wait_check(out: CodeWriter, parts: ModuleParts, state: ParserState) -> None
 def _wait_at_hold(
     out: CodeWriter, parts: ModuleParts, state: ParserState, template: Template, *, several: bool
 ) -> None:
-    """Where watches await strings after literals (`Strategy.awaits_after`): when nothing can be
-    committed before the held-back text and it starts with one of a watch's literals, not followed by
-    any of its strings, that watch partially matches there until one arrives, so nothing held can be
-    committed until then (every match from there on starts no earlier than the hold)."""
+    """Where watches await strings where the state holds back from: after literals
+    (`Strategy.awaits_after`: when nothing can be committed before the held-back text and it starts
+    with one of a watch's literals, not followed by any of its strings, that watch partially matches
+    there until one arrives) or past a lazy run (`Strategy.awaits_past`, `_wait_past_run`). Either
+    way nothing held can be committed until then (every match from there on starts no earlier than
+    the hold)."""
     waits = [(index, rank) for index, rank in enumerate(state.awaits) if state.watches[rank].waits_at_hold]
     if not waits:
         return
@@ -507,9 +509,12 @@ def _regex_module_watch(
     rank: int | None,
     at_end: bool,
 ) -> None:
-    """A delimiter matched with the `regex` module (no exact stdlib translation): exactly as the
-    interpreter and the reference search it, partial matches included. At the end of the stream its
-    search is remembered like a stdlib one's, unless what it reports depends on where it starts."""
+    """A delimiter matched with the `regex` module (no exact stdlib translation of its partial matches):
+    what the interpreter and the reference find, partial matches included, searched as its strategy
+    says: from its leading characters (`Strategy.leads`), past a lazy run (`Strategy.awaits_past`), and
+    at the end of the stream with its complete matches' stdlib translation where there is one
+    (`Strategy.complete`). That last search is remembered like a stdlib one's, unless what `regex`
+    reports depends on where it starts (then it is `regex`'s, from the scan position)."""
     plan = watch.strategy
     assert plan is not None
     out.comment("no exact stdlib translation: matched with the regex module, as the reference does")
