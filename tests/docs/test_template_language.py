@@ -23,7 +23,7 @@ EXAMPLES = [block for block in doc_examples.runnable(TEXT) if block.language == 
 
 
 def test_the_reference_has_examples_and_the_readme_links_it() -> None:
-    assert len(EXAMPLES) == 20
+    assert len(EXAMPLES) == 21
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "(docs/template-language.md)" in readme and "(docs/fine-tune-guide.md)" in readme
 
