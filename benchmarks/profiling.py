@@ -3,9 +3,9 @@ the pieces of one `feed`.
 
 A generated module's `ResponseParser.feed` is the fast path written out inline (one `in` test per character
 that can start a delimiter of the current state, then the region chunk); anything else falls back to the
-engine's `StreamingParser._feed_scanning`, the slow path that scans for delimiters. `slow_path_shares`
-counts, per template, how many chunks take the slow path (no profiler: the parser's `_feed_scanning` is
-wrapped in a counter).
+engine's `StreamingParser.feed`, the slow path that scans for delimiters. `slow_path_shares` counts, per
+template, how many chunks take the slow path (no profiler: the module's engine `feed` is wrapped in a
+counter while it streams).
 
 cProfile inflates the cost of small Python calls: its figures are for shares, not absolute times.
 `component_costs` reads private attributes of the three parsers (it times their internal steps alone);
@@ -34,29 +34,35 @@ from benchmarks.workloads import Workload, seed_of, token_chunks
 
 def slow_path_shares(cfg: Config, engines: Engines, workloads: list[Workload]) -> dict[str, dict[str, Any]]:
     """Per template, at the headline size with the streaming run's chunks: how many `feed` calls of the
-    compiled parser took the slow path (`_feed_scanning`), overall and per parser state (the state the parser
-    was in when the chunk arrived)."""
+    compiled parser took the slow path (the engine's `StreamingParser.feed`), overall and per parser state
+    (the state the parser was in when the chunk arrived)."""
     out: dict[str, dict[str, Any]] = {}
     for w in workloads:
         chunks = token_chunks(w.text(cfg.headline), seed_of(w.model, cfg.headline))
         parser = engines.parser("compiled", w)
+        # The module's own `feed` calls the engine's by its class (`StreamingParser.feed(self, text)`): the
+        # counter goes on the class while this parser streams.
+        engine: Any = next(cls for cls in type(parser).__mro__ if cls.__name__ == "StreamingParser")
+        scanning = engine.feed
         slow = [0]
-        scanning = parser._feed_scanning
 
-        def counted(text: str, scanning: Callable[[str], Any] = scanning, slow: list[int] = slow) -> Any:
+        def counted(self: Any, text: str, scanning: Callable[..., Any] = scanning, slow: list[int] = slow) -> Any:
             slow[0] += 1
-            return scanning(text)
+            return scanning(self, text)
 
-        parser._feed_scanning = counted  # an instance attribute: found before the class's method
         by_state: dict[int, list[int]] = {}
-        for chunk in chunks:
-            state = parser._state
-            before = slow[0]
-            parser.feed(chunk)
-            counts = by_state.setdefault(state, [0, 0])
-            counts[0] += 1
-            counts[1] += slow[0] - before
-        parser.finalize()
+        engine.feed = counted
+        try:
+            for chunk in chunks:
+                state = parser._state
+                before = slow[0]
+                parser.feed(chunk)
+                counts = by_state.setdefault(state, [0, 0])
+                counts[0] += 1
+                counts[1] += slow[0] - before
+            parser.finalize()
+        finally:
+            engine.feed = scanning
         out[w.model] = {
             "chunks": len(chunks),
             "slow": slow[0],
@@ -73,8 +79,9 @@ def _state_name(parser: Any, state: int) -> str:
     """`outside` for state 0, else `in <field>` (the field whose explicit region the state is)."""
     if state == 0:
         return "outside"
-    fields = [i for i, s in enumerate(parser._state_of_field) if s == state]
-    return f"in {parser._names[fields[0]]}" if fields else f"state {state}"
+    tables = parser._program.tables
+    fields = [i for i, s in enumerate(tables.state_of_field) if s == state]
+    return f"in {tables.names[fields[0]]}" if fields else f"state {state}"
 
 
 # =============================================================================================== cProfile
@@ -167,7 +174,7 @@ def profile_engines(cfg: Config, engines: Engines, workloads: list[Workload]) ->
             "total": total,
             "chunks": len(chunkings[w.model]),
             "fast_self": next((r["tottime"] for r in rows if r["function"] == "<generated>.ResponseParser.feed"), 0.0),
-            "scanning_cum": cum.get("<generated>.StreamingParser._feed_scanning", 0.0),
+            "scanning_cum": cum.get("<generated>.StreamingParser.feed", 0.0),
             "finalize_cum": cum.get("<generated>.StreamingParser.finalize", 0.0),
             "rows": [r for r in rows if r["function"] != "<generated>.ResponseParser.feed"][:4],
         }

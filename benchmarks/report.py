@@ -510,13 +510,14 @@ def _profile_section(cfg: Config, templates: Templates, results: Results) -> lis
             "A generated module's `ResponseParser.feed` is the fast path, inline: one `in` test per character that "
             "can start a delimiter of the current state, then the region chunk. Any other chunk (one holding such a "
             "character, one arriving while text is held back, before a region opened, ...) falls back to the "
-            "engine's `StreamingParser._feed_scanning`, the slow path. `slow` = share of `feed` calls that took the "
-            "slow path, counted without a profiler (the parser's `_feed_scanning` wrapped in a counter), overall and "
+            "engine's `StreamingParser.feed`, the slow path (a module that waits for a string looks at new text for "
+            "it without either). `slow` = share of `feed` calls that took the slow path, counted without a profiler "
+            "(the engine's `feed` wrapped in a counter), overall and "
             "per parser state (the state when the chunk arrived: `outside` = state 0, in the implicit field or in "
             "none). `us/chunk` = the streaming median. The cProfile columns are from one "
             f"{size_label(cfg.profile_size)} stream under cProfile (shares of its profiled time; cProfile inflates "
             "small calls): `fast self` = self time of `ResponseParser.feed`, `slow cum` = cumulative time under "
-            "`_feed_scanning`, `finalize` = under `finalize` (the last region's handler), then the three functions "
+            "`StreamingParser.feed`, `finalize` = under `finalize` (the last region's handler), then the three functions "
             "with the most self time besides `feed`.\n"
         )
         L.append(
