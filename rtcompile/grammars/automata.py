@@ -68,6 +68,7 @@ def seq(items: Iterable[Regex]) -> Regex:
 def alt(items: Iterable[Regex]) -> Regex:
     """An alternation, flattened, single characters merged into one set, EMPTY as `?`."""
     flat: list[Regex] = []
+    seen: set[Regex] = set()  # (a list's `in` made long alternations quadratic to build)
     singles: list[tuple[int, int]] = []
     optional = False
     for item in items:
@@ -76,7 +77,7 @@ def alt(items: Iterable[Regex]) -> Regex:
                 optional = True
             elif part[0] == "set" or (part[0] == "lit" and len(part[1]) == 1):
                 singles += part[1] if part[0] == "set" else [(ord(part[1]), ord(part[1]))]
-            elif part not in flat:
+            elif _is_new(part, seen, flat):
                 flat.append(part)
     if singles:
         flat.insert(0, char_set(normalise(singles)))
@@ -84,6 +85,18 @@ def alt(items: Iterable[Regex]) -> Regex:
         return EMPTY if optional else NOTHING
     body = flat[0] if len(flat) == 1 else ("alt", tuple(flat))
     return ("rep", body, 0, 1) if optional else body
+
+
+def _is_new(part: Regex, seen: set[Regex], flat: list[Regex]) -> bool:
+    """Whether `part` is not among the branches kept so far (recorded in `seen` if new); a part holding
+    a DFA's table (a dict) cannot be hashed and is compared with each branch."""
+    try:
+        if part in seen:
+            return False
+        seen.add(part)
+        return True
+    except TypeError:
+        return part not in flat
 
 
 def without_end(node: Regex) -> Regex:
@@ -333,6 +346,19 @@ def first_chars(node: Regex) -> Ranges:
 
 
 def nullable(node: Regex) -> bool:
+    """Whether `node` admits the empty text: read off its structure (an automaton is built only for a
+    DFA node; building one for every node of a quotient made long literal lists cubic to compile)."""
+    kind = node[0]
+    if kind == "lit":
+        return not node[1]
+    if kind in ("set", "end"):
+        return False
+    if kind == "seq":
+        return all(nullable(item) for item in node[1])
+    if kind == "alt":
+        return any(nullable(item) for item in node[1])
+    if kind == "rep":
+        return node[2] == 0 or nullable(node[1])
     nfa = regex_nfa([node])
     return nfa.accept in nfa.closure([nfa.start])
 

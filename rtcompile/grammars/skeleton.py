@@ -65,6 +65,10 @@ KEYWORDS: Regex = alt([("lit", word) for word in ("true", "false", "null")])
 # square of a delimiter's length (a chain of states, refined one state per round): past this many
 # characters in a row a grammar refuses, and compiling stays fast. Real delimiters are a few dozen.
 MAX_DELIMITER_SPAN = 256
+# Every free text of a state keeps every delimiter it watches out, and a template with n literals has
+# about n such texts: the automata grow with the square of the literals (and faster). Past this many a
+# grammar refuses, and compiling stays fast (1,000 literals took minutes). Real templates have a dozen.
+MAX_DELIMITER_LITERALS = 64
 
 
 def _span(node: rx.Node) -> int:
@@ -336,6 +340,25 @@ def _has_slot(node: Regex, name: str | None = None) -> bool:
 # --------------------------------------------------------------------------- the builder
 
 
+def _check_literal_count(template: Template) -> None:
+    """Refuse a template with more literal delimiters than the grammar's automata stay small for
+    (`MAX_DELIMITER_LITERALS`), at the field with the most."""
+    counts = [
+        (len(d.literals), ("fields", f.name, key))
+        for f in template.fields
+        for key, d in (("open", f.open), ("close", f.close))
+        if d is not None and d.literals is not None
+    ]
+    total = sum(count for count, _ in counts)
+    if total > MAX_DELIMITER_LITERALS:
+        where = max(counts)[1]
+        raise Refusal(
+            f"the template's delimiters are {total} literals, too many for a grammar (at most"
+            f" {MAX_DELIMITER_LITERALS}: keeping each out of free text grows with the square of their number)",
+            where,
+        )
+
+
 class _Builder:
     def __init__(self, template: Template) -> None:
         self.template = template
@@ -356,6 +379,7 @@ class _Builder:
         self.classes: list[Ranges] = []
 
     def build(self) -> dict[str, Any]:
+        _check_literal_count(self.template)
         for index, f in enumerate(self.template.fields):
             if index != self.call:
                 _check_text_field(f)

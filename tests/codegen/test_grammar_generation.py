@@ -24,7 +24,7 @@ import rtcompile
 from rtcompile.api import load_template
 from rtcompile.errors import TemplateError
 from rtcompile.grammars import FORMATS, GrammarError, grammar, grammar_skeleton
-from rtcompile.grammars.skeleton import MAX_DELIMITER_SPAN
+from rtcompile.grammars.skeleton import MAX_DELIMITER_LITERALS, MAX_DELIMITER_SPAN
 from tests.support import grammar_walks as gw
 from tests.support import lanes, structural_tag
 from tests.support.bundled import NO_GRAMMAR, template_file
@@ -453,6 +453,26 @@ def test_a_delimiter_too_long_for_the_automata_is_refused_before_they_are_built(
         message = f"delimiter spelling {length + 2} characters in a row is too long for a grammar (at most 256)"
         with pytest.raises(TemplateError, match=re.escape(message)):
             grammar(template, [], prefix="<s>")
+
+
+def test_too_many_literal_delimiters_are_refused_before_the_automata_are_built() -> None:
+    """Keeping n literal delimiters out of about n free texts grew faster than the square of n (1,000
+    literals: minutes to compile, 10,000: hours): past `MAX_DELIMITER_LITERALS` the grammar is refused,
+    at the field with the most, and the template compiles fast. At the limit it still has a grammar."""
+
+    def template(count: int) -> dict[str, Any]:
+        opens, closes = [f"<t{i}>" for i in range(count)], [f"</t{i}>" for i in range(count)]
+        return {"start_anchor": "<s>", "fields": {"content": {}, "tagged": {"open": opens, "close": closes}}}
+
+    at_limit = template(MAX_DELIMITER_LITERALS // 2)
+    assert "<t0>" in grammar(at_limit, [], prefix="<s>")
+    too_many = template(MAX_DELIMITER_LITERALS // 2 + 1)
+    message = f"the template's delimiters are {MAX_DELIMITER_LITERALS + 2} literals, too many for a grammar"
+    with pytest.raises(TemplateError, match=re.escape(message)) as refused:
+        grammar(too_many, [], prefix="<s>")
+    assert refused.value.path == ("fields", "tagged", "open")
+    thousands = template(5000)
+    assert "def grammar(" in rtcompile.compile_template(thousands)  # (the refusal is the module's too)
 
 
 def test_a_tag_end_that_can_spell_the_close_is_refused() -> None:
