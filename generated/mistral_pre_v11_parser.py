@@ -1133,14 +1133,14 @@ NO_GROUPS: Final[dict[str, str | None]] = {}
 LONG_SCAN: Final = 8192
 
 
-# The first window of `search_literals`: a few calls per literal cost about as much as a
-# search this long.
-_FIRST_WINDOW: Final = 4096
-
-
 # A candidate costs about as much as this many characters of a plain search: once they
 # come more densely than that, the rest is left to one plain search.
 _CANDIDATE_COST: Final = 256
+
+
+# The first window of `search_literals`: a few calls per literal cost about as much as a
+# search this long.
+_FIRST_WINDOW: Final = 4096
 
 
 _DIRECT_CANDIDATES: Final = 8
@@ -1177,7 +1177,7 @@ def _candidates(
 
 
 def _dense_from_one(
-    pattern: re.Pattern[str], buf: str, pos: int, end: int, needle: str
+    pattern: re.Pattern[str], buf: str, pos: int, end: int, needle: str, cost: int
 ) -> re.Match[str] | int | None:
     """`_dense_from` for one needle (most states' literals share their first character),
     as one loop: it runs once per candidate, and a one-shot parse of a text full of `<`
@@ -1193,10 +1193,7 @@ def _dense_from_one(
             if m is not None:
                 return m
             probes += 1
-            if (
-                probes > _DIRECT_CANDIDATES
-                and candidate - pos < probes * _CANDIDATE_COST
-            ):
+            if probes > _DIRECT_CANDIDATES and candidate - pos < probes * cost:
                 return candidate + 1
             candidate = buf.find(needle, candidate + 1, reach)
         at, width = stop, width * 2
@@ -1204,19 +1201,25 @@ def _dense_from_one(
 
 
 def _dense_from(
-    pattern: re.Pattern[str], buf: str, pos: int, end: int, needles: tuple[str, ...]
+    pattern: re.Pattern[str],
+    buf: str,
+    pos: int,
+    end: int,
+    needles: tuple[str, ...],
+    cost: int,
 ) -> re.Match[str] | int | None:
     """`pattern.match` tried where one of `needles` starts in `buf[pos:end]`, left to
     right: the first match; None when there is none; or, once candidates prove dense
-    (more than a few, closer together than a candidate's cost in plain search), the
-    position from which no candidate has been tried, for the caller's plain search."""
+    (more than a few, closer together than `cost`, a candidate's cost in characters of
+    plain search), the position from which no candidate has been tried, for the
+    caller's plain search."""
     if len(needles) == 1:
-        return _dense_from_one(pattern, buf, pos, end, needles[0])
+        return _dense_from_one(pattern, buf, pos, end, needles[0], cost)
     for probes, candidate in enumerate(_candidates(buf, pos, end, needles), start=1):
         m = pattern.match(buf, candidate)
         if m is not None:
             return m
-        if probes > _DIRECT_CANDIDATES and candidate - pos < probes * _CANDIDATE_COST:
+        if probes > _DIRECT_CANDIDATES and candidate - pos < probes * cost:
             return candidate + 1
     return None
 
@@ -1243,7 +1246,7 @@ def search_literals(
     does not occur is searched for only about as far as the match, not to the end of the
     buffer at every scan (quadratic in the number of regions)."""
     n = min(len(buf), last + 1)  # where matches may start
-    at = _dense_from(pattern, buf, pos, n, tuple(heads))
+    at = _dense_from(pattern, buf, pos, n, tuple(heads), _CANDIDATE_COST)
     if isinstance(at, re.Match) or at is None:
         return at
     if len(heads) == 1:

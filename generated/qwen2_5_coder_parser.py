@@ -1158,7 +1158,7 @@ def _candidates(
 
 
 def _dense_from_one(
-    pattern: re.Pattern[str], buf: str, pos: int, end: int, needle: str
+    pattern: re.Pattern[str], buf: str, pos: int, end: int, needle: str, cost: int
 ) -> re.Match[str] | int | None:
     """`_dense_from` for one needle (most states' literals share their first character),
     as one loop: it runs once per candidate, and a one-shot parse of a text full of `<`
@@ -1174,10 +1174,7 @@ def _dense_from_one(
             if m is not None:
                 return m
             probes += 1
-            if (
-                probes > _DIRECT_CANDIDATES
-                and candidate - pos < probes * _CANDIDATE_COST
-            ):
+            if probes > _DIRECT_CANDIDATES and candidate - pos < probes * cost:
                 return candidate + 1
             candidate = buf.find(needle, candidate + 1, reach)
         at, width = stop, width * 2
@@ -1185,19 +1182,25 @@ def _dense_from_one(
 
 
 def _dense_from(
-    pattern: re.Pattern[str], buf: str, pos: int, end: int, needles: tuple[str, ...]
+    pattern: re.Pattern[str],
+    buf: str,
+    pos: int,
+    end: int,
+    needles: tuple[str, ...],
+    cost: int,
 ) -> re.Match[str] | int | None:
     """`pattern.match` tried where one of `needles` starts in `buf[pos:end]`, left to
     right: the first match; None when there is none; or, once candidates prove dense
-    (more than a few, closer together than a candidate's cost in plain search), the
-    position from which no candidate has been tried, for the caller's plain search."""
+    (more than a few, closer together than `cost`, a candidate's cost in characters of
+    plain search), the position from which no candidate has been tried, for the
+    caller's plain search."""
     if len(needles) == 1:
-        return _dense_from_one(pattern, buf, pos, end, needles[0])
+        return _dense_from_one(pattern, buf, pos, end, needles[0], cost)
     for probes, candidate in enumerate(_candidates(buf, pos, end, needles), start=1):
         m = pattern.match(buf, candidate)
         if m is not None:
             return m
-        if probes > _DIRECT_CANDIDATES and candidate - pos < probes * _CANDIDATE_COST:
+        if probes > _DIRECT_CANDIDATES and candidate - pos < probes * cost:
             return candidate + 1
     return None
 
@@ -1224,7 +1227,7 @@ def search_literals(
     does not occur is searched for only about as far as the match, not to the end of the
     buffer at every scan (quadratic in the number of regions)."""
     n = min(len(buf), last + 1)  # where matches may start
-    at = _dense_from(pattern, buf, pos, n, tuple(heads))
+    at = _dense_from(pattern, buf, pos, n, tuple(heads), _CANDIDATE_COST)
     if isinstance(at, re.Match) or at is None:
         return at
     if len(heads) == 1:
@@ -1245,6 +1248,31 @@ def search_literals(
         at = stop
         width *= 2
     return None
+
+
+# ...and from this many for a pattern that opens with an optional part or an
+# alternation, which `re` runs in full at every position.
+LONG_UNPREFIXED_SCAN: Final = 1024
+
+
+# ...and as this many of a plain search of a pattern `re` runs in full at every position
+# (one opening with an optional part: about 16 ns a position against 250 a candidate).
+_UNPREFIXED_CANDIDATE_COST: Final = 16
+
+
+def search_from_starts(
+    pattern: re.Pattern[str], buf: str, pos: int, starts: tuple[str, ...]
+) -> re.Match[str] | None:
+    """`pattern.search(buf, pos)` for a long `buf[pos:]`, where every match of `pattern`
+    starts with one of `starts`: only where one occurs can a match start, and `match`
+    there is the attempt `search` makes there (assertions see the whole string either
+    way). `re` would run the whole pattern at every position of a pattern that opens
+    with an optional part; candidates are tried left to right until they prove dense,
+    then the rest is left to `re`."""
+    at = _dense_from(pattern, buf, pos, len(buf), starts, _UNPREFIXED_CANDIDATE_COST)
+    if isinstance(at, re.Match) or at is None:
+        return at
+    return pattern.search(buf, at)
 
 
 # --- scalar parsers
@@ -4454,16 +4482,16 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanR
     # inside field 'tool_calls': fields.tool_calls.close_pattern
     n = len(buf)
     hold = n
-    # strategy: search; one-shot from '}'
+    # strategy: search; one-shot at '}'
     if eos:
-        found = find_once(memo, 3, buf, "}", pos)
-        if found < 0:
-            m = None
-        else:
-            m = recall(memo, 4, found)
-            if m is FORGOTTEN:
-                m = _RE_TOOL_CALLS_CLOSE.search(buf, found)
-                memo[4] = (found, m)
+        m = recall(memo, 3, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_TOOL_CALLS_CLOSE.search(buf, pos)
+                if n - pos < LONG_UNPREFIXED_SCAN
+                else search_from_starts(_RE_TOOL_CALLS_CLOSE, buf, pos, ("}",))
+            )
+            memo[3] = (pos, m)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos
@@ -4527,7 +4555,7 @@ _PROGRAM: Final = ParserProgram(
     handlers=(_handle_tool_calls, _handle_content),
     after_anchor=_after_anchor,
     function_schema=function_to_tool_schema,
-    memo_slots=5,
+    memo_slots=4,
     compile_patterns=_compile_patterns,
 )
 

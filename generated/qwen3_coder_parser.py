@@ -1116,6 +1116,11 @@ def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> i
 LONG_UNPREFIXED_SCAN: Final = 1024
 
 
+# ...and as this many of a plain search of a pattern `re` runs in full at every position
+# (one opening with an optional part: about 16 ns a position against 250 a candidate).
+_UNPREFIXED_CANDIDATE_COST: Final = 16
+
+
 # The first window of `search_literals`: a few calls per literal cost about as much as a
 # search this long.
 _FIRST_WINDOW: Final = 4096
@@ -1152,7 +1157,7 @@ def _candidates(
 
 
 def _dense_from_one(
-    pattern: re.Pattern[str], buf: str, pos: int, end: int, needle: str
+    pattern: re.Pattern[str], buf: str, pos: int, end: int, needle: str, cost: int
 ) -> re.Match[str] | int | None:
     """`_dense_from` for one needle (most states' literals share their first character),
     as one loop: it runs once per candidate, and a one-shot parse of a text full of `<`
@@ -1168,10 +1173,7 @@ def _dense_from_one(
             if m is not None:
                 return m
             probes += 1
-            if (
-                probes > _DIRECT_CANDIDATES
-                and candidate - pos < probes * _CANDIDATE_COST
-            ):
+            if probes > _DIRECT_CANDIDATES and candidate - pos < probes * cost:
                 return candidate + 1
             candidate = buf.find(needle, candidate + 1, reach)
         at, width = stop, width * 2
@@ -1179,19 +1181,25 @@ def _dense_from_one(
 
 
 def _dense_from(
-    pattern: re.Pattern[str], buf: str, pos: int, end: int, needles: tuple[str, ...]
+    pattern: re.Pattern[str],
+    buf: str,
+    pos: int,
+    end: int,
+    needles: tuple[str, ...],
+    cost: int,
 ) -> re.Match[str] | int | None:
     """`pattern.match` tried where one of `needles` starts in `buf[pos:end]`, left to
     right: the first match; None when there is none; or, once candidates prove dense
-    (more than a few, closer together than a candidate's cost in plain search), the
-    position from which no candidate has been tried, for the caller's plain search."""
+    (more than a few, closer together than `cost`, a candidate's cost in characters of
+    plain search), the position from which no candidate has been tried, for the
+    caller's plain search."""
     if len(needles) == 1:
-        return _dense_from_one(pattern, buf, pos, end, needles[0])
+        return _dense_from_one(pattern, buf, pos, end, needles[0], cost)
     for probes, candidate in enumerate(_candidates(buf, pos, end, needles), start=1):
         m = pattern.match(buf, candidate)
         if m is not None:
             return m
-        if probes > _DIRECT_CANDIDATES and candidate - pos < probes * _CANDIDATE_COST:
+        if probes > _DIRECT_CANDIDATES and candidate - pos < probes * cost:
             return candidate + 1
     return None
 
@@ -1205,7 +1213,7 @@ def search_from_starts(
     way). `re` would run the whole pattern at every position of a pattern that opens
     with an optional part; candidates are tried left to right until they prove dense,
     then the rest is left to `re`."""
-    at = _dense_from(pattern, buf, pos, len(buf), starts)
+    at = _dense_from(pattern, buf, pos, len(buf), starts, _UNPREFIXED_CANDIDATE_COST)
     if isinstance(at, re.Match) or at is None:
         return at
     return pattern.search(buf, at)
@@ -1254,7 +1262,7 @@ def search_literals(
     does not occur is searched for only about as far as the match, not to the end of the
     buffer at every scan (quadratic in the number of regions)."""
     n = min(len(buf), last + 1)  # where matches may start
-    at = _dense_from(pattern, buf, pos, n, tuple(heads))
+    at = _dense_from(pattern, buf, pos, n, tuple(heads), _CANDIDATE_COST)
     if isinstance(at, re.Match) or at is None:
         return at
     if len(heads) == 1:
@@ -4236,8 +4244,8 @@ def _compile_patterns() -> None:
     # "(?:<tool_call>\\s*)?<function=(?P<name>[^>\\n]+)>"
     _RE_TOOL_CALLS_OPEN = re.compile(
         (
-            "(?:<tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
-            "\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<function=(?P<name>[^\\u000a>]+)>"
+            "<(?:tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
+            "\\u2028-\\u2029\\u202f\\u205f\\u3000]*<)?function=(?P<name>[^\\u000a>]+)>"
         ),
         re.DOTALL,
     )

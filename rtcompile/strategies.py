@@ -24,6 +24,7 @@ from rtcompile.regex.analysis import (
     awaited_after,
     awaited_past_run,
     awaited_strings,
+    begins_with_literal,
     depends_on_scan_start,
     lead_class,
     required_literals,
@@ -34,6 +35,7 @@ from rtcompile.regex.charsets import Ranges
 from rtcompile.regex.first_chars import leading_chars, starts_at_buffer_start
 from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.stdlib import emit_ranges
+from rtcompile.regex.stdlib_prefix import hoist_leading_character
 from rtcompile.regex.translate import (
     BeforeEnd,
     UnsupportedRegex,
@@ -175,9 +177,13 @@ def _strategy(pattern: str, start_only: bool) -> Strategy:
         search_from = "lead"
     starts = start_literals(root) if attempt == "search" else None
     one_shot: Literal["search", "one_start", "starts"] = "search"
-    if starts is not None and len(starts) == 1 and search_from == "pos":
+    # One string found once, then `re` from there, only where `re` then skips between candidates itself:
+    # its translation opens with a character (`(?:<tool>\s*)?<function=` is written `<(?:tool>\s*<)?function=`,
+    # `stdlib_prefix`); else `re` would try every position, and the candidates are tried one by one.
+    prefixed = begins_with_literal(hoist_leading_character(root))
+    if starts is not None and len(starts) == 1 and search_from == "pos" and prefixed:
         one_shot = "one_start"
-    elif starts is not None and len(starts) > 1:
+    elif starts is not None and (len(starts) > 1 or not prefixed):
         one_shot = "starts"
     awaits = awaited_strings(root) if attempt == "match" else ()
     waits_at = awaited_after(root) if attempt == "search" else None

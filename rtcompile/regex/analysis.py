@@ -316,6 +316,13 @@ def start_literals(root: Node) -> tuple[str, ...] | None:
     return None if starts is None else tuple(sorted(starts))
 
 
+def begins_with_literal(root: Node) -> bool:
+    """Whether every match begins with the same plain character, read first (not through an optional
+    item, an alternation or a lookahead): then `re` itself skips to where a match can begin."""
+    items = linear_items(root)
+    return bool(items) and _plain_char(items[0]) is not None
+
+
 def _starts(items: list[Node]) -> set[str] | None:
     if not items:
         return None  # the match may end here, without a literal

@@ -41,6 +41,7 @@ from rtcompile.regex.optimiser import merge_character_branches
 from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.partial import check_lookarounds, check_repeats, partial_prefix
 from rtcompile.regex.stdlib import full_pattern, full_pattern_and_copies, refuse_untranslatable
+from rtcompile.regex.stdlib_prefix import hoist_leading_character
 
 __all__ = [
     "BeforeEnd",
@@ -98,7 +99,7 @@ def _translate(pattern: str) -> StdlibRegex:
     root = tame_nested_repeats(merge_character_branches(parsed.root))
     check_lookarounds(root, followed=False)
     check_repeats(root)
-    full, duplicates = full_pattern_and_copies(root, parsed.group_names)
+    full, duplicates = full_pattern_and_copies(hoist_leading_character(root), parsed.group_names)
     result = StdlibRegex(
         source=pattern,
         full=full,
@@ -135,7 +136,7 @@ def _translate_complete(pattern: str, captures: bool) -> str:
     parsed = parse_regex(pattern)
     refuse_untranslatable(parsed, complete=True, duplicates=not captures)
     root = linearise_repeats(tame_nested_repeats(merge_character_branches(parsed.root)))
-    full = full_pattern(root, parsed.group_names)
+    full = full_pattern(hoist_leading_character(root), parsed.group_names)
     try:
         re.compile(full, re.DOTALL)
     except (re.error, RecursionError, OverflowError) as exc:
