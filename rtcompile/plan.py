@@ -161,9 +161,9 @@ def _tie_break_order(watches: list[Watch], template: Template) -> tuple[Watch, .
 
 def _awaits(watches: tuple[Watch, ...], starts: frozenset[int] | None) -> tuple[int, ...]:
     """The ranks of the watches whose strategies await strings. One that awaits them from the scan
-        position opens with `.*?`: its first characters are unbounded, so its state has no fast path to
-        get past it; one that awaits them after literals (`Strategy.awaits_after`) starts with those, one
-    past a lazy run (`Strategy.awaits_past`) waits only where its partial match is held back."""
+    position opens with `.*?`: its first characters are unbounded, so its state has no fast path to
+    get past it; one that awaits them after literals (`Strategy.awaits_after`) starts with those, and
+    one past a lazy run (`Strategy.awaits_past`) waits only where its partial match is held back."""
     ranks = tuple(rank for rank, watch in enumerate(watches) if watch.awaits)
     assert starts is None or all(watches[rank].waits_at_hold for rank in ranks)
     return ranks

@@ -30,9 +30,9 @@ class Wait:
 
     def __init__(self, awaited: tuple[str, ...], buffer: str, after: int) -> None:
         self.awaited = awaited
-        # how many characters before new text an occurrence can begin in
+        # how many characters before new text an occurrence can begin in; `self.reach`
+        # slices that many off the end of a text (none for one-character strings)
         reach = max(map(len, awaited)) - 1
-        # the last `reach` characters of a text (none for one-character strings)
         self.reach = slice(-reach, None) if reach else slice(0, 0)
         # the end of the scanned text, from `after` on, that one could begin in
         self.tail = buffer[max(after, len(buffer) - reach) :]
