@@ -4229,7 +4229,6 @@ _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
-_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_TOOL_CALLS_TAGS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
@@ -4238,8 +4237,7 @@ def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE
     global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS
-    global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS
-    global _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    global _RE_IN_REASONING_CONTENT_STARTS, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern:
     # "(?:<seed:tool_call>\\s*)?<function=(?P<name>[^>\\n]+)>"
     _RE_TOOL_CALLS_OPEN = re.compile(
@@ -4307,14 +4305,6 @@ def _compile_patterns() -> None:
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[/fs]|\\Z)", re.DOTALL)
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
-    _RE_IN_TOOL_CALLS_STARTS = re.compile(
-        (
-            "[\\u0009\\u000a\\u000b\\u000c\\u000d\\u0020\\u003c\\u0085\\u00a0\\u1680\\u"
-            "2000\\u2001\\u2002\\u2003\\u2004\\u2005\\u2006\\u2007\\u2008\\u2009\\u200a"
-            "\\u2028\\u2029\\u202f\\u205f\\u3000]"
-        ),
-        0,
-    )
     # fields.tool_calls.content_args.tag_pattern:
     # "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)(?:\\n?</parameter>|\\n(?=<paramet
     # er=|</function>))"
@@ -4549,7 +4539,7 @@ class ResponseParser(StreamingParser):
                 _RE_IN_REASONING_CONTENT_STARTS.search(text) is not None
             )
         else:
-            busy = _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
+            busy = "</function>" in self._buffer[-11:] + text
         if busy:
             return StreamingParser.feed(self, text)
         # A region is open, nothing is held back and no delimiter can start in `text`:

@@ -4219,9 +4219,7 @@ _RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
-_RE_OUTSIDE_STARTS: re.Pattern[str]
-_RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
-_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
+_RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_TOOL_CALLS_TAGS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
@@ -4230,9 +4228,8 @@ def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE
-    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS
-    global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS
-    global _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_DELIMITER_STARTS, _RE_TOOL_CALLS_TAGS
+    global _RE_START_ANCHOR
     # fields.tool_calls.open_pattern:
     # '(?:<｜tool_call_begin｜>\\s*function\\s*<｜tool_sep｜>\\s*<steptml:invoke
     # name="|(?:<tool_call>\\s*)?<function=)(?P<name>[^">\\n]+)"?>'
@@ -4344,16 +4341,7 @@ def _compile_patterns() -> None:
         ),
         re.DOTALL,
     )
-    _RE_OUTSIDE_STARTS = re.compile("<(?:[/ft\\|｜]|\\Z)", re.DOTALL)
-    _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/\\|]|\\Z)", re.DOTALL)
-    _RE_IN_TOOL_CALLS_STARTS = re.compile(
-        (
-            "[\\u0009\\u000a\\u000b\\u000c\\u000d\\u0020\\u003c\\u0085\\u00a0\\u1680\\u"
-            "2000\\u2001\\u2002\\u2003\\u2004\\u2005\\u2006\\u2007\\u2008\\u2009\\u200a"
-            "\\u2028\\u2029\\u202f\\u205f\\u3000]"
-        ),
-        0,
-    )
+    _RE_DELIMITER_STARTS = re.compile("<(?:[/ft\\|｜]|\\Z)", re.DOTALL)
     # fields.tool_calls.content_args.tag_pattern: '(?:<steptml:parameter
     # name="|<parameter=)(?P<key>[^">\\n]+)"?>\\n?(?P<value>.*?)(?:\\n?</(?:steptml:)?pa
     # rameter>|\\n(?=<parameter=|</function>))'
@@ -4603,14 +4591,11 @@ class ResponseParser(StreamingParser):
         if not self._fast or not text or self._pos != len(self._buffer):
             return StreamingParser.feed(self, text)
         state = self._state
-        if state == 0:
-            busy = "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None
-        elif state == 1:
-            busy = "<" in text and (
-                _RE_IN_REASONING_CONTENT_STARTS.search(text) is not None
-            )
+        if state in (0, 1):
+            busy = "<" in text and _RE_DELIMITER_STARTS.search(text) is not None
         else:
-            busy = _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
+            busy = "<" in text and _RE_DELIMITER_STARTS.search(text) is not None
+            busy = busy or "</function>" in self._buffer[-11:] + text
         if busy:
             return StreamingParser.feed(self, text)
         # A region is open, nothing is held back and no delimiter can start in `text`:

@@ -73,6 +73,8 @@ class ParserState:
     awaits: tuple[int, ...] = ()
     # A watched `$` may also match before a newline that ends the text (see `MatchStarts`).
     final_newline: bool = False
+    # Or one may start right after one of these strings, in sorted order (see `MatchStarts.after`).
+    after: tuple[str, ...] = ()
 
     def awaited(self) -> tuple[tuple[str, ...], ...]:
         """By wait (`awaits`): the strings any of which ends it (`Tables.awaits`)."""
@@ -142,7 +144,8 @@ def plan_parser(template: Template) -> ParserPlan:
         starts = None if found is None else found.chars
         awaits = _awaits(ordered, starts)
         final_newline = found is not None and found.final_newline
-        states.append(ParserState(index, field, ordered, starts, pending_run(watches), awaits, final_newline))
+        after = () if found is None else tuple(sorted(found.after))
+        states.append(ParserState(index, field, ordered, starts, pending_run(watches), awaits, final_newline, after))
     return ParserPlan(
         template=template,
         states=tuple(states),
@@ -174,14 +177,18 @@ def _delimiter_starts(watches: list[Watch], history: int | None) -> MatchStarts 
     if history is None:
         return None  # every character must stay in the buffer: the fast path cannot drop text
     chars: set[int] = set()
+    after: set[str] = set()
     final_newline = False
     for watch in watches:
         starts = match_starts(watch.delimiter)
         if starts is None:
             return None
         chars |= starts.chars
+        after |= starts.after
         final_newline |= starts.final_newline
-    return MatchStarts(frozenset(chars), final_newline)
+    # (the strings' lookbehinds are what the buffer's kept history covers: `delimiter_history`)
+    assert all(len(string) <= history for string in after)
+    return MatchStarts(frozenset(chars), final_newline, frozenset(after))
 
 
 @dataclass(frozen=True)

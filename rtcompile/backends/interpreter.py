@@ -40,7 +40,7 @@ from rtcompile.transform_program import Program, transform_program
 __all__ = ["Event", "InterpretedParser", "Message", "anchor_pattern"]
 
 # Tells whether no delimiter of a parser state can start in a chunk (its fast path).
-PlainCheck: TypeAlias = Callable[[str], bool]
+PlainCheck: TypeAlias = Callable[[str, str], bool]  # (buffer, text)
 
 _ERRORS: dict[str, type[Exception]] = {
     "ValueError": ValueError,
@@ -149,13 +149,24 @@ def _can_grow(delimiter: Delimiter, pattern: Any, buffer: str, m: Any) -> bool:
 
 
 def _plain_check(state: ParserState) -> PlainCheck | None:
-    """True for a chunk in which none of the state's delimiters can start (see `ParserState`)."""
+    """True for a chunk, after a buffer, in which none of the state's delimiters can start (see
+    `ParserState`)."""
     if state.delimiter_starts is None:
         return None
     starts = frozenset(map(chr, state.delimiter_starts))
-    if state.final_newline:  # a `$` may match before a newline that ends the text
-        return lambda text: starts.isdisjoint(text) and not text.endswith("\n")
-    return starts.isdisjoint
+    final_newline, after = state.final_newline, state.after
+    if not final_newline and not after:
+        return lambda buffer, text: starts.isdisjoint(text)
+
+    def plain(buffer: str, text: str) -> bool:
+        if not starts.isdisjoint(text):
+            return False
+        if final_newline and text.endswith("\n"):  # a `$` may match before a newline that ends the text
+            return False
+        # a path led by a lookbehind on a string may start where the string ends, in `text` or at its start
+        return not any(string in buffer[-len(string) :] + text for string in after)
+
+    return plain
 
 
 def _handler(f: Field) -> Handler:
@@ -212,7 +223,7 @@ class InterpretedParser(StreamingParser):
         """Add model text; returns the events it completes. A chunk in which no delimiter of the
         current state can start, with a region open and nothing held back, is region text."""
         plain = self._plain[self._state]
-        if plain is not None and text and self._fast and self._pos == len(self._buffer) and plain(text):
+        if plain is not None and text and self._fast and self._pos == len(self._buffer) and plain(self._buffer, text):
             # What `_drop_committed` would keep (plain checks exist only where history is bounded).
             history = self._program.tables.history
             self._buffer = (self._buffer + text)[-history:] if history else ""

@@ -83,6 +83,9 @@ class MatchStarts:
 
     chars: frozenset[int]
     final_newline: bool
+    # Or right after one of these strings: a path led by a lookbehind on a literal matches, or
+    # partially matches, only where that literal ends (`(?<=</function>)\s*...`, whatever follows).
+    after: frozenset[str] = frozenset()
 
 
 def match_starts(delimiter: Delimiter) -> MatchStarts | None:
@@ -95,15 +98,79 @@ def match_starts(delimiter: Delimiter) -> MatchStarts | None:
     beside_end = _complete_matches_beside_an_end(parsed.root)
     if beside_end is not None:
         return beside_end
+    free, after = paths_after_literals(parsed.root)
     walker = _FirstCharacterWalk(lookaheads=True, anchors=True)
     try:
-        nullable = walker.nullable(parsed.root)
+        nullable = walker._any_nullable(tuple(free))
     except (_Unbounded, RecursionError):
         return None
     if nullable or walker.largest_class > MAX_CLASS_SIZE:
         return None
     chars = frozenset(cp for lo, hi in normalise(walker.ranges) for cp in range(lo, hi + 1))
-    return MatchStarts(chars, walker.final_newline)
+    return MatchStarts(chars, walker.final_newline, after)
+
+
+MAX_PATHS = 32  # leading alternations are opened up into at most this many paths
+
+
+def paths_after_literals(root: Node) -> tuple[list[Node], frozenset[str]]:
+    """The paths of `root` that may start a match anywhere, and the literals whose end the others
+    need: a path whose first item is a positive lookbehind on a literal (`(?<=\\})...`) is tried
+    only where the text before the position ends with it, which holds or not whatever follows.
+    Leading alternations are opened up (`(?:<tools>|(?<=\\}),?)\\{` is two paths); past
+    `MAX_PATHS`, `root` is one path that may start anywhere."""
+    paths = _opened_paths(root)
+    if paths is None:
+        return [root], frozenset()
+    free: list[Node] = []
+    after: set[str] = set()
+    for path in paths:
+        items = flat_items(path)
+        behind = _lookbehind_literal(items[0]) if items else None
+        if behind:
+            after.add(behind)
+        else:
+            free.append(path)
+    return free, frozenset(after)
+
+
+def _opened_paths(node: Node) -> list[Node] | None:
+    """`node` as the alternatives its first item offers, each followed by the rest (`(?:a|b)c` gives
+    `ac` and `bc`); None past `MAX_PATHS`."""
+    inner = unwrap(node)
+    if isinstance(inner, Alternation):
+        paths: list[Node] = []
+        for branch in flatten_alternation(inner):
+            opened = _opened_paths(branch)
+            if opened is None:
+                return None
+            paths.extend(opened)
+        return paths if len(paths) <= MAX_PATHS else None
+    items = flat_items(inner)
+    if not items:
+        return [inner]
+    first, rest = items[0], items[1:]
+    while isinstance(first, Group):  # a group's boundaries read no text
+        first = unwrap(first.body)
+    if not isinstance(first, Alternation) and not (isinstance(first, Concat) and first.items):
+        return [inner]
+    heads = _opened_paths(first)
+    if heads is None:
+        return None
+    return [Concat((*flat_items(head), *rest)) for head in heads]
+
+
+def _lookbehind_literal(node: Node) -> str | None:
+    """The string a positive lookbehind `node` tests for, when it is one fixed string (exact case:
+    a class of case variants is not one); None for anything else."""
+    if not (isinstance(node, Lookaround) and node.behind and node.positive):
+        return None
+    string = []
+    for item in linear_items(node.body):
+        if not (isinstance(item, Chars) and len(item.ranges) == 1 and item.ranges[0][0] == item.ranges[0][1]):
+            return None
+        string.append(chr(item.ranges[0][0]))
+    return "".join(string) or None
 
 
 def _complete_matches_beside_an_end(root: Node) -> MatchStarts | None:

@@ -32,7 +32,7 @@ from rtcompile.regex.ast import (
     Repeat,
 )
 from rtcompile.regex.charsets import Ranges, contains, normalise, size
-from rtcompile.regex.first_chars import MAX_CLASS_SIZE, modelled_tree
+from rtcompile.regex.first_chars import MAX_CLASS_SIZE, modelled_tree, paths_after_literals
 from rtcompile.regex.translate import InvalidRegex, UnsupportedRegex, translate
 
 # A summary with more pairs than this is given up (nested alternations of classes); real delimiters
@@ -65,7 +65,9 @@ def second_chars(pattern: str) -> dict[int, Ranges | None] | None:
     """For each character a match of `pattern` can start with, the characters that can follow it in
     a match, or None where the match may be that one character; None for the whole pattern when its
     matches cannot be bounded (or `regex`'s partial matches are not those of its stdlib translation,
-    so that text the analysis rules out could still be held back by the reference)."""
+    so that text the analysis rules out could still be held back by the reference). Paths led by a
+    lookbehind on a literal are left out: the fast path tests for that literal's end instead
+    (`MatchStarts.after`)."""
     try:
         translate(pattern)
     except (InvalidRegex, UnsupportedRegex, RecursionError):
@@ -73,8 +75,10 @@ def second_chars(pattern: str) -> dict[int, Ranges | None] | None:
     parsed = modelled_tree(pattern)
     if parsed is None:
         return None
+    # a path led by a lookbehind on a literal is the fast path's business where the literal ends
+    free, _ = paths_after_literals(parsed.root)
     try:
-        prefixes = _prefixes(parsed.root)
+        prefixes = _either([_prefixes(path) for path in free])
     except (_Unbounded, RecursionError):
         return None
     first = prefixes.first

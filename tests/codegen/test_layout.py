@@ -319,3 +319,43 @@ def test_layout_never_changes_what_the_code_means(statement: str, shape: str) ->
     line = "    " + (statement if shape == "{}" else shape.format(expression_of(statement)))
     laid_out = "\n".join(lay_out(line))
     assert ast.dump(ast.parse(f"if x:\n{laid_out}\n")) == ast.dump(ast.parse(f"if x:\n{line}\n"))
+
+
+# A state's fast-path test too long for a line: its first test, then `busy = busy or ...` for the end
+# of a `$` and for each literal a lookbehind needs (`fast_path._any_of`); a lookbehind on a literal too
+# long to test on a line makes the state scan every chunk.
+LONG_BUSY_TESTS = {
+    "second look, then a final newline": {
+        "fields": {
+            "content": {"open_pattern": "<b\\s*>", "content": "text"},
+            "reasoning_content": {"open_pattern": "<b\\s*>", "content": "text"},
+            "tool_calls": {"open_pattern": "\\[C\\]\\s*", "content": "text"},
+            "x": {"close_pattern": "</f>|$", "content": "text"},
+        },
+        "start_anchor_pattern": "<\\|im_start\\|>assistant\\s*",
+    },
+    "second look, then a lookbehind": {
+        "fields": {
+            "content": {"open_pattern": "<(?:b|tool)\\s*>", "content": "text"},
+            "tool_calls": {"open_pattern": "<tool>", "close_pattern": "</t>|(?<=</function>)\\s*(?:</tool>)"},
+        },
+        "start_anchor": "<|im_start|>assistant",
+    },
+    "a lookbehind too long to test on a line": {
+        "fields": {
+            "tool_calls": {
+                "open_pattern": "<tool>",
+                "close_pattern": "(?<=</a_closing_tag_much_longer_than_any_real_model_writes_at_the_end>)\\s*</tool>",
+            },
+        },
+        "start_anchor": "<|im_start|>assistant",
+    },
+}
+
+
+@pytest.mark.parametrize("name", LONG_BUSY_TESTS)
+def test_fast_path_tests_too_long_for_a_line_are_laid_out_as_ruff_and_black_lay_them_out(name: str) -> None:
+    code = rtcompile.compile_template(LONG_BUSY_TESTS[name])
+    assert_formatted(code)
+    assert ruff_check(code) == ""
+    assert_black_keeps(code)

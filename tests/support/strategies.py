@@ -55,6 +55,7 @@ REGEX_OPENS = [
     r"<n(?:a+)+>",  # a nested repeat, rewritten into one
     r"(?|<r1>|\[r\])",  # branch reset: regex fallback
     r"<l[^>]*?>",  # a lazy one-character repeat in a delimiter: regex fallback
+    r"(?:<j>\s*|(?<=\})\s*,?\s*)\{",  # a branch that opens only right after a "}"
 ]
 REGEX_CLOSES = [
     r"</b\s*>",
@@ -67,6 +68,7 @@ REGEX_CLOSES = [
     r"\bend\b",
     r"\n(?=\n|$)",  # a variable-width lookahead close
     r"</q(?>\s*)>",  # an atomic group in a delimiter: regex fallback
+    r"(?<=</g>)\s*(?:</c>|(?=<g=))",  # a close that starts only right after "</g>"
 ]
 
 
@@ -233,6 +235,8 @@ EXAMPLES_FOR_PATTERN = {
     r"<l[^>]*?>": ["<l>", "<lab>", "<la"],
     r"\n(?=\n|$)": ["\n\n", "\n"],
     r"</q(?>\s*)>": ["</q>", "</q \n>"],
+    r"(?:<j>\s*|(?<=\})\s*,?\s*)\{": ["<j>{", "<j> {", "}{", "} , {", "},"],
+    r"(?<=</g>)\s*(?:</c>|(?=<g=))": ["</g></c>", "</g> \n</c>", "</g><g=", "</g> ", "</g"],
 }
 
 BODIES = [

@@ -56,8 +56,8 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         drops = _drops_outside_text(plan)
         guards = [f"not text or {pending}" if drops else f"not self._fast or not text or {pending}"]
         busy = _busy_tests(parts, plan)
-        if len(busy) == 1:
-            (test,) = busy
+        if len(busy) == 1 and len(next(iter(busy))) == 1:
+            ((test,),) = busy
             if test != "False":
                 guards.append(test)
         else:
@@ -159,12 +159,17 @@ def _extend_pending_run(
     out.line("self._run_pending = False")
 
 
-def _busy_tests(parts: ModuleParts, plan: ParserPlan) -> dict[str, list[int]]:
+# A state's test, as the right-hand sides of `busy = ...` lines: one where it fits on a line, else
+# the first test, then `busy or ...` for each one after it.
+BusyTest = tuple[str, ...]
+
+
+def _busy_tests(parts: ModuleParts, plan: ParserPlan) -> dict[BusyTest, list[int]]:
     """Per distinct test ("text may hold a delimiter start"), the states it applies to, in state order."""
     alike = len({state.delimiter_starts for state in plan.states}) == 1
     second_looks = _second_looks(parts, plan, alike=alike)
     first_looks: dict[frozenset[int], str] = {}  # states with the same first characters share a test
-    tests: dict[str, list[int]] = {}
+    tests: dict[BusyTest, list[int]] = {}
     for state in plan.states:
         starts = state.delimiter_starts
         second = second_looks.get(state.index)
@@ -186,21 +191,50 @@ def _busy_tests(parts: ModuleParts, plan: ParserPlan) -> dict[str, list[int]]:
                 # too long for it is split as ruff splits it, at the brackets around the search)
                 if width(f"{INDENT * 3}busy = {test}") > LINE_LENGTH:
                     test = f"{first} and ({second}.search(text) is not None)"
+        others = []
         if state.final_newline:  # a `$` may match before a newline that ends the text
-            test = 'text.endswith("\\n")' if test == "False" else f'{_grouped(test)} or text.endswith("\\n")'
-        tests.setdefault(test, []).append(state.index)
+            others.append('text.endswith("\\n")')
+        for string in state.after:
+            # a path led by a lookbehind on `string` starts only where it ends: in `text`, or at its start
+            others.append(f"{literal(string)} in self._buffer[-{len(string)}:] + text")
+        tests.setdefault(_any_of(test, others), []).append(state.index)
     return tests
 
 
-def _grouped(test: str) -> str:
-    """`test` as the left operand of an `or`: an `and` of two tests reads better in brackets."""
-    return f"({test})" if " and " in test else test
+def _any_of(test: str, others: list[str]) -> BusyTest:
+    """`test` or any of `others`, on one line if it fits (else one line each, none that ruff or black
+    would split: `others` are short)."""
+
+    def fits(line: str) -> bool:
+        return width(f"{INDENT * 3}busy = {line}") <= LINE_LENGTH
+
+    if test == "False" and others:
+        test, *others = others
+        if not fits(test):
+            return ("True",)  # a lookbehind on a string too long to test on a line: scan every chunk
+    if not others:
+        return (test,)  # (one too long for a line is already written to be split at its brackets)
+    one = test
+    for other in others:
+        one = f"({one}) or {other}" if " and " in one else f"{one} or {other}"
+    if fits(one):
+        return (one,)
+    lines = tuple(f"busy or {other}" for other in others)
+    if not all(fits(line) for line in lines):
+        return ("True",)
+    return (test, *lines)
 
 
-def _assign_busy(out: CodeWriter, busy: dict[str, list[int]]) -> None:
-    """`busy = <the current state's test>`, as an if/elif chain over the states (the last group is `else`)."""
+def _assign_busy(out: CodeWriter, busy: dict[BusyTest, list[int]]) -> None:
+    """`busy = <the current state's test>`, as an if/elif chain over the states (the last group is
+    `else`); without one where every state has the same test."""
     groups = list(busy.items())
-    for number, (test, states) in enumerate(groups):
+    if len(groups) == 1:
+        ((lines, _),) = groups
+        for line in lines:
+            out.line(f"busy = {line}")
+        return
+    for number, (lines, states) in enumerate(groups):
         if number == len(groups) - 1:
             header = "else:"
         else:
@@ -209,7 +243,8 @@ def _assign_busy(out: CodeWriter, busy: dict[str, list[int]]) -> None:
             if number == 0:
                 out.line("state = self._state")
         with out.block(header):
-            out.line(f"busy = {test}")
+            for line in lines:
+                out.line(f"busy = {line}")
 
 
 def _may_start_delimiter(parts: ModuleParts, chars: frozenset[int], plan: ParserPlan, state: int) -> str:
