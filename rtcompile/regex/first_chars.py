@@ -42,7 +42,6 @@ from rtcompile.regex.ast import (
     linear_items,
     unwrap,
     walk,
-    width,
 )
 from rtcompile.regex.charsets import Ranges, normalise, size
 from rtcompile.regex.parser import parse_regex
@@ -181,7 +180,8 @@ def _complete_matches_beside_an_end(root: Node) -> MatchStarts | None:
     text rather than a partial match of another branch that starts earlier: such a delimiter holds
     nothing back but what its end branch does (`$`: a newline that ends the text), and claims text only
     by a complete match of another branch, which reads one of the first characters of that branch's
-    first item that must consume one (`<` of `\\s*</think>`)."""
+    first item that must read one (`<` of `\\s*</think>`, and of `\\s*(?:</think>|(?=<function=))`,
+    where the lookahead reads it)."""
     inner = unwrap(root)
     if not isinstance(inner, Alternation):
         return None
@@ -190,18 +190,34 @@ def _complete_matches_beside_an_end(root: Node) -> MatchStarts | None:
     others = [branch for kind, branch in kinds if kind is None]
     if not ends or not others:
         return None
-    walker = _FirstCharacterWalk(lookaheads=False)
+    ranges: list[tuple[int, int]] = []
     for branch in others:
-        consumes = next((item for item in flat_items(branch) if width(item)[0] > 0), None)
+        needed = _first_item_that_reads(branch)
+        if needed is None or needed.largest_class > MAX_CLASS_SIZE:
+            return None
+        ranges += needed.ranges
+    chars = frozenset(cp for lo, hi in normalise(ranges) for cp in range(lo, hi + 1))
+    return MatchStarts(chars, "string_end_line" in ends)
+
+
+# A complete match may pass these without reading anything at the very end of the text
+_END_KINDS: Final = ("string_end", "string_end_line", "line_end")
+
+
+def _first_item_that_reads(branch: Node) -> _FirstCharacterWalk | None:
+    """The walk of the first item of `branch` that every complete match passes by reading a character
+    (consuming it, or looking ahead at it), so that the match reads one of the walk's characters in
+    the text; None if no item surely does (or one is unbounded)."""
+    for item in linear_items(branch):
+        if any(isinstance(node, Assertion) and node.kind in _END_KINDS for node in walk(item)):
+            return None  # (the walk takes an end as reading no character, which a complete match may do)
+        walker = _FirstCharacterWalk(lookaheads=True, anchors=True)
         try:
-            if consumes is None or walker.nullable(consumes):
-                return None
+            if not walker.nullable(item):
+                return walker
         except (_Unbounded, RecursionError):
             return None
-    if walker.largest_class > MAX_CLASS_SIZE:
-        return None
-    chars = frozenset(cp for lo, hi in normalise(walker.ranges) for cp in range(lo, hi + 1))
-    return MatchStarts(chars, "string_end_line" in ends)
+    return None
 
 
 def leading_chars(pattern: str) -> tuple[tuple[Ranges, ...], ...] | None:

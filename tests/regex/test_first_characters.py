@@ -193,6 +193,9 @@ def test_held_back_runs_start_patterns_whose_next_item_starts_outside_them(patte
 # Patterns with a branch that is `\Z` or `$` alone beside others: the closes a streaming parser holds
 # nothing back for but what the end branch holds (`\s*</think>|\Z`).
 BESIDE_AN_END = [r"\s*ab|\Z", r"\Z|b?a", r"(?:a+b|$)", r"b(?=a)|$|\Z", r"(?i:a)b*|\Z", r"(a)\1|$"]
+# (a branch whose first item that must read is a lookahead, or behind a lookbehind: qwen3_coder's closes
+# with a leading `\s*`)
+BESIDE_AN_END += [r"\s*(?:ab|(?=b))|\Z", r"\s*(?:(?<=a)\s*(?:ba|(?=b)))|\Z", r"\s*(?:b|(?=a\s))|$"]
 
 
 @pytest.mark.parametrize("pattern", BESIDE_AN_END)
