@@ -5015,11 +5015,8 @@ def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
         )
     if m is not None:
         start, end = m.span()
-        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
-        if grows and not eos and end == n:
-            # a longer literal of the same delimiter may still complete
-            hold = min(hold, start)
-        elif best < 0 or (start, -end, rank) < (best_start, -best_end, best):
+        rank = _OUTSIDE_LITERAL_WATCHES[m.group()][0]
+        if best < 0 or (start, -end, rank) < (best_start, -best_end, best):
             best, best_start, best_end = rank, start, end
             best_groups = NO_GROUPS
 

@@ -4325,11 +4325,8 @@ def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
         )
     if m is not None:
         start, end = m.span()
-        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
-        if grows and not eos and end == n:
-            hold = start  # a longer literal of the same delimiter may still complete
-        else:
-            return rank, start, end, NO_GROUPS, n
+        rank = _OUTSIDE_LITERAL_WATCHES[m.group()][0]
+        return rank, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
     if not eos:

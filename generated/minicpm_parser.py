@@ -5328,14 +5328,17 @@ _IN_REASONING_CONTENT_LITERAL: Final = {
 }
 
 
+_IN_TOOL_CALLS_LITERAL_WATCHES: Final = {")```": (0, True), ")\n": (0, True)}
+
+
 _RE_REASONING_CONTENT_OPEN_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_CONTENT_CLOSE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
-_RE_TOOL_CALLS_CLOSE: re.Pattern[str]
-_RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
+_RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
@@ -5347,7 +5350,7 @@ def _compile_patterns() -> None:
     global _RE_REASONING_CONTENT_OPEN_PENDING, _RE_TOOL_CALLS_OPEN
     global _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_CONTENT_CLOSE_PENDING
     global _RE_IN_REASONING_CONTENT_LITERALS, _RE_IN_REASONING_CONTENT_PENDING
-    global _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS
+    global _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_STARTS
     global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS
     global _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
     _RE_REASONING_CONTENT_OPEN_PENDING = re.compile(
@@ -5976,13 +5979,10 @@ def _compile_patterns() -> None:
         ),
         re.DOTALL,
     )
-    # fields.tool_calls.close_pattern: "\\)(?:\\n|```)"
-    _RE_TOOL_CALLS_CLOSE = re.compile("\\)(?:\\u000a|```)", re.DOTALL)
-    # where fields.tool_calls.close_pattern may still match, as the regex module's
-    # partial=True finds
-    _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
-        "(?:\\Z|\\)(?:\\Z|(?:\\Z|`\\Z|``\\Z)))", re.DOTALL
+    _RE_IN_TOOL_CALLS_LITERALS = re.compile(
+        "|".join(map(re.escape, _IN_TOOL_CALLS_LITERAL_WATCHES)), re.DOTALL
     )
+    _RE_IN_TOOL_CALLS_PENDING = re.compile("\\)(?:`(?:`)?)?\\Z", re.DOTALL)
     _RE_OUTSIDE_STARTS = re.compile("<(?:[/t\\|]|\\Z)|`(?:[`]|\\Z)", re.DOTALL)
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/\\|]|\\Z)", re.DOTALL)
     _RE_IN_TOOL_CALLS_STARTS = re.compile("\\)(?:[\\\n`]|\\Z)", re.DOTALL)
@@ -6336,11 +6336,8 @@ def _scan_in_reasoning_content(
         )
     if m is not None:
         start, end = m.span()
-        rank, grows = _IN_REASONING_CONTENT_LITERAL[m.group()]
-        if grows and not eos and end == n:
-            hold = start  # a longer literal of the same delimiter may still complete
-        else:
-            return rank, start, end, NO_GROUPS, n
+        rank = _IN_REASONING_CONTENT_LITERAL[m.group()][0]
+        return rank, start, end, NO_GROUPS, n
 
     # text that may still become a literal delimiter
     if not eos:
@@ -6354,28 +6351,50 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanR
     # inside field 'tool_calls': fields.tool_calls.close_pattern
     n = len(buf)
     hold = n
-    # strategy: search; one-shot from ')'
+    # fields.tool_calls.close_pattern "\\)(?:\\n|```)": searched as the strings it
+    # matches
     if eos:
-        found = find_once(memo, 11, buf, ")", pos)
-        if found < 0:
-            m = None
-        else:
-            m = recall(memo, 12, found)
-            if m is FORGOTTEN:
-                m = _RE_TOOL_CALLS_CLOSE.search(buf, found)
-                memo[12] = (found, m)
+        m = recall(memo, 11, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_IN_TOOL_CALLS_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_IN_TOOL_CALLS_LITERALS,
+                    buf,
+                    pos,
+                    ")",
+                    _IN_TOOL_CALLS_LITERAL_WATCHES,
+                    n,
+                )
+            )
+            memo[11] = (pos, m)
     else:
-        m, partial_at = partial_search(
-            _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos
+        m = (
+            _RE_IN_TOOL_CALLS_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_IN_TOOL_CALLS_LITERALS,
+                buf,
+                pos,
+                ")",
+                _IN_TOOL_CALLS_LITERAL_WATCHES,
+                n,
+            )
         )
-        if partial_at is not None:
-            hold = min(hold, partial_at)
     if m is not None:
         start, end = m.span()
-        if not eos and regex_can_grow(_RE_TOOL_CALLS_CLOSE, buf, m):
-            hold = min(hold, start)
+        rank, grows = _IN_TOOL_CALLS_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a regex's match may still grow
         else:
-            return 0, start, end, m.groupdict(), n
+            return rank, start, end, NO_GROUPS, n
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_IN_TOOL_CALLS_PENDING.search(buf, max(pos, n - 3))
+        if m is not None and m.start() < hold:
+            hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
 
 
@@ -6439,7 +6458,7 @@ _PROGRAM: Final = ParserProgram(
     handlers=(_handle_text, _handle_tool_calls, _handle_text),
     after_anchor=_after_anchor,
     function_schema=function_to_tool_schema,
-    memo_slots=13,
+    memo_slots=12,
     compile_patterns=_compile_patterns,
 )
 

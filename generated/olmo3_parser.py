@@ -4984,13 +4984,19 @@ _OUTSIDE_LITERAL_WATCHES: Final = {
 }
 
 
+_IN_TOOL_CALLS_LITERAL_WATCHES: Final = {
+    ")</function_calls>": (0, True),
+    ")\n": (0, True),
+}
+
+
 _RE_TOOL_CALLS_OPEN: re.Pattern[str]
 _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
-_RE_TOOL_CALLS_CLOSE: re.Pattern[str]
-_RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
+_RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
@@ -5000,8 +5006,8 @@ _RE_START_ANCHOR: re.Pattern[str]
 
 def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
-    global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE
-    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS
+    global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
+    global _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_STARTS
     global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS
     global _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern:
@@ -5615,15 +5621,13 @@ def _compile_patterns() -> None:
     _RE_IN_REASONING_CONTENT_PENDING = re.compile(
         "<(?:/(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?)?\\Z", re.DOTALL
     )
-    # fields.tool_calls.close_pattern: "\\)(?:\\n|</function_calls>)"
-    _RE_TOOL_CALLS_CLOSE = re.compile("\\)(?:\\u000a|</function_calls>)", re.DOTALL)
-    # where fields.tool_calls.close_pattern may still match, as the regex module's
-    # partial=True finds
-    _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
+    _RE_IN_TOOL_CALLS_LITERALS = re.compile(
+        "|".join(map(re.escape, _IN_TOOL_CALLS_LITERAL_WATCHES)), re.DOTALL
+    )
+    _RE_IN_TOOL_CALLS_PENDING = re.compile(
         (
-            "(?:\\Z|\\)(?:\\Z|(?:\\Z|<\\Z|</\\Z|</f\\Z|</fu\\Z|</fun\\Z|</func\\Z|</fun"
-            "ct\\Z|</functi(?:\\Z|o\\Z|on\\Z|on_\\Z|on_c\\Z|on_ca\\Z|on_cal\\Z|on_call"
-            "\\Z|on_calls\\Z))))"
+            "\\)(?:<(?:/(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:_(?:c(?:a(?:l(?:l(?:s)?)?)?)"
+            "?)?)?)?)?)?)?)?)?)?)?)?)?\\Z"
         ),
         re.DOTALL,
     )
@@ -5910,11 +5914,8 @@ def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
         )
     if m is not None:
         start, end = m.span()
-        rank, grows = _OUTSIDE_LITERAL_WATCHES[m.group()]
-        if grows and not eos and end == n:
-            # a longer literal of the same delimiter may still complete
-            hold = min(hold, start)
-        elif best < 0 or (start, -end, rank) < (best_start, -best_end, best):
+        rank = _OUTSIDE_LITERAL_WATCHES[m.group()][0]
+        if best < 0 or (start, -end, rank) < (best_start, -best_end, best):
             best, best_start, best_end = rank, start, end
             best_groups = NO_GROUPS
 
@@ -5954,28 +5955,50 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanR
     # inside field 'tool_calls': fields.tool_calls.close_pattern
     n = len(buf)
     hold = n
-    # strategy: search; one-shot from ')'
+    # fields.tool_calls.close_pattern "\\)(?:\\n|</function_calls>)": searched as the
+    # strings it matches
     if eos:
-        found = find_once(memo, 4, buf, ")", pos)
-        if found < 0:
-            m = None
-        else:
-            m = recall(memo, 5, found)
-            if m is FORGOTTEN:
-                m = _RE_TOOL_CALLS_CLOSE.search(buf, found)
-                memo[5] = (found, m)
+        m = recall(memo, 4, pos)
+        if m is FORGOTTEN:
+            m = (
+                _RE_IN_TOOL_CALLS_LITERALS.search(buf, pos)
+                if n - pos < LONG_SCAN
+                else search_literals(
+                    _RE_IN_TOOL_CALLS_LITERALS,
+                    buf,
+                    pos,
+                    ")",
+                    _IN_TOOL_CALLS_LITERAL_WATCHES,
+                    n,
+                )
+            )
+            memo[4] = (pos, m)
     else:
-        m, partial_at = partial_search(
-            _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL, buf, pos
+        m = (
+            _RE_IN_TOOL_CALLS_LITERALS.search(buf, pos)
+            if n - pos < LONG_SCAN
+            else search_literals(
+                _RE_IN_TOOL_CALLS_LITERALS,
+                buf,
+                pos,
+                ")",
+                _IN_TOOL_CALLS_LITERAL_WATCHES,
+                n,
+            )
         )
-        if partial_at is not None:
-            hold = min(hold, partial_at)
     if m is not None:
         start, end = m.span()
-        if not eos and regex_can_grow(_RE_TOOL_CALLS_CLOSE, buf, m):
-            hold = min(hold, start)
+        rank, grows = _IN_TOOL_CALLS_LITERAL_WATCHES[m.group()]
+        if grows and not eos and end == n:
+            hold = start  # a regex's match may still grow
         else:
-            return 0, start, end, m.groupdict(), n
+            return rank, start, end, NO_GROUPS, n
+
+    # text that may still become a literal delimiter
+    if not eos:
+        m = _RE_IN_TOOL_CALLS_PENDING.search(buf, max(pos, n - 17))
+        if m is not None and m.start() < hold:
+            hold = m.start()
     return -1, 0, 0, NO_GROUPS, hold
 
 
@@ -6039,7 +6062,7 @@ _PROGRAM: Final = ParserProgram(
     handlers=(_handle_text, _handle_tool_calls, _handle_text),
     after_anchor=_after_anchor,
     function_schema=function_to_tool_schema,
-    memo_slots=6,
+    memo_slots=5,
     compile_patterns=_compile_patterns,
 )
 

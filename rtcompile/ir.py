@@ -24,7 +24,9 @@ class Delimiter:
     alternation of the literals, longest first, exactly as the reference builds it), so both
     literal and regex delimiters can be searched the same way. `literals` is set for literal
     delimiters: then the engine knows the longest possible pending delimiter and that a complete
-    match can never grow, unless `can_extend` (one literal is a strict prefix of another).
+    match can never grow, unless `can_extend`: a match that ends at the buffer's end may still grow
+    (here, one literal is a strict prefix of another; for a pattern the plan searches as the literals
+    it matches, because the reference lets any regex match there grow: `rtcompile.plan.scanned_delimiter`).
     """
 
     pattern: str

@@ -9,11 +9,14 @@ path). The interpreter and the code generator read the plan; neither re-derives 
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
+
+import regex
 
 from rtcompile.errors import JsonPath
 from rtcompile.ir import Delimiter, Field, Template
-from rtcompile.regex.analysis import LeadingRun, depends_on_scan_start, history, leading_run
+from rtcompile.regex.analysis import LeadingRun, depends_on_scan_start, history, leading_run, matched_strings
 from rtcompile.regex.charsets import Ranges, normalise
 from rtcompile.regex.errors import InvalidRegex
 from rtcompile.regex.first_chars import MatchStarts, delimiter_first_chars, match_starts, modelled_tree
@@ -31,6 +34,8 @@ class Watch:
     opens: bool
     delimiter: Delimiter
     where: JsonPath  # where the delimiter is written in the template
+    # the template's pattern, where the delimiter is searched as the literals it matches (`scanned_delimiter`)
+    written_as: str | None = None
 
     @property
     def strategy(self) -> Strategy | None:
@@ -125,9 +130,9 @@ def plan_parser(template: Template) -> ParserPlan:
     fields = template.fields
     implicit = template.implicit
     history = template_history(template)
-    outside = [Watch(i, True, f.open, _where(f, "open")) for i, f in enumerate(fields) if f.open is not None]
+    outside = [_watch(i, True, f) for i, f in enumerate(fields) if f.open is not None]
     if implicit is not None and implicit.close is not None:
-        outside.append(Watch(fields.index(implicit), False, implicit.close, _where(implicit, "close")))
+        outside.append(_watch(fields.index(implicit), False, implicit))
     watch_lists: list[tuple[int | None, list[Watch]]] = [(None, outside)]
     state_of_field = []
     for i, f in enumerate(fields):
@@ -135,7 +140,7 @@ def plan_parser(template: Template) -> ParserPlan:
             state_of_field.append(0)
             continue
         state_of_field.append(len(watch_lists))
-        inside = [Watch(i, False, f.close, _where(f, "close"))] if f.close is not None else []
+        inside = [_watch(i, False, f)] if f.close is not None else []
         watch_lists.append((i, inside))
     states = []
     for index, (field, watches) in enumerate(watch_lists):
@@ -249,10 +254,38 @@ def _minus(ranges: Ranges, points: set[int]) -> list[tuple[int, int]]:
     return out
 
 
-def _where(f: Field, kind: str) -> JsonPath:
-    delimiter = f.open if kind == "open" else f.close
+def _watch(index: int, opens: bool, f: Field) -> Watch:
+    """Field `index`'s open or close delimiter as a state watches it (see `scanned_delimiter`)."""
+    kind = "open" if opens else "close"
+    delimiter = f.open if opens else f.close
     assert delimiter is not None
-    return ("fields", f.name, kind if delimiter.is_literal else f"{kind}_pattern")
+    where = ("fields", f.name, kind if delimiter.is_literal else f"{kind}_pattern")
+    scanned = scanned_delimiter(delimiter)
+    return Watch(index, opens, scanned, where, None if scanned is delimiter else delimiter.pattern)
+
+
+def scanned_delimiter(delimiter: Delimiter) -> Delimiter:
+    """`delimiter` as the scanners search it: a regex that matches only a few strings, none a prefix of
+    another (``(?:<\\|im_end\\|>|</s>)``: literals written as a pattern), is searched as those literals.
+
+    That is exact. At one position at most one of such strings matches, and text that is a proper
+    prefix of one is a prefix of no string that matches there, so the pattern's order of them (which
+    may differ from the reference's longest-first order for literals) never shows. The reference does
+    treat a regex match differently from a literal one in one place: a match that ends at the buffer's
+    end may still grow, and is held back; `can_extend` says just that (for a literal list, because one
+    of its literals extends another). Everything else about the delimiter (what a diagnostic calls it,
+    its captures: none) stays as written."""
+    if delimiter.is_literal or delimiter.group_names:
+        return delimiter
+    parsed = modelled_tree(delimiter.pattern)
+    strings = None if parsed is None else matched_strings(parsed.root)
+    if not strings or "" in strings:
+        return delimiter
+    ordered = sorted(strings)
+    if any(longer.startswith(shorter) for shorter, longer in itertools.pairwise(ordered)):
+        return delimiter  # which of two such strings matches depends on the pattern's order
+    pattern = "|".join(regex.escape(s) for s in sorted(strings, key=len, reverse=True))
+    return Delimiter(pattern=pattern, literals=strings, can_extend=True, group_names=())
 
 
 # --------------------------------------------------------------------------- history

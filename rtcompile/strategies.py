@@ -39,13 +39,12 @@ from rtcompile.regex.stdlib_prefix import hoist_leading_character
 from rtcompile.regex.translate import (
     BeforeEnd,
     UnsupportedRegex,
-    literal_text,
     translate,
     translate_before_end,
     translate_complete,
 )
 
-Engine = Literal["re", "regex", "find"]
+Engine = Literal["re", "regex"]
 
 
 @dataclass(frozen=True)
@@ -53,9 +52,9 @@ class Strategy:
     """How one regex delimiter is searched.
 
     * `engine`: `re` runs its exact stdlib translation, with the pattern that reproduces `regex`'s
-      partial matches; `regex` runs the pattern itself (no exact translation is known); `find`: the
-      pattern is a plain literal (`text`), found with `str.find` and held back as `regex` holds a
-      literal (however long: a partial-match pattern for one nests a group per character).
+      partial matches; `regex` runs the pattern itself (no exact translation is known). (A pattern
+      that matches only a few plain strings, a plain literal among them, is searched as those
+      literals: `rtcompile.plan.scanned_delimiter`.)
     * `attempt`: `match` for a pattern opening with an unbounded lazy `.*?` (a match anywhere
       implies one at the scan position: one attempt, not one per position), else `search`.
     * `required`: strings every match contains, in order; until they are there, in turn, no full
@@ -95,7 +94,6 @@ class Strategy:
     """
 
     engine: Engine
-    text: str | None = None
     attempt: Literal["search", "match"] = "search"
     required: tuple[str, ...] = ()
     start_only: bool = False
@@ -112,8 +110,6 @@ class Strategy:
 
     def summary(self) -> str:
         """The record in one line, for the comment above the scanner code it produced."""
-        if self.engine == "find":
-            return "strategy: a plain literal, str.find"
         if self.engine == "regex":
             summary = "strategy: the regex module (no exact stdlib translation), partial=True"
             if self.leads is not None:
@@ -152,20 +148,12 @@ def strategy(delimiter: Delimiter) -> Strategy:
 
 @functools.lru_cache(maxsize=512)
 def _strategy(pattern: str, start_only: bool) -> Strategy:
-    # (An inline flag may change how even a literal is searched: `(?r)` searches backwards.)
-    text = literal_text(pattern) if not parse_regex(pattern).inline_flags else None
     try:
         translated = translate(pattern)
         # (a translation stdlib `re` would backtrack on for longer than `regex` is not used either)
         refuse_slow_backtracking(pattern, (translated.full, translated.prefix))
-    except UnsupportedRegex as error:
-        # A plain literal too long for a partial-match pattern is found all the same.
-        too_long = error.construct == "pattern too complex" and text is not None
-        if too_long:
-            return Strategy("find", text=text)
+    except UnsupportedRegex:
         return _regex_module(pattern)
-    if text is not None:
-        return Strategy("find", text=text)
     root = parse_regex(pattern).root
     attempt: Literal["search", "match"] = "match" if translated.match_only else "search"
     required = required_literals(root)

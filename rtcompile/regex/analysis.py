@@ -164,6 +164,45 @@ def portability_concerns(root: Node) -> list[str]:
     return [name for name, present in checks if present]
 
 
+# A pattern matching more strings than this is searched as a pattern: the literal search's tables
+# (and its one alternation) would grow with every product of alternatives.
+_MAX_MATCHED_STRINGS = 64
+
+
+def matched_strings(root: Node) -> tuple[str, ...] | None:
+    """Every string `root` matches, in pattern order, duplicates dropped, when it matches only a few,
+    each a sequence of plain characters (see `_plain_char`): an alternation of them, in groups that
+    name nothing (``(?:<\\|im_end\\|>|</s>)``, ``<(?:/think|\\|end\\|)>``); else None (a class, a
+    repeat, an assertion, a named group or a back-reference)."""
+    strings = _strings_of(root)
+    return None if strings is None else tuple(dict.fromkeys(strings))
+
+
+def _strings_of(node: Node) -> list[str] | None:
+    char = _plain_char(node)
+    if char is not None:
+        return [char]
+    if isinstance(node, Group) and node.name is None:
+        return _strings_of(node.body)
+    if isinstance(node, Alternation):
+        union: list[str] = []
+        for branch in node.branches:
+            strings = _strings_of(branch)
+            if strings is None or len(union) + len(strings) > _MAX_MATCHED_STRINGS:
+                return None
+            union += strings
+        return union
+    if isinstance(node, Concat):
+        product = [""]
+        for item in node.items:
+            strings = _strings_of(item)
+            if strings is None or len(product) * len(strings) > _MAX_MATCHED_STRINGS:
+                return None
+            product = [head + tail for head in product for tail in strings]
+        return product
+    return None
+
+
 # More strings than this to check would cost more than the search they spare.
 _MAX_REQUIRED_LITERALS = 3
 

@@ -27,10 +27,8 @@ from dataclasses import dataclass
 from rtcompile.regex.analysis import history, opens_with_lazy_any, reads_ahead
 from rtcompile.regex.ast import (
     Alternation,
-    Chars,
     Node,
     end_kind,
-    flat_items,
     flatten_alternation,
     unwrap,
 )
@@ -48,7 +46,6 @@ __all__ = [
     "InvalidRegex",
     "StdlibRegex",
     "UnsupportedRegex",
-    "literal_text",
     "translate",
     "translate_before_end",
     "translate_complete",
@@ -142,24 +139,6 @@ def _translate_complete(pattern: str, captures: bool) -> str:
     except (re.error, RecursionError, OverflowError) as exc:
         raise UnsupportedRegex("pattern too complex", f"stdlib re cannot compile the translation: {exc}") from exc
     return full
-
-
-def literal_text(pattern: str) -> str | None:
-    """The text a pattern matches when it is a plain literal (case-sensitive characters only, no
-    assertions or groups), else None. Such a delimiter can be found with `str.find`, and `regex`'s
-    partial match for it starts at the longest suffix of the text that is a proper prefix of it, which
-    matters for literals too long for a stdlib prefix pattern ("pattern too complex")."""
-    try:
-        parsed = parse_regex(pattern)
-    except (InvalidRegex, UnsupportedRegex):
-        return None
-    items = flat_items(parsed.root)
-    text = []
-    for item in items:
-        if not (isinstance(item, Chars) and item.kind == "literal" and item.ranges == ((item.literal,) * 2,)):
-            return None
-        text.append(chr(item.ranges[0][0]))
-    return "".join(text) or None
 
 
 def _match_only(root: Node) -> bool:

@@ -26,14 +26,6 @@ def of(pattern: str) -> Strategy:
     return strategy(Delimiter(pattern, None, False, ()))
 
 
-def test_a_pattern_that_is_a_plain_literal_is_found_with_str_find() -> None:
-    assert of(r"</think>") == Strategy("find", text="</think>")
-    assert of(r"<\|im_end\|>") == Strategy("find", text="<|im_end|>")
-    long = "<" + "x" * 10000 + ">"  # a partial-match pattern for it would nest 10,000 groups
-    assert of(long) == Strategy("find", text=long)
-    assert of(long).summary() == "strategy: a plain literal, str.find"
-
-
 def test_a_pattern_without_an_exact_translation_runs_on_the_regex_module() -> None:
     lt, f = ((60, 60),), ((102, 102),)
     assert of(r"<function=([^<\n]+?)>") == Strategy("regex", leads=((lt, f),), complete=True)

@@ -8,7 +8,7 @@ from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, comment_lines
 from rtcompile.backends.codegen.writer import Names, literal
 from rtcompile.errors import JsonPath, format_path
 from rtcompile.regex.backtracking import refuse_slow_backtracking
-from rtcompile.regex.translate import UnsupportedRegex, literal_text, translate, translate_complete
+from rtcompile.regex.translate import UnsupportedRegex, translate, translate_complete
 
 # How a module imports `regex` when one of its patterns needs it. The module ships no stubs; the
 # second code keeps the comment valid where someone installed types-regex.
@@ -190,15 +190,6 @@ class ModuleParts:
             return f"{match}.groupdict()"
         self.need("partial", "merged_groupdict")
         return f"merged_groupdict({match}, {duplicates})"
-
-    def long_literal(self, pattern: str) -> str | None:
-        """The literal a streamed pattern is, when it is a plain literal too long for a stdlib prefix
-        pattern (`re` gives up on its nesting): such a delimiter is searched with `str.find`."""
-        try:
-            translate(pattern)
-        except UnsupportedRegex as error:
-            return literal_text(pattern) if error.construct == "pattern too complex" else None
-        return None
 
     def uses_regex(self, name: str) -> bool:
         """Whether the pattern called `name` is compiled by the `regex` module (a fallback)."""

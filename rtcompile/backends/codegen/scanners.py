@@ -129,10 +129,11 @@ def _several_watches(out: CodeWriter, parts: ModuleParts, state: ParserState, te
     out.line("return best, best_start, best_end, best_groups, hold")
 
 
-def _take(out: CodeWriter, rank: int | None, groups: str) -> None:
+def _take(out: CodeWriter, rank: int | str | None, groups: str) -> None:
     """Commit the match in `start`/`end`: return it (a single watch), or keep it if it beats the best.
 
-    `rank` is the watch's tie-break rank; None for a state's only watch (whose index is 0).
+    `rank` is the watch's tie-break rank (or the variable holding it); None for a state's only watch
+    (whose index is 0).
     """
     if rank is None:
         out.line(f"return 0, start, end, {groups}, n")
@@ -149,18 +150,23 @@ def _literal_search(
     """Find the earliest, then longest, then first-ranked match of the state's literal delimiters.
 
     One literal: `str.find`. Several (of one delimiter or of many): one search of their alternation,
-    longest first and then by rank; a table says, per literal, which watch it belongs to and whether a
-    longer literal of the same delimiter could still grow from it.
+    longest first and then by rank; a table says, per literal, which watch it belongs to and whether its
+    match may still grow where it ends at the buffer's end (its delimiter's `can_extend`: here only
+    literals written as a pattern, `rtcompile.plan.scanned_delimiter`; a literal list that can extend
+    nests, see `_literals_nest`).
     """
-    entries: dict[str, tuple[int, bool]] = {}  # literal -> (rank, can grow into a longer one of its delimiter)
+    for watch in state.watches:
+        if watch.written_as is not None:
+            out.comment(f"{format_path(watch.where)} {literal(watch.written_as)}: searched as the strings it matches")
+    entries: dict[str, tuple[int, bool]] = {}  # literal -> (rank, may grow at the buffer's end)
     for rank, watch in enumerate(state.watches):
-        ordered = sorted(set(watch.delimiter.literals or ()))
-        for lit, following in zip(ordered, [*ordered[1:], ""][: len(ordered)], strict=True):
-            # In sorted order a literal that another one extends is followed by such an extension.
-            entries.setdefault(lit, (rank, following.startswith(lit) and following != lit))
+        for lit in sorted(set(watch.delimiter.literals or ())):
+            # The first watch of a literal ranks it; one that may grow holds it back for all of them.
+            first, grows = entries.get(lit, (rank, False))
+            entries[lit] = (first, grows or watch.delimiter.can_extend)
     hint = state_hint(state, template)
     if len(entries) == 1:
-        ((lit, (rank, _)),) = entries.items()
+        ((lit, (rank, grows)),) = entries.items()
         if not single:
             out.comment(format_path(state.watches[rank].where))
         if single:
@@ -169,10 +175,13 @@ def _literal_search(
             out.line(f"start = buf.find({literal(lit)}, pos, best_start + {len(lit)} if best >= 0 else n)")
         with out.block("if start >= 0:"):
             out.line(f"end = start + {len(lit)}")
-            if single:  # the literal's first watch (its rank) is the answer
-                out.line(f"return {rank}, start, end, NO_GROUPS, n")
+            if grows:
+                with out.block("if not eos and end == n:"):
+                    out.line("hold = min(hold, start)  # a regex's match may still grow")
+                with out.block("else:"):
+                    _take_literal(out, rank, single)
             else:
-                _take(out, rank, "NO_GROUPS")
+                _take_literal(out, rank, single)
         return
     ordered = sorted(entries, key=lambda lit: (-len(lit), entries[lit][0]))
     table = parts.constant(f"{hint} literal watches", literal({lit: entries[lit] for lit in ordered}))
@@ -194,13 +203,16 @@ def _literal_search(
         out.line(f"m = {pattern}.search(buf, pos) if n - pos < LONG_SCAN else {search}")
     with out.block("if m is not None:"):
         out.line("start, end = m.span()")
+        if not any(grows for _, grows in entries.values()):
+            out.line(f"rank = {table}[m.group()][0]")
+            _take_literal(out, "rank", single)
+            return
         out.line(f"rank, grows = {table}[m.group()]")
         with out.block("if grows and not eos and end == n:"):
             if single:  # nothing else held back yet
-                out.line("hold = start  # a longer literal of the same delimiter may still complete")
+                out.line("hold = start  # a regex's match may still grow")
             else:
-                out.comment("a longer literal of the same delimiter may still complete")
-                out.line("hold = min(hold, start)")
+                out.line("hold = min(hold, start)  # a regex's match may still grow")
         if single:
             with out.block("else:"):
                 out.line("return rank, start, end, NO_GROUPS, n")
@@ -208,6 +220,15 @@ def _literal_search(
             with out.block("elif best < 0 or (start, -end, rank) < (best_start, -best_end, best):"):
                 out.line("best, best_start, best_end = rank, start, end")
                 out.line("best_groups = NO_GROUPS")
+
+
+def _take_literal(out: CodeWriter, rank: int | str, single: bool) -> None:
+    """Commit the literal match in `start`/`end`: a literal-only state's answer, or a candidate.
+    `rank` is the watch's rank, or the name of the variable holding it."""
+    if single:  # the literal's first watch (its rank) is the answer
+        out.line(f"return {rank}, start, end, NO_GROUPS, n")
+    else:
+        _take(out, rank, "NO_GROUPS")
 
 
 def _literals_nest(state: ParserState) -> bool:
@@ -324,10 +345,6 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
     assert plan is not None
     out.comment(plan.summary())
     hint = watch_hint(watch, template)
-    if plan.engine == "find":
-        assert plan.text is not None
-        _literal_pattern_watch(out, parts, plan.text, hint, rank)
-        return
     full, prefix = parts.stdlib_regex(watch.delimiter.pattern, hint, watch.where)
     parts.need("scanning", "regex_can_grow")
     # A state's only watch returns its match at once; with several, the best match is checked against
@@ -593,23 +610,6 @@ def _take_unless_growing(out: CodeWriter, rank: int | None, may_grow: str, group
             out.line("hold = min(hold, start)")
         with out.block("elif start < n:" if at_end else "else:"):
             _take(out, rank, groups)
-
-
-def _literal_pattern_watch(out: CodeWriter, parts: ModuleParts, text: str, hint: str, rank: int | None) -> None:
-    """A pattern that is a plain literal: found with `str.find`, held back like `regex` holds it (a
-    match at the very end may still grow for all the engine knows; a proper prefix at the end is
-    a partial match). A long one is named as a constant."""
-    parts.need("scanning", "literal_hold")
-    name = literal(text) if len(text) <= MAX_INLINE_LITERAL else parts.constant(f"{hint} literal", literal(text))
-    out.line(f"start = {_find(parts, name, len(text))}")
-    with out.block("if start >= 0:"):
-        out.line(f"end = start + {len(text)}")
-        with out.block("if not eos and end == n:"):
-            out.line("hold = min(hold, start)")
-        with out.block("else:"):
-            _take(out, rank, "NO_GROUPS")
-    with out.block("elif not eos:"):
-        out.line(f"hold = min(hold, literal_hold(buf, pos, {name}))")
 
 
 def _find(parts: ModuleParts, needle: str, length: int | None, *, since: str = "pos") -> str:
