@@ -202,3 +202,17 @@ def test_literal_patterns_stream_like_the_reference_at_every_split(index: int) -
             ours = observe(compiled_engine(template), "", chunks)
             assert ours == observe(reference_engine(template), "", chunks), chunks
             assert identical(ours, observe(interpreter_engine(template), "", chunks)), chunks
+
+
+def test_a_literal_too_long_for_a_partial_match_pattern_streams_like_the_reference() -> None:
+    """A 10,000-character literal pattern: a stdlib partial-match pattern for it would nest a group per
+    character; searched as a literal it is held back with `literal_set_hold`."""
+    long = "<" + "x" * 10000 + ">"
+    template = {"start_anchor": "<|assistant|>", "fields": {"content": {"close_pattern": long}}}
+    assert scanned_delimiter(regex_delimiter(long)).literals == (long,)
+    text = "answer " + long[:5000] + " more " + long + " after"
+    cuts = [1, 7, 100, 5007, 5013, len(text) - len(long) - 6, len(text) - 6, len(text) - 1]
+    for chunks in [[text[:cut], text[cut:]] for cut in cuts] + [[text]]:
+        ours = observe(compiled_engine(template), "", chunks)
+        assert ours == observe(reference_engine(template), "", chunks), [len(c) for c in chunks]
+        assert identical(ours, observe(interpreter_engine(template), "", chunks))
