@@ -9,9 +9,12 @@ content parser's arguments are. Nothing downstream looks at the raw template dic
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NoReturn, TypeAlias, TypeGuard
+
+import regex
 
 # --------------------------------------------------------------------------- delimiters
 
@@ -37,6 +40,17 @@ class Delimiter:
     @property
     def is_literal(self) -> bool:
         return self.literals is not None
+
+
+def literal_delimiter(literals: Sequence[str]) -> Delimiter:
+    """The delimiter matching `literals` (distinct and non-empty), built as the reference builds it."""
+    # Longest first, so that the alternation prefers the longer literal where both match.
+    pattern = "|".join(regex.escape(s) for s in sorted(literals, key=len, reverse=True))
+    # Whether one literal is a strict prefix of another: in sorted order a literal's extensions come right
+    # after it, so neighbours tell (a field may list thousands of literals: no comparing every pair).
+    ordered = sorted(literals)
+    can_extend = any(longer.startswith(shorter) for shorter, longer in itertools.pairwise(ordered))
+    return Delimiter(pattern=pattern, literals=tuple(literals), can_extend=can_extend, group_names=())
 
 
 # --------------------------------------------------------------------------- content parsers

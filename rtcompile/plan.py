@@ -8,14 +8,12 @@ path). The interpreter and the code generator read the plan; neither re-derives 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import itertools
 from dataclasses import dataclass
 
-import regex
-
 from rtcompile.errors import JsonPath
-from rtcompile.ir import Delimiter, Field, Template
+from rtcompile.ir import Delimiter, Field, Template, literal_delimiter
 from rtcompile.regex.analysis import LeadingRun, depends_on_scan_start, history, leading_run, matched_strings
 from rtcompile.regex.charsets import Ranges, normalise
 from rtcompile.regex.errors import InvalidRegex
@@ -281,11 +279,10 @@ def scanned_delimiter(delimiter: Delimiter) -> Delimiter:
     strings = None if parsed is None else matched_strings(parsed.root)
     if not strings or "" in strings:
         return delimiter
-    ordered = sorted(strings)
-    if any(longer.startswith(shorter) for shorter, longer in itertools.pairwise(ordered)):
+    literals = literal_delimiter(strings)
+    if literals.can_extend:
         return delimiter  # which of two such strings matches depends on the pattern's order
-    pattern = "|".join(regex.escape(s) for s in sorted(strings, key=len, reverse=True))
-    return Delimiter(pattern=pattern, literals=strings, can_extend=True, group_names=())
+    return dataclasses.replace(literals, can_extend=True)
 
 
 # --------------------------------------------------------------------------- history

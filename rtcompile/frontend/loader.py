@@ -13,7 +13,6 @@ Errors carry the JSON path of the offending value; `rtcompile.api` adds file:lin
 from __future__ import annotations
 
 import copy
-import itertools
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
@@ -39,6 +38,7 @@ from rtcompile.ir import (
     Transform,
     XmlInlineParser,
     is_kind_name,
+    literal_delimiter,
     unreachable,
 )
 from rtcompile.nesting import (
@@ -257,13 +257,7 @@ def _literal_delimiter(scope: str, path: JsonPath, key: str, value: object) -> D
         )
     if "" in literals:
         raise TemplateError(f"{scope}: '{key}' literals cannot be empty strings", path=path)
-    # Longest first, so that the alternation prefers the longer literal where both match.
-    pattern = "|".join(regex.escape(s) for s in sorted(literals, key=len, reverse=True))
-    # Whether one literal is a strict prefix of another: in sorted order a literal's extensions come right
-    # after it, so neighbours tell (a field may list thousands of literals: no comparing every pair).
-    ordered = sorted(literals)
-    can_extend = any(longer.startswith(shorter) for shorter, longer in itertools.pairwise(ordered))
-    return Delimiter(pattern=pattern, literals=tuple(literals), can_extend=can_extend, group_names=())
+    return literal_delimiter(literals)
 
 
 def _regex_delimiter(scope: str, path: JsonPath, key: str, value: object) -> Delimiter:
