@@ -5990,7 +5990,7 @@ def _scan_in_tool_calls(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanR
         start, end = m.span()
         rank, grows = _IN_TOOL_CALLS_LITERAL_WATCHES[m.group()]
         if grows and not eos and end == n:
-            hold = start  # a regex's match may still grow
+            hold = min(hold, start)  # a regex's match may still grow
         else:
             return rank, start, end, NO_GROUPS, n
 

@@ -129,17 +129,17 @@ def _several_watches(out: CodeWriter, parts: ModuleParts, state: ParserState, te
     out.line("return best, best_start, best_end, best_groups, hold")
 
 
-def _take(out: CodeWriter, rank: int | str | None, groups: str) -> None:
+def _take(out: CodeWriter, rank: int | str | None, groups: str, branch: str = "if") -> None:
     """Commit the match in `start`/`end`: return it (a single watch), or keep it if it beats the best.
 
     `rank` is the watch's tie-break rank (or the variable holding it); None for a state's only watch
-    (whose index is 0).
+    (whose index is 0). `branch` ("elif") continues a test written before.
     """
     if rank is None:
         out.line(f"return 0, start, end, {groups}, n")
         return
     # Earlier, then longer, then ranked before: compared as (start, -end, rank).
-    with out.block(f"if best < 0 or (start, -end, {rank}) < (best_start, -best_end, best):"):
+    with out.block(f"{branch} best < 0 or (start, -end, {rank}) < (best_start, -best_end, best):"):
         out.line(f"best, best_start, best_end = {rank}, start, end")
         out.line(f"best_groups = {groups}")
 
@@ -175,13 +175,7 @@ def _literal_search(
             out.line(f"start = buf.find({literal(lit)}, pos, best_start + {len(lit)} if best >= 0 else n)")
         with out.block("if start >= 0:"):
             out.line(f"end = start + {len(lit)}")
-            if grows:
-                with out.block("if not eos and end == n:"):
-                    out.line("hold = min(hold, start)  # a regex's match may still grow")
-                with out.block("else:"):
-                    _take_literal(out, rank, single)
-            else:
-                _take_literal(out, rank, single)
+            _take_literal(out, rank, single, "not eos and end == n" if grows else None)
         return
     ordered = sorted(entries, key=lambda lit: (-len(lit), entries[lit][0]))
     table = parts.constant(f"{hint} literal watches", literal({lit: entries[lit] for lit in ordered}))
@@ -203,32 +197,28 @@ def _literal_search(
         out.line(f"m = {pattern}.search(buf, pos) if n - pos < LONG_SCAN else {search}")
     with out.block("if m is not None:"):
         out.line("start, end = m.span()")
-        if not any(grows for _, grows in entries.values()):
-            out.line(f"rank = {table}[m.group()][0]")
-            _take_literal(out, "rank", single)
-            return
-        out.line(f"rank, grows = {table}[m.group()]")
-        with out.block("if grows and not eos and end == n:"):
-            if single:  # nothing else held back yet
-                out.line("hold = start  # a regex's match may still grow")
-            else:
-                out.line("hold = min(hold, start)  # a regex's match may still grow")
-        if single:
-            with out.block("else:"):
-                out.line("return rank, start, end, NO_GROUPS, n")
+        if any(grows for _, grows in entries.values()):
+            out.line(f"rank, grows = {table}[m.group()]")
+            _take_literal(out, "rank", single, "grows and not eos and end == n")
         else:
-            with out.block("elif best < 0 or (start, -end, rank) < (best_start, -best_end, best):"):
-                out.line("best, best_start, best_end = rank, start, end")
-                out.line("best_groups = NO_GROUPS")
+            out.line(f"rank = {table}[m.group()][0]")
+            _take_literal(out, "rank", single, None)
 
 
-def _take_literal(out: CodeWriter, rank: int | str, single: bool) -> None:
-    """Commit the literal match in `start`/`end`: a literal-only state's answer, or a candidate.
+def _take_literal(out: CodeWriter, rank: int | str, single: bool, may_grow: str | None) -> None:
+    """Commit the literal match in `start`/`end`: a literal-only state's answer, or a candidate. Where
+    `may_grow` (a condition, as code) holds, the match may still grow and is held back instead.
     `rank` is the watch's rank, or the name of the variable holding it."""
-    if single:  # the literal's first watch (its rank) is the answer
+    if may_grow is not None:
+        with out.block(f"if {may_grow}:"):
+            out.line("hold = min(hold, start)  # a regex's match may still grow")
+    if not single:
+        _take(out, rank, "NO_GROUPS", "if" if may_grow is None else "elif")
+    elif may_grow is None:  # the literal's first watch (its rank) is the answer
         out.line(f"return {rank}, start, end, NO_GROUPS, n")
     else:
-        _take(out, rank, "NO_GROUPS")
+        with out.block("else:"):
+            out.line(f"return {rank}, start, end, NO_GROUPS, n")
 
 
 def _literals_nest(state: ParserState) -> bool:
