@@ -239,6 +239,9 @@ class Template:
     defaults: Mapping[str, object]
     start_anchor: Delimiter
     source: Mapping[str, object] = field(compare=False)
+    # What is worked out from the template alone (its plan, its grammar skeleton, ...), kept from its
+    # first use for as long as the template lives: see `rtcompile.per_template`.
+    derived: dict[str, object] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def implicit(self) -> Field | None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from rtcompile.errors import JsonPath
 from rtcompile.ir import Delimiter, Field, Template, literal_delimiter
+from rtcompile.per_template import per_template
 from rtcompile.regex.analysis import LeadingRun, depends_on_scan_start, history, leading_run, matched_strings
 from rtcompile.regex.charsets import Ranges, normalise
 from rtcompile.regex.errors import InvalidRegex
@@ -124,6 +125,7 @@ class ParserPlan:
         )
 
 
+@per_template  # the code generator, the grammar skeleton and the interpreter all plan a template
 def plan_parser(template: Template) -> ParserPlan:
     fields = template.fields
     implicit = template.implicit

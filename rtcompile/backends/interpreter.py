@@ -18,7 +18,6 @@ How a state's scanner decides (the reference's rules, restated):
 from __future__ import annotations
 
 import functools
-import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
@@ -26,6 +25,7 @@ import regex
 
 from rtcompile.content_calls import Argument, Nested, RuntimeFunction, TagRegex, Value, runtime_call
 from rtcompile.ir import ContentParser, Delimiter, FailingParser, Field, Template, unreachable
+from rtcompile.per_template import per_template
 from rtcompile.plan import ParserPlan, ParserState, plan_parser
 from rtcompile.runtime import content as parsers
 from rtcompile.runtime.engine import NO_GROUPS, StreamingParser
@@ -196,15 +196,9 @@ class _Interpreted:
         self.plain = tuple(_plain_check(state) for state in plan.states)
 
 
-_INTERPRETED: dict[int, _Interpreted] = {}  # by id() of a live Template (Templates hold dicts: not hashable)
-
-
+@per_template
 def _interpreted(template: Template) -> _Interpreted:
-    interpreted = _INTERPRETED.get(id(template))
-    if interpreted is None:
-        interpreted = _INTERPRETED[id(template)] = _Interpreted(plan_parser(template))
-        weakref.finalize(template, _INTERPRETED.pop, id(template), None)
-    return interpreted
+    return _Interpreted(plan_parser(template))
 
 
 class InterpretedParser(StreamingParser):

@@ -22,6 +22,7 @@ here; the leftmost-first automaton is built from `rtcompile.regex.ast` trees.
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -389,6 +390,11 @@ class _Texts:
     states: list[tuple[frozenset[int], bool]]  # per state: live `avoid` threads, whether `base` accepts
     avoid: NFA
     finishing: frozenset[int]
+    # What `clean_text` worked out already: the states that may end a text, per `follow`, and the
+    # minimal DFA per such set (a skeleton asks for the same text before many delimiters, and
+    # different `follow`s often leave the same states accepting).
+    accepting: dict[Follow | None, frozenset[int]] = field(default_factory=dict)
+    minimal: dict[frozenset[int], Rows] = field(default_factory=dict)
 
 
 _TEXTS: dict[str, _Texts] = {}
@@ -412,12 +418,17 @@ def clean_text(avoid: Sequence[Regex], base: Regex | None = None, follow: Follow
         if len(_TEXTS) > 256:
             _TEXTS.clear()
         texts = _TEXTS[key] = _construct(avoid, base)
-    accepting = {
-        i
-        for i, (threads, accepts) in enumerate(texts.states)
-        if accepts and _killed(texts.avoid, texts.finishing, threads, follow)
-    }
-    return _minimise(texts.rows, accepting)
+    accepting = texts.accepting.get(follow)
+    if accepting is None:
+        accepting = texts.accepting[follow] = frozenset(
+            i
+            for i, (threads, accepts) in enumerate(texts.states)
+            if accepts and _killed(texts.avoid, texts.finishing, threads, follow)
+        )
+    minimal = texts.minimal.get(accepting)
+    if minimal is None:
+        minimal = texts.minimal[accepting] = _minimise(texts.rows, accepting)
+    return dict(minimal)  # the caller's own dict (its values are tuples: nothing else to copy)
 
 
 def _construct(avoid: Sequence[Regex], base: Regex | None) -> _Texts:
@@ -451,7 +462,7 @@ def _construct(avoid: Sequence[Regex], base: Regex | None) -> _Texts:
     return _Texts(rows, states, delimiters, finishing)
 
 
-def _minimise(rows: list[list[tuple[int, int, int]]], accepting: set[int]) -> Rows:
+def _minimise(rows: list[list[tuple[int, int, int]]], accepting: frozenset[int]) -> Rows:
     """Moore's partition refinement over the states that can reach an accepting one; plain data."""
     useful = set(accepting)
     changed = True
@@ -533,6 +544,7 @@ def _symbols(follow: Follow) -> list[int]:
     return [ord(c) for c in follow[1]] + ([END] if follow[0] == "final" else [])
 
 
+@functools.lru_cache(maxsize=1024)  # a skeleton asks for it per delimiter a text may run into
 def danger(avoid: Regex, follow: Follow | None) -> Regex:
     """The non-empty text endings `clean_text` keeps out for `follow` (its `_killed` as a regex),
     for llguidance's `~` terminals: what could begin an `avoid` text that survives what follows."""

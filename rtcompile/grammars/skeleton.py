@@ -19,7 +19,6 @@ the construct; the runtime raises it when a grammar is asked for.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -39,6 +38,7 @@ from rtcompile.ir import (
     XmlInlineParser,
 )
 from rtcompile.openai_roles import openai_roles
+from rtcompile.per_template import per_template
 from rtcompile.plan import ParserState, Watch, plan_parser
 from rtcompile.regex import ast as rx
 from rtcompile.regex.charsets import Ranges, complement, normalise
@@ -46,7 +46,6 @@ from rtcompile.regex.parser import parse_regex
 from rtcompile.runtime.grammar import GrammarError, lark_regex, starting
 
 SKELETON_VERSION = 2
-_SKELETONS: dict[int, dict[str, Any]] = {}  # by id() of a live Template (as the interpreter's cache)
 JSON_SPACE = " \t\n\r"  # the whitespace JSON (and the Python call-list parser) allows between tokens
 # Whitespace sets tried for JSON-like arguments, widest first: the first the close cannot match in.
 WHITESPACE_CHOICES = (JSON_SPACE, " \t\n", " \t", " ", "")
@@ -1017,10 +1016,7 @@ def _placeholder(node: Transform, refusal: Refusal) -> TPlaceholder:
     return node
 
 
+@per_template
 def grammar_skeleton(template: Template) -> dict[str, Any]:
     """The template's grammar skeleton (built once per template object)."""
-    skeleton = _SKELETONS.get(id(template))
-    if skeleton is None:
-        skeleton = _SKELETONS[id(template)] = build_skeleton(template)
-        weakref.finalize(template, _SKELETONS.pop, id(template), None)
-    return skeleton
+    return build_skeleton(template)
