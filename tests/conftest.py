@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import gc
 import os
+import shutil
 import sys
+import tempfile
 import warnings
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from rtcompile.backends.codegen.runtime_index import CACHE_ENV
 from tests.support import compiled, lanes
 
 # CI runs the same examples every time, so a red run is reproducible and a green one stays green:
@@ -25,9 +28,23 @@ settings.register_profile("dev", deadline=None, suppress_health_check=[HealthChe
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
+# The run's own cache of what the lifter reads of the runtime (rtcompile/backends/codegen/runtime_index.py):
+# shared by the workers and by the `rtcompile` processes tests start (they inherit the environment), and
+# never the user's. Made by the process that starts the run, which removes it at the end.
+_RUN_CACHE: str | None = None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # The fast lane leaves out the slow tests and draws fewer Hypothesis examples (tests/support/lanes.py).
     lanes.FULL = "not slow" not in (config.getoption("markexpr") or "")
+    global _RUN_CACHE
+    if CACHE_ENV not in os.environ:
+        _RUN_CACHE = os.environ[CACHE_ENV] = tempfile.mkdtemp(prefix="rtcompile-test-cache-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _RUN_CACHE is not None:
+        shutil.rmtree(_RUN_CACHE, ignore_errors=True)
 
 
 @pytest.hookimpl(tryfirst=True)

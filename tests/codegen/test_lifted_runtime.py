@@ -153,16 +153,18 @@ class _LibcstNames(cst.CSTVisitor):
 
 
 def test_what_each_runtime_definition_reads_is_what_libcst_sees() -> None:
-    """The lifter follows the names a definition reads (`lift._reads`, on Python's tree); for every
+    """The lifter follows the names a definition reads (`runtime_reader._reads`, on Python's tree); for every
     definition and method of the runtime they are exactly the `Name` nodes libcst finds, and the
     attribute names, so the lift follows what it always followed."""
-    from rtcompile.backends.codegen import lift
+    from rtcompile.backends.codegen import lift, runtime_reader
 
     compared = 0
     for path in sorted(lift.RUNTIME_DIR.glob("*.py")):
-        _, definitions, _ = lift._module(path.stem)
-        for definition in definitions.values():
-            last = definition.nodes[-1]
+        source = path.read_text(encoding="utf-8")
+        _, statements, _ = runtime_reader.parse(path.stem, source)
+        for definition in runtime_reader.read_module(path.stem, source).definitions.values():
+            nodes = [node for node, _ in statements[definition.name]]
+            last = nodes[-1]
             members = last.body.body if isinstance(last, cst.ClassDef) else ()
             for member, method in zip(
                 [m for m in members if isinstance(m, cst.FunctionDef)], definition.methods, strict=True
@@ -176,7 +178,7 @@ def test_what_each_runtime_definition_reads_is_what_libcst_sees() -> None:
                 compared += 1
             if not members:
                 seen = _LibcstNames()
-                for node in definition.nodes:
+                for node in nodes:
                     node.visit(seen)
                 assert (definition.uses, definition.attributes) == (
                     frozenset(seen.names),

@@ -36,6 +36,7 @@ MODULE_LAYERS: dict[str, str] = {
     "rtcompile.nesting": "vocabulary",
     "rtcompile.version": "vocabulary",
     "rtcompile.ir": "ir",
+    "rtcompile.per_template": "ir",  # what is derived from a template, kept with it
     "rtcompile.regex": "regex",
     "rtcompile.frontend": "frontend",
     "rtcompile.plan": "plan",

@@ -33,9 +33,9 @@ def run(
 def run_here(capsys: pytest.CaptureFixture[str], *argv: str) -> subprocess.CompletedProcess[str]:
     """`rtcompile ARGV` run by the command line's `main` in this process, with its exit status and what it
     printed, as `run` returns them. For tests of what a command decides and says: a new interpreter costs
-    about 2 s of CPU (importing rtcompile and lifting the runtime before the first compile), this nothing
-    once the worker has compiled a template. What needs a process stays with `run`: signals, exit-time
-    flushes, the environment, `python -m rtcompile` itself."""
+    about 0.3 s of CPU to compile a template (importing rtcompile, the runtime's index read from the run's
+    cache), this nothing once the worker has compiled a template. What needs a process stays with `run`:
+    signals, exit-time flushes, the environment, `python -m rtcompile` itself."""
     capsys.readouterr()  # what the test printed before is not this run's
     status = main(list(argv))
     out, err = capsys.readouterr()
