@@ -81,6 +81,13 @@ def build_template(spec: object) -> Template:
     if version != 1:
         raise TemplateError(f"Unsupported response_template version: {quote(version)}", path=("version",))
     unknown = set(spec) - TOP_LEVEL_KEYS
+    if "response_template" in unknown and isinstance(spec["response_template"], Mapping):
+        # A whole tokenizer_config.json (or its `chat_template` and `response_template` pair) passed as the template.
+        raise TemplateError(
+            "this holds a response template, under this key, rather than being one (a model's"
+            " tokenizer_config.json?): pass its 'response_template' value, or the file's path",
+            path=("response_template",),
+        )
     if unknown:
         raise TemplateError(
             "response_template: " + _unknown_keys(unknown, TOP_LEVEL_KEYS, elsewhere=(FIELD_KEYS, "inside a field")),

@@ -129,3 +129,14 @@ def test_unknown_top_level_keys_get_a_suggestion(key: str, message: str) -> None
 def test_unknown_content_parser_gets_a_suggestion() -> None:
     error = load_error({"start_anchor": "a", "fields": {"x": {"content": "jsno"}}})
     assert error.message.startswith("Field 'x': unknown content parser 'jsno' (did you mean 'json'?). Available: ")
+
+
+@pytest.mark.parametrize("outer", [{"chat_template": "{{ messages }}"}, {}])
+def test_a_tokenizer_config_passed_as_the_template_says_which_value_to_pass(outer: dict[str, Any]) -> None:
+    inner = {"start_anchor": "a", "fields": {"x": {}}}
+    error = load_error({**outer, "response_template": inner})
+    assert error.path == ("response_template",)
+    assert "pass its 'response_template' value, or the file's path" in error.message
+    # A key of that name holding anything else is an unknown key like any other.
+    other = load_error({**inner, "response_template": "x"})
+    assert other.message.startswith("response_template: unknown key 'response_template'; allowed keys: ")
