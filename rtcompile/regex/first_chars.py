@@ -100,7 +100,7 @@ def match_starts(delimiter: Delimiter) -> MatchStarts | None:
     free, after = paths_after_literals(parsed.root)
     walker = _FirstCharacterWalk(lookaheads=True, anchors=True)
     try:
-        nullable = walker._any_nullable(tuple(free))
+        nullable = walker.any_nullable(tuple(free))
     except (_Unbounded, RecursionError):
         return None
     if nullable or walker.largest_class > MAX_CLASS_SIZE:
@@ -349,17 +349,18 @@ class _FirstCharacterWalk:
         if isinstance(node, Concat):
             return all(self.nullable(item) for item in node.items)  # stops at the first that consumes
         if isinstance(node, (Alternation, BranchReset)):
-            return self._any_nullable(node.branches)
+            return self.any_nullable(node.branches)
         if isinstance(node, Repeat):
             return self.nullable(node.body) or node.min == 0
         if isinstance(node, Conditional):
             if isinstance(node.condition, Lookaround):
                 self.nullable(node.condition)
-            return self._any_nullable((node.yes, node.no))
+            return self.any_nullable((node.yes, node.no))
         raise _Unbounded(type(node).__name__)
 
-    def _any_nullable(self, branches: tuple[Node, ...]) -> bool:
-        # Every branch is read, so no short-circuit.
+    def any_nullable(self, branches: tuple[Node, ...]) -> bool:
+        """Whether some branch can match empty, with the first characters of every branch recorded
+        (all are read: no short-circuit)."""
         return any([self.nullable(branch) for branch in branches])
 
 
