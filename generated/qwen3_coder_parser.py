@@ -4228,7 +4228,7 @@ _RE_REASONING_CONTENT_CLOSE: re.Pattern[str]
 _RE_REASONING_CONTENT_CLOSE_PARTIAL: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
-_RE_OUTSIDE_STARTS: re.Pattern[str]
+_RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_TOOL_CALLS_TAGS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
@@ -4237,7 +4237,7 @@ def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_REASONING_CONTENT_CLOSE
     global _RE_REASONING_CONTENT_CLOSE_PARTIAL, _RE_TOOL_CALLS_CLOSE
-    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS, _RE_TOOL_CALLS_TAGS
+    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_DELIMITER_STARTS, _RE_TOOL_CALLS_TAGS
     global _RE_START_ANCHOR
     # fields.tool_calls.open_pattern:
     # "(?:<tool_call>\\s*)?<function=(?P<name>[^>\\n]+)>"
@@ -4314,7 +4314,7 @@ def _compile_patterns() -> None:
         ),
         re.DOTALL,
     )
-    _RE_OUTSIDE_STARTS = re.compile("<(?:[/ft\\|]|\\Z)", re.DOTALL)
+    _RE_DELIMITER_STARTS = re.compile("<(?:[/ft\\|]|\\Z)", re.DOTALL)
     # fields.tool_calls.content_args.tag_pattern:
     # "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)(?:\\n?</parameter>|\\n(?=<paramet
     # er=|</function>))"
@@ -4553,10 +4553,8 @@ class ResponseParser(StreamingParser):
         if not self._fast or not text or self._pos != len(self._buffer):
             return StreamingParser.feed(self, text)
         state = self._state
-        if state == 0:
-            busy = "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None
-        elif state == 1:
-            busy = "<" in text
+        if state in (0, 1):
+            busy = "<" in text and _RE_DELIMITER_STARTS.search(text) is not None
         else:
             busy = "</function>" in self._buffer[-11:] + text
         if busy:

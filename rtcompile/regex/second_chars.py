@@ -78,7 +78,7 @@ def second_chars(pattern: str) -> dict[int, Ranges | None] | None:
     # a path led by a lookbehind on a literal is the fast path's business where the literal ends
     free, _ = paths_after_literals(parsed.root)
     try:
-        prefixes = _either([_prefixes(path) for path in free])
+        prefixes = _either([_path_prefixes(path) for path in free])
     except (_Unbounded, RecursionError):
         return None
     first = prefixes.first
@@ -92,6 +92,19 @@ def second_chars(pattern: str) -> dict[int, Ranges | None] | None:
             else:
                 seconds[cp] = normalise([r for f, s in prefixes.pairs if contains(f, cp) for r in s])
     return seconds
+
+
+def _path_prefixes(path: Node) -> _Prefixes:
+    """The prefixes of where a top-level alternative's matches begin. One that is a positive
+    lookahead alone (`...|(?=<tool>)`) matches the empty string, and only where its body's text
+    starts: that text's prefixes are the ones a match there needs (as `first_chars` reads it), where
+    taken as zero-width it would make the whole pattern nullable and leave it without a second look."""
+    node = path
+    while isinstance(node, (Group, Atomic)):
+        node = node.body
+    if isinstance(node, Lookaround) and node.positive and not node.behind:
+        return _prefixes(node.body)
+    return _prefixes(path)
 
 
 def _prefixes(node: Node) -> _Prefixes:

@@ -29,6 +29,9 @@ MODELS = ["qwen3", "smollm3", "lfm2", "granite4", "minimax_m2", "hermes2_pro", "
 MODELS += ["kimi_k3", "deepseek_v3", "glm4_5", "minicpm", "apertus", "functiongemma", "olmo3", "step3"]
 # Text outside any region dropped on the fast path (no implicit field): gpt_oss above, and
 MODELS += ["cohere_command_a", "llama3_1", "mistral_v11"]
+# A close with an alternative that is a lookahead alone (`...|(?=<function=)`): the lookahead's body is
+# where such a zero-width match begins
+MODELS += ["qwen3_coder"]
 NEAR_MISSES = ["<", "</", "<t", "<th", "<|", "|", "a < b", "<div>", "</div>", "x<", "<\n", "a", " ", "{", "}"]
 
 

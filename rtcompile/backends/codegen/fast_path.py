@@ -303,15 +303,22 @@ def _second_look_source(states: list[ParserState]) -> str | None:
             widen(first, None if follows is None else follows.get(first))
     if all(follow is None for follow in seconds.values()):
         return None
-    return "|".join(_second_look(chr(first), follow) for first, follow in sorted(seconds.items()))
+    # First characters the same characters may follow share an alternative (every whitespace
+    # character of a leading `\s*`, say): one class, not an alternative each.
+    alike: dict[Ranges | None, list[int]] = {}
+    for first, follow in sorted(seconds.items()):
+        alike.setdefault(follow, []).append(first)
+    return "|".join(_second_look(firsts, follow) for follow, firsts in sorted(alike.items(), key=lambda a: a[1]))
 
 
-def _second_look(first: str, follow: Ranges | None) -> str:
-    """`first`, then (if narrowed) one of `follow` or the end of the text, where more may follow."""
+def _second_look(firsts: list[int], follow: Ranges | None) -> str:
+    """One of `firsts`, then (if narrowed) one of `follow` or the end of the text, where more may
+    follow."""
+    first = re.escape(chr(firsts[0])) if len(firsts) == 1 else emit_ranges(normalise([(c, c) for c in firsts]))
     if follow is None:
-        return re.escape(first)
+        return first
     if size(follow) <= MAX_LISTED:
         follow_class = f"[{''.join(re.escape(chr(cp)) for lo, hi in follow for cp in range(lo, hi + 1))}]"
     else:
         follow_class = emit_ranges(follow)
-    return f"{re.escape(first)}(?:{follow_class}|\\Z)"
+    return f"{first}(?:{follow_class}|\\Z)"
