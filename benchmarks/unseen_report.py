@@ -198,12 +198,12 @@ def _worst_lists(rows: dict[str, dict[str, Any]], sizes: list[int], oneshot_size
     big = max(sizes)
 
     def grown(r: dict[str, Any]) -> float:
-        return float(max(r["growth"].values())) * (1e6 if r["stopped"] else 1)
+        return float(max(r["growth"].values(), default=0.0)) * (1e6 if r["stopped"] else 1)
 
     listing(
         f"Per-chunk growth up to {size_label(big)}, highest (stopped streams first)",
         [
-            (m, ", ".join(f"{size_label(s)} {growth_text(r, s)}" for s in r["growth"]))
+            (m, ", ".join(f"{size_label(s)} {growth_text(r, s)}" for s in r["growth"]) or "not timed (see its notes)")
             for m, r in sorted(rows.items(), key=lambda mr: -grown(mr[1]))
         ],
     )
@@ -237,7 +237,7 @@ def _construct_table(rows: dict[str, dict[str, Any]], sizes: list[int], oneshot_
         having.items(), key=lambda cm: -statistics.median(bound_ratio(rows[m]) for m in cm[1])
     ):
         ratios = [bound_ratio(rows[m]) for m in models]
-        growing = sum(1 for m in models if rows[m]["stopped"] or max(rows[m]["growth"].values()) > FLAT)
+        growing = sum(1 for m in models if rows[m]["stopped"] or max(rows[m]["growth"].values(), default=0.0) > FLAT)
         oneshot = [v for m in models if (v := oneshot_ratio(rows[m], last)) is not None]
         L.append(
             f"| {construct.replace('|', chr(92) + '|')} | {len(models)} | {fmt(statistics.median(ratios))}x | {fmt(max(ratios))}x | "
