@@ -17,6 +17,7 @@ one; writing one removes that module's older ones.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -108,11 +109,18 @@ def _cache_file(name: str, source: str) -> Path | None:
     directory = cache_dir()
     if directory is None:
         return None
-    digest = hashlib.sha256(f"{FORMAT}\0{name}\0{source}\0".encode())
+    digest = hashlib.sha256(f"{FORMAT}\0{name}\0{source}\0{_readers_digest()}".encode())
+    return directory / f"lift-{name}-{digest.hexdigest()[:32]}.json"
+
+
+@functools.cache
+def _readers_digest() -> str:
+    """The hash of the code that decides what an index holds (read once per process, not per module)."""
+    digest = hashlib.sha256()
     here = Path(__file__).parent
     for reader in _READERS:
         digest.update((here / reader).read_bytes())
-    return directory / f"lift-{name}-{digest.hexdigest()[:32]}.json"
+    return digest.hexdigest()
 
 
 def _load(path: Path, name: str) -> ModuleIndex | None:
