@@ -22,6 +22,7 @@ from rtcompile.ir import Delimiter
 from rtcompile.regex.analysis import (
     PastRun,
     awaited_after,
+    awaited_after_exactly,
     awaited_past_run,
     awaited_strings,
     begins_with_literal,
@@ -65,7 +66,11 @@ class Strategy:
       ends there (`lead`).
     * `one_shot`: at the end of the stream (where a one-shot parse does all its work), `search`
       from `search_from`; `one_start`: find the one string every match starts with, then search
-      from there; `starts`: try only where one of several such strings occurs (`starts`).
+      from there; `starts`: try only where one of several such strings occurs (`starts`);
+      `awaited`: for literals followed by a lookahead that needs nothing but one of `awaits` after
+      them (`<think>(?=[\\s\\S]*?</think>)`, no captures), the first literal that ends no later than
+      the last of `awaits` starts: where they last occur is found once, and `re` never runs the
+      lookahead's lazy run a character at a time.
     * `awaits`: strings one of which a match needs at or after the scan position, for a pattern
       that partially matches everywhere until then (`(?=[\\s\\S]*?</think>)`): while they are
       absent, nothing in the state can be committed, and streaming only looks for them in new text.
@@ -99,7 +104,7 @@ class Strategy:
     start_only: bool = False
     search_from: Literal["pos", "found", "lead"] = "pos"
     lead: Ranges | None = None
-    one_shot: Literal["search", "one_start", "starts"] = "search"
+    one_shot: Literal["search", "one_start", "starts", "awaited"] = "search"
     starts: tuple[str, ...] = ()
     awaits: tuple[str, ...] = ()
     awaits_after: tuple[str, ...] = ()
@@ -131,6 +136,8 @@ class Strategy:
         elif self.one_shot == "starts":
             parts.append(f"one-shot at {', '.join(map(repr, self.starts))}")
         awaited = " or ".join(map(repr, self.awaits))
+        if self.one_shot == "awaited":
+            parts.append(f"one-shot where {' or '.join(map(repr, self.awaits_after))} ends before the last {awaited}")
         if self.awaits_after:
             parts.append(f"streaming waits at {' or '.join(map(repr, self.awaits_after))} for {awaited}")
         elif self.awaits:
@@ -154,7 +161,8 @@ def _strategy(pattern: str, start_only: bool) -> Strategy:
         refuse_slow_backtracking(pattern, (translated.full, translated.prefix))
     except UnsupportedRegex:
         return _regex_module(pattern)
-    root = parse_regex(pattern).root
+    parsed = parse_regex(pattern)
+    root = parsed.root
     attempt: Literal["search", "match"] = "match" if translated.match_only else "search"
     required = required_literals(root)
     lead = lead_class(root) if attempt == "search" else None
@@ -164,7 +172,7 @@ def _strategy(pattern: str, start_only: bool) -> Strategy:
     elif lead is not None:
         search_from = "lead"
     starts = start_literals(root) if attempt == "search" else None
-    one_shot: Literal["search", "one_start", "starts"] = "search"
+    one_shot: Literal["search", "one_start", "starts", "awaited"] = "search"
     # One string found once, then `re` from there, only where `re` then skips between candidates itself:
     # its translation opens with a character (`(?:<tool>\s*)?<function=` is written `<(?:tool>\s*<)?function=`,
     # `stdlib_prefix`); else `re` would try every position, and the candidates are tried one by one.
@@ -176,6 +184,9 @@ def _strategy(pattern: str, start_only: bool) -> Strategy:
     awaits = awaited_strings(root) if attempt == "match" else ()
     waits_at = awaited_after(root) if attempt == "search" else None
     awaits_after, awaits = waits_at if waits_at is not None else ((), awaits)
+    # (the match is then the literal's alone: a pattern with captures would report them)
+    if waits_at is not None and parsed.group_count == 0 and awaited_after_exactly(root) == waits_at:
+        one_shot = "awaited"
     return Strategy(
         "re",
         attempt=attempt,
@@ -184,7 +195,7 @@ def _strategy(pattern: str, start_only: bool) -> Strategy:
         search_from=search_from,
         lead=lead,
         one_shot=one_shot,
-        starts=starts if one_shot != "search" and starts is not None else (),
+        starts=starts if one_shot in ("one_start", "starts") and starts is not None else (),
         awaits=awaits,
         awaits_after=awaits_after,
         before_end=translate_before_end(pattern) if one_shot == "search" and search_from == "pos" else None,

@@ -267,6 +267,23 @@ def awaited_after(root: Node) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     return (leads, awaited) if leads and awaited else None
 
 
+def awaited_after_exactly(root: Node) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """`awaited_after` where the lookahead reads nothing but its `.*?` and then one of a few plain
+    strings (`<think>(?=[\\s\\S]*?(?:</think>|<tool>))`): the literals and those strings; None for any
+    other pattern. The strings are then all the lookahead needs: it holds at a position exactly when
+    one of them starts there or later. (Capture groups are opened up, as in `awaited_after`: a caller
+    that reports captures checks that there are none.)"""
+    items = linear_items(root)
+    if len(items) < 2:
+        return None
+    ahead = lookahead_body(items[-1])
+    if ahead is None or not opens_with_lazy_any(ahead):
+        return None
+    leads = _plain_literals(items[:-1])
+    awaited = _plain_literals(linear_items(ahead)[1:])
+    return (leads, awaited) if leads and awaited else None
+
+
 def needed_strings(node: Node) -> tuple[str, ...]:
     """Strings one of which every match of `node` contains: its first required literal
     (`required_literals`), or else those of the branches of an alternation every match goes

@@ -298,6 +298,17 @@ def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> i
     return at
 
 
+def last_start(memo: list[Any], slot: int, buf: str, strings: tuple[str, ...]) -> int:
+    """Where the last occurrence of any of `strings` in `buf` starts (-1: none), at the
+    end of the stream, found once and remembered in `memo[slot]` (the buffer no longer
+    changes). A lookahead `(?=[\\s\\S]*?(?:A|B))` holds at a position exactly when that
+    is no earlier, however far ahead the strings are."""
+    at: int | None = memo[slot]
+    if at is None:
+        at = memo[slot] = max(buf.rfind(string) for string in strings)
+    return at
+
+
 def search_before_end(
     full: re.Pattern[str],
     branches: re.Pattern[str] | None,

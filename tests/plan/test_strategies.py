@@ -18,7 +18,14 @@ from hypothesis import strategies as st
 
 from rtcompile.ir import Delimiter
 from rtcompile.regex.translate import BeforeEnd, translate
-from rtcompile.runtime.scanning import FORGOTTEN, find_once, recall, search_before_end, search_from_starts
+from rtcompile.runtime.scanning import (
+    FORGOTTEN,
+    find_once,
+    last_start,
+    recall,
+    search_before_end,
+    search_from_starts,
+)
 from rtcompile.strategies import Strategy, strategy
 
 
@@ -129,12 +136,66 @@ def test_literals_before_a_lazy_dot_star_lookahead_are_where_streaming_waits() -
     assert of(r"<think>(?=[\s\S]*?</think>)x").awaits_after == ()  # the lookahead does not end it
 
 
+def test_literals_before_a_lookahead_for_plain_strings_end_no_later_than_their_last_occurrence() -> None:
+    """At the end of the stream, such a lookahead holds where one of its strings starts at or after it:
+    the match is the first literal that ends no later than the last of them starts."""
+    assert of(r"<think>(?=[\s\S]*?</think>)") == Strategy(
+        "re",
+        required=("<think>",),
+        search_from="found",
+        one_shot="awaited",
+        awaits=("</think>",),
+        awaits_after=("<think>",),
+    )
+    assert of(r"(?:<a>|<b>)(?=.*?(?:</a>|</b>))").one_shot == "awaited"
+    assert of(r"<t(?=.*?(?:</think>\n|</t))").awaits == ("</think>\n", "</t")
+    # (otherwise: from the literal, the whole pattern)
+    assert of(r"(<think>)(?=[\s\S]*?</think>)").one_shot == "search"  # a capture: its match reports it
+    assert of(r"<think>(?=[\s\S]*?</think>\s)").one_shot == "search"  # more than the string is needed
+    assert of(r"<think>(?=[\s\S]*?(?:</think>|))").one_shot == "search"  # an empty branch: always holds
+
+
+AWAITED_ONE_SHOT = [
+    r"<think>(?=[\s\S]*?</think>)",
+    r"(?:<t>|<th>)(?=.*?(?:</t>|<e>))",
+    r"(?:<th>|<t>)(?=.*?(?:<e>|</t>))",
+    r"<t(?=.*?t>)",
+    r"(?:<t>|>)(?=[\s\S]*?<t>)",
+]
+
+
+# (texts of these pieces: one character off where a literal or string ends, and the search differs)
+AWAITED_PIECES = ["<think>", "</think>", "<t>", "<th>", "</t>", "<e>", "t>", "<", ">", "x", "\n", "h"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.sampled_from(AWAITED_ONE_SHOT),
+    st.lists(st.sampled_from(AWAITED_PIECES), max_size=8).map("".join),
+    st.integers(0, 60),
+)
+def test_the_first_literal_ending_before_the_last_awaited_string_is_what_search_finds(
+    pattern: str, text: str, pos: int
+) -> None:
+    """The `awaited` one-shot search, as a generated scanner runs it, against `regex` on the pattern."""
+    plan = of(pattern)
+    assert plan.one_shot == "awaited"
+    literals = re.compile("|".join(map(re.escape, plan.awaits_after)), re.DOTALL)
+    pos = min(pos, len(text))
+    memo: list[Any] = [None]
+    found = literals.search(text, pos, last_start(memo, 0, text, plan.awaits))
+    expected = regex.compile(pattern, regex.DOTALL).search(text, pos)
+    assert (found and found.span()) == (expected and expected.span())
+    assert memo[0] == max(text.rfind(string) for string in plan.awaits)  # remembered
+
+
 def test_the_summary_names_each_decision() -> None:
     assert of(r"(?=[\s\S]*?</think>)").summary() == "strategy: match; streaming waits for '</think>'"
     assert of(r"<tool_call>\s*(?P<name>\w+)").summary() == "strategy: search; after '<tool_call>'; from that string"
     assert of(r"(?:<a>|<b>)x").summary() == "strategy: search; one-shot at '<a>x', '<b>x'"
     assert of(r"(?:<a>|<b>)(?=[\s\S]*?(?:</a>|</b>))").summary() == (
-        "strategy: search; one-shot at '<a>', '<b>'; streaming waits at '<a>' or '<b>' for '</a>' or '</b>'"
+        "strategy: search; one-shot where '<a>' or '<b>' ends before the last '</a>' or '</b>'; streaming waits at"
+        " '<a>' or '<b>' for '</a>' or '</b>'"
     )
 
 

@@ -372,7 +372,15 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
                     out.line("hold = min(hold, live.start())")
         branch = "elif"
     with out.block(f"{branch} eos:"):
-        if plan.one_shot == "one_start":
+        if plan.one_shot == "awaited":
+            # (`re` would walk the lookahead's lazy run a character at a time to the string it awaits;
+            # the match is the literal's: `endpos` leaves out every literal that ends after that string)
+            parts.need("scanning", "last_start")
+            literals = "|".join(re.escape(lead) for lead in plan.awaits_after)
+            head = parts.pattern(f"{hint} literals", literals)
+            last = f"last_start(memo, {parts.memo_slot()}, buf, {literal(plan.awaits)})"
+            _remembered_search(out, parts, f"{head}.search(buf, {search_from}, {last})", search_from)
+        elif plan.one_shot == "one_start":
             # (`re` would walk to that string a character at a time, trying the pattern at each)
             (start,) = plan.starts
             parts.need("scanning", "find_once")
