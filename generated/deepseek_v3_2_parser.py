@@ -36,7 +36,7 @@ import sys
 import time
 import types
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from types import FunctionType, MethodType
 
 # typing is slow to import: the runtime defines the two names it calls, and only type
@@ -1932,6 +1932,26 @@ _CANDIDATE_COST: Final = 256
 _DIRECT_CANDIDATES: Final = 8
 
 
+_NEEDLE_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+# CPython's `str.find` skips ahead at most a needle's length at a time (and finds one
+# character with `memchr`): a needle shorter than this is found a few times faster by
+# `re`'s literal search.
+_SHORT_NEEDLE: Final = 6
+
+
+def _find_densely(buf: str, literal: str, pos: int) -> int:
+    """`buf.find(literal, pos)` where the literal's first character is frequent."""
+    if len(literal) == 1 or len(literal) >= _SHORT_NEEDLE:
+        return buf.find(literal, pos)
+    pattern = _NEEDLE_PATTERNS.get(literal)
+    if pattern is None:
+        pattern = _NEEDLE_PATTERNS[literal] = re.compile(re.escape(literal))
+    m = pattern.search(buf, pos)
+    return -1 if m is None else m.start()
+
+
 def find_literal(buf: str, literal: str, pos: int) -> int:
     """`buf.find(literal, pos)` for a long `buf[pos:]`: the occurrences of the literal's
     first character are candidates, each checked with one comparison, until they prove
@@ -1942,7 +1962,7 @@ def find_literal(buf: str, literal: str, pos: int) -> int:
     while at >= 0 and not buf.startswith(literal, at):
         probes += 1
         if probes > _DIRECT_CANDIDATES and at - pos < probes * _CANDIDATE_COST:
-            return buf.find(literal, at + 1)
+            return _find_densely(buf, literal, at + 1)
         at = buf.find(head, at + 1)
     return at
 
@@ -1986,14 +2006,40 @@ def recall(memo: list[Any], slot: int, start: int) -> Any:
 _FIRST_WINDOW: Final = 4096
 
 
+def _shared_head(
+    buf: str, pos: int, end: int, head: str, needles: tuple[str, ...]
+) -> Generator[int, None, int]:
+    """`_candidates` for `needles` that all start with `head`, found by that character:
+    `str.find` finds one character at `memchr`'s speed, a string of several characters
+    a few times more slowly, and needle by needle. Returns where the needle searches are
+    to take over: `end` when done, or, once occurrences of `head` that start none of
+    `needles` prove dense (see `find_literal`), the position after the last one looked
+    at."""
+    at = buf.find(head, pos, end)
+    misses = 0
+    while at >= 0:
+        if buf.startswith(needles, at):
+            yield at
+        else:
+            misses += 1
+            if misses > _DIRECT_CANDIDATES and at - pos < misses * _CANDIDATE_COST:
+                return at + 1
+        at = buf.find(head, at + 1, end)
+    return end
+
+
 def _candidates(
     buf: str, pos: int, end: int, needles: tuple[str, ...]
-) -> Iterator[int]:
+) -> Generator[int, None, None]:
     """The positions in `buf[pos:end]` where one of `needles` starts, left to right.
-    Searched in windows of growing width, each taking up where the previous one stopped:
-    the search goes only about twice as far as the last position taken, however far the
-    next occurrence is."""
+    Where they share their first character, its occurrences are candidates while they
+    are rare (see `_shared_head`); the rest is searched in windows of growing width,
+    each taking up where the previous one stopped: the search goes only about twice as
+    far as the last position taken, however far the next occurrence is."""
+    head = needles[0][0]
     at = pos
+    if all(needle[0] == head for needle in needles):
+        at = yield from _shared_head(buf, pos, end, head, needles)
     width = _FIRST_WINDOW
     while at < end:
         stop = min(end, at + width)

@@ -19,7 +19,13 @@ import rtcompile
 from rtcompile.regex.analysis import start_literals
 from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.translate import translate
-from rtcompile.runtime.scanning import LONG_SCAN, find_literal, search_from_starts, search_literals
+from rtcompile.runtime.scanning import (
+    LONG_SCAN,
+    _candidates,
+    find_literal,
+    search_from_starts,
+    search_literals,
+)
 from tests.support.compiled import compiled_module
 from tests.support.differential import one_shot
 from tests.support.lanes import pick
@@ -113,8 +119,52 @@ def test_search_from_starts_on_many_regions_of_one_long_buffer(dense: bool) -> N
     starts = ("<|ch|>", "[ABSENT]", "to=f.")
     rng = random.Random(dense)
     pieces = ["to=", "to=f", "<|ch|>", "<|ch|> ", "[ABS"] if dense else ["x" * 300, "é" * 40, "to=", "<|c"]
+    _assert_finds_every_region(pattern, starts, rng, pieces)
+
+
+@pytest.mark.parametrize("layout", ["dense", "sparse", "dense, then sparse"])
+def test_search_from_starts_sharing_their_first_character_on_many_regions_of_one_long_buffer(layout: str) -> None:
+    # Start strings that begin alike are found by that character while it is rare, each checked
+    # there; once it proves dense without starting any (a text full of `<`), string by string.
+    pattern = re.compile("(?:<\\|ch\\|>|<\\|ABSENT\\|>)\\s*to=f\\.(?P<name>\\w+)", re.DOTALL)
+    starts = ("<|ch|>", "<|ABSENT|>")
+    rng = random.Random(layout)
+    dense = ["<", "<|", "<|c", "<|ch|", "<|AB", "to=f", "x"]
+    sparse = ["x" * 300, "é" * 40, "to=", "<|c", "<|ch|>"]
+    head = _text(rng, dense, 4 * LONG_SCAN) if layout == "dense, then sparse" else ""
+    _assert_finds_every_region(pattern, starts, rng, dense if layout == "dense" else sparse, head)
+
+
+@pytest.mark.parametrize(
+    "needles", [("<|ch|>", "<|AB|>"), ("<|ch|>", "<|c"), ("<|ch|>", "[AB]"), ("<a", "<|ch|>", "<")]
+)
+def test_candidates_are_every_position_where_a_needle_starts(needles: tuple[str, ...]) -> None:
+    # The positions `search_from_starts` tries: by a shared first character while it is rare, then
+    # (once it proves dense without starting a needle) or otherwise needle by needle in windows.
+    rng = random.Random(str(needles))
+    dense = ["<", "<|", "<|c", "<|A", "[A", "x", *needles]
+    sparse = ["x" * 300, "é" * 40, *needles]
+    for text in (
+        _text(rng, dense, 3 * LONG_SCAN),
+        _text(rng, sparse, 3 * LONG_SCAN),
+        _text(rng, dense, LONG_SCAN) + _text(rng, sparse, 2 * LONG_SCAN),
+        _text(rng, sparse, LONG_SCAN) + _text(rng, dense, 2 * LONG_SCAN),
+    ):
+        for pos in [0, *rng.sample(range(len(text)), 3)]:
+            end = rng.randint(pos, len(text))
+            expected = [i for i in range(pos, end) if text.startswith(needles, i)]
+            assert list(_candidates(text, pos, end, needles)) == expected
+
+
+def _assert_finds_every_region(
+    pattern: re.Pattern[str], starts: tuple[str, ...], rng: random.Random, pieces: list[str], head: str = ""
+) -> None:
+    """`search_from_starts` from the end of each match on, over `head` and then regions of `pieces`
+    each closed by a match, finds what `finditer` finds."""
     regions = pick(30, 6)
-    text = "".join(_text(rng, pieces, rng.randint(0, 3 * LONG_SCAN)) + "<|ch|> to=f.get " for _ in range(regions))
+    text = head + "".join(
+        _text(rng, pieces, rng.randint(0, 3 * LONG_SCAN)) + "<|ch|> to=f.get " for _ in range(regions)
+    )
     pos, spans = 0, []
     while (m := search_from_starts(pattern, text, pos, starts)) is not None:
         spans.append((m.span(), m.groupdict()))
