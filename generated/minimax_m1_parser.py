@@ -1727,8 +1727,9 @@ _SHORT_NEEDLE: Final = 6
 
 
 def _find_densely(buf: str, literal: str, pos: int) -> int:
-    """`buf.find(literal, pos)` where the literal's first character is frequent."""
-    if len(literal) == 1 or len(literal) >= _SHORT_NEEDLE:
+    """`buf.find(literal, pos)` for a literal of several characters whose first is
+    frequent."""
+    if len(literal) >= _SHORT_NEEDLE:
         return buf.find(literal, pos)
     pattern = _NEEDLE_PATTERNS.get(literal)
     if pattern is None:

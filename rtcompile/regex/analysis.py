@@ -256,15 +256,12 @@ def awaited_after(root: Node) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     (`needed_strings`); None for any other pattern. Wherever one of the literals occurs, the pattern
     partially matches there until one of the strings follows it, so a stream waiting there for them
     need look only at new text (see `rtcompile.strategies.Strategy.awaits_after`)."""
-    items = linear_items(root)
-    if len(items) < 2:
+    found = _literals_before_lazy_lookahead(root)
+    if found is None:
         return None
-    ahead = lookahead_body(items[-1])
-    if ahead is None:
-        return None
-    leads = _plain_literals(items[:-1])
-    awaited = needed_strings(ahead) if opens_with_lazy_any(ahead) else ()
-    return (leads, awaited) if leads and awaited else None
+    leads, ahead = found
+    awaited = needed_strings(ahead)
+    return (leads, awaited) if awaited else None
 
 
 def awaited_after_exactly(root: Node) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
@@ -273,6 +270,17 @@ def awaited_after_exactly(root: Node) -> tuple[tuple[str, ...], tuple[str, ...]]
     other pattern. The strings are then all the lookahead needs: it holds at a position exactly when
     one of them starts there or later. (Capture groups are opened up, as in `awaited_after`: a caller
     that reports captures checks that there are none.)"""
+    found = _literals_before_lazy_lookahead(root)
+    if found is None:
+        return None
+    leads, ahead = found
+    awaited = _plain_literals(linear_items(ahead)[1:])
+    return (leads, awaited) if awaited else None
+
+
+def _literals_before_lazy_lookahead(root: Node) -> tuple[tuple[str, ...], Node] | None:
+    """For plain literals followed by one lookahead that opens with `.*?` and ends the pattern: the
+    literals and the lookahead's body."""
     items = linear_items(root)
     if len(items) < 2:
         return None
@@ -280,8 +288,7 @@ def awaited_after_exactly(root: Node) -> tuple[tuple[str, ...], tuple[str, ...]]
     if ahead is None or not opens_with_lazy_any(ahead):
         return None
     leads = _plain_literals(items[:-1])
-    awaited = _plain_literals(linear_items(ahead)[1:])
-    return (leads, awaited) if leads and awaited else None
+    return (leads, ahead) if leads else None
 
 
 def needed_strings(node: Node) -> tuple[str, ...]:
