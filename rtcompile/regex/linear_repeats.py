@@ -13,8 +13,10 @@ Two rewrites, each exact (same matches, same captures, same order of backtrackin
   ``R``, and at each one that can, a check that ``R`` does not start there (``R`` is tried at fewer
   positions than before, and once more where it matches). If ``C`` and ``S`` are disjoint, ``R``
   can only start where the run of ``C`` ends: ``C{m,}``. Only when ``R`` cannot match empty, holds
-  no backreference, atomic group, possessive or lazy repeat (a second lazy repeat in ``R`` would be
-  scanned twice: the last one is the long value), nor anything the tree does not model.
+  no atomic group, possessive or lazy repeat (a second lazy repeat in ``R`` would be scanned twice:
+  the last one is the long value), nor anything the tree does not model, and refers back only to
+  groups captured before the repeat (``<(\w+)>(.*?)</\1>``: a group still open there, or one
+  captured in ``R``, would hold something else in the check than in ``R``).
 * ``(?:A|B)*`` with ``A`` one character class and ``B`` a fixed sequence of classes whose first
   cannot be in ``A`` (a string body ``(?:[^"\\]|\\.)*``): every text splits into iterations in at
   most one way, so it is ``A*(?:BA*)*``, which tries the same ends in the same (longest first) order.
@@ -48,12 +50,12 @@ from rtcompile.regex.charsets import complement, intersection
 from rtcompile.regex.first_chars import first_characters
 
 # What a continuation may not contain for the lazy rewrite (see the module docstring).
-_UNMODELLED = (Backreference, Atomic, Opaque, Fuzzy, Conditional, BranchReset)
+_UNMODELLED = (Atomic, Opaque, Fuzzy, Conditional, BranchReset)
 
 
 def linearise_repeats(root: Node) -> Node:
     """`root` with both rewrites applied wherever they are exact."""
-    return _rewrite(root, _Rest((), ()))
+    return _rewrite(root, _Rest((), ()), frozenset())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,9 +67,10 @@ class _Rest:
     rewritten: tuple[Node, ...]
 
 
-def _rewrite(node: Node, rest: _Rest | None) -> Node:
+def _rewrite(node: Node, rest: _Rest | None, open_groups: frozenset[str]) -> Node:
     """`node` rewritten; `rest` is what follows it up to the end of the pattern, None where something
-    after it may send the matcher back into it (inside a repeat, a lookbehind...)."""
+    after it may send the matcher back into it (inside a repeat, a lookbehind...); `open_groups` the
+    numbers and names of the groups around it."""
     if isinstance(node, Concat):
         items: list[Node] = []
         for index in range(len(node.items) - 1, -1, -1):
@@ -75,33 +78,48 @@ def _rewrite(node: Node, rest: _Rest | None) -> Node:
             after = (
                 None if rest is None else _Rest((*node.items[index + 1 :], *rest.written), (*items, *rest.rewritten))
             )
-            items.insert(0, _rewrite(node.items[index], after))
+            items.insert(0, _rewrite(node.items[index], after, open_groups))
         return Concat(tuple(items))
     if isinstance(node, Group):
-        return dataclasses.replace(node, body=_rewrite(node.body, rest))
+        return dataclasses.replace(node, body=_rewrite(node.body, rest, open_groups | _references(node)))
     if isinstance(node, Alternation):
-        return Alternation(tuple(_rewrite(branch, rest) for branch in node.branches))
+        return Alternation(tuple(_rewrite(branch, rest, open_groups) for branch in node.branches))
     if isinstance(node, Lookaround):
         # A lookahead stops at its first match: its end is the end of the pattern for its body.
-        return dataclasses.replace(node, body=_rewrite(node.body, None if node.behind else _Rest((), ())))
+        return dataclasses.replace(node, body=_rewrite(node.body, None if node.behind else _Rest((), ()), open_groups))
     if isinstance(node, Atomic):
-        return dataclasses.replace(node, body=_rewrite(node.body, _Rest((), ())))
+        return dataclasses.replace(node, body=_rewrite(node.body, _Rest((), ()), open_groups))
     if isinstance(node, Repeat):
-        if rest is not None and (lazy := _unrolled_lazy(node, rest)) is not None:
+        if rest is not None and (lazy := _unrolled_lazy(node, rest, open_groups)) is not None:
             return lazy
-        repeat = dataclasses.replace(node, body=_rewrite(node.body, None))
+        repeat = dataclasses.replace(node, body=_rewrite(node.body, None, open_groups))
         return _unrolled_alternation(repeat) or repeat
     return node
+
+
+def _references(group: Group) -> frozenset[str]:
+    """What a backreference to `group` may say (`_group_key`): its number, and its name if it has one."""
+    return frozenset({str(group.index)} if group.name is None else {str(group.index), group.name})
+
+
+def _group_key(reference: str) -> str:
+    """A backreference's group as `_references` spells it (`\\01` is group 1)."""
+    return str(int(reference)) if reference.isdigit() else reference
 
 
 # -- lazy repeats ending the pattern ------------------------------------------------------------------
 
 
-def _unrolled_lazy(node: Repeat, rest: _Rest) -> Node | None:
+def _unrolled_lazy(node: Repeat, rest: _Rest, open_groups: frozenset[str]) -> Node | None:
     body = unwrap(node.body)
     if not (node.lazy and not node.possessive and node.max is None and isinstance(body, Chars)):
         return None
-    if not rest.written or any(_unsuitable(inner) for item in rest.written for inner in walk(item)):
+    inside = [inner for item in rest.written for inner in walk(item)]
+    if not rest.written or any(map(_unsuitable, inside)):
+        return None
+    # (the check `(?!R)` runs with the groups around the repeat still open and `R`'s made plain)
+    unsettled = open_groups.union(*(_references(inner) for inner in inside if isinstance(inner, Group)))
+    if any(isinstance(inner, Backreference) and _group_key(inner.group) in unsettled for inner in inside):
         return None
     # The characters `R` consumes first (a lookahead in it only tests the text after it).
     first = first_characters(Concat(rest.written), lookaheads=False)
