@@ -36,8 +36,10 @@ LITERALS = ["</s>", "<|eot_id|>", "<<", "<a<b", "ab", "</think>", "[TOOL_CALLS]"
 
 def _text(rng: random.Random, pieces: list[str], length: int) -> str:
     out: list[str] = []
-    while sum(map(len, out)) < length:
+    written = 0
+    while written < length:
         out.append(rng.choice(pieces))
+        written += len(out[-1])
     return "".join(out)
 
 
