@@ -103,7 +103,7 @@ def _references(group: Group) -> frozenset[str]:
 
 
 def _group_key(reference: str) -> str:
-    """A backreference's group as `_references` spells it (`\\01` is group 1)."""
+    """A backreference's group as `_references` spells it (`\\g<01>` is group 1)."""
     return str(int(reference)) if reference.isdigit() else reference
 
 

@@ -62,6 +62,7 @@ BACKREFERENCES = [
     "((a).*?)<\\2\\1",
     "(.*?)(a)<\\2",
     "(?P<k>[ab])(?P<v>.*?)(?P=k)",
+    "(?P<v>a.*?)b\\g<01>",  # group 1 by another spelling
 ]
 
 
