@@ -46,11 +46,19 @@ def _raise_terminated(signum: int, _frame: FrameType | None) -> None:
 
 @contextmanager
 def termination_raises() -> Iterator[None]:
-    """Within the block, SIGTERM and SIGHUP raise `Terminated`; the previous handlers come back after it."""
+    """Within the block, SIGTERM and SIGHUP raise `Terminated` where they would have ended the process;
+    the previous handlers come back after it.
+
+    A signal the process was started to ignore (`nohup`'s SIGHUP) stays ignored, and one a caller
+    handles keeps its handler: only the default action, ending the process, is replaced."""
     if threading.current_thread() is not threading.main_thread():
         yield  # only the main thread may set handlers; a caller in another thread keeps its own
         return
-    previous = {signum: signal.signal(signum, _raise_terminated) for signum in _TERMINATING}
+    previous = {
+        signum: signal.signal(signum, _raise_terminated)
+        for signum in _TERMINATING
+        if signal.getsignal(signum) == signal.SIG_DFL
+    }
     try:
         yield
     finally:

@@ -17,7 +17,7 @@ import pytest
 import rtcompile
 from rtcompile.tooling.cli import main
 from tests.support.cli import errors_in, run, run_here
-from tests.support.paths import ROOT, TEMPLATES
+from tests.support.paths import GENERATED, ROOT, TEMPLATES
 
 SMOLLM3 = TEMPLATES / "smollm3.json"
 
@@ -242,16 +242,36 @@ def test_several_outputs_change_together_or_not_at_all(tmp_path: Path, monkeypat
     assert not (tmp_path / "fresh").exists()
 
 
+# argv: the signal, how the process was started to treat it ("default" or "ignored"), then rtcompile's
+# arguments. The disposition is set here rather than inherited: a job a non-interactive shell runs in
+# the background starts with SIGINT ignored, and a test run from one must not fail for that.
 SIGNAL_DURING_WRITE = """
 import os, signal, sys
 import rtcompile.tooling.cli as cli
+signum = getattr(signal, sys.argv[1])
+if sys.argv[2] == "ignored":
+    signal.signal(signum, signal.SIG_IGN)
+else:
+    signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
 real_fsync = os.fsync
 def fsync(fd):  # the signal arrives while the temporary files are being written
-    os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+    os.kill(os.getpid(), signum)
     real_fsync(fd)
 os.fsync = fsync
-sys.exit(cli.main(sys.argv[2:]))
+sys.exit(cli.main(sys.argv[3:]))
 """
+SIGNALS = ["SIGTERM", "SIGHUP", "SIGINT"]
+
+
+def signal_during_write(signal_name: str, disposition: str, out: Path) -> subprocess.CompletedProcess[str]:
+    """rtcompile compiling two templates into `out`, sent `signal_name` while it writes them."""
+    return subprocess.run(
+        [sys.executable, "-c", SIGNAL_DURING_WRITE, signal_name, disposition, str(SMOLLM3)]
+        + [str(SMOLLM3.parent / "qwen3.json"), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
 
 
 @pytest.mark.slow  # rtcompile in subprocesses
@@ -260,19 +280,26 @@ def test_a_signal_during_a_write_leaves_no_temporary(tmp_path: Path, signal_name
     out = tmp_path / "generated"
     out.mkdir()
     (out / "smollm3_parser.py").write_text("# old\n", encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "-c", SIGNAL_DURING_WRITE, signal_name, str(SMOLLM3), str(SMOLLM3.parent / "qwen3.json")]
-        + ["-o", str(out)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    result = signal_during_write(signal_name, "default", out)
     assert result.returncode == status
     assert errors_in(result.stderr) == [
         "rtcompile: interrupted" if signal_name == "SIGINT" else f"rtcompile: stopped by {signal_name}"
     ]
     assert generated_files(out) == ["smollm3_parser.py"]
     assert (out / "smollm3_parser.py").read_text(encoding="utf-8") == "# old\n"
+
+
+@pytest.mark.slow  # rtcompile in subprocesses
+@pytest.mark.parametrize("signal_name", SIGNALS)
+def test_a_signal_the_process_was_started_to_ignore_stays_ignored(tmp_path: Path, signal_name: str) -> None:
+    # `nohup rtcompile ...` ignores SIGHUP, a background job of a script SIGINT: the run goes on
+    out = tmp_path / "generated"
+    result = signal_during_write(signal_name, "ignored", out)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert generated_files(out) == ["qwen3_parser.py", "smollm3_parser.py"]
+    for module in generated_files(out):  # written whole (their header names the template by a path from `out`)
+        committed = (GENERATED / module).read_text(encoding="utf-8")
+        assert (out / module).read_text(encoding="utf-8").endswith(committed[-2000:])
 
 
 def test_check_and_diff_report_an_output_that_is_not_utf8_as_stale(
