@@ -4837,7 +4837,6 @@ _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_OUTSIDE_RUN_BREAK: re.Pattern[str]
-_RE_OUTSIDE_RUN_BUSY: re.Pattern[str]
 _RE_OUTSIDE_LAST_BREAK: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
@@ -4848,9 +4847,8 @@ def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_LITERALS
-    global _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_RUN_BREAK, _RE_OUTSIDE_RUN_BUSY
-    global _RE_OUTSIDE_LAST_BREAK, _RE_IN_REASONING_CONTENT_STARTS
-    global _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
+    global _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_RUN_BREAK, _RE_OUTSIDE_LAST_BREAK
+    global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern:
     # "(?:\\[TOOL_CALLS\\])?(?P<name>[^\\s\\[\\]]+)\\[ARGS\\]"
     _RE_TOOL_CALLS_OPEN = re.compile(
@@ -4911,7 +4909,6 @@ def _compile_patterns() -> None:
         ),
         0,
     )
-    _RE_OUTSIDE_RUN_BUSY = re.compile("[<\\[]", 0)
     _RE_OUTSIDE_LAST_BREAK = re.compile(
         (
             ".*[\\u0009-\\u000d <\\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u20"
@@ -5163,7 +5160,7 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        if self._fast and self._state == 0 and not _RE_OUTSIDE_RUN_BUSY.search(text):
+        if self._fast and self._state == 0 and "<" not in text and "[" not in text:
             # held back, if anything: a run that may still begin
             # fields.tool_calls.open_pattern
             held = self._buffer
@@ -5173,14 +5170,15 @@ class ResponseParser(StreamingParser):
                     self._buffer, self._pos
                 )
             if not held or self._run_pending:
-                last = _RE_OUTSIDE_LAST_BREAK.match(text)
-                if last is None:  # the run goes on
+                found = _RE_OUTSIDE_LAST_BREAK.match(text)
+                last = 0 if found is None else found.end()
+                if not last:  # the run goes on
                     self._run_pending = True
                     self._buffer += text
                     return []
-                if held or last.end() < len(text):
+                if held or last < len(text):
                     self._run_pending = True
-                    return self._commit_run(text, last.end())
+                    return self._commit_run(text, last)
                 body = self._body
                 body.append(text)
                 if len(body) >= BLOCK_CHUNKS:

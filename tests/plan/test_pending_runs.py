@@ -108,3 +108,17 @@ def test_words_fed_one_character_at_a_time_match_the_reference(model: str) -> No
         chunks = list(text)
         ours = observe(compiled_engine(template), "", chunks)
         assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks)), text
+
+
+def test_every_run_character_ends_a_chunk_held_back() -> None:
+    # A chunk ending in any one of the run's characters holds it back (the module strips the run off with
+    # `str.rstrip` and the characters it was given: one left out there would be region text here).
+    states = plan_parser(rtcompile.load_template(SPACED)).states
+    runs = [state.pending_run for state in states]
+    assert all(run is not None for run in runs)
+    characters = {chr(c) for run in runs if run is not None for lo, hi in run.run for c in range(lo, hi + 1)}
+    assert len(characters) == 25  # `\s`: every Unicode whitespace character
+    for c in sorted(characters):
+        for chunks in (["x", f"word{c}", "<|end|>"], ["<tool_call>", "a", f"b{c}{c}", " </tool_call>", "y"]):
+            ours = observe(compiled_engine(SPACED), "", chunks)
+            assert agrees_with_reference(ours, observe(reference_engine(SPACED), "", chunks)), chunks

@@ -26,6 +26,7 @@ from rtcompile.regex.stdlib import emit_ranges
 
 MAX_IN_TESTS = 3  # more start characters than this are tested with one character-class search
 MAX_LISTED = 16  # characters a second look lists one by one; more are written as ranges
+MAX_STRIPPED = 64  # a held-back run of at most this many characters is measured with `str.rstrip`
 
 
 def engine_class(plan: ParserPlan) -> str:
@@ -136,27 +137,45 @@ def _extend_pending_run(
         run = state.pending_run
         assert run is not None
         hint = state_hint(state, plan.template)
-        outside = emit_ranges(complement(run.run))
-        breaks = parts.pattern(f"{hint} run break", outside, flags="0")
-        busy = parts.pattern(f"{hint} run busy", emit_ranges(run.busy), flags="0")
-        last_break = parts.pattern(f"{hint} last break", f".*{outside}", flags="re.DOTALL")
-        with out.block(f"if self._fast and self._state == {state.index} and not {busy}.search(text):"):
+        quiet = _holds_none(parts, run.busy, f"{hint} run busy")
+        with out.block(f"if self._fast and self._state == {state.index} and {quiet}:"):
             out.comment(f"held back, if anything: a run that may still begin {format_path(run.owner.where)}")
             out.line(f"held = {pending}")
             with out.block("if held and not self._run_pending:"):
                 out.comment("checked once: is what is held back such a run?")
+                breaks = parts.pattern(f"{hint} run break", emit_ranges(complement(run.run)), flags="0")
                 out.line(f"self._run_pending = not {breaks}.search(self._buffer, self._pos)")
             with out.block("if not held or self._run_pending:"):
-                out.line(f"last = {last_break}.match(text)")
-                with out.block("if last is None:  # the run goes on"):
+                _before_trailing_run(out, parts, run.run, hint)
+                with out.block("if not last:  # the run goes on"):
                     out.line("self._run_pending = True")
                     out.line("self._buffer += text")
                     out.line("return []")
-                with out.block("if held or last.end() < len(text):"):
+                with out.block("if held or last < len(text):"):
                     out.line("self._run_pending = True")
-                    out.line("return self._commit_run(text, last.end())")
+                    out.line("return self._commit_run(text, last)")
                 _region_text(out, plan, declared)
     out.line("self._run_pending = False")
+
+
+def _holds_none(parts: ModuleParts, chars: Ranges, hint: str) -> str:
+    """An expression true when `text` holds none of `chars`: `in` tests for a few, else a search."""
+    if size(chars) <= MAX_IN_TESTS:
+        return " and ".join(f"{literal(chr(c))} not in text" for lo, hi in chars for c in range(lo, hi + 1))
+    return f"not {parts.pattern(hint, emit_ranges(chars), flags='0')}.search(text)"
+
+
+def _before_trailing_run(out: CodeWriter, parts: ModuleParts, run: Ranges, hint: str) -> None:
+    """`last = ` the length of `text` without its trailing run of `run` characters (0: all of it is
+    run). A run of few characters (whitespace: 25) is stripped off with `str.rstrip`; else the last
+    character outside it is matched."""
+    if size(run) <= MAX_STRIPPED:
+        chars = parts.constant(f"{hint} run", literal("".join(chr(c) for lo, hi in run for c in range(lo, hi + 1))))
+        out.line(f"last = len(text.rstrip({chars}))")
+        return
+    last_break = parts.pattern(f"{hint} last break", f".*{emit_ranges(complement(run))}", flags="re.DOTALL")
+    out.line(f"found = {last_break}.match(text)")
+    out.line("last = 0 if found is None else found.end()")
 
 
 # A state's test, as the right-hand sides of `busy = ...` lines: one where it fits on a line, else
