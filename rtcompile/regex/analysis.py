@@ -37,7 +37,7 @@ from rtcompile.regex.ast import (
 )
 from rtcompile.regex.charsets import ALL, Ranges, intersection, normalise, size
 from rtcompile.regex.errors import InvalidRegex, UnsupportedRegex
-from rtcompile.regex.first_chars import first_characters
+from rtcompile.regex.first_chars import first_characters, start_chars
 from rtcompile.regex.parser import parse_regex
 from rtcompile.regex.stdlib import emit_ranges
 
@@ -443,11 +443,33 @@ def leading_run(root: Node) -> LeadingRun | None:
     """The shape of mistral's `(?:\\[TOOL_CALLS\\])?[^\\s\\[\\]]+\\[ARGS\\]` or of `\\s*</tool_call>`:
     optional items, then a greedy unbounded run of one class C, then an item that must consume a
     character outside C. No lookarounds or anchors anywhere: they would make the run's fate depend on
-    the text around it. None for any other pattern.
+    the text around it. Beside it, the pattern may have other branches that start only at characters
+    outside C (`\\s*<end_of_turn>|(?=<start_of_tool>)`): they are `busy` too. None for any other
+    pattern.
 
     In text without any `busy` character, such a pattern has no complete match, and its only partial
-    match is the run of C characters that ends the text: what a streaming parser holds back there is
-    that run, and text that only lengthens it changes nothing (see `rtcompile.plan.pending_run`)."""
+    match is the run of C characters that ends the text (another branch may only wait, empty, at the
+    text's end): what a streaming parser holds back there is that run, and text that only lengthens it
+    changes nothing (see `rtcompile.plan.pending_run`)."""
+    inner = unwrap(root)
+    if not isinstance(inner, Alternation):
+        return _run_first(root)
+    branches = flatten_alternation(inner)
+    runs = [(branch, run) for branch in branches if (run := _run_first(branch)) is not None]
+    if len(runs) != 1:
+        return None
+    (owner, leading), busy = runs[0], list(runs[0][1].busy)
+    for branch in branches:
+        if branch is not owner:
+            starts = start_chars(branch)
+            if starts is None or intersection(starts, leading.run):
+                return None  # it may start inside the run, or where nothing tells it is coming
+            busy += starts
+    return LeadingRun(leading.run, normalise(busy))
+
+
+def _run_first(root: Node) -> LeadingRun | None:
+    """`leading_run` of a pattern that is no alternation of such branches."""
     nodes = list(walk(root))
     if any(isinstance(n, (Assertion, Lookaround, Opaque, Backreference, Fuzzy, Conditional)) for n in nodes):
         return None

@@ -109,6 +109,22 @@ def match_starts(delimiter: Delimiter) -> MatchStarts | None:
     return MatchStarts(chars, walker.final_newline, after)
 
 
+def start_chars(node: Node) -> Ranges | None:
+    """The characters every match of `node` starting inside the text reads first, at its start
+    (consuming it, or looking ahead at it), so that neither a complete nor a partial match starts at
+    any other character; None if one might (a match that can be empty, any anchor or lookbehind,
+    which may let a match begin without reading, or depend on the text before it)."""
+    if any(isinstance(n, Assertion) or (isinstance(n, Lookaround) and n.behind) for n in walk(node)):
+        return None
+    walker = _FirstCharacterWalk(lookaheads=True, anchors=True)
+    try:
+        if walker.nullable(node):
+            return None
+    except (_Unbounded, RecursionError):
+        return None
+    return normalise(walker.ranges)
+
+
 MAX_PATHS = 32  # leading alternations are opened up into at most this many paths
 
 

@@ -49,17 +49,34 @@ SPACED = {
 }
 
 
+# A run beside another branch that starts elsewhere: calls close at `<end_of_turn>` after any
+# whitespace, or just before the next call's `<start_of_tool>`.
+BESIDE = {
+    "start_anchor": "<|assistant|>",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": "^\\s*(?=\\[)",
+            "close_pattern": "\\s*<end_of_turn>|(?=<start_of_tool>)",
+            "content": "json",
+        },
+        "content": {"close": "<end_of_turn>"},
+    },
+}
+
+
 TEMPLATES = {
     "mistral_v11": template_of("mistral_v11"),
     "magistral": template_of("magistral"),
     "calls": CALLS,
     "spaced": SPACED,
+    "beside": BESIDE,
 }
 PIECES = {
     "mistral_v11": ["get", "_weather", "x", " ", "\n", "[", "]", "[ARGS]", "[TOOL_CALLS]", "</s>", "<", '{"a": 1}'],
     "magistral": ["get", "x", " ", "[THINK]", "[/THINK]", "[ARGS]", "[TOOL_CALLS]", "</s>", "<", '{"a": 1}', "]"],
     "calls": ["get", "abc", "x", " ", "(", ")", "<call>", "<", "<|end|>", "Z", "1"],
     "spaced": ["word", " ", "  ", "\n", "\t", "<tool_call>", "</tool_call>", "<|end|>", "<", "</tool", "x y"],
+    "beside": ['[{"a": "x y', " ", "\n", "z", '"}]', "<end_of_turn>", "<start_of_tool>", "<", "<end", "[", "1"],
 }
 
 
@@ -104,6 +121,8 @@ def test_words_fed_one_character_at_a_time_match_the_reference(model: str) -> No
         f"see {opener}get_weather{middle}" + ('{"city": "Paris"}' if model != "calls" else "x)"),
         "word" * pick(300, 30) + " end",
         "x" * 50 + "[" + "y" * 50,
+        '[{"name": "f", "arguments": {"a": "x  y"}}]  \n <start_of_tool>more',
+        '[{"a": 1}] \t<end_of_turn>after',
     ]:
         chunks = list(text)
         ours = observe(compiled_engine(template), "", chunks)

@@ -181,6 +181,16 @@ NOT_SPACE_OR_BRACKET = complement(normalise([*TABLES["s"], (ord("["), ord("[")),
             ),
         ),  # a run that may be empty
         (r"[a-z]+?<", None),  # a lazy run stops as soon as it can
+        # beside branches that start only outside the run (random-045's `\s*<end_of_turn>|(?=<start_of_tool>)`)
+        (r"[a-z]+<|(?=>)", LOWER),
+        (r"(?=>)|[a-z]+<", LOWER),
+        (r"(?:[a-z]+<|>x|(?=Q))", LOWER),
+        (r"[a-z]+<|b", None),  # a branch that may start inside the run
+        (r"[a-z]+<|(?=b)", None),
+        (r"[a-z]+<|\Z", None),  # one that starts without reading a character
+        (r"[a-z]+<|>?", None),
+        (r"[a-z]+<|(?<=x)>", None),  # one that depends on the text before it
+        (r"[a-z]+<|[A-Z]+>", None),  # two runs
     ],
 )
 def test_held_back_runs_start_patterns_whose_next_item_starts_outside_them(pattern: str, run: Ranges | None) -> None:
@@ -188,6 +198,34 @@ def test_held_back_runs_start_patterns_whose_next_item_starts_outside_them(patte
     assert parsed is not None
     found = leading_run(parsed.root)
     assert (found.run if found is not None else None) == run
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"[a-z]+<", r"(?:<x>)?[a-z]+<", r"[a-z]*>", r"[a-z]+<|(?=>)", r"(?=>)|[a-z]+<", r"(?:[a-z]+<|>x|(?=Q))"]
+)
+def test_in_text_without_busy_characters_the_only_partial_match_is_the_trailing_run(pattern: str) -> None:
+    """What the generated feed relies on (`rtcompile.plan.pending_run`), as `regex` searches: no
+    complete match, and the partial match found from any position starts where the run that ends the
+    text does (at the end, for an empty one)."""
+    parsed = modelled_tree(pattern)
+    assert parsed is not None
+    found_run = leading_run(parsed.root)
+    assert found_run is not None and found_run.run == LOWER
+    compiled = regex.compile(pattern, regex.DOTALL)
+    busy = {chr(c) for lo, hi in found_run.busy for c in range(lo, hi + 1)}
+    for length in range(6):
+        for chars in product("azQ ", repeat=length):
+            text = "".join(chars)
+            if busy.intersection(text):
+                continue
+            run_start = len(text.rstrip("abcdefghijklmnopqrstuvwxyz"))
+            for pos in range(len(text) + 1):
+                found = compiled.search(text, pos, partial=True)
+                expected = max(pos, run_start)
+                if found is None:
+                    assert expected == len(text), (text, pos)  # nothing is held back
+                else:
+                    assert found.partial and found.start() == expected, (text, pos, found)
 
 
 # Patterns with a branch that is `\Z` or `$` alone beside others: the closes a streaming parser holds
