@@ -380,11 +380,6 @@ class _FirstCharacterWalk:
         return any([self.nullable(branch) for branch in branches])
 
 
-def char_class(first_chars: frozenset[int]) -> str:
-    """A stdlib regex character class matching exactly `first_chars`."""
-    return "[" + "".join(f"\\U{c:08x}" if c > 0xFFFF else f"\\u{c:04x}" for c in sorted(first_chars)) + "]"
-
-
 def starts_at_buffer_start(delimiter: Delimiter) -> bool:
     """Whether every match must begin at position 0 (the pattern starts with `^` or `\\A`).
 

@@ -20,7 +20,7 @@ from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.errors import format_path
 from rtcompile.plan import ParserPlan, ParserState
 from rtcompile.regex.charsets import Ranges, complement, normalise, size
-from rtcompile.regex.first_chars import char_class, match_starts
+from rtcompile.regex.first_chars import match_starts
 from rtcompile.regex.second_chars import second_chars
 from rtcompile.regex.stdlib import emit_ranges
 
@@ -137,7 +137,7 @@ def _extend_pending_run(
         run = state.pending_run
         assert run is not None
         hint = state_hint(state, plan.template)
-        quiet = _holds_none(parts, run.busy, f"{hint} run busy")
+        quiet = _holds(parts, run.busy, f"{hint} run busy", negated=True)
         with out.block(f"if self._fast and self._state == {state.index} and {quiet}:"):
             out.comment(f"held back, if anything: a run that may still begin {format_path(run.owner.where)}")
             out.line(f"held = {pending}")
@@ -158,11 +158,16 @@ def _extend_pending_run(
     out.line("self._run_pending = False")
 
 
-def _holds_none(parts: ModuleParts, chars: Ranges, hint: str) -> str:
-    """An expression true when `text` holds none of `chars`: `in` tests for a few, else a search."""
+def _holds(parts: ModuleParts, chars: Ranges, hint: str, *, negated: bool = False) -> str:
+    """An expression true when `text` holds one of `chars` (`negated`: none of them): an `in` test
+    each for a few, else one character-class search."""
     if size(chars) <= MAX_IN_TESTS:
-        return " and ".join(f"{literal(chr(c))} not in text" for lo, hi in chars for c in range(lo, hi + 1))
-    return f"not {parts.pattern(hint, emit_ranges(chars), flags='0')}.search(text)"
+        listed = [literal(chr(c)) for lo, hi in chars for c in range(lo, hi + 1)]
+        if negated:
+            return " and ".join(f"{c} not in text" for c in listed)
+        return " or ".join(f"{c} in text" for c in listed)
+    pattern = parts.pattern(hint, emit_ranges(chars), flags="0")
+    return f"not {pattern}.search(text)" if negated else f"{pattern}.search(text) is not None"
 
 
 def _before_trailing_run(out: CodeWriter, parts: ModuleParts, run: Ranges, hint: str) -> None:
@@ -201,7 +206,8 @@ def _busy_tests(parts: ModuleParts, plan: ParserPlan) -> dict[BusyTest, list[int
             test = f"{second}.search(text) is not None"
         else:
             if starts not in first_looks:
-                first_looks[starts] = _may_start_delimiter(parts, starts, plan, state.index)
+                hint = f"{state_hint(state, plan.template)} starts"
+                first_looks[starts] = _holds(parts, normalise([(c, c) for c in starts]), hint)
             test = first_looks[starts]
             if second is not None:
                 first = f"({test})" if " or " in test else test
@@ -264,14 +270,6 @@ def _assign_busy(out: CodeWriter, busy: dict[BusyTest, list[int]]) -> None:
         with out.block(header):
             for line in lines:
                 out.line(f"busy = {line}")
-
-
-def _may_start_delimiter(parts: ModuleParts, chars: frozenset[int], plan: ParserPlan, state: int) -> str:
-    if len(chars) <= MAX_IN_TESTS:
-        return " or ".join(f"{literal(chr(c))} in text" for c in sorted(chars))
-    hint = f"{state_hint(plan.states[state], plan.template)} starts"
-    pattern = parts.pattern(hint, char_class(chars), flags="0")
-    return f"{pattern}.search(text) is not None"
 
 
 def _second_looks(parts: ModuleParts, plan: ParserPlan, *, alike: bool) -> dict[int, str]:
