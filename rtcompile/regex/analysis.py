@@ -458,7 +458,8 @@ def leading_run(root: Node) -> LeadingRun | None:
     runs = [(branch, run) for branch in branches if (run := _run_first(branch)) is not None]
     if len(runs) != 1:
         return None
-    (owner, leading), busy = runs[0], list(runs[0][1].busy)
+    ((owner, leading),) = runs
+    busy = list(leading.busy)
     for branch in branches:
         if branch is not owner:
             starts = start_chars(branch)

@@ -59,6 +59,11 @@ def size(ranges: Ranges) -> int:
     return sum(hi - lo + 1 for lo, hi in ranges)
 
 
+def characters(ranges: Ranges) -> str:
+    """Every character of `ranges`, in order (for classes small enough to spell out)."""
+    return "".join(chr(cp) for lo, hi in ranges for cp in range(lo, hi + 1))
+
+
 def contains(ranges: Ranges, cp: int) -> bool:
     return any(lo <= cp <= hi for lo, hi in ranges)
 

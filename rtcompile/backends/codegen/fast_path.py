@@ -19,7 +19,7 @@ from rtcompile.backends.codegen.scanners import state_hint
 from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.errors import format_path
 from rtcompile.plan import ParserPlan, ParserState
-from rtcompile.regex.charsets import Ranges, complement, normalise, size
+from rtcompile.regex.charsets import Ranges, characters, complement, normalise, size
 from rtcompile.regex.first_chars import match_starts
 from rtcompile.regex.second_chars import second_chars
 from rtcompile.regex.stdlib import emit_ranges
@@ -162,7 +162,7 @@ def _holds(parts: ModuleParts, chars: Ranges, hint: str, *, negated: bool = Fals
     """An expression true when `text` holds one of `chars` (`negated`: none of them): an `in` test
     each for a few, else one character-class search."""
     if size(chars) <= MAX_IN_TESTS:
-        listed = [literal(chr(c)) for lo, hi in chars for c in range(lo, hi + 1)]
+        listed = [literal(c) for c in characters(chars)]
         if negated:
             return " and ".join(f"{c} not in text" for c in listed)
         return " or ".join(f"{c} in text" for c in listed)
@@ -175,7 +175,7 @@ def _before_trailing_run(out: CodeWriter, parts: ModuleParts, run: Ranges, hint:
     run). A run of few characters (whitespace: 25) is stripped off with `str.rstrip`; else the last
     character outside it is matched."""
     if size(run) <= MAX_STRIPPED:
-        chars = parts.constant(f"{hint} run", literal("".join(chr(c) for lo, hi in run for c in range(lo, hi + 1))))
+        chars = parts.constant(f"{hint} run", literal(characters(run)))
         out.line(f"last = len(text.rstrip({chars}))")
         return
     last_break = parts.pattern(f"{hint} last break", f".*{emit_ranges(complement(run))}", flags="re.DOTALL")
@@ -335,7 +335,7 @@ def _second_look(firsts: list[int], follow: Ranges | None) -> str:
     if follow is None:
         return first
     if size(follow) <= MAX_LISTED:
-        follow_class = f"[{''.join(re.escape(chr(cp)) for lo, hi in follow for cp in range(lo, hi + 1))}]"
+        follow_class = f"[{''.join(map(re.escape, characters(follow)))}]"
     else:
         follow_class = emit_ranges(follow)
     return f"{first}(?:{follow_class}|\\Z)"

@@ -26,7 +26,7 @@ from rtcompile.ir import Template
 from rtcompile.plan import ParserState, Watch
 from rtcompile.regex.analysis import PastRun, depends_on_scan_start
 from rtcompile.regex.ast import width
-from rtcompile.regex.charsets import Ranges, normalise, size
+from rtcompile.regex.charsets import Ranges, characters, normalise, size
 from rtcompile.regex.first_chars import modelled_tree
 from rtcompile.strategies import lead_pattern
 
@@ -351,7 +351,7 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
     if plan.search_from == "lead":
         assert plan.lead is not None
         parts.need("scanning", "lead_start")
-        chars = "".join(chr(cp) for lo, hi in plan.lead for cp in range(lo, hi + 1))
+        chars = characters(plan.lead)
         name = parts.constant(f"{hint} lead", f"frozenset({literal(chars)})")
         search_from = f"lead_start(buf, pos, found, {name})"
     # Without the strings every match contains there is no complete match: only the partial one is
