@@ -964,9 +964,11 @@ class StreamingParser:
         # the fast path may take a chunk: a region is open and `_scan_always` is off
         self._fast = False
         self._finalized = False
+        self._lane = SCAN
         self.initial_events: list[Event] = []
         if prefix:
             self._consume_prefix(prefix)
+        self._settle()
 
     # -- the public protocol
 
@@ -979,7 +981,28 @@ class StreamingParser:
         events: list[Event] = []
         self._process(events, False)
         self._drop_committed()
+        self._settle()
         return events
+
+    def _settle(self) -> None:
+        """Say which fast path the next chunk may take, after a step of the engine:
+        `_lane` is the state's index when a region of it is open and nothing is held
+        back or awaited; `OUTSIDE` when no region is open and text outside regions is
+        dropped; else `SCAN`. (A module whose `feed` takes up a held-back run gives
+        that its state's lane too: see `rtcompile.plan.pending_run`.)
+
+        A module's `feed` reads this one attribute per chunk, where it would otherwise
+        test the state, the open region and the held-back text one by one. Scanning
+        (`_process`) sets `SCAN` first, so a step that raises leaves every later chunk
+        to the engine."""
+        if self._pos != len(self._buffer):
+            self._lane = SCAN
+        elif self._fast:
+            self._lane = self._state
+        elif self._field < 0 and not self._scan_always:
+            self._lane = OUTSIDE
+        else:
+            self._lane = SCAN
 
     def _seal_body(self) -> None:
         """Join the region's recent chunks into a block (see `seal`)."""
@@ -1098,6 +1121,7 @@ class StreamingParser:
         # At the end of the stream the buffer stays as it is: scanners may remember
         # their searches.
         memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
+        self._lane = SCAN
         while True:
             which, start, end, groups, hold = scanners[self._state](
                 self._buffer, self._pos, eos, memo
@@ -3236,6 +3260,11 @@ PREFIX_REQUIRED: Final = (
 )
 
 
+# `StreamingParser._lane`, besides a state's index: every chunk is scanned; no region is
+# open and text outside regions is dropped (the template has no implicit field).
+SCAN: Final = -1
+
+
 def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
     """Map each tool's name to its parameter `properties` ({} when absent or malformed).
 
@@ -3263,6 +3292,9 @@ def tool_parameters(
     """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python
     functions (converted by `function_schema`)."""
     return tool_parameter_table(tool_schemas(tools, function_schema))
+
+
+OUTSIDE: Final = -2
 
 
 def seal(chunks: list[str], blocks: list[str]) -> None:
@@ -5142,30 +5174,44 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        if not self._fast or not text or self._buffer:
-            return StreamingParser.feed(self, text)
-        state = self._state
-        if state == 0:
-            busy = ("<" in text or "[" in text) and (
+        # Which fast path this chunk may take, if any, the engine said after its last
+        # step (`_settle`).
+        lane = self._lane
+        if lane == 0:
+            if not text:
+                return StreamingParser.feed(self, text)
+            if ("<" in text or "[" in text) and (
                 _RE_OUTSIDE_STARTS.search(text) is not None
-            )
-        else:
-            busy = "<" in text and _RE_DELIMITER_STARTS.search(text) is not None
-        if busy:
-            return StreamingParser.feed(self, text)
-        # A region is open, nothing is held back and no delimiter can start in `text`:
-        # it is region text (the engine's `_region_text`, written out).
-        body = self._body
-        body.append(text)
-        if len(body) >= BLOCK_CHUNKS:
-            self._seal_body()
-        chunk: RegionChunk = {
-            "type": "region_chunk",
-            "field": self._chunk_name,
-            "text": text,
-            "dirty": self._chunk_dirty,
-        }
-        return [chunk]
+            ):
+                return StreamingParser.feed(self, text)
+            body = self._body
+            body.append(text)
+            if len(body) >= BLOCK_CHUNKS:
+                self._seal_body()
+            chunk: RegionChunk = {
+                "type": "region_chunk",
+                "field": self._chunk_name,
+                "text": text,
+                "dirty": self._chunk_dirty,
+            }
+            return [chunk]
+        if lane in (1, 2):
+            if not text:
+                return StreamingParser.feed(self, text)
+            if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                return StreamingParser.feed(self, text)
+            body = self._body
+            body.append(text)
+            if len(body) >= BLOCK_CHUNKS:
+                self._seal_body()
+            chunk = {
+                "type": "region_chunk",
+                "field": self._chunk_name,
+                "text": text,
+                "dirty": self._chunk_dirty,
+            }
+            return [chunk]
+        return StreamingParser.feed(self, text)
 
 
 @overload

@@ -677,9 +677,11 @@ class StreamingParser:
         # the fast path may take a chunk: a region is open and `_scan_always` is off
         self._fast = False
         self._finalized = False
+        self._lane = SCAN
         self.initial_events: list[Event] = []
         if prefix:
             self._consume_prefix(prefix)
+        self._settle()
 
     # -- the public protocol
 
@@ -692,24 +694,32 @@ class StreamingParser:
         events: list[Event] = []
         self._process(events, False)
         self._drop_committed()
+        self._settle()
         return events
+
+    def _settle(self) -> None:
+        """Say which fast path the next chunk may take, after a step of the engine:
+        `_lane` is the state's index when a region of it is open and nothing is held
+        back or awaited; `OUTSIDE` when no region is open and text outside regions is
+        dropped; else `SCAN`. (A module whose `feed` takes up a held-back run gives
+        that its state's lane too: see `rtcompile.plan.pending_run`.)
+
+        A module's `feed` reads this one attribute per chunk, where it would otherwise
+        test the state, the open region and the held-back text one by one. Scanning
+        (`_process`) sets `SCAN` first, so a step that raises leaves every later chunk
+        to the engine."""
+        if self._pos != len(self._buffer):
+            self._lane = SCAN
+        elif self._fast:
+            self._lane = self._state
+        elif self._field < 0 and not self._scan_always:
+            self._lane = OUTSIDE
+        else:
+            self._lane = SCAN
 
     def _seal_body(self) -> None:
         """Join the region's recent chunks into a block (see `seal`)."""
         seal(self._body, self._blocks)
-
-    def _commit_run(self, text: str, cut: int) -> list[Event]:
-        """`feed(text)` where scanning is known to find no delimiter and to hold back
-        exactly `text[cut:]`: the text before it is committed as region text. (A
-        generated `feed` knows this for text that ends a held-back run: see
-        `rtcompile.plan.pending_run`.)"""
-        events: list[Event] = []
-        self._buffer += text
-        hold = len(self._buffer) - len(text) + cut
-        self._accumulate(events, self._buffer[self._pos : hold])
-        self._pos = hold
-        self._drop_committed()
-        return events
 
     def finalize(self) -> tuple[Message, list[Event]]:
         """End of generation: flush what is held back, close the open region, return the
@@ -824,6 +834,7 @@ class StreamingParser:
         # At the end of the stream the buffer stays as it is: scanners may remember
         # their searches.
         memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
+        self._lane = SCAN
         while True:
             which, start, end, groups, hold = scanners[self._state](
                 self._buffer, self._pos, eos, memo
@@ -1676,6 +1687,11 @@ def search_literals(
         at = stop
         width *= 2
     return None
+
+
+# `StreamingParser._lane`, besides a state's index: every chunk is scanned; no region is
+# open and text outside regions is dropped (the template has no implicit field).
+SCAN: Final = -1
 
 
 # --- scalar parsers
@@ -2979,6 +2995,9 @@ def tool_parameters(
     """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python
     functions (converted by `function_schema`)."""
     return tool_parameter_table(tool_schemas(tools, function_schema))
+
+
+OUTSIDE: Final = -2
 
 
 def seal(chunks: list[str], blocks: list[str]) -> None:
@@ -4608,19 +4627,19 @@ _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
-_RE_OUTSIDE_RUN_BREAK: re.Pattern[str]
-_RE_OUTSIDE_LAST_BREAK: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
+_RE_OUTSIDE_LAST_BREAK: re.Pattern[str]
+_RE_OUTSIDE_RUN_BREAK: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
-    global _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_RUN_BREAK
-    global _RE_OUTSIDE_LAST_BREAK, _RE_IN_REASONING_CONTENT_STARTS
-    global _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
+    global _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING
+    global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS
+    global _RE_OUTSIDE_LAST_BREAK, _RE_OUTSIDE_RUN_BREAK, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern:
     # "(?:\\[TOOL_CALLS\\])?(?P<name>[^\\s\\[\\]]+)\\[ARGS\\]"
     _RE_TOOL_CALLS_OPEN = re.compile(
@@ -4662,13 +4681,8 @@ def _compile_patterns() -> None:
         ),
         re.DOTALL,
     )
-    _RE_OUTSIDE_RUN_BREAK = re.compile(
-        (
-            "[\\u0009-\\u000d <\\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029"
-            "\\u202f\\u205f\\u3000]"
-        ),
-        0,
-    )
+    _RE_IN_REASONING_CONTENT_STARTS = re.compile("\\[(?:[/]|\\Z)", re.DOTALL)
+    _RE_IN_TOOL_CALLS_STARTS = re.compile("<(?:[/]|\\Z)|\\[(?:[T]|\\Z)", re.DOTALL)
     _RE_OUTSIDE_LAST_BREAK = re.compile(
         (
             ".*[\\u0009-\\u000d <\\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u20"
@@ -4676,8 +4690,13 @@ def _compile_patterns() -> None:
         ),
         re.DOTALL,
     )
-    _RE_IN_REASONING_CONTENT_STARTS = re.compile("\\[(?:[/]|\\Z)", re.DOTALL)
-    _RE_IN_TOOL_CALLS_STARTS = re.compile("<(?:[/]|\\Z)|\\[(?:[T]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_RUN_BREAK = re.compile(
+        (
+            "[\\u0009-\\u000d <\\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029"
+            "\\u202f\\u205f\\u3000]"
+        ),
+        0,
+    )
     # start_anchor: "\\[/TOOL_RESULTS\\]|\\[/INST\\]"
     _RE_START_ANCHOR = re.compile("\\[/TOOL_RESULTS\\]|\\[/INST\\]", re.DOTALL)
 
@@ -4887,69 +4906,86 @@ class ResponseParser(StreamingParser):
     """Parses one generation as it streams; see the module docstring."""
 
     _program = _PROGRAM
-    _run_pending = False  # see `feed`
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        if self._fast and self._state == 0 and "<" not in text and "[" not in text:
+        # Which fast path this chunk may take, if any, the engine said after its last
+        # step (`_settle`).
+        lane = self._lane
+        if lane == 0:
             # held back, if anything: a run that may still begin
             # fields.tool_calls.open_pattern
             held = self._buffer
-            if held and not self._run_pending:
-                # checked once: is what is held back such a run?
-                self._run_pending = not _RE_OUTSIDE_RUN_BREAK.search(
-                    self._buffer, self._pos
-                )
-            if not held or self._run_pending:
+            if "<" not in text and "[" not in text:
                 found = _RE_OUTSIDE_LAST_BREAK.match(text)
                 last = 0 if found is None else found.end()
                 if not last:  # the run goes on
-                    self._run_pending = True
                     self._buffer += text
                     return []
                 if held or last < len(text):
-                    self._run_pending = True
-                    return self._commit_run(text, last)
-                body = self._body
-                body.append(text)
-                if len(body) >= BLOCK_CHUNKS:
-                    self._seal_body()
-                chunk: RegionChunk = {
-                    "type": "region_chunk",
-                    "field": self._chunk_name,
-                    "text": text,
-                    "dirty": self._chunk_dirty,
-                }
-                return [chunk]
-        self._run_pending = False
-        if not self._fast or not text or self._buffer:
-            return StreamingParser.feed(self, text)
-        state = self._state
-        if state == 0:
-            busy = True
-        elif state == 1:
-            busy = "[" in text and (
+                    # the run ends: what was held and `text` up to its last run are
+                    # region text
+                    self._buffer = text[last:]
+                    text = held + text[:last]
+            else:
+                return StreamingParser.feed(self, text)
+            body = self._body
+            body.append(text)
+            if len(body) >= BLOCK_CHUNKS:
+                self._seal_body()
+            chunk: RegionChunk = {
+                "type": "region_chunk",
+                "field": self._chunk_name,
+                "text": text,
+                "dirty": self._chunk_dirty,
+            }
+            return [chunk]
+        if lane == 1:
+            if not text:
+                return StreamingParser.feed(self, text)
+            if "[" in text and (
                 _RE_IN_REASONING_CONTENT_STARTS.search(text) is not None
-            )
-        else:
-            busy = ("<" in text or "[" in text) and (
+            ):
+                return StreamingParser.feed(self, text)
+            body = self._body
+            body.append(text)
+            if len(body) >= BLOCK_CHUNKS:
+                self._seal_body()
+            chunk = {
+                "type": "region_chunk",
+                "field": self._chunk_name,
+                "text": text,
+                "dirty": self._chunk_dirty,
+            }
+            return [chunk]
+        if lane == 2:
+            if not text:
+                return StreamingParser.feed(self, text)
+            if ("<" in text or "[" in text) and (
                 _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
-            )
-        if busy:
-            return StreamingParser.feed(self, text)
-        # A region is open, nothing is held back and no delimiter can start in `text`:
-        # it is region text (the engine's `_region_text`, written out).
-        body = self._body
-        body.append(text)
-        if len(body) >= BLOCK_CHUNKS:
-            self._seal_body()
-        chunk = {
-            "type": "region_chunk",
-            "field": self._chunk_name,
-            "text": text,
-            "dirty": self._chunk_dirty,
-        }
-        return [chunk]
+            ):
+                return StreamingParser.feed(self, text)
+            body = self._body
+            body.append(text)
+            if len(body) >= BLOCK_CHUNKS:
+                self._seal_body()
+            chunk = {
+                "type": "region_chunk",
+                "field": self._chunk_name,
+                "text": text,
+                "dirty": self._chunk_dirty,
+            }
+            return [chunk]
+        return StreamingParser.feed(self, text)
+
+    def _settle(self) -> None:
+        """The engine's lanes (`StreamingParser._settle`), and a held-back run's."""
+        StreamingParser._settle(self)
+        if self._lane == SCAN and self._fast:
+            if self._state == 0 and not _RE_OUTSIDE_RUN_BREAK.search(
+                self._buffer, self._pos
+            ):
+                self._lane = 0
 
 
 @overload

@@ -319,9 +319,11 @@ class StreamingParser:
         # the fast path may take a chunk: a region is open and `_scan_always` is off
         self._fast = False
         self._finalized = False
+        self._lane = SCAN
         self.initial_events: list[Event] = []
         if prefix:
             self._consume_prefix(prefix)
+        self._settle()
 
     # -- the public protocol
 
@@ -334,7 +336,28 @@ class StreamingParser:
         events: list[Event] = []
         self._process(events, False)
         self._drop_committed()
+        self._settle()
         return events
+
+    def _settle(self) -> None:
+        """Say which fast path the next chunk may take, after a step of the engine:
+        `_lane` is the state's index when a region of it is open and nothing is held
+        back or awaited; `OUTSIDE` when no region is open and text outside regions is
+        dropped; else `SCAN`. (A module whose `feed` takes up a held-back run gives
+        that its state's lane too: see `rtcompile.plan.pending_run`.)
+
+        A module's `feed` reads this one attribute per chunk, where it would otherwise
+        test the state, the open region and the held-back text one by one. Scanning
+        (`_process`) sets `SCAN` first, so a step that raises leaves every later chunk
+        to the engine."""
+        if self._pos != len(self._buffer):
+            self._lane = SCAN
+        elif self._fast:
+            self._lane = self._state
+        elif self._field < 0 and not self._scan_always:
+            self._lane = OUTSIDE
+        else:
+            self._lane = SCAN
 
     def _seal_body(self) -> None:
         """Join the region's recent chunks into a block (see `seal`)."""
@@ -453,6 +476,7 @@ class StreamingParser:
         # At the end of the stream the buffer stays as it is: scanners may remember
         # their searches.
         memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
+        self._lane = SCAN
         while True:
             which, start, end, groups, hold = scanners[self._state](
                 self._buffer, self._pos, eos, memo
@@ -2616,6 +2640,11 @@ PREFIX_REQUIRED: Final = (
 )
 
 
+# `StreamingParser._lane`, besides a state's index: every chunk is scanned; no region is
+# open and text outside regions is dropped (the template has no implicit field).
+SCAN: Final = -1
+
+
 def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
     """Map each tool's name to its parameter `properties` ({} when absent or malformed).
 
@@ -2643,6 +2672,9 @@ def tool_parameters(
     """Tool name -> JSON-schema `properties`, for tools given as schema dicts or Python
     functions (converted by `function_schema`)."""
     return tool_parameter_table(tool_schemas(tools, function_schema))
+
+
+OUTSIDE: Final = -2
 
 
 def seal(chunks: list[str], blocks: list[str]) -> None:
@@ -4597,30 +4629,46 @@ class ResponseParser(StreamingParser):
 
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
-        if not self._fast or not text or self._pos != len(self._buffer):
-            return StreamingParser.feed(self, text)
-        state = self._state
-        if state in (0, 1):
-            busy = "<" in text and _RE_DELIMITER_STARTS.search(text) is not None
-        else:
-            busy = "</function>" in self._buffer[-11:] + text
-        if busy:
-            return StreamingParser.feed(self, text)
-        # A region is open, nothing is held back and no delimiter can start in `text`:
-        # it is region text (the engine's `_region_text`, written out).
-        self._buffer = (self._buffer + text)[-11:]  # what a delimiter may look back at
-        self._pos = len(self._buffer)
-        body = self._body
-        body.append(text)
-        if len(body) >= BLOCK_CHUNKS:
-            self._seal_body()
-        chunk: RegionChunk = {
-            "type": "region_chunk",
-            "field": self._chunk_name,
-            "text": text,
-            "dirty": self._chunk_dirty,
-        }
-        return [chunk]
+        # Which fast path this chunk may take, if any, the engine said after its last
+        # step (`_settle`).
+        lane = self._lane
+        if lane in (0, 1):
+            if not text:
+                return StreamingParser.feed(self, text)
+            if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                return StreamingParser.feed(self, text)
+            # what a delimiter may look back at
+            self._buffer = (self._buffer + text)[-11:]
+            self._pos = len(self._buffer)
+            body = self._body
+            body.append(text)
+            if len(body) >= BLOCK_CHUNKS:
+                self._seal_body()
+            chunk: RegionChunk = {
+                "type": "region_chunk",
+                "field": self._chunk_name,
+                "text": text,
+                "dirty": self._chunk_dirty,
+            }
+            return [chunk]
+        if lane == 2:
+            if not text or "</function>" in self._buffer[-11:] + text:
+                return StreamingParser.feed(self, text)
+            # what a delimiter may look back at
+            self._buffer = (self._buffer + text)[-11:]
+            self._pos = len(self._buffer)
+            body = self._body
+            body.append(text)
+            if len(body) >= BLOCK_CHUNKS:
+                self._seal_body()
+            chunk = {
+                "type": "region_chunk",
+                "field": self._chunk_name,
+                "text": text,
+                "dirty": self._chunk_dirty,
+            }
+            return [chunk]
+        return StreamingParser.feed(self, text)
 
 
 @overload

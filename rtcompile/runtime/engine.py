@@ -17,7 +17,8 @@ plugs in scanners built on the `regex` module; a generated module plugs in scann
 handlers specialised for its template, and gets this file lifted verbatim into it.
 Either way the rules are the ones below. A backend may give `feed` a fast path (a chunk
 in which no delimiter can start is region text without scanning: see `_region_text`);
-everything else is `StreamingParser.feed`.
+everything else is `StreamingParser.feed`. Which fast path the next chunk may take is
+one attribute, `_lane`, which the engine sets after each step (see `_settle`).
 
 The states: state 0 is "outside any explicit region" (inside the implicit field, or in
 no field when the template has none: then text is dropped); each explicit field has a
@@ -66,6 +67,10 @@ WAITING: Final = -2
 # parser holds little beyond its text mid-stream, even with a thousand parsers open at
 # once.
 BLOCK_CHUNKS: Final = 32
+# `StreamingParser._lane`, besides a state's index: every chunk is scanned; no region is
+# open and text outside regions is dropped (the template has no implicit field).
+SCAN: Final = -1
+OUTSIDE: Final = -2
 
 
 class StartAnchorWarning(UserWarning):
@@ -153,9 +158,11 @@ class StreamingParser:
         # the fast path may take a chunk: a region is open and `_scan_always` is off
         self._fast = False
         self._finalized = False
+        self._lane = SCAN
         self.initial_events: list[Event] = []
         if prefix:
             self._consume_prefix(prefix)
+        self._settle()
 
     # -- the public protocol
 
@@ -168,7 +175,28 @@ class StreamingParser:
         events: list[Event] = []
         self._process(events, False)
         self._drop_committed()
+        self._settle()
         return events
+
+    def _settle(self) -> None:
+        """Say which fast path the next chunk may take, after a step of the engine:
+        `_lane` is the state's index when a region of it is open and nothing is held
+        back or awaited; `OUTSIDE` when no region is open and text outside regions is
+        dropped; else `SCAN`. (A module whose `feed` takes up a held-back run gives
+        that its state's lane too: see `rtcompile.plan.pending_run`.)
+
+        A module's `feed` reads this one attribute per chunk, where it would otherwise
+        test the state, the open region and the held-back text one by one. Scanning
+        (`_process`) sets `SCAN` first, so a step that raises leaves every later chunk
+        to the engine."""
+        if self._pos != len(self._buffer):
+            self._lane = SCAN
+        elif self._fast:
+            self._lane = self._state
+        elif self._field < 0 and not self._scan_always:
+            self._lane = OUTSIDE
+        else:
+            self._lane = SCAN
 
     def _seal_body(self) -> None:
         """Join the region's recent chunks into a block (see `seal`)."""
@@ -300,6 +328,7 @@ class StreamingParser:
         # At the end of the stream the buffer stays as it is: scanners may remember
         # their searches.
         memo: list[Any] = [None] * self._program.memo_slots if eos else NO_MEMO
+        self._lane = SCAN
         while True:
             which, start, end, groups, hold = scanners[self._state](
                 self._buffer, self._pos, eos, memo

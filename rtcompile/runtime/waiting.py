@@ -17,7 +17,7 @@ Lifted only into modules whose plan awaits strings (their `ResponseParser` deriv
 `WaitingParser`).
 """
 
-from rtcompile.runtime.engine import BLOCK_CHUNKS, StreamingParser, seal
+from rtcompile.runtime.engine import BLOCK_CHUNKS, SCAN, StreamingParser, seal
 from rtcompile.runtime.types import Event, Message
 
 
@@ -89,6 +89,13 @@ class WaitingParser(StreamingParser):
         `StreamingParser.parse_complete`)."""
         self._stop_waiting()
         return StreamingParser.parse_complete(self, text)
+
+    def _settle(self) -> None:
+        """No fast path while the state awaits strings (`StreamingParser._settle`)."""
+        if self._wait is None:
+            StreamingParser._settle(self)
+        else:
+            self._lane = SCAN
 
     def _start_waiting(self, wait: int, after: int) -> None:
         """Wait for one of the strings of the state's wait `wait` after `after`.

@@ -101,9 +101,9 @@ def test_a_method_written_inline_is_its_body_without_docstring_and_final_return(
     module = compiled_module({"start_anchor": "<a>", "fields": {"content": {"content": "text"}}})
     source = Path(module.__file__ or "").read_text(encoding="utf-8")
     feed = source[source.index("    def feed(self, text: str) -> list[Event]:", source.index("class ResponseParser")) :]
-    for statement in statements:
-        assert "\n".join("        " + line for line in statement.splitlines()) in feed
-    assert "        return [chunk]" in feed
+    for statement in statements:  # in the branch of the chunk's lane
+        assert "\n".join("            " + line for line in statement.splitlines()) in feed
+    assert "            return [chunk]" in feed
 
 
 def test_a_method_of_another_shape_is_refused_for_inlining(tmp_path: Path, monkeypatch: Any) -> None:

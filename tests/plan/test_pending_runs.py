@@ -96,7 +96,7 @@ def test_the_plan_finds_the_runs_of_these_templates_and_no_others() -> None:
 def test_the_module_takes_the_shortcut(model: str) -> None:
     module = compiled_module(TEMPLATES[model])
     assert module.__file__ is not None
-    assert "_run_pending = True" in Path(module.__file__).read_text(encoding="utf-8")
+    assert "def _settle(self) -> None:" in Path(module.__file__).read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("model", sorted(TEMPLATES))

@@ -19,9 +19,13 @@ from collections.abc import Iterator
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-def unreached(code: str) -> list[str]:
-    """The module-level definitions and methods of `code` that nothing reachable uses."""
+def unreached(code: str, *, library: str | None = None) -> list[str]:
+    """The module-level definitions and methods of `code` that nothing reachable uses. `library` is the
+    source of a module `code` imports its base classes from (a thin module's shared runtime): a method
+    whose name it reads as an attribute (a hook its engine calls, such as `_settle`) is reached."""
     graph = _Graph(ast.parse(code))
+    if library is not None:
+        graph.attributes.update(n.attr for n in ast.walk(ast.parse(library)) if isinstance(n, ast.Attribute))
     graph.walk()
     missing = [name for name in graph.definitions if name not in graph.names and not name.startswith("__")]
     missing += [f"{owner}.{method}" for owner, method in graph.methods if (owner, method) not in graph.reached]

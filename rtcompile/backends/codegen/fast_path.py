@@ -36,55 +36,78 @@ def engine_class(plan: ParserPlan) -> str:
 
 
 def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
-    """The `feed` method for the module's ResponseParser, or None to keep the engine's generic one."""
+    """The `feed` method for the module's ResponseParser (and, where a state has a held-back run, the
+    `_settle` that gives it a lane), or None to keep the engine's generic one."""
     runs = [state for state in plan.states if state.pending_run is not None]
     if not runs and (plan.history is None or all(state.delimiter_starts is None for state in plan.states)):
         return None  # no state has a fast path
+    busy = _busy_tests(parts, plan)
+    test_of = {index: lines for lines, states in busy.items() for index in states}
+    lanes = [index for index in _region_lanes(plan, runs) if test_of[index] != ("True",)]
+    if not runs and not lanes and not _drops_outside_text(plan):
+        return None  # every state's chunks are scanned (a lookbehind too long to test on a line, say)
     scan = f"return {engine_class(plan)}.feed(self, text)"
     out = CodeWriter(depth=1)
     declared: set[str] = set()  # names the feed's inline region text declared (see `_region_text`)
     with out.block("def feed(self, text: str) -> list[Event]:"):
         out.line('"""Add model text; returns the events it completes."""')
-        if engine_class(plan) == "WaitingParser":
-            out.line("wait = self._wait")
-            with out.block("if wait is not None:"):
-                out.comment("The state awaits strings: new text is only looked at for them (see `WaitingParser`).")
-                out.line("return self._arrive(wait, text) if wait.arrived(text) else []")
-        # With nothing kept (history 0) the buffer is empty exactly when nothing is held back.
-        pending = "self._buffer" if plan.history == 0 else "self._pos != len(self._buffer)"
-        if runs:
-            _extend_pending_run(out, parts, plan, runs, pending, declared)
-        drops = _drops_outside_text(plan)
-        guards = [f"not text or {pending}" if drops else f"not self._fast or not text or {pending}"]
-        busy = _busy_tests(parts, plan)
-        if len(busy) == 1 and len(next(iter(busy))) == 1:
-            ((test,),) = busy
-            if test != "False":
-                guards.append(test)
-        else:
-            # The cheap tests first: a parser holding text back (waiting, say) scans every chunk.
-            with out.block(f"if {guards.pop()}:"):
-                out.line(scan)
-            _assign_busy(out, busy)
-            guards.append("busy")
-        # One test if it fits on a line; else the delimiter test gets an `if` of its own.
-        one = f"{INDENT * 2}if {' or '.join(guards)}:"
-        fits = width(one) <= LINE_LENGTH and " and " not in guards[-1]
-        for guard in [" or ".join(guards)] if fits else guards:
-            with out.block(f"if {guard}:"):
-                out.line(scan)
-        if drops:
-            with out.block("if not self._fast:"):
-                with out.block("if self._field >= 0 or self._scan_always:"):
-                    out.line(scan)
-                out.comment("Outside any region nothing is kept: text no delimiter can start in is dropped.")
+        out.comment("Which fast path this chunk may take, if any, the engine said after its last step (`_settle`).")
+        out.line("lane = self._lane")
+        for state in runs:
+            _run_lane(out, parts, plan, state, test_of[state.index], scan, declared)
+        for lines, states in busy.items():
+            alike = [index for index in states if index in lanes]
+            if alike:
+                with out.block(f"if {_lane_test(plan, runs, alike)}:"):
+                    _scan_unless_quiet(out, lines, ["not text"], scan)
+                    _region_text(out, plan, declared)
+        if _drops_outside_text(plan):
+            parts.need("engine", "OUTSIDE")
+            with out.block("if lane == OUTSIDE:"):
+                out.comment("No region is open and nothing is held back: text no delimiter can start in is dropped.")
+                _scan_unless_quiet(out, test_of[0], [], scan)
                 out.line("return []")
-        out.comment(
-            "A region is open, nothing is held back and no delimiter can start in `text`: it is region text"
-            " (the engine's `_region_text`, written out)."
-        )
-        _region_text(out, plan, declared)
+        out.line(scan)
+    if runs:
+        parts.need("engine", "SCAN")
+        out.line()
+        _settle(out, parts, plan, runs)
     return out.code()
+
+
+def _region_lanes(plan: ParserPlan, runs: list[ParserState]) -> list[int]:
+    """The states whose lane the feed takes up by a state's test (those with a held-back run have a branch
+    of their own): every state in which a region can be open (state 0 only with an implicit field)."""
+    return [s.index for s in plan.states if s not in runs and (s.index > 0 or plan.implicit >= 0)]
+
+
+def _lane_test(plan: ParserPlan, runs: list[ParserState], lanes: list[int]) -> str:
+    """The feed's test that the chunk's lane is one of `lanes`."""
+    if not runs and lanes == _region_lanes(plan, runs):
+        return "lane >= 0"  # every region's lane: a state's index
+    return f"lane == {lanes[0]}" if len(lanes) == 1 else f"lane in {literal(tuple(lanes))}"
+
+
+def _scan_unless_quiet(out: CodeWriter, lines: tuple[str, ...], guards: list[str], scan: str) -> None:
+    """Scan the chunk if one of `guards` or the state's busy test (`lines`, see `BusyTest`) holds."""
+    if len(lines) > 1:
+        out.line(f"busy = {lines[0]}")
+        for line in lines[1:]:
+            out.line(f"busy = {line}")
+        test = "busy"
+    else:
+        (test,) = lines
+    if test == "False":
+        if guards:
+            with out.block(f"if {' or '.join(guards)}:"):
+                out.line(scan)
+        return
+    # One test if it fits on a line; else the delimiter test gets an `if` of its own.
+    joined = " or ".join([*guards, f"({test})" if guards and " and " in test else test])
+    tests = [joined] if width(f"{INDENT * out.depth}if {joined}:") <= LINE_LENGTH else [*guards, test]
+    for guard in tests:
+        with out.block(f"if {guard}:"):
+            out.line(scan)
 
 
 def _region_text(out: CodeWriter, plan: ParserPlan, declared: set[str]) -> None:
@@ -118,44 +141,70 @@ def _drops_outside_text(plan: ParserPlan) -> bool:
     return plan.implicit < 0 and plan.states[0].delimiter_starts is not None and plan.history == 0
 
 
-def _extend_pending_run(
+def _run_lane(
     out: CodeWriter,
     parts: ModuleParts,
     plan: ParserPlan,
-    states: list[ParserState],
-    pending: str,
+    state: ParserState,
+    busy: BusyTest,
+    scan: str,
     declared: set[str],
 ) -> None:
-    """Text without a character that could begin anything but the run (see `rtcompile.plan.pending_run`),
-    after nothing held back or a held-back run: scanning would find no delimiter, commit up to the last
-    character outside the run and hold back the rest, which is what happens here without the scan
-    (text that ends outside the run, with nothing held, is plain region text).
+    """The lane of a state with a held-back run (see `rtcompile.plan.pending_run`): text without a
+    character that could begin anything but the run, after nothing held back or a held-back run, is
+    what scanning would find no delimiter in: it commits up to the last character outside the run and
+    holds back the rest, which happens here without the scan (text that ends outside the run, with
+    nothing held, is plain region text). Other text is region text if the state's test says no
+    delimiter can start in it and nothing is held; else it is scanned.
 
-    `_run_pending` says the held-back text is known to be such a run (checked once, then kept true by
-    this path); every other path clears it. `pending` tells whether anything is held back."""
-    for state in states:
-        run = state.pending_run
-        assert run is not None
-        hint = state_hint(state, plan.template)
-        quiet = _holds(parts, run.busy, f"{hint} run busy", negated=True)
-        with out.block(f"if self._fast and self._state == {state.index} and {quiet}:"):
-            out.comment(f"held back, if anything: a run that may still begin {format_path(run.owner.where)}")
-            out.line(f"held = {pending}")
-            with out.block("if held and not self._run_pending:"):
-                out.comment("checked once: is what is held back such a run?")
-                breaks = parts.pattern(f"{hint} run break", emit_ranges(complement(run.run)), flags="0")
-                out.line(f"self._run_pending = not {breaks}.search(self._buffer, self._pos)")
-            with out.block("if not held or self._run_pending:"):
-                _before_trailing_run(out, parts, run.run, hint)
-                with out.block("if not last:  # the run goes on"):
-                    out.line("self._run_pending = True")
-                    out.line("self._buffer += text")
-                    out.line("return []")
-                with out.block("if held or last < len(text):"):
-                    out.line("self._run_pending = True")
+    Held-back text has the lane only when it is such a run (the module's `_settle`)."""
+    run = state.pending_run
+    assert run is not None
+    hint = state_hint(state, plan.template)
+    quiet = _holds(parts, run.busy, f"{hint} run busy", negated=True)
+    # With nothing kept (history 0) the buffer is exactly what is held back.
+    held = "self._buffer" if plan.history == 0 else "self._pos != len(self._buffer)"
+    with out.block(f"if lane == {state.index}:"):
+        out.comment(f"held back, if anything: a run that may still begin {format_path(run.owner.where)}")
+        out.line(f"held = {held}")
+        with out.block(f"if {quiet}:"):
+            _before_trailing_run(out, parts, run.run, hint)
+            with out.block("if not last:  # the run goes on"):
+                out.line("self._buffer += text")
+                out.line("return []")
+            with out.block("if held or last < len(text):"):
+                if plan.history == 0:
+                    out.comment("the run ends: what was held and `text` up to its last run are region text")
+                    out.line("self._buffer = text[last:]")
+                    out.line("text = held + text[:last]")
+                else:
                     out.line("return self._commit_run(text, last)")
-                _region_text(out, plan, declared)
-    out.line("self._run_pending = False")
+        with out.block("else:"):
+            if busy == ("True",):
+                out.line(scan)
+            else:
+                _scan_unless_quiet(out, busy, ["held"], scan)
+        _region_text(out, plan, declared)
+
+
+def _settle(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, runs: list[ParserState]) -> None:
+    """`_settle`: the engine's lanes, and a held-back run keeps its state's lane (the engine gives held
+    text none)."""
+    engine = engine_class(plan)
+    with out.block("def _settle(self) -> None:"):
+        out.line(f'"""The engine\'s lanes (`{engine}._settle`), and a held-back run\'s."""')
+        out.line(f"{engine}._settle(self)")
+        waiting = " and self._wait is None" if engine == "WaitingParser" else ""
+        with out.block(f"if self._lane == SCAN and self._fast{waiting}:"):
+            for state in runs:
+                run = state.pending_run
+                assert run is not None
+                breaks = parts.pattern(
+                    f"{state_hint(state, plan.template)} run break", emit_ranges(complement(run.run)), flags="0"
+                )
+                condition = f"self._state == {state.index} and not {breaks}.search(self._buffer, self._pos)"
+                with out.block(f"if {condition}:"):
+                    out.line(f"self._lane = {state.index}")
 
 
 def _holds(parts: ModuleParts, chars: Ranges, hint: str, *, negated: bool = False) -> str:

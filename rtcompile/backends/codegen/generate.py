@@ -260,8 +260,6 @@ def _parser_class(plan: ParserPlan, feed: str | None, narrowed: list[str]) -> st
         out.line('"""Parses one generation as it streams; see the module docstring."""')
         out.line()
         out.line("_program = _PROGRAM")
-        if any(state.pending_run is not None for state in plan.states):
-            out.line("_run_pending = False  # see `feed`")
         if narrowed:
             out.line()
             with out.block("if TYPE_CHECKING:"):

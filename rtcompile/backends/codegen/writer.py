@@ -105,6 +105,11 @@ class CodeWriter:
         self._lines: list[str] = []
         self._depth = depth
 
+    @property
+    def depth(self) -> int:
+        """The indentation level of the next line."""
+        return self._depth
+
     def line(self, text: str = "") -> None:
         """One statement (or a line of a block the caller lays out itself, when `text` holds newlines);
         a statement too long for one line is split as the formatter would split it (see `layout`)."""
