@@ -17,8 +17,14 @@ Lifted only into modules whose plan awaits strings (their `ResponseParser` deriv
 `WaitingParser`).
 """
 
-from rtcompile.runtime.engine import BLOCK_CHUNKS, SCAN, StreamingParser, seal
+from typing import Final
+
+from rtcompile.runtime.engine import BLOCK_CHUNKS, StreamingParser, seal
 from rtcompile.runtime.types import Event, Message
+
+# `StreamingParser._lane` while the state awaits strings: a module's `feed` asks the
+# wait about each chunk (`Wait.arrived`), before any other fast path.
+AWAITING: Final = -3
 
 
 class Wait:
@@ -91,11 +97,11 @@ class WaitingParser(StreamingParser):
         return StreamingParser.parse_complete(self, text)
 
     def _settle(self) -> None:
-        """No fast path while the state awaits strings (`StreamingParser._settle`)."""
+        """`StreamingParser._settle`, or `AWAITING` while the state awaits strings."""
         if self._wait is None:
             StreamingParser._settle(self)
         else:
-            self._lane = SCAN
+            self._lane = AWAITING
 
     def _start_waiting(self, wait: int, after: int) -> None:
         """Wait for one of the strings of the state's wait `wait` after `after`.

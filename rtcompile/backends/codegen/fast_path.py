@@ -53,6 +53,13 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         out.line('"""Add model text; returns the events it completes."""')
         out.comment("Which fast path this chunk may take, if any, the engine said after its last step (`_settle`).")
         out.line("lane = self._lane")
+        if engine_class(plan) == "WaitingParser":
+            parts.need("waiting", "AWAITING")
+            with out.block("if lane == AWAITING:"):
+                out.comment("The state awaits strings: new text is only looked at for them (see `WaitingParser`).")
+                out.line("wait = self._wait")
+                with out.block("if wait is not None:  # (always, while the lane is AWAITING)"):
+                    out.line("return self._arrive(wait, text) if wait.arrived(text) else []")
         for state in runs:
             _run_lane(out, parts, plan, state, test_of[state.index], scan, declared)
         for lines, states in busy.items():
@@ -194,8 +201,7 @@ def _settle(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, runs: list[Pa
     with out.block("def _settle(self) -> None:"):
         out.line(f'"""The engine\'s lanes (`{engine}._settle`), and a held-back run\'s."""')
         out.line(f"{engine}._settle(self)")
-        waiting = " and self._wait is None" if engine == "WaitingParser" else ""
-        with out.block(f"if self._lane == SCAN and self._fast{waiting}:"):
+        with out.block("if self._lane == SCAN and self._fast:"):
             for state in runs:
                 run = state.pending_run
                 assert run is not None
