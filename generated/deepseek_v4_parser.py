@@ -5120,7 +5120,9 @@ _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
-_RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_OUTSIDE_STARTS: re.Pattern[str]
+_RE_IN_REASONING_STARTS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_TOOL_CALLS_TAGS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
@@ -5128,8 +5130,8 @@ _RE_START_ANCHOR: re.Pattern[str]
 def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_LITERALS, _RE_IN_REASONING_PENDING
-    global _RE_IN_TOOL_CALLS_PENDING, _RE_DELIMITER_STARTS, _RE_TOOL_CALLS_TAGS
-    global _RE_START_ANCHOR
+    global _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_STARTS, _RE_IN_REASONING_STARTS
+    global _RE_IN_TOOL_CALLS_STARTS, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern: '<｜DSML｜invoke\\s+name="(?P<name>[^"]+)"\\s*>'
     _RE_TOOL_CALLS_OPEN = re.compile(
         (
@@ -5187,7 +5189,9 @@ def _compile_patterns() -> None:
         ),
         re.DOTALL,
     )
-    _RE_DELIMITER_STARTS = re.compile("<(?:[/t｜]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_STARTS = re.compile("<(?:[/t｜]|\\Z)", re.DOTALL)
+    _RE_IN_REASONING_STARTS = re.compile("<(?:[/｜]|\\Z)", re.DOTALL)
+    _RE_IN_TOOL_CALLS_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
     # fields.tool_calls.content_args.tag_pattern:
     # '<｜DSML｜parameter\\s+name="(?P<key>[^"]+)"(?:\\s+string="(?:true|false)")?\\s*>(
     # ?P<value>.*?)</｜DSML｜parameter>'
@@ -5439,7 +5443,13 @@ class ResponseParser(StreamingParser):
         if lane >= 0:
             if not text:
                 return StreamingParser.feed(self, text)
-            if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+            if lane == 0:
+                if "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None:
+                    return StreamingParser.feed(self, text)
+            elif lane == 1:
+                if "<" in text and _RE_IN_REASONING_STARTS.search(text) is not None:
+                    return StreamingParser.feed(self, text)
+            elif "<" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None:
                 return StreamingParser.feed(self, text)
             body = self._body
             body.append(text)

@@ -4524,6 +4524,7 @@ _RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
+_RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
@@ -4531,7 +4532,8 @@ _RE_START_ANCHOR: re.Pattern[str]
 def _compile_patterns() -> None:
     global _RE_REASONING_CONTENT_OPEN, _RE_REASONING_CONTENT_OPEN_PARTIAL
     global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
-    global _RE_IN_TOOL_CALLS_PENDING, _RE_DELIMITER_STARTS, _RE_START_ANCHOR
+    global _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_STARTS, _RE_DELIMITER_STARTS
+    global _RE_START_ANCHOR
     # fields.reasoning_content.open_pattern: "^"
     _RE_REASONING_CONTENT_OPEN = re.compile("\\A", re.DOTALL)
     # where fields.reasoning_content.open_pattern may still match, as the regex module's
@@ -4555,7 +4557,8 @@ def _compile_patterns() -> None:
     _RE_IN_TOOL_CALLS_PENDING = re.compile(
         "<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l)?)?)?)?)?)?)?)?)?)?\\Z", re.DOTALL
     )
-    _RE_DELIMITER_STARTS = re.compile("<(?:[/rt\\|]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_STARTS = re.compile("<(?:[/rt\\|]|\\Z)", re.DOTALL)
+    _RE_DELIMITER_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
     # start_anchor_pattern: "Assistant:[ \\t]*(?:<think>\\s*)?"
     _RE_START_ANCHOR = re.compile(
         (
@@ -4742,7 +4745,10 @@ class ResponseParser(StreamingParser):
         if lane >= 0:
             if not text:
                 return StreamingParser.feed(self, text)
-            if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+            if lane == 0:
+                if "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None:
+                    return StreamingParser.feed(self, text)
+            elif "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
                 return StreamingParser.feed(self, text)
             # the committed character a delimiter may look back at
             self._buffer = text[-1:]

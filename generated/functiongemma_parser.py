@@ -4972,14 +4972,15 @@ _RE_TOOL_CALLS_OPEN_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
-_RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_OUTSIDE_STARTS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
-    global _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_DELIMITER_STARTS
-    global _RE_START_ANCHOR
+    global _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_STARTS
+    global _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern: "<start_function_call>call:(?P<name>[^{\\s<]+)"
     _RE_TOOL_CALLS_OPEN = re.compile(
         (
@@ -5018,7 +5019,8 @@ def _compile_patterns() -> None:
         ),
         re.DOTALL,
     )
-    _RE_DELIMITER_STARTS = re.compile("<(?:[es]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_STARTS = re.compile("<(?:[es]|\\Z)", re.DOTALL)
+    _RE_IN_TOOL_CALLS_STARTS = re.compile("<(?:[e]|\\Z)", re.DOTALL)
     # start_anchor: "<end_function_response>|<start_of_turn>model\\\n"
     _RE_START_ANCHOR = re.compile(
         "<end_function_response>|<start_of_turn>model\\u000a", re.DOTALL
@@ -5199,7 +5201,10 @@ class ResponseParser(StreamingParser):
         if lane >= 0:
             if not text:
                 return StreamingParser.feed(self, text)
-            if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+            if lane == 0:
+                if "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None:
+                    return StreamingParser.feed(self, text)
+            elif "<" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None:
                 return StreamingParser.feed(self, text)
             body = self._body
             body.append(text)

@@ -4726,13 +4726,14 @@ _RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
+_RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING
-    global _RE_START_ANCHOR
+    global _RE_DELIMITER_STARTS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern: "<\\|python_tag\\|>|^(?=\\[)"
     _RE_TOOL_CALLS_OPEN = re.compile("<\\|python_tag\\|>|\\A(?=\\[)", re.DOTALL)
     # where fields.tool_calls.open_pattern may still match, as the regex module's
@@ -4765,6 +4766,7 @@ def _compile_patterns() -> None:
         ),
         re.DOTALL,
     )
+    _RE_DELIMITER_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
     # start_anchor: "<\\|start_header_id\\|>assistant<\\|end_header_id\\|>\\\n\\\n"
     _RE_START_ANCHOR = re.compile(
         "<\\|start_header_id\\|>assistant<\\|end_header_id\\|>\\u000a\\u000a", re.DOTALL
@@ -4960,7 +4962,9 @@ class ResponseParser(StreamingParser):
         # step (`_settle`).
         lane = self._lane
         if lane >= 0:
-            if not text or "<" in text:
+            if not text:
+                return StreamingParser.feed(self, text)
+            if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
                 return StreamingParser.feed(self, text)
             # the committed character a delimiter may look back at
             self._buffer = text[-1:]

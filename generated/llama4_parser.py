@@ -4739,13 +4739,14 @@ _RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
+_RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING
-    global _RE_START_ANCHOR
+    global _RE_DELIMITER_STARTS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern: "<\\|python_start\\|>|^(?=\\[)"
     _RE_TOOL_CALLS_OPEN = re.compile("<\\|python_start\\|>|\\A(?=\\[)", re.DOTALL)
     # where fields.tool_calls.open_pattern may still match, as the regex module's
@@ -4774,6 +4775,7 @@ def _compile_patterns() -> None:
         ),
         re.DOTALL,
     )
+    _RE_DELIMITER_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
     # start_anchor: "<\\|header_start\\|>assistant<\\|header_end\\|>\\\n\\\n"
     _RE_START_ANCHOR = re.compile(
         "<\\|header_start\\|>assistant<\\|header_end\\|>\\u000a\\u000a", re.DOTALL
@@ -4969,7 +4971,9 @@ class ResponseParser(StreamingParser):
         # step (`_settle`).
         lane = self._lane
         if lane >= 0:
-            if not text or "<" in text:
+            if not text:
+                return StreamingParser.feed(self, text)
+            if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
                 return StreamingParser.feed(self, text)
             # the committed character a delimiter may look back at
             self._buffer = text[-1:]

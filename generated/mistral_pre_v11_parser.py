@@ -4493,34 +4493,21 @@ class ResponseParser(StreamingParser):
         # Which fast path this chunk may take, if any, the engine said after its last
         # step (`_settle`).
         lane = self._lane
-        if lane == 0:
+        if lane >= 0:
             if not text:
                 return StreamingParser.feed(self, text)
-            if ("<" in text or "[" in text) and (
-                _RE_OUTSIDE_STARTS.search(text) is not None
-            ):
+            if lane == 0:
+                if ("<" in text or "[" in text) and (
+                    _RE_OUTSIDE_STARTS.search(text) is not None
+                ):
+                    return StreamingParser.feed(self, text)
+            elif "<" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None:
                 return StreamingParser.feed(self, text)
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:
                 self._seal_body()
             chunk: RegionChunk = {
-                "type": "region_chunk",
-                "field": self._chunk_name,
-                "text": text,
-                "dirty": self._chunk_dirty,
-            }
-            return [chunk]
-        if lane == 1:
-            if not text:
-                return StreamingParser.feed(self, text)
-            if "<" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None:
-                return StreamingParser.feed(self, text)
-            body = self._body
-            body.append(text)
-            if len(body) >= BLOCK_CHUNKS:
-                self._seal_body()
-            chunk = {
                 "type": "region_chunk",
                 "field": self._chunk_name,
                 "text": text,

@@ -4940,28 +4940,15 @@ class ResponseParser(StreamingParser):
                 "dirty": self._chunk_dirty,
             }
             return [chunk]
-        if lane == 1:
+        if lane in (1, 2):
             if not text:
                 return StreamingParser.feed(self, text)
-            if "[" in text and (
-                _RE_IN_REASONING_CONTENT_STARTS.search(text) is not None
-            ):
-                return StreamingParser.feed(self, text)
-            body = self._body
-            body.append(text)
-            if len(body) >= BLOCK_CHUNKS:
-                self._seal_body()
-            chunk = {
-                "type": "region_chunk",
-                "field": self._chunk_name,
-                "text": text,
-                "dirty": self._chunk_dirty,
-            }
-            return [chunk]
-        if lane == 2:
-            if not text:
-                return StreamingParser.feed(self, text)
-            if ("<" in text or "[" in text) and (
+            if lane == 1:
+                if "[" in text and (
+                    _RE_IN_REASONING_CONTENT_STARTS.search(text) is not None
+                ):
+                    return StreamingParser.feed(self, text)
+            elif ("<" in text or "[" in text) and (
                 _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
             ):
                 return StreamingParser.feed(self, text)

@@ -4349,13 +4349,15 @@ _RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
-_RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_OUTSIDE_STARTS: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
-    global _RE_IN_REASONING_CONTENT_PENDING, _RE_DELIMITER_STARTS, _RE_START_ANCHOR
+    global _RE_IN_REASONING_CONTENT_PENDING, _RE_OUTSIDE_STARTS
+    global _RE_IN_REASONING_CONTENT_STARTS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -4378,7 +4380,8 @@ def _compile_patterns() -> None:
         ),
         re.DOTALL,
     )
-    _RE_DELIMITER_STARTS = re.compile("<(?:[/t\\|]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_STARTS = re.compile("<(?:[/t\\|]|\\Z)", re.DOTALL)
+    _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/\\|]|\\Z)", re.DOTALL)
     # start_anchor: "<\\|im_start\\|>assistant<\\|im_sep\\|>"
     _RE_START_ANCHOR = re.compile("<\\|im_start\\|>assistant<\\|im_sep\\|>", re.DOTALL)
 
@@ -4521,7 +4524,12 @@ class ResponseParser(StreamingParser):
         if lane >= 0:
             if not text:
                 return StreamingParser.feed(self, text)
-            if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+            if lane == 0:
+                if "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None:
+                    return StreamingParser.feed(self, text)
+            elif "<" in text and (
+                _RE_IN_REASONING_CONTENT_STARTS.search(text) is not None
+            ):
                 return StreamingParser.feed(self, text)
             body = self._body
             body.append(text)

@@ -4603,10 +4603,15 @@ class ResponseParser(StreamingParser):
         # Which fast path this chunk may take, if any, the engine said after its last
         # step (`_settle`).
         lane = self._lane
-        if lane == 0:
-            busy = "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None
-            busy = busy or "}" in self._buffer[-1:] + text
-            if not text or busy:
+        if lane >= 0:
+            if not text:
+                return StreamingParser.feed(self, text)
+            if lane == 0:
+                busy = "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None
+                busy = busy or "}" in self._buffer[-1:] + text
+                if busy:
+                    return StreamingParser.feed(self, text)
+            elif "}" in text:
                 return StreamingParser.feed(self, text)
             # the committed character a delimiter may look back at
             self._buffer = text[-1:]
@@ -4616,23 +4621,6 @@ class ResponseParser(StreamingParser):
             if len(body) >= BLOCK_CHUNKS:
                 self._seal_body()
             chunk: RegionChunk = {
-                "type": "region_chunk",
-                "field": self._chunk_name,
-                "text": text,
-                "dirty": self._chunk_dirty,
-            }
-            return [chunk]
-        if lane == 1:
-            if not text or "}" in text:
-                return StreamingParser.feed(self, text)
-            # the committed character a delimiter may look back at
-            self._buffer = text[-1:]
-            self._pos = 1
-            body = self._body
-            body.append(text)
-            if len(body) >= BLOCK_CHUNKS:
-                self._seal_body()
-            chunk = {
                 "type": "region_chunk",
                 "field": self._chunk_name,
                 "text": text,

@@ -4632,10 +4632,13 @@ class ResponseParser(StreamingParser):
         # Which fast path this chunk may take, if any, the engine said after its last
         # step (`_settle`).
         lane = self._lane
-        if lane in (0, 1):
+        if lane >= 0:
             if not text:
                 return StreamingParser.feed(self, text)
-            if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+            if lane in (0, 1):
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    return StreamingParser.feed(self, text)
+            elif "</function>" in self._buffer[-11:] + text:
                 return StreamingParser.feed(self, text)
             # what a delimiter may look back at
             self._buffer = (self._buffer + text)[-11:]
@@ -4645,23 +4648,6 @@ class ResponseParser(StreamingParser):
             if len(body) >= BLOCK_CHUNKS:
                 self._seal_body()
             chunk: RegionChunk = {
-                "type": "region_chunk",
-                "field": self._chunk_name,
-                "text": text,
-                "dirty": self._chunk_dirty,
-            }
-            return [chunk]
-        if lane == 2:
-            if not text or "</function>" in self._buffer[-11:] + text:
-                return StreamingParser.feed(self, text)
-            # what a delimiter may look back at
-            self._buffer = (self._buffer + text)[-11:]
-            self._pos = len(self._buffer)
-            body = self._body
-            body.append(text)
-            if len(body) >= BLOCK_CHUNKS:
-                self._seal_body()
-            chunk = {
                 "type": "region_chunk",
                 "field": self._chunk_name,
                 "text": text,

@@ -4277,7 +4277,9 @@ _RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
-_RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_OUTSIDE_STARTS: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_TOOL_CALLS_TAGS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
@@ -4286,8 +4288,9 @@ def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE
-    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_DELIMITER_STARTS, _RE_TOOL_CALLS_TAGS
-    global _RE_START_ANCHOR
+    global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS
+    global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS
+    global _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern:
     # '(?:<｜tool_call_begin｜>\\s*function\\s*<｜tool_sep｜>\\s*<steptml:invoke
     # name="|(?:<tool_call>\\s*)?<function=)(?P<name>[^">\\n]+)"?>'
@@ -4399,7 +4402,9 @@ def _compile_patterns() -> None:
         ),
         re.DOTALL,
     )
-    _RE_DELIMITER_STARTS = re.compile("<(?:[/ft\\|｜]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_STARTS = re.compile("<(?:[/ft\\|｜]|\\Z)", re.DOTALL)
+    _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/\\|]|\\Z)", re.DOTALL)
+    _RE_IN_TOOL_CALLS_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
     # fields.tool_calls.content_args.tag_pattern: '(?:<steptml:parameter
     # name="|<parameter=)(?P<key>[^">\\n]+)"?>\\n?(?P<value>.*?)(?:\\n?</(?:steptml:)?pa
     # rameter>|\\n(?=<parameter=|</function>))'
@@ -4643,11 +4648,22 @@ class ResponseParser(StreamingParser):
         # Which fast path this chunk may take, if any, the engine said after its last
         # step (`_settle`).
         lane = self._lane
-        if lane in (0, 1):
+        if lane >= 0:
             if not text:
                 return StreamingParser.feed(self, text)
-            if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
-                return StreamingParser.feed(self, text)
+            if lane == 0:
+                if "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None:
+                    return StreamingParser.feed(self, text)
+            elif lane == 1:
+                if "<" in text and (
+                    _RE_IN_REASONING_CONTENT_STARTS.search(text) is not None
+                ):
+                    return StreamingParser.feed(self, text)
+            else:
+                busy = "<" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
+                busy = busy or "</function>" in self._buffer[-11:] + text
+                if busy:
+                    return StreamingParser.feed(self, text)
             # what a delimiter may look back at
             self._buffer = (self._buffer + text)[-11:]
             self._pos = len(self._buffer)
@@ -4656,25 +4672,6 @@ class ResponseParser(StreamingParser):
             if len(body) >= BLOCK_CHUNKS:
                 self._seal_body()
             chunk: RegionChunk = {
-                "type": "region_chunk",
-                "field": self._chunk_name,
-                "text": text,
-                "dirty": self._chunk_dirty,
-            }
-            return [chunk]
-        if lane == 2:
-            busy = "<" in text and _RE_DELIMITER_STARTS.search(text) is not None
-            busy = busy or "</function>" in self._buffer[-11:] + text
-            if not text or busy:
-                return StreamingParser.feed(self, text)
-            # what a delimiter may look back at
-            self._buffer = (self._buffer + text)[-11:]
-            self._pos = len(self._buffer)
-            body = self._body
-            body.append(text)
-            if len(body) >= BLOCK_CHUNKS:
-                self._seal_body()
-            chunk = {
                 "type": "region_chunk",
                 "field": self._chunk_name,
                 "text": text,

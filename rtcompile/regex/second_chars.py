@@ -30,6 +30,7 @@ from rtcompile.regex.ast import (
     Lookaround,
     Node,
     Repeat,
+    flat_items,
 )
 from rtcompile.regex.charsets import Ranges, contains, normalise, size
 from rtcompile.regex.first_chars import MAX_CLASS_SIZE, modelled_tree, paths_after_literals
@@ -59,6 +60,11 @@ class _Prefixes:
 
 
 _EMPTY: Final = _Prefixes(True, (), ())
+_NOTHING: Final = _Prefixes(False, (), ())  # no match at all
+
+# Zero-width tests of the text's very start or end (without MULTILINE): what `first_chars.match_starts`
+# takes as starting no match inside the text.
+_STRING_ENDS: Final = ("string_start", "string_end", "string_end_line")
 
 
 def second_chars(pattern: str) -> dict[int, Ranges | None] | None:
@@ -104,7 +110,22 @@ def _path_prefixes(path: Node) -> _Prefixes:
         node = node.body
     if isinstance(node, Lookaround) and node.positive and not node.behind:
         return _prefixes(node.body)
+    if _tests_a_string_end_first(path):
+        return _NOTHING
     return _prefixes(path)
+
+
+def _tests_a_string_end_first(path: Node) -> bool:
+    """Whether `path` first tests the text's start or end (`^`, `\\A`, `$`, `\\Z` without MULTILINE):
+    then it starts no match inside the text, as `first_chars.match_starts` reads it (its `$` may still
+    hold back a final newline, which the fast path tests on its own), and has no prefixes to look at
+    (taken as zero-width it would make the pattern nullable: `<\\|im_end\\|>|$` without a second look)."""
+    items = flat_items(path)
+    first = items[0] if items else None
+    while isinstance(first, Group):
+        inner = flat_items(first.body)
+        first = inner[0] if inner else None
+    return isinstance(first, Assertion) and first.kind in _STRING_ENDS
 
 
 def _prefixes(node: Node) -> _Prefixes:

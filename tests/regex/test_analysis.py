@@ -209,22 +209,42 @@ def _follows(seconds: dict[int, Any], text: str, start: int) -> bool:
     return follow is None or any(lo <= ord(text[start + 1]) <= hi for lo, hi in follow)
 
 
+# Alternatives beside a pattern that test the text's start or end first (`<\|im_end\|>|$`): they start
+# no match inside the text (`match_starts`), so they have no second characters to look at.
+STRING_ENDS = st.sampled_from(["", "$|", "\\Z|", "(?:$)|", "^<a|", "\\A<|", "(?:\\Aa|$)|"])
+
+
+def _leads_with_string_start(pattern: str) -> bool:
+    """Whether a path of `pattern` tests the text's start first (`^<a|...`): its matches begin at 0."""
+    return bool(regex.match(r"(?:\(\?:)?(?:\^|\\A)", pattern)) or "|^" in pattern or "|\\A" in pattern
+
+
 @ANALYSIS
 @given(
-    pattern=st.one_of(patterns(), extended_patterns(), st.lists(ITEMS, min_size=1, max_size=4).map("".join)),
+    end=STRING_ENDS,
+    body=st.one_of(patterns(), extended_patterns(), st.lists(ITEMS, min_size=1, max_size=4).map("".join)),
     seed=st.integers(0, 2**32),
     data=st.data(),
 )
-def test_second_chars_hold_every_match_and_partial_match(pattern: str, seed: int, data: st.DataObject) -> None:
+def test_second_chars_hold_every_match_and_partial_match(end: str, body: str, seed: int, data: st.DataObject) -> None:
+    """Every match and partial match that can begin in a chunk starts with a first character and a
+    second one the second look lets through. (A chunk never begins the text: a parser that has
+    committed text keeps one character of it where a pattern tests the text's start, `match_starts`;
+    so a match at 0 of such a pattern is not the second look's business.)"""
+    pattern = end + body
     compiled = compiled_or_skip(pattern)
+    anywhere = 1 if _leads_with_string_start(pattern) else 0
     seconds = second_chars(pattern)
     assume(seconds is not None)
     assert seconds is not None
     starts = match_starts(regex_delimiter(pattern))
     assert starts is not None
-    # no character a match cannot start with (a nullable path after a lookbehind unbounds the first)
+    # no character a match cannot start with (a nullable path after a lookbehind unbounds the first;
+    # beside an end branch, `match_starts` keeps only the characters a complete match needs, and the
+    # fast path gives only those a second look)
     first = delimiter_first_chars(regex_delimiter(pattern))
-    assert set(seconds) <= (starts.chars if first is None else first)
+    if not end:
+        assert set(seconds) <= (starts.chars if first is None else first)
     # where a literal a path's lookbehind needs ends, the fast path scans whatever follows
     # (`MatchStarts.after`): the second look answers for every other position
     after = starts.after
@@ -234,9 +254,9 @@ def test_second_chars_hold_every_match_and_partial_match(pattern: str, seed: int
     for text in texts:
         for match in compiled.finditer(text, overlapped=True):
             # (a zero-width match inside the text comes from an alternative that is a lookahead alone)
-            if match.start() < len(text) and not _ends_one_of(after, text, match.start()):
+            if anywhere <= match.start() < len(text) and not _ends_one_of(after, text, match.start()):
                 assert _follows(seconds, text, match.start()), (text, match)
-        for pos in range(len(text) + 1):
+        for pos in range(anywhere, len(text) + 1):
             match = compiled.search(text, pos, partial=True)
             if match is not None and pos <= match.start() < len(text) and not _ends_one_of(after, text, match.start()):
                 assert _follows(seconds, text, match.start()), (text, pos, match)
@@ -262,6 +282,14 @@ def _ends_one_of(strings: frozenset[str], text: str, position: int) -> bool:
         ("x*<e|(?=<s)", {"x": "<x", "<": "es"}),
         ("(?:(?=ab))", {"a": "b"}),
         ("(?=<)", {"<": None}),
+        # An alternative that tests the text's start or end first starts no match inside the text
+        # (`$` may hold back a final newline: the fast path tests for that on its own).
+        ("<\\|im_end\\|>|$", {"<": "|"}),
+        ("(?:$|</s>)", {"<": "/"}),
+        ("\\Z|<a", {"<": "a"}),
+        ("^<x>|<y>", {"<": "y"}),
+        ("(?:\\A<x>|<y>)", {"<": "y"}),
+        ("<a$|<b", {"<": "ab"}),  # (an end after the first character narrows nothing)
     ],
 )
 def test_second_chars(pattern: str, seconds: dict[str, str | None]) -> None:
@@ -274,7 +302,9 @@ def test_second_chars(pattern: str, seconds: dict[str, str | None]) -> None:
     assert listed == seconds
 
 
-@pytest.mark.parametrize("pattern", ["[^<]+x", "(a)\\1", "a?", "(?:ab){e<=1}", "a*?b", "(?=)", "(?=a)|b?", "(?!a)"])
+@pytest.mark.parametrize(
+    "pattern", ["[^<]+x", "(a)\\1", "a?", "(?:ab){e<=1}", "a*?b", "(?=)", "(?=a)|b?", "(?!a)", "$", "\\Z|\\A"]
+)
 def test_second_chars_give_up_where_matches_are_not_bounded(pattern: str) -> None:
     assert second_chars(pattern) is None
 

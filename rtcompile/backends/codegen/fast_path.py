@@ -62,12 +62,8 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
                     out.line("return self._arrive(wait, text) if wait.arrived(text) else []")
         for state in runs:
             _run_lane(out, parts, plan, state, test_of[state.index], scan, declared)
-        for lines, states in busy.items():
-            alike = [index for index in states if index in lanes]
-            if alike:
-                with out.block(f"if {_lane_test(plan, runs, alike)}:"):
-                    _scan_unless_quiet(out, lines, ["not text"], scan)
-                    _region_text(out, plan, declared)
+        if lanes:
+            _region_lanes_branch(out, plan, runs, lanes, test_of, scan, declared)
         if _drops_outside_text(plan):
             parts.need("engine", "OUTSIDE")
             with out.block("if lane == OUTSIDE:"):
@@ -80,6 +76,44 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         out.line()
         _settle(out, parts, plan, runs)
     return out.code()
+
+
+def _region_lanes_branch(
+    out: CodeWriter,
+    plan: ParserPlan,
+    runs: list[ParserState],
+    lanes: list[int],
+    test_of: dict[int, BusyTest],
+    scan: str,
+    declared: set[str],
+) -> None:
+    """The lanes of the states in which a region is open: a chunk their state's test says no
+    delimiter can start in is region text. States with the same test share a branch of the test."""
+    groups: dict[BusyTest, list[int]] = {}
+    for index in lanes:
+        groups.setdefault(test_of[index], []).append(index)
+    with out.block(f"if {_lane_test(plan, runs, lanes)}:"):
+        if len(groups) == 1:
+            ((lines, _),) = groups.items()
+            _scan_unless_quiet(out, lines, ["not text"], scan)
+        else:
+            with out.block("if not text:"):
+                out.line(scan)
+            # A state whose test is "no delimiter can start after the text's start" needs no branch;
+            # without one, the last branch is the `else`.
+            tested = [(lines, states) for lines, states in groups.items() if lines != ("False",)]
+            for number, (lines, states) in enumerate(tested):
+                if number == len(tested) - 1 and len(tested) == len(groups):
+                    if len(lines) == 1:  # the other lanes' test (one too long for a line splits at its brackets)
+                        with out.block(f"elif {lines[0]}:"):
+                            out.line(scan)
+                        continue
+                    header = "else:"
+                else:
+                    header = f"{'if' if number == 0 else 'elif'} {_lane_test(plan, runs, states)}:"
+                with out.block(header):
+                    _scan_unless_quiet(out, lines, [], scan)
+        _region_text(out, plan, declared)
 
 
 def _region_lanes(plan: ParserPlan, runs: list[ParserState]) -> list[int]:
@@ -245,8 +279,7 @@ BusyTest = tuple[str, ...]
 
 def _busy_tests(parts: ModuleParts, plan: ParserPlan) -> dict[BusyTest, list[int]]:
     """Per distinct test ("text may hold a delimiter start"), the states it applies to, in state order."""
-    alike = len({state.delimiter_starts for state in plan.states}) == 1
-    second_looks = _second_looks(parts, plan, alike=alike)
+    second_looks = _second_looks(parts, plan)
     first_looks: dict[frozenset[int], str] = {}  # states with the same first characters share a test
     tests: dict[BusyTest, list[int]] = {}
     for state in plan.states:
@@ -305,45 +338,19 @@ def _any_of(test: str, others: list[str]) -> BusyTest:
     return (test, *lines)
 
 
-def _assign_busy(out: CodeWriter, busy: dict[BusyTest, list[int]]) -> None:
-    """`busy = <the current state's test>`, as an if/elif chain over the states (the last group is
-    `else`); without one where every state has the same test."""
-    groups = list(busy.items())
-    if len(groups) == 1:
-        ((lines, _),) = groups
-        for line in lines:
-            out.line(f"busy = {line}")
-        return
-    for number, (lines, states) in enumerate(groups):
-        if number == len(groups) - 1:
-            header = "else:"
-        else:
-            condition = f"state == {states[0]}" if len(states) == 1 else f"state in {literal(tuple(states))}"
-            header = f"{'if' if number == 0 else 'elif'} {condition}:"
-            if number == 0:
-                out.line("state = self._state")
-        with out.block(header):
-            for line in lines:
-                out.line(f"busy = {line}")
-
-
-def _second_looks(parts: ModuleParts, plan: ParserPlan, *, alike: bool) -> dict[int, str]:
+def _second_looks(parts: ModuleParts, plan: ParserPlan) -> dict[int, str]:
     """Per state, a pattern giving its first characters a second look, where no delimiter of the
     state starting with one can be that one character: "<" followed by one of "/", "t", "|", or "<"
     ending the text (the rest may follow). The characters that may follow come from the literals,
     and from the patterns' trees (`rtcompile.regex.second_chars`). Code full of "<" (`a < b`,
     `<div>`) then stays on the fast path in a state whose delimiters begin "<|" or "</", literal or
-    not (kimi's `<\\|open\\|>call tool="..."`). States that need the same pattern share it. When
-    every state has the same first characters (`alike`), they all get the union of their patterns:
-    exact too (another state's start only sends text to be scanned), and the feed keeps one test
-    for every state instead of a chain by state."""
-    looking = [state for state in plan.states if state.delimiter_starts]
-    groups = [looking] if alike else [[state] for state in looking]
+    not (kimi's `<\\|open\\|>call tool="..."`). Each state looks for its own delimiters only (its lane
+    tests them alone); states that need the same pattern share it."""
     sources: dict[int, str] = {}
-    for group in groups:
-        source = _second_look_source(group)
+    for state in plan.states:
+        source = _second_look_source(state) if state.delimiter_starts else None
         if source is not None:
-            sources.update((state.index, source) for state in group)
+            sources[state.index] = source
     names: dict[str, str] = {}
     for index, source in sources.items():
         if source not in names:
@@ -353,9 +360,9 @@ def _second_looks(parts: ModuleParts, plan: ParserPlan, *, alike: bool) -> dict[
     return {index: names[source] for index, source in sources.items()}
 
 
-def _second_look_source(states: list[ParserState]) -> str | None:
-    """The second-look pattern of `states` together (see `_second_looks`), or None if no first
-    character of theirs can be narrowed."""
+def _second_look_source(state: ParserState) -> str | None:
+    """The second-look pattern of `state` (see `_second_looks`), or None if none of its first
+    characters can be narrowed."""
     seconds: dict[int, Ranges | None] = {}  # None: any character may follow
 
     def widen(first: int, follow: Ranges | None) -> None:
@@ -363,7 +370,7 @@ def _second_look_source(states: list[ParserState]) -> str | None:
             return  # any character may follow it already
         seconds[first] = None if follow is None else normalise([*(seconds.get(first) or ()), *follow])
 
-    for watch in (watch for state in states for watch in state.watches):
+    for watch in state.watches:
         literals = watch.delimiter.literals
         if literals is not None:
             for lit in literals:
