@@ -41,7 +41,11 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
     runs = [state for state in plan.states if state.pending_run is not None]
     if not runs and (plan.history is None or all(state.delimiter_starts is None for state in plan.states)):
         return None  # no state has a fast path
-    busy = _busy_tests(parts, plan)
+    # the states whose test the feed reads: the regions' lanes, the held-back runs', and outside
+    tested = [s for s in plan.states if s.index in _region_lanes(plan, runs) or s in runs]
+    if _drops_outside_text(plan) and plan.states[0] not in tested:
+        tested.insert(0, plan.states[0])
+    busy = _busy_tests(parts, plan, tested)
     test_of = {index: lines for lines, states in busy.items() for index in states}
     lanes = [index for index in _region_lanes(plan, runs) if test_of[index] != ("True",)]
     if not runs and not lanes and not _drops_outside_text(plan):
@@ -277,12 +281,13 @@ def _before_trailing_run(out: CodeWriter, parts: ModuleParts, run: Ranges, hint:
 BusyTest = tuple[str, ...]
 
 
-def _busy_tests(parts: ModuleParts, plan: ParserPlan) -> dict[BusyTest, list[int]]:
-    """Per distinct test ("text may hold a delimiter start"), the states it applies to, in state order."""
-    second_looks = _second_looks(parts, plan)
+def _busy_tests(parts: ModuleParts, plan: ParserPlan, states: list[ParserState]) -> dict[BusyTest, list[int]]:
+    """Per distinct test ("text may hold a delimiter start") of `states`, the states it applies to, in
+    state order. (Only the states whose test the feed reads: a module names no pattern it never uses.)"""
+    second_looks = _second_looks(parts, plan, states)
     first_looks: dict[frozenset[int], str] = {}  # states with the same first characters share a test
     tests: dict[BusyTest, list[int]] = {}
-    for state in plan.states:
+    for state in states:
         starts = state.delimiter_starts
         second = second_looks.get(state.index)
         if starts is None:
@@ -338,7 +343,7 @@ def _any_of(test: str, others: list[str]) -> BusyTest:
     return (test, *lines)
 
 
-def _second_looks(parts: ModuleParts, plan: ParserPlan) -> dict[int, str]:
+def _second_looks(parts: ModuleParts, plan: ParserPlan, states: list[ParserState]) -> dict[int, str]:
     """Per state, a pattern giving its first characters a second look, where no delimiter of the
     state starting with one can be that one character: "<" followed by one of "/", "t", "|", or "<"
     ending the text (the rest may follow). The characters that may follow come from the literals,
@@ -347,7 +352,7 @@ def _second_looks(parts: ModuleParts, plan: ParserPlan) -> dict[int, str]:
     not (kimi's `<\\|open\\|>call tool="..."`). Each state looks for its own delimiters only (its lane
     tests them alone); states that need the same pattern share it."""
     sources: dict[int, str] = {}
-    for state in plan.states:
+    for state in states:
         source = _second_look_source(state) if state.delimiter_starts else None
         if source is not None:
             sources[state.index] = source
