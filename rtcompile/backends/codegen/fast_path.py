@@ -42,7 +42,8 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
     if not runs and (plan.history is None or all(state.delimiter_starts is None for state in plan.states)):
         return None  # no state has a fast path
     # the states whose test the feed reads: the regions' lanes, the held-back runs', and outside
-    tested = [s for s in plan.states if s.index in _region_lanes(plan, runs) or s in runs]
+    region_lanes = _region_lanes(plan, runs)
+    tested = [s for s in plan.states if s.index in region_lanes or s in runs]
     if _drops_outside_text(plan) and plan.states[0] not in tested:
         tested.insert(0, plan.states[0])
     busy = _busy_tests(parts, plan, tested)
