@@ -583,6 +583,24 @@ class StreamingParser:
         """Join the region's recent chunks into a block (see `seal`)."""
         seal(self._body, self._blocks)
 
+    def _hold_start(self, text: str, cut: int, starts: frozenset[str]) -> list[Event]:
+        """`feed(text)` for a chunk of the open region in which no delimiter can start
+        before `cut` (-1: no character of it may start one): where `text[cut:]` is a
+        start the state holds back whole (`starts`, see `HELD`), scanning would commit
+        the text before it as region text and hold the start back, which is done here;
+        else the chunk is scanned. (A generated `feed` calls this for a chunk of its
+        region that its test says a delimiter may start in; no wait is open there.)"""
+        if cut < 0 or text[cut:] not in starts:
+            return StreamingParser.feed(self, text)
+        events: list[Event] = []
+        self._buffer += text
+        hold = len(self._buffer) - len(text) + cut
+        self._accumulate(events, self._buffer[self._pos : hold])
+        self._pos = hold
+        self._drop_committed()
+        self._lane = HELD
+        return events
+
     def finalize(self) -> tuple[Message, list[Event]]:
         """End of generation: flush what is held back, close the open region, return the
         message."""
@@ -1500,6 +1518,29 @@ def find_once(memo: list[Any], slot: int, buf: str, literal: str, pos: int) -> i
             find_literal(buf, literal, pos) if long else buf.find(literal, pos)
         )
     return at
+
+
+def prefixes_of(*texts: str) -> frozenset[str]:
+    """Every non-empty prefix of `texts` (a module's held-back starts: see `HELD`)."""
+    return frozenset(text[:end] for text in texts for end in range(1, len(text) + 1))
+
+
+# `StreamingParser._lane` as a generated module's own `_settle` sets it: the text held
+# back is the start of a delimiter, and a chunk that leaves it the start of one is held
+# back with it, without a scan (see `rtcompile.held_starts`).
+HELD: Final = -4
+
+
+def first_of(leads: re.Pattern[str], buf: str, pos: int) -> int:
+    """Where `leads` (a pattern of a character or two) first matches in `buf` from
+    `pos`, -1 if nowhere: `str.find` for a character class."""
+    m = leads.search(buf, pos)
+    return -1 if m is None else m.start()
+
+
+# `StreamingParser._lane`, besides a state's index: every chunk is scanned; no region is
+# open and text outside regions is dropped (the template has no implicit field).
+SCAN: Final = -1
 
 
 # --- scalar parsers
@@ -2800,11 +2841,6 @@ PREFIX_REQUIRED: Final = (
     "contains the complete message, "
     'pass `prefix=""` to opt out explicitly.'
 )
-
-
-# `StreamingParser._lane`, besides a state's index: every chunk is scanned; no region is
-# open and text outside regions is dropped (the template has no implicit field).
-SCAN: Final = -1
 
 
 def tool_parameter_table(tools: Iterable[Any]) -> dict[str, dict[str, Any]]:
@@ -4460,6 +4496,13 @@ _OUTSIDE_LITERAL_WATCHES: Final = {
 }
 
 
+_HELD_STARTS: Final = (
+    prefixes_of("<SPECIAL_12", "<TOOLCALL", "<think"),
+    prefixes_of("</think"),
+    prefixes_of("</TOOLCALL"),
+)
+
+
 _RE_OUTSIDE_LITERALS: re.Pattern[str]
 _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
@@ -4648,9 +4691,14 @@ class ResponseParser(StreamingParser):
                 return StreamingParser.feed(self, text)
             if lane == 0:
                 if "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None:
-                    return StreamingParser.feed(self, text)
-            elif "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
-                return StreamingParser.feed(self, text)
+                    # held back from `cut` on, if that is a start held whole
+                    cut = first_of(_RE_OUTSIDE_STARTS, text, 0)
+                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+            else:
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    # held back from `cut` on, if that is a start held whole
+                    cut = first_of(_RE_DELIMITER_STARTS, text, 0)
+                    return self._hold_start(text, cut, _HELD_STARTS[lane])
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:
@@ -4662,7 +4710,32 @@ class ResponseParser(StreamingParser):
                 "dirty": self._chunk_dirty,
             }
             return [chunk]
+        if lane == HELD:
+            # Held back: the start of a delimiter. Text that leaves it the start of one
+            # is held back with it, as scanning would hold it (`_HELD_STARTS`, by
+            # state).
+            held = self._buffer + text
+            if held in _HELD_STARTS[self._state]:
+                self._buffer = held
+                return []
+            if self._fast:
+                # A region is open: what was held back and `text` are one chunk of it,
+                # which its lane takes or scans (a scan would search them as one).
+                self._buffer = ""
+                self._lane = self._state
+                return self.feed(held)
         return StreamingParser.feed(self, text)
+
+    def _settle(self) -> None:
+        """The engine's lanes (`StreamingParser._settle`), and `HELD` where the text
+        held back starts a delimiter."""
+        StreamingParser._settle(self)
+        if (
+            self._lane == SCAN
+            and self._pos != len(self._buffer)
+            and self._buffer[self._pos :] in _HELD_STARTS[self._state]
+        ):
+            self._lane = HELD
 
 
 @overload

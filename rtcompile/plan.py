@@ -13,6 +13,7 @@ import functools
 from dataclasses import dataclass
 
 from rtcompile.errors import JsonPath
+from rtcompile.held_starts import held_starts
 from rtcompile.ir import Delimiter, Field, Template, literal_delimiter
 from rtcompile.per_template import per_template
 from rtcompile.regex.analysis import LeadingRun, depends_on_scan_start, history, leading_run, matched_strings
@@ -79,6 +80,11 @@ class ParserState:
     final_newline: bool = False
     # Or one may start right after one of these strings, in sorted order (see `MatchStarts.after`).
     after: tuple[str, ...] = ()
+    # Texts every prefix of which scanning holds back whole in this state, committing nothing: starts
+    # of its delimiters (`rtcompile.held_starts`). Held-back text that grows into such a prefix is held
+    # back without a scan. (Where a scan would start to wait for a string instead, text is kept either
+    # way and nothing committed until the string comes: waiting only looks at less of it.)
+    held_starts: tuple[str, ...] = ()
 
     def awaited(self) -> tuple[tuple[str, ...], ...]:
         """By wait (`awaits`): the strings any of which ends it (`Tables.awaits`)."""
@@ -150,7 +156,10 @@ def plan_parser(template: Template) -> ParserPlan:
         awaits = _awaits(ordered, starts)
         final_newline = found is not None and found.final_newline
         after = () if found is None else tuple(sorted(found.after))
-        states.append(ParserState(index, field, ordered, starts, pending_run(watches), awaits, final_newline, after))
+        delimiters = [w.delimiter for w in ordered]
+        held = held_starts(delimiters, map(delimiter_history, delimiters))
+        run = pending_run(watches)
+        states.append(ParserState(index, field, ordered, starts, run, awaits, final_newline, after, held))
     return ParserPlan(
         template=template,
         states=tuple(states),

@@ -5,14 +5,7 @@ This is the executable specification that compiled modules must equal: the engin
 generic scanner per parser state, built on `regex` exactly as transformers 5.24.0 uses it
 (`search(buffer, pos, partial=True)`), and one handler per field calling the runtime content parsers.
 
-How a state's scanner decides (the reference's rules, restated):
-
-* A delimiter match is committed only when more input cannot change it: a partial match at the
-  end of the buffer, or a complete one that could still grow, holds back the text from its start.
-* Of the committable matches the earliest wins; then the longest; then the plan's tie-break order
-  (opens before closes, then the field name).
-* A committable match that starts at or after held-back text is not taken yet: the pending
-  delimiter starts no later and may turn out to be the real one.
+How a state's scanner decides is the reference's rule, written once in `rtcompile.scan_rule`.
 """
 
 from __future__ import annotations
@@ -24,17 +17,17 @@ from typing import Any, TypeAlias
 import regex
 
 from rtcompile.content_calls import Argument, Nested, RuntimeFunction, TagRegex, Value, runtime_call
-from rtcompile.ir import ContentParser, Delimiter, FailingParser, Field, Template, unreachable
+from rtcompile.ir import ContentParser, FailingParser, Field, Template, unreachable
 from rtcompile.per_template import per_template
 from rtcompile.plan import ParserPlan, ParserState, plan_parser
 from rtcompile.runtime import content as parsers
-from rtcompile.runtime.engine import NO_GROUPS, StreamingParser
-from rtcompile.runtime.program import Handler, ParserProgram, Scanner, ScanResult, after_last_anchor
-from rtcompile.runtime.scanning import regex_can_grow
+from rtcompile.runtime.engine import StreamingParser
+from rtcompile.runtime.program import Handler, ParserProgram, after_last_anchor
 from rtcompile.runtime.tool_schema import function_to_tool_schema
 from rtcompile.runtime.transform import content_scope, each_item_scope, require_each_list
 from rtcompile.runtime.transform_data import build_value
 from rtcompile.runtime.types import Event, Message
+from rtcompile.scan_rule import compile_delimiter, state_scanner
 from rtcompile.transform_program import Program, transform_program
 
 __all__ = ["Event", "InterpretedParser", "Message", "anchor_pattern"]
@@ -48,10 +41,6 @@ _ERRORS: dict[str, type[Exception]] = {
     "TypeError": TypeError,
     "AttributeError": AttributeError,
 }
-
-
-def _compile(delimiter: Delimiter) -> Any:
-    return regex.compile(delimiter.pattern, regex.DOTALL)
 
 
 # --------------------------------------------------------------------------- content parsers and transforms
@@ -106,46 +95,10 @@ def field_value(
 
 
 def anchor_pattern(template: Template) -> Any:
-    return _compile(template.start_anchor)
+    return compile_delimiter(template.start_anchor)
 
 
-# --------------------------------------------------------------------------- scanners
-
-
-def _state_scanner(state: ParserState) -> Scanner:
-    """The scanner for one parser state: every watched delimiter searched with `regex`'s partial matching."""
-    watched = [(rank, _compile(w.delimiter), w.delimiter) for rank, w in enumerate(state.watches)]
-
-    def scan(buffer: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
-        hold = len(buffer)
-        best: tuple[int, Any] | None = None
-        best_key: tuple[int, int, int] | None = None
-        for rank, pattern, delimiter in watched:
-            # At the end of the stream nothing can grow, so only complete matches count.
-            m = pattern.search(buffer, pos) if eos else pattern.search(buffer, pos, partial=True)
-            if m is None:
-                continue
-            if not eos and (m.partial or _can_grow(delimiter, pattern, buffer, m)):
-                hold = min(hold, m.start())
-                continue
-            key = (m.start(), m.start() - m.end(), rank)
-            if best_key is None or key < best_key:
-                best_key, best = key, (rank, m)
-        if best is None or best[1].start() >= hold:
-            return -1, 0, 0, NO_GROUPS, hold
-        rank, m = best
-        return rank, m.start(), m.end(), m.groupdict(), hold
-
-    return scan
-
-
-def _can_grow(delimiter: Delimiter, pattern: Any, buffer: str, m: Any) -> bool:
-    """Whether a complete match could still change when more text arrives."""
-    if delimiter.is_literal:
-        # A literal match is final once its last character is in, unless a longer literal of the
-        # same set could still complete from the same start.
-        return m.end() == len(buffer) and delimiter.can_extend
-    return regex_can_grow(pattern, buffer, m)
+# --------------------------------------------------------------------------- fast-path checks
 
 
 def _plain_check(state: ParserState) -> PlainCheck | None:
@@ -186,7 +139,7 @@ class _Interpreted:
         anchor = anchor_pattern(plan.template)
         self.program = ParserProgram(
             tables=plan.tables,
-            scanners=tuple(_state_scanner(state) for state in plan.states),
+            scanners=tuple(state_scanner([w.delimiter for w in state.watches]) for state in plan.states),
             handlers=tuple(_handler(f) for f in plan.template.fields),
             after_anchor=lambda prefix: after_last_anchor(anchor, prefix),
             function_schema=function_to_tool_schema,

@@ -71,6 +71,15 @@ BLOCK_CHUNKS: Final = 32
 # open and text outside regions is dropped (the template has no implicit field).
 SCAN: Final = -1
 OUTSIDE: Final = -2
+# `StreamingParser._lane` as a generated module's own `_settle` sets it: the text held
+# back is the start of a delimiter, and a chunk that leaves it the start of one is held
+# back with it, without a scan (see `rtcompile.held_starts`).
+HELD: Final = -4
+
+
+def prefixes_of(*texts: str) -> frozenset[str]:
+    """Every non-empty prefix of `texts` (a module's held-back starts: see `HELD`)."""
+    return frozenset(text[:end] for text in texts for end in range(1, len(text) + 1))
 
 
 class StartAnchorWarning(UserWarning):
@@ -213,6 +222,24 @@ class StreamingParser:
         self._accumulate(events, self._buffer[self._pos : hold])
         self._pos = hold
         self._drop_committed()
+        return events
+
+    def _hold_start(self, text: str, cut: int, starts: frozenset[str]) -> list[Event]:
+        """`feed(text)` for a chunk of the open region in which no delimiter can start
+        before `cut` (-1: no character of it may start one): where `text[cut:]` is a
+        start the state holds back whole (`starts`, see `HELD`), scanning would commit
+        the text before it as region text and hold the start back, which is done here;
+        else the chunk is scanned. (A generated `feed` calls this for a chunk of its
+        region that its test says a delimiter may start in; no wait is open there.)"""
+        if cut < 0 or text[cut:] not in starts:
+            return StreamingParser.feed(self, text)
+        events: list[Event] = []
+        self._buffer += text
+        hold = len(self._buffer) - len(text) + cut
+        self._accumulate(events, self._buffer[self._pos : hold])
+        self._pos = hold
+        self._drop_committed()
+        self._lane = HELD
         return events
 
     def finalize(self) -> tuple[Message, list[Event]]:

@@ -41,6 +41,8 @@ MODULE_LAYERS: dict[str, str] = {
     "rtcompile.frontend": "frontend",
     "rtcompile.plan": "plan",
     "rtcompile.strategies": "plan",
+    "rtcompile.scan_rule": "plan",
+    "rtcompile.held_starts": "plan",
     "rtcompile.transform_program": "plan",
     "rtcompile.content_calls": "plan",
     "rtcompile.openai_roles": "plan",

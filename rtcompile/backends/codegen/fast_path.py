@@ -11,6 +11,8 @@ which scans.
 from __future__ import annotations
 
 import re
+import textwrap
+from collections.abc import Callable
 
 from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, width
 from rtcompile.backends.codegen.lift import inlined_method
@@ -39,19 +41,24 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
     """The `feed` method for the module's ResponseParser (and, where a state has a held-back run, the
     `_settle` that gives it a lane), or None to keep the engine's generic one."""
     runs = [state for state in plan.states if state.pending_run is not None]
-    if not runs and (plan.history is None or all(state.delimiter_starts is None for state in plan.states)):
+    held = [state for state in plan.states if state.held_starts]
+    if not runs and not held and (plan.history is None or all(s.delimiter_starts is None for s in plan.states)):
         return None  # no state has a fast path
     # the states whose test the feed reads: the regions' lanes, the held-back runs', and outside
     region_lanes = _region_lanes(plan, runs)
     tested = [s for s in plan.states if s.index in region_lanes or s in runs]
     if _drops_outside_text(plan) and plan.states[0] not in tested:
         tested.insert(0, plan.states[0])
-    busy = _busy_tests(parts, plan, tested)
+    second_looks = _second_looks(parts, plan, tested)
+    busy = _busy_tests(parts, plan, tested, second_looks)
     test_of = {index: lines for lines, states in busy.items() for index in states}
     lanes = [index for index in _region_lanes(plan, runs) if test_of[index] != ("True",)]
-    if not runs and not lanes and not _drops_outside_text(plan):
+    if not runs and not lanes and not held and not _drops_outside_text(plan):
         return None  # every state's chunks are scanned (a lookbehind too long to test on a line, say)
     scan = f"return {engine_class(plan)}.feed(self, text)"
+    held_table = _held_table(parts, plan) if held else None
+    # A chunk that ends in the start of a delimiter, with none before it, is region text up to that start.
+    tail = None if held_table is None else _HeldTail(parts, plan, held_table, second_looks)
     out = CodeWriter(depth=1)
     declared: set[str] = set()  # names the feed's inline region text declared (see `_region_text`)
     with out.block("def feed(self, text: str) -> list[Event]:"):
@@ -68,19 +75,91 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         for state in runs:
             _run_lane(out, parts, plan, state, test_of[state.index], scan, declared)
         if lanes:
-            _region_lanes_branch(out, plan, runs, lanes, test_of, scan, declared)
+            _region_lanes_branch(out, plan, runs, lanes, test_of, scan, declared, tail)
         if _drops_outside_text(plan):
             parts.need("engine", "OUTSIDE")
             with out.block("if lane == OUTSIDE:"):
                 out.comment("No region is open and nothing is held back: text no delimiter can start in is dropped.")
                 _scan_unless_quiet(out, test_of[0], [], scan)
                 out.line("return []")
+        if held_table is not None:
+            _held_lane(out, parts, plan, held_table)
         out.line(scan)
-    if runs:
+    if runs or held_table is not None:
         parts.need("engine", "SCAN")
         out.line()
-        _settle(out, parts, plan, runs)
+        _settle(out, parts, plan, runs, held_table)
     return out.code()
+
+
+def _held_table(parts: ModuleParts, plan: ParserPlan) -> str:
+    """The name of the table of held-back starts (`ParserState.held_starts`), by state."""
+    parts.need("engine", "prefixes_of")
+    by_state = [f"prefixes_of({', '.join(map(literal, state.held_starts))})" for state in plan.states]
+    one = "," if len(by_state) == 1 else ""  # (a trailing comma after more would keep a line each)
+    return parts.constant("held starts", f"({', '.join(by_state)}{one})")
+
+
+def _held_lane(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, table: str) -> None:
+    """The lane of held-back text that starts a delimiter (see `rtcompile.held_starts`): a chunk that
+    leaves it the start of one is held back with it, as scanning would. One that does not, in an open
+    region, makes what was held back and the chunk one chunk of the region's lane."""
+    parts.need("engine", "HELD")
+    # With nothing kept (history 0) the buffer is exactly what is held back.
+    held = "self._buffer" if plan.history == 0 else "self._buffer[self._pos :]"
+    with out.block("if lane == HELD:"):
+        out.comment(
+            "Held back: the start of a delimiter. Text that leaves it the start of one is held back"
+            f" with it, as scanning would hold it (`{table}`, by state)."
+        )
+        out.line(f"held = {held} + text")
+        with out.block(f"if held in {table}[self._state]:"):
+            out.line("self._buffer = held" if plan.history == 0 else "self._buffer += text")
+            out.line("return []")
+        with out.block("if self._fast:"):
+            out.comment(
+                "A region is open: what was held back and `text` are one chunk of it, which its lane"
+                " takes or scans (a scan would search them as one)."
+            )
+            out.line('self._buffer = ""' if plan.history == 0 else "self._buffer = self._buffer[: self._pos]")
+            out.line("self._lane = self._state")
+            out.line("return self.feed(held)")
+
+
+class _HeldTail:
+    """The code for a region's chunk whose test says a delimiter may start in it: where it ends in a
+    held-back start (`table`) with no delimiter starting before it, that start is held back and the text
+    before it is region text, as scanning would conclude (`StreamingParser._hold_start`); else it is
+    scanned."""
+
+    def __init__(self, parts: ModuleParts, plan: ParserPlan, table: str, second_looks: dict[int, str]) -> None:
+        self.parts, self.plan, self.table, self.second_looks = parts, plan, table, second_looks
+
+    def applies(self, states: list[int]) -> bool:
+        """Whether one of `states` (which share a test) has held-back starts and first characters."""
+        plan = self.plan
+        return any(plan.states[i].held_starts and plan.states[i].delimiter_starts for i in states)
+
+    def write(self, out: CodeWriter, state: ParserState) -> None:
+        """The tail's code for the lanes that share `state`'s test."""
+        self.parts.need("engine", "HELD")
+        out.comment("held back from `cut` on, if that is a start held whole")
+        out.line(f"cut = {self._first_start(state)}")
+        out.line(f"return self._hold_start(text, cut, {self.table}[lane])")
+
+    def _first_start(self, state: ParserState) -> str:
+        """Where in `text` the first character that may start a delimiter of the state is, -1 if none:
+        one its second look allows, if it has one."""
+        second = self.second_looks.get(state.index)
+        starts = state.delimiter_starts
+        assert starts
+        if second is None and len(starts) == 1:
+            return f"text.find({literal(chr(next(iter(starts))))})"
+        if second is None:
+            hint = f"{state_hint(state, self.plan.template)} first starts"
+            second = self.parts.pattern(hint, emit_ranges(normalise([(c, c) for c in starts])), flags="0")
+        self.parts.need("scanning", "first_of")
+        return f"first_of({second}, text, 0)"
 
 
 def _region_lanes_branch(
@@ -91,16 +170,24 @@ def _region_lanes_branch(
     test_of: dict[int, BusyTest],
     scan: str,
     declared: set[str],
+    tail: _HeldTail | None,
 ) -> None:
     """The lanes of the states in which a region is open: a chunk their state's test says no
-    delimiter can start in is region text. States with the same test share a branch of the test."""
+    delimiter can start in is region text (one that ends in a held-back start, up to it: `tail`).
+    States with the same test share a branch of the test."""
     groups: dict[BusyTest, list[int]] = {}
     for index in lanes:
         groups.setdefault(test_of[index], []).append(index)
+
+    def on_busy(states: list[int]) -> Callable[[CodeWriter], None] | None:
+        if tail is None or not tail.applies(states):
+            return None
+        return lambda out: tail.write(out, plan.states[states[0]])
+
     with out.block(f"if {_lane_test(plan, runs, lanes)}:"):
         if len(groups) == 1:
-            ((lines, _),) = groups.items()
-            _scan_unless_quiet(out, lines, ["not text"], scan)
+            ((lines, states),) = groups.items()
+            _scan_unless_quiet(out, lines, ["not text"], scan, on_busy(states))
         else:
             with out.block("if not text:"):
                 out.line(scan)
@@ -108,8 +195,10 @@ def _region_lanes_branch(
             # without one, the last branch is the `else`.
             tested = [(lines, states) for lines, states in groups.items() if lines != ("False",)]
             for number, (lines, states) in enumerate(tested):
+                busy = on_busy(states)
                 if number == len(tested) - 1 and len(tested) == len(groups):
-                    if len(lines) == 1:  # the other lanes' test (one too long for a line splits at its brackets)
+                    if len(lines) == 1 and busy is None:
+                        # the other lanes' test (one too long for a line splits at its brackets)
                         with out.block(f"elif {lines[0]}:"):
                             out.line(scan)
                         continue
@@ -117,7 +206,7 @@ def _region_lanes_branch(
                 else:
                     header = f"{'if' if number == 0 else 'elif'} {_lane_test(plan, runs, states)}:"
                 with out.block(header):
-                    _scan_unless_quiet(out, lines, [], scan)
+                    _scan_unless_quiet(out, lines, [], scan, busy)
         _region_text(out, plan, declared)
 
 
@@ -134,15 +223,23 @@ def _lane_test(plan: ParserPlan, runs: list[ParserState], lanes: list[int]) -> s
     return f"lane == {lanes[0]}" if len(lanes) == 1 else f"lane in {literal(tuple(lanes))}"
 
 
-def _scan_unless_quiet(out: CodeWriter, lines: tuple[str, ...], guards: list[str], scan: str) -> None:
-    """Scan the chunk if one of `guards` or the state's busy test (`lines`, see `BusyTest`) holds."""
-    if len(lines) > 1:
-        out.line(f"busy = {lines[0]}")
-        for line in lines[1:]:
-            out.line(f"busy = {line}")
-        test = "busy"
-    else:
-        (test,) = lines
+def _scan_unless_quiet(
+    out: CodeWriter,
+    lines: tuple[str, ...],
+    guards: list[str],
+    scan: str,
+    on_busy: Callable[[CodeWriter], None] | None = None,
+) -> None:
+    """Scan the chunk if one of `guards` or the state's busy test (`lines`, see `BusyTest`) holds (for
+    the busy test, `on_busy` writes what happens instead, if given)."""
+    if on_busy is not None and lines != ("False",):
+        if guards:
+            with out.block(f"if {' or '.join(guards)}:"):
+                out.line(scan)
+        with out.block(f"if {_busy_test(out, lines)}:"):
+            on_busy(out)
+        return
+    test = _busy_test(out, lines)
     if test == "False":
         if guards:
             with out.block(f"if {' or '.join(guards)}:"):
@@ -154,6 +251,16 @@ def _scan_unless_quiet(out: CodeWriter, lines: tuple[str, ...], guards: list[str
     for guard in tests:
         with out.block(f"if {guard}:"):
             out.line(scan)
+
+
+def _busy_test(out: CodeWriter, lines: tuple[str, ...]) -> str:
+    """The busy test's expression: itself, or `busy` after the lines that compute it."""
+    if len(lines) == 1:
+        return lines[0]
+    out.line(f"busy = {lines[0]}")
+    for line in lines[1:]:
+        out.line(f"busy = {line}")
+    return "busy"
 
 
 def _region_text(out: CodeWriter, plan: ParserPlan, declared: set[str]) -> None:
@@ -233,23 +340,44 @@ def _run_lane(
         _region_text(out, plan, declared)
 
 
-def _settle(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, runs: list[ParserState]) -> None:
-    """`_settle`: the engine's lanes, and a held-back run keeps its state's lane (the engine gives held
-    text none)."""
+def _settle(
+    out: CodeWriter, parts: ModuleParts, plan: ParserPlan, runs: list[ParserState], held_table: str | None
+) -> None:
+    """`_settle`: the engine's lanes; a held-back run keeps its state's lane, and held-back text that
+    starts a delimiter (`held_table`, the table of its starts) gets `HELD` (the engine gives held text none)."""
     engine = engine_class(plan)
+    if held_table is None:
+        doc = f"The engine's lanes (`{engine}._settle`), and a held-back run's."
+    else:
+        runs_lane = " a held-back run's," if runs else ""
+        doc = f"The engine's lanes (`{engine}._settle`),{runs_lane} and `HELD` where the text held back"
+        doc += " starts a delimiter."
     with out.block("def _settle(self) -> None:"):
-        out.line(f'"""The engine\'s lanes (`{engine}._settle`), and a held-back run\'s."""')
+        _docstring(out, doc)
         out.line(f"{engine}._settle(self)")
-        with out.block("if self._lane == SCAN and self._fast:"):
-            for state in runs:
-                run = state.pending_run
-                assert run is not None
-                breaks = parts.pattern(
-                    f"{state_hint(state, plan.template)} run break", emit_ranges(complement(run.run)), flags="0"
-                )
-                condition = f"self._state == {state.index} and not {breaks}.search(self._buffer, self._pos)"
-                with out.block(f"if {condition}:"):
-                    out.line(f"self._lane = {state.index}")
+        if runs:
+            with out.block("if self._lane == SCAN and self._fast:"):
+                for state in runs:
+                    run = state.pending_run
+                    assert run is not None
+                    breaks = parts.pattern(
+                        f"{state_hint(state, plan.template)} run break", emit_ranges(complement(run.run)), flags="0"
+                    )
+                    condition = f"self._state == {state.index} and not {breaks}.search(self._buffer, self._pos)"
+                    with out.block(f"if {condition}:"):
+                        out.line(f"self._lane = {state.index}")
+        if held_table is not None:
+            held = f"self._buffer[self._pos :] in {held_table}[self._state]"
+            with out.block(f"if self._lane == SCAN and self._pos != len(self._buffer) and {held}:"):
+                out.line("self._lane = HELD")
+
+
+def _docstring(out: CodeWriter, text: str) -> None:
+    """A docstring, wrapped to the line length."""
+    room = LINE_LENGTH - len(INDENT * out.depth)
+    lines = textwrap.wrap(f'"""{text}"""', room)
+    for line in lines:
+        out.line(line)
 
 
 def _holds(parts: ModuleParts, chars: Ranges, hint: str, *, negated: bool = False) -> str:
@@ -282,10 +410,12 @@ def _before_trailing_run(out: CodeWriter, parts: ModuleParts, run: Ranges, hint:
 BusyTest = tuple[str, ...]
 
 
-def _busy_tests(parts: ModuleParts, plan: ParserPlan, states: list[ParserState]) -> dict[BusyTest, list[int]]:
+def _busy_tests(
+    parts: ModuleParts, plan: ParserPlan, states: list[ParserState], second_looks: dict[int, str]
+) -> dict[BusyTest, list[int]]:
     """Per distinct test ("text may hold a delimiter start") of `states`, the states it applies to, in
-    state order. (Only the states whose test the feed reads: a module names no pattern it never uses.)"""
-    second_looks = _second_looks(parts, plan, states)
+    state order (`second_looks`: their second looks' patterns). (Only the states whose test the feed
+    reads: a module names no pattern it never uses.)"""
     first_looks: dict[frozenset[int], str] = {}  # states with the same first characters share a test
     tests: dict[BusyTest, list[int]] = {}
     for state in states:
