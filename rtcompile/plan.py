@@ -21,7 +21,7 @@ from rtcompile.regex.charsets import Ranges, normalise
 from rtcompile.regex.errors import InvalidRegex
 from rtcompile.regex.first_chars import MatchStarts, delimiter_first_chars, match_starts, modelled_tree
 from rtcompile.regex.parser import parse_regex
-from rtcompile.regex.translate import UnsupportedRegex
+from rtcompile.regex.translate import UnsupportedRegex, translate_before_end
 from rtcompile.runtime.program import Tables
 from rtcompile.strategies import Strategy, strategy
 
@@ -85,6 +85,11 @@ class ParserState:
     # back without a scan. (Where a scan would start to wait for a string instead, text is kept either
     # way and nothing committed until the string comes: waiting only looks at less of it.)
     held_starts: tuple[str, ...] = ()
+    # Where the state's only watch also matches at the text's end (a `\Z` branch: `</think>|\Z`), a
+    # streaming scan holds nothing back, since `regex` takes that complete match over any partial one,
+    # and takes a delimiter only where another branch matches: these, translated for stdlib `re` (see
+    # `holds_nothing`). None for any other state.
+    other_branches: str | None = None
 
     def awaited(self) -> tuple[tuple[str, ...], ...]:
         """By wait (`awaits`): the strings any of which ends it (`Tables.awaits`)."""
@@ -159,7 +164,8 @@ def plan_parser(template: Template) -> ParserPlan:
         delimiters = [w.delimiter for w in ordered]
         held = held_starts(delimiters, map(delimiter_history, delimiters))
         run = pending_run(watches)
-        states.append(ParserState(index, field, ordered, starts, run, awaits, final_newline, after, held))
+        others = holds_nothing(ordered)
+        states.append(ParserState(index, field, ordered, starts, run, awaits, final_newline, after, held, others))
     return ParserPlan(
         template=template,
         states=tuple(states),
@@ -203,6 +209,28 @@ def _delimiter_starts(watches: list[Watch], history: int | None) -> MatchStarts 
     # (the strings' lookbehinds are what the buffer's kept history covers: `delimiter_history`)
     assert all(len(string) <= history for string in after)
     return MatchStarts(frozenset(chars), final_newline, frozenset(after))
+
+
+def holds_nothing(watches: tuple[Watch, ...]) -> str | None:
+    r"""For a state whose one watch has a branch that matches only at the text's very end (`\Z`, not
+    `$`, which also matches before a final newline): the stdlib translation of its other branches
+    (`rtcompile.regex.translate.translate_before_end`). A streaming scan of such a state never holds
+    text back: wherever the text ends, that branch matches there, and `regex`'s partial search reports
+    a complete match over a partial one; so a scan takes a delimiter only where another branch
+    matches, and otherwise commits everything. None where this does not hold, or where the watch looks
+    before the scan position."""
+    if len(watches) != 1 or watches[0].delimiter.is_literal:
+        return None
+    delimiter = watches[0].delimiter
+    if delimiter_history(delimiter) != 0:
+        return None
+    try:
+        split = translate_before_end(delimiter.pattern)
+    except (InvalidRegex, UnsupportedRegex):
+        return None
+    if split is None or split.final_newline or split.branches is None:
+        return None
+    return split.branches
 
 
 @dataclass(frozen=True)

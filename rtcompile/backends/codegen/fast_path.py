@@ -17,7 +17,7 @@ from collections.abc import Callable
 from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, width
 from rtcompile.backends.codegen.lift import inlined_method
 from rtcompile.backends.codegen.parts import ModuleParts
-from rtcompile.backends.codegen.scanners import state_hint
+from rtcompile.backends.codegen.scanners import state_hint, watch_hint
 from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.errors import format_path
 from rtcompile.plan import ParserPlan, ParserState
@@ -75,7 +75,7 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         for state in runs:
             _run_lane(out, parts, plan, state, test_of[state.index], scan, declared)
         if lanes:
-            _region_lanes_branch(out, plan, runs, lanes, test_of, scan, declared, tail)
+            _region_lanes_branch(out, parts, plan, runs, lanes, test_of, scan, declared, tail)
         if _drops_outside_text(plan):
             parts.need("engine", "OUTSIDE")
             with out.block("if lane == OUTSIDE:"):
@@ -135,11 +135,6 @@ class _HeldTail:
     def __init__(self, parts: ModuleParts, plan: ParserPlan, table: str, second_looks: dict[int, str]) -> None:
         self.parts, self.plan, self.table, self.second_looks = parts, plan, table, second_looks
 
-    def applies(self, states: list[int]) -> bool:
-        """Whether one of `states` (which share a test) has held-back starts and first characters."""
-        plan = self.plan
-        return any(plan.states[i].held_starts and plan.states[i].delimiter_starts for i in states)
-
     def write(self, out: CodeWriter, state: ParserState) -> None:
         """The tail's code for the lanes that share `state`'s test."""
         self.parts.need("engine", "HELD")
@@ -164,6 +159,7 @@ class _HeldTail:
 
 def _region_lanes_branch(
     out: CodeWriter,
+    parts: ModuleParts,
     plan: ParserPlan,
     runs: list[ParserState],
     lanes: list[int],
@@ -173,29 +169,37 @@ def _region_lanes_branch(
     tail: _HeldTail | None,
 ) -> None:
     """The lanes of the states in which a region is open: a chunk their state's test says no
-    delimiter can start in is region text (one that ends in a held-back start, up to it: `tail`).
-    States with the same test share a branch of the test."""
-    groups: dict[BusyTest, list[int]] = {}
+    delimiter can start in is region text; one it says a delimiter may start in is scanned, unless it
+    ends in a held-back start (`tail`) or the state's watch also matches at the text's end
+    (`_unless_other_branches`). States with the same test (and the same other branches) share a
+    branch of the test."""
+    groups: dict[tuple[BusyTest, str | None], list[int]] = {}
     for index in lanes:
-        groups.setdefault(test_of[index], []).append(index)
+        state = plan.states[index]
+        other_branches = state.other_branches if plan.history == 0 else None
+        groups.setdefault((test_of[index], other_branches), []).append(index)
 
-    def on_busy(states: list[int]) -> Callable[[CodeWriter], None] | None:
-        if tail is None or not tail.applies(states):
-            return None
-        return lambda out: tail.write(out, plan.states[states[0]])
+    def on_busy(other_branches: str | None, states: list[int]) -> Callable[[CodeWriter], None] | None:
+        first = plan.states[states[0]]
+        if other_branches is not None:
+            return lambda out: _unless_other_branches(out, parts, plan, first, scan)
+        if tail is not None and any(plan.states[index].held_starts for index in states):
+            # (a state of the branch without held-back starts finds none in the table, and scans)
+            return lambda out: tail.write(out, first)
+        return None
 
     with out.block(f"if {_lane_test(plan, runs, lanes)}:"):
         if len(groups) == 1:
-            ((lines, states),) = groups.items()
-            _scan_unless_quiet(out, lines, ["not text"], scan, on_busy(states))
+            (((lines, other_branches), states),) = groups.items()
+            _scan_unless_quiet(out, lines, ["not text"], scan, on_busy(other_branches, states))
         else:
             with out.block("if not text:"):
                 out.line(scan)
             # A state whose test is "no delimiter can start after the text's start" needs no branch;
             # without one, the last branch is the `else`.
-            tested = [(lines, states) for lines, states in groups.items() if lines != ("False",)]
-            for number, (lines, states) in enumerate(tested):
-                busy = on_busy(states)
+            tested = [(key, states) for key, states in groups.items() if key[0] != ("False",)]
+            for number, ((lines, other_branches), states) in enumerate(tested):
+                busy = on_busy(other_branches, states)
                 if number == len(tested) - 1 and len(tested) == len(groups):
                     if len(lines) == 1 and busy is None:
                         # the other lanes' test (one too long for a line splits at its brackets)
@@ -208,6 +212,20 @@ def _region_lanes_branch(
                 with out.block(header):
                     _scan_unless_quiet(out, lines, [], scan, busy)
         _region_text(out, plan, declared)
+
+
+def _unless_other_branches(
+    out: CodeWriter, parts: ModuleParts, plan: ParserPlan, state: ParserState, scan: str
+) -> None:
+    """For a chunk a delimiter may start in, in a state whose watch also matches at the text's end
+    (`ParserState.other_branches`): scanning holds nothing back, so the chunk is region text unless
+    another branch matches in it."""
+    assert state.other_branches is not None
+    hint = f"{watch_hint(state.watches[0], plan.template)} before end"
+    pattern = parts.pattern_once(hint, state.other_branches)
+    out.comment("the close also matches where the text ends: nothing is held back (`regex` takes that match)")
+    with out.block(f"if {pattern}.search(text) is not None:"):
+        out.line(scan)
 
 
 def _region_lanes(plan: ParserPlan, runs: list[ParserState]) -> list[int]:

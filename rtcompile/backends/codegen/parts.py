@@ -137,6 +137,14 @@ class ModuleParts:
         self.patterns.append(CompiledPattern(name, engine, source, flags, source_code, origin))
         return name
 
+    def pattern_once(self, hint: str, source: str) -> str:
+        """`pattern(hint, source)`, or the name of the pattern of that source made before (with the
+        default flags): one compiled pattern for a search written in several places."""
+        for made in self.patterns:
+            if (made.source, made.flags, made.engine, made.source_code) == (source, "re.DOTALL", "re", None):
+                return made.name
+        return self.pattern(hint, source)
+
     def patterns_code(self) -> str:
         """Declarations plus the function that compiles them: translated Unicode classes make some
         patterns slow to compile, and doing it at import would make every import pay for it."""

@@ -398,7 +398,7 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
         elif plan.before_end is not None:  # the end branches tried once, not at every position
             parts.need("scanning", "search_before_end")
             branches = plan.before_end.branches
-            rest = "None" if branches is None else parts.pattern(f"{hint} before end", branches)
+            rest = "None" if branches is None else parts.pattern_once(f"{hint} before end", branches)
             search = f"search_before_end({full}, {rest}, buf, pos, {plan.before_end.final_newline})"
             _remembered_search(out, parts, search, "pos")
         else:
