@@ -4672,12 +4672,12 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         (
-            "(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5c"
-            "tool\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\"
-            "Z|all\\u2581\\Z|all\\u2581b\\Z|all\\u2581be\\Z|all\\u2581beg\\Z|all\\u2581"
-            "begi(?:\\Z|n\\Z|n\\uff5c\\Z|n\\uff5c>(?:[^<]*\\Z|(?:[^<]+)(?:\\Z|<\\Z|<\\u"
-            "ff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5c"
-            "tool\\u2581\\Z|<\\uff5ctool\\u2581s(?:\\Z|e\\Z|ep\\Z|ep\\uff5c\\Z))))))"
+            "<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z"
+            "|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all\\"
+            "u2581\\Z|all\\u2581b\\Z|all\\u2581be\\Z|all\\u2581beg\\Z|all\\u2581begi(?:"
+            "\\Z|n\\Z|n\\uff5c\\Z|n\\uff5c>(?:[^<]*\\Z|(?:[^<]+)(?:\\Z|<\\Z|<\\uff5c\\Z"
+            "|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z|<\\uff5ctool\\u"
+            "2581\\Z|<\\uff5ctool\\u2581s(?:\\Z|e\\Z|ep\\Z|ep\\uff5c\\Z)))))"
         ),
         re.DOTALL,
     )

@@ -4658,16 +4658,16 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         (
-            "(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5c"
-            "tool\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\"
-            "Z|all\\u2581\\Z|all\\u2581b\\Z|all\\u2581be\\Z|all\\u2581beg\\Z|all\\u2581"
-            "begi(?:\\Z|n\\Z|n\\uff5c\\Z|n\\uff5c>\\Z|n\\uff5c>f\\Z|n\\uff5c>fu\\Z|n\\u"
-            "ff5c>fun\\Z|n\\uff5c>func\\Z|n\\uff5c>funct(?:\\Z|i\\Z|io\\Z|ion\\Z|ion<\\"
-            "Z|ion<\\uff5c\\Z|ion<\\uff5ct\\Z|ion<\\uff5cto\\Z|ion<\\uff5ctoo(?:\\Z|l\\"
-            "Z|l\\u2581\\Z|l\\u2581s\\Z|l\\u2581se\\Z|l\\u2581sep\\Z|l\\u2581sep\\uff5c"
-            "\\Z|l\\u2581sep\\uff5c>(?:[^\\u000a<]*\\Z|(?:[^\\u000a<]+)(?:\\Z|\\u000a\\"
-            "Z|\\u000a`\\Z|\\u000a``\\Z|\\u000a```\\Z|\\u000a```j\\Z|\\u000a```js\\Z|\\"
-            "u000a```jso\\Z)))))))"
+            "<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z"
+            "|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all\\"
+            "u2581\\Z|all\\u2581b\\Z|all\\u2581be\\Z|all\\u2581beg\\Z|all\\u2581begi(?:"
+            "\\Z|n\\Z|n\\uff5c\\Z|n\\uff5c>\\Z|n\\uff5c>f\\Z|n\\uff5c>fu\\Z|n\\uff5c>fu"
+            "n\\Z|n\\uff5c>func\\Z|n\\uff5c>funct(?:\\Z|i\\Z|io\\Z|ion\\Z|ion<\\Z|ion<"
+            "\\uff5c\\Z|ion<\\uff5ct\\Z|ion<\\uff5cto\\Z|ion<\\uff5ctoo(?:\\Z|l\\Z|l\\u"
+            "2581\\Z|l\\u2581s\\Z|l\\u2581se\\Z|l\\u2581sep\\Z|l\\u2581sep\\uff5c\\Z|l"
+            "\\u2581sep\\uff5c>(?:[^\\u000a<]*\\Z|(?:[^\\u000a<]+)(?:\\Z|\\u000a\\Z|\\u"
+            "000a`\\Z|\\u000a``\\Z|\\u000a```\\Z|\\u000a```j\\Z|\\u000a```js\\Z|\\u000a"
+            "```jso\\Z))))))"
         ),
         re.DOTALL,
     )
@@ -4695,13 +4695,13 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
         (
-            "(?:\\Z|`\\Z|``\\Z|```(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u200"
-            "0-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020"
-            "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"
-            "(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5c"
-            "tool\\Z|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\"
-            "Z|all\\u2581\\Z|all\\u2581e\\Z|all\\u2581en\\Z|all\\u2581end\\Z|all\\u2581"
-            "end\\uff5c\\Z))))"
+            "`\\Z|``\\Z|```(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u20"
+            "0a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085"
+            "\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|"
+            "<\\Z|<\\uff5c\\Z|<\\uff5ct\\Z|<\\uff5cto\\Z|<\\uff5ctoo\\Z|<\\uff5ctool\\Z"
+            "|<\\uff5ctool\\u2581\\Z|<\\uff5ctool\\u2581c(?:\\Z|a\\Z|al\\Z|all\\Z|all\\"
+            "u2581\\Z|all\\u2581e\\Z|all\\u2581en\\Z|all\\u2581end\\Z|all\\u2581end\\uf"
+            "f5c\\Z)))"
         ),
         re.DOTALL,
     )

@@ -5196,14 +5196,14 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         (
-            "(?:\\Z|<\\Z|<\\uff5c\\Z|<\\uff5cD\\Z|<\\uff5cDS\\Z|<\\uff5cDSM\\Z|<\\uff5c"
-            "DSML\\Z|<\\uff5cDSML\\uff5c\\Z|<\\uff5cDSML\\uff5ci(?:\\Z|n\\Z|nv\\Z|nvo\\"
-            "Z|nvok\\Z|nvoke(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u2"
-            "00a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u008"
-            "5\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+(?:\\Z"
-            '|n\\Z|na\\Z|nam\\Z|name\\Z|name=\\Z|name="(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"[\\'
-            "u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u"
-            "202f\\u205f\\u3000]*\\Z))))))"
+            "<\\Z|<\\uff5c\\Z|<\\uff5cD\\Z|<\\uff5cDS\\Z|<\\uff5cDSM\\Z|<\\uff5cDSML\\Z"
+            "|<\\uff5cDSML\\uff5c\\Z|<\\uff5cDSML\\uff5ci(?:\\Z|n\\Z|nv\\Z|nvo\\Z|nvok"
+            "\\Z|nvoke(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u"
+            "2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u0085\\u00"
+            "a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]+(?:\\Z|n\\Z|"
+            'na\\Z|nam\\Z|name\\Z|name=\\Z|name="(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"[\\u0009-'
+            "\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\"
+            "u205f\\u3000]*\\Z)))))"
         ),
         re.DOTALL,
     )

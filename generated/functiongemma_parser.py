@@ -5037,11 +5037,11 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         (
-            "(?:\\Z|<\\Z|<s\\Z|<st\\Z|<sta\\Z|<star\\Z|<start\\Z|<start_\\Z|<start_f(?:"
-            "\\Z|u\\Z|un\\Z|unc\\Z|unct\\Z|uncti\\Z|unctio\\Z|unction\\Z|unction_(?:\\Z"
-            "|c\\Z|ca\\Z|cal\\Z|call\\Z|call>\\Z|call>c\\Z|call>ca\\Z|call>cal(?:\\Z|l"
-            "\\Z|l:[^\\u0009-\\u000d <{\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u20"
-            "29\\u202f\\u205f\\u3000]*\\Z))))"
+            "<\\Z|<s\\Z|<st\\Z|<sta\\Z|<star\\Z|<start\\Z|<start_\\Z|<start_f(?:\\Z|u\\"
+            "Z|un\\Z|unc\\Z|unct\\Z|uncti\\Z|unctio\\Z|unction\\Z|unction_(?:\\Z|c\\Z|c"
+            "a\\Z|cal\\Z|call\\Z|call>\\Z|call>c\\Z|call>ca\\Z|call>cal(?:\\Z|l\\Z|l:[^"
+            "\\u0009-\\u000d <{\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202"
+            "f\\u205f\\u3000]*\\Z)))"
         ),
         re.DOTALL,
     )

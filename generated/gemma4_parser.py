@@ -5082,10 +5082,10 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         (
-            "(?:\\Z|<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z"
-            "|<\\|tool_c(?:\\Z|a\\Z|al\\Z|all\\Z|all>\\Z|all>c\\Z|all>ca\\Z|all>cal\\Z|"
-            "all>call(?:\\Z|:[^\\u0009-\\u000d <{\\u0085\\u00a0\\u1680\\u2000-\\u200a\\"
-            "u2028\\u2029\\u202f\\u205f\\u3000]*\\Z)))"
+            "<\\Z|<\\|\\Z|<\\|t\\Z|<\\|to\\Z|<\\|too\\Z|<\\|tool\\Z|<\\|tool_\\Z|<\\|to"
+            "ol_c(?:\\Z|a\\Z|al\\Z|all\\Z|all>\\Z|all>c\\Z|all>ca\\Z|all>cal\\Z|all>cal"
+            "l(?:\\Z|:[^\\u0009-\\u000d <{\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\"
+            "u2029\\u202f\\u205f\\u3000]*\\Z))"
         ),
         re.DOTALL,
     )

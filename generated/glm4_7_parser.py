@@ -4945,9 +4945,9 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         (
-            "(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:"
-            "\\Z|l\\Z|ll\\Z|ll>[^\\u0009-\\u000d <\\\\\\u0085\\u00a0\\u1680\\u2000-\\u2"
-            "00a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z))"
+            "<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\"
+            "Z|ll\\Z|ll>[^\\u0009-\\u000d <\\\\\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2"
+            "028\\u2029\\u202f\\u205f\\u3000]*\\Z)"
         ),
         re.DOTALL,
     )

@@ -4710,10 +4710,10 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         (
-            "(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:"
-            "\\Z|l\\Z|ll\\Z|ll>(?:[^\\u000a<]*\\Z|(?:[^\\u000a<]+)(?:\\Z|\\u000a\\Z|\\u"
-            "000a`\\Z|\\u000a``\\Z|\\u000a```\\Z|\\u000a```j\\Z|\\u000a```js\\Z|\\u000a"
-            "```jso\\Z|\\u000a```json\\Z))))"
+            "<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\"
+            "Z|ll\\Z|ll>(?:[^\\u000a<]*\\Z|(?:[^\\u000a<]+)(?:\\Z|\\u000a\\Z|\\u000a`\\"
+            "Z|\\u000a``\\Z|\\u000a```\\Z|\\u000a```j\\Z|\\u000a```js\\Z|\\u000a```jso"
+            "\\Z|\\u000a```json\\Z)))"
         ),
         re.DOTALL,
     )

@@ -4779,9 +4779,8 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         (
-            "(?:(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|p\\Z|<\\|py\\Z|<\\|pyt\\Z|<\\|pyth\\Z|<\\|py"
-            "tho\\Z|<\\|python(?:\\Z|_\\Z|_t\\Z|_ta\\Z|_tag\\Z|_tag\\|\\Z))|\\A\\Z)|\\Z"
-            ")"
+            "<\\Z|<\\|\\Z|<\\|p\\Z|<\\|py\\Z|<\\|pyt\\Z|<\\|pyth\\Z|<\\|pytho\\Z|<\\|py"
+            "thon(?:\\Z|_\\Z|_t\\Z|_ta\\Z|_tag\\Z|_tag\\|\\Z)|\\A\\Z"
         ),
         re.DOTALL,
     )

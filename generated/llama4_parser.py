@@ -4792,9 +4792,9 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         (
-            "(?:(?:(?:\\Z|<\\Z|<\\|\\Z|<\\|p\\Z|<\\|py\\Z|<\\|pyt\\Z|<\\|pyth\\Z|<\\|py"
-            "tho\\Z|<\\|python(?:\\Z|_\\Z|_s\\Z|_st\\Z|_sta\\Z|_star\\Z|_start\\Z|_star"
-            "t\\|\\Z))|\\A\\Z)|\\Z)"
+            "<\\Z|<\\|\\Z|<\\|p\\Z|<\\|py\\Z|<\\|pyt\\Z|<\\|pyth\\Z|<\\|pytho\\Z|<\\|py"
+            "thon(?:\\Z|_\\Z|_s\\Z|_st\\Z|_sta\\Z|_star\\Z|_start\\Z|_start\\|\\Z)|\\A"
+            "\\Z"
         ),
         re.DOTALL,
     )

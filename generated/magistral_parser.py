@@ -4925,12 +4925,12 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         (
-            "(?:(?:(?:\\Z|\\[\\Z|\\[T\\Z|\\[TO\\Z|\\[TOO\\Z|\\[TOOL\\Z|\\[TOOL_\\Z|\\[T"
-            "OOL_C\\Z|\\[TOOL_CA(?:\\Z|L\\Z|LL\\Z|LLS\\Z))|(?:\\[TOOL_CALLS\\])?(?:[^\\"
-            "u0009-\\u000d \\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u2"
-            "02f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d \\[\\]\\u0085\\u00a0\\u1680\\u"
-            "2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)(?:\\Z|\\[\\Z|\\[A\\Z|\\"
-            "[AR\\Z|\\[ARG\\Z|\\[ARGS\\Z)))|\\Z)"
+            "\\[\\Z|\\[T\\Z|\\[TO\\Z|\\[TOO\\Z|\\[TOOL\\Z|\\[TOOL_\\Z|\\[TOOL_C\\Z|\\[T"
+            "OOL_CA(?:\\Z|L\\Z|LL\\Z|LLS\\Z)|(?:\\[TOOL_CALLS\\])?(?:[^\\u0009-\\u000d "
+            "\\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3"
+            "000]*\\Z|(?:[^\\u0009-\\u000d \\[\\]\\u0085\\u00a0\\u1680\\u2000-\\u200a\\"
+            "u2028\\u2029\\u202f\\u205f\\u3000]+)(?:\\Z|\\[\\Z|\\[A\\Z|\\[AR\\Z|\\[ARG"
+            "\\Z|\\[ARGS\\Z))"
         ),
         re.DOTALL,
     )

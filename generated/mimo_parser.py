@@ -4379,13 +4379,12 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         (
-            "(?:(?:(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool"
-            "_ca(?:\\Z|l\\Z|ll\\Z|ll>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u200"
-            "0-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z))|(?:<tool_call>[\\u000"
-            "9-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f"
-            "\\u205f\\u3000]*)?(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<fun"
-            "cti\\Z|<functio(?:\\Z|n\\Z|n=(?:[^\\u000a>]*\\Z|(?:[^\\u000a>]+)\\Z))))|\\"
-            "Z)"
+            "<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\"
+            "Z|ll\\Z|ll>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2"
+            "028-\\u2029\\u202f\\u205f\\u3000]*\\Z)|(?:<tool_call>[\\u0009-\\u000d\\u00"
+            "20\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000"
+            "]*)?(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functi"
+            "o(?:\\Z|n\\Z|n=(?:[^\\u000a>]*\\Z|(?:[^\\u000a>]+)\\Z)))"
         ),
         re.DOTALL,
     )
@@ -4417,13 +4416,13 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
         (
-            "(?:(?<=</function>)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-"
-            "\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\"
-            "u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?"
-            ":(?:\\Z|<\\Z|</\\Z|</t\\Z|</to\\Z|</too\\Z|</tool\\Z|</tool_\\Z|</tool_c(?"
-            ":\\Z|a\\Z|al\\Z|all\\Z))|(?:(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<fun"
-            "ct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z))|(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<t"
-            "ool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\Z|ll\\Z)))))|\\Z)"
+            "(?<=</function>)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u"
+            "200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u00"
+            "85\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?"
+            ":\\Z|<\\Z|</\\Z|</t\\Z|</to\\Z|</too\\Z|</tool\\Z|</tool_\\Z|</tool_c(?:\\"
+            "Z|a\\Z|al\\Z|all\\Z))|(?:(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct"
+            "\\Z|<functi\\Z|<functio(?:\\Z|n\\Z))|(?:\\Z|<\\Z|<t\\Z|<to\\Z|<too\\Z|<too"
+            "l\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\Z|ll\\Z)))))"
         ),
         re.DOTALL,
     )

@@ -4993,9 +4993,8 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         (
-            "(?:\\Z|<\\Z|<i\\Z|<in\\Z|<inv\\Z|<invo\\Z|<invok\\Z|<invoke\\Z|<invoke (?:"
-            '\\Z|n\\Z|na\\Z|nam\\Z|name\\Z|name=\\Z|name="(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"'
-            "\\Z))))"
+            "<\\Z|<i\\Z|<in\\Z|<inv\\Z|<invo\\Z|<invok\\Z|<invoke\\Z|<invoke (?:\\Z|n\\"
+            'Z|na\\Z|nam\\Z|name\\Z|name=\\Z|name="(?:[^"]*\\Z|(?:[^"]+)(?:\\Z|"\\Z)))'
         ),
         re.DOTALL,
     )

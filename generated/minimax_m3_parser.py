@@ -4361,11 +4361,11 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         (
-            "(?:\\Z|\\]\\Z|\\]<\\Z|\\]<\\]\\Z|\\]<\\]m\\Z|\\]<\\]mi\\Z|\\]<\\]min\\Z|\\"
-            "]<\\]mini\\Z|\\]<\\]minim(?:\\Z|a\\Z|ax\\Z|ax\\[\\Z|ax\\[>\\Z|ax\\[>\\[\\Z"
-            "|ax\\[>\\[<\\Z|ax\\[>\\[<i\\Z|ax\\[>\\[<in(?:\\Z|v\\Z|vo\\Z|vok\\Z|voke\\Z"
-            '|voke \\Z|voke n\\Z|voke na\\Z|voke nam(?:\\Z|e\\Z|e=\\Z|e="(?:[^"]*\\Z|(?'
-            ':[^"]+)(?:\\Z|"\\Z))))))'
+            "\\]\\Z|\\]<\\Z|\\]<\\]\\Z|\\]<\\]m\\Z|\\]<\\]mi\\Z|\\]<\\]min\\Z|\\]<\\]mi"
+            "ni\\Z|\\]<\\]minim(?:\\Z|a\\Z|ax\\Z|ax\\[\\Z|ax\\[>\\Z|ax\\[>\\[\\Z|ax\\[>"
+            "\\[<\\Z|ax\\[>\\[<i\\Z|ax\\[>\\[<in(?:\\Z|v\\Z|vo\\Z|vok\\Z|voke\\Z|voke "
+            '\\Z|voke n\\Z|voke na\\Z|voke nam(?:\\Z|e\\Z|e=\\Z|e="(?:[^"]*\\Z|(?:[^"]+'
+            ')(?:\\Z|"\\Z)))))'
         ),
         re.DOTALL,
     )

@@ -4376,13 +4376,13 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         (
-            "(?:(?:(?:\\Z|<\\Z|<s\\Z|<se\\Z|<see\\Z|<seed\\Z|<seed:\\Z|<seed:t\\Z|<seed"
-            ":to(?:\\Z|o\\Z|ol\\Z|ol_\\Z|ol_c\\Z|ol_ca\\Z|ol_cal\\Z|ol_call\\Z|ol_call>"
-            "[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029"
-            "\\u202f\\u205f\\u3000]*\\Z))|(?:<seed:tool_call>[\\u0009-\\u000d\\u0020\\u"
-            "0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?("
-            "?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:"
-            "\\Z|n\\Z|n=(?:[^\\u000a>]*\\Z|(?:[^\\u000a>]+)\\Z))))|\\Z)"
+            "<\\Z|<s\\Z|<se\\Z|<see\\Z|<seed\\Z|<seed:\\Z|<seed:t\\Z|<seed:to(?:\\Z|o\\"
+            "Z|ol\\Z|ol_\\Z|ol_c\\Z|ol_ca\\Z|ol_cal\\Z|ol_call\\Z|ol_call>[\\u0009-\\u0"
+            "00d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205"
+            "f\\u3000]*\\Z)|(?:<seed:tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u"
+            "1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?(?:\\Z|<\\Z|<f"
+            "\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n=(?:"
+            "[^\\u000a>]*\\Z|(?:[^\\u000a>]+)\\Z)))"
         ),
         re.DOTALL,
     )
@@ -4415,15 +4415,15 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_CLOSE_PARTIAL = re.compile(
         (
-            "(?:(?<=</function>)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-"
-            "\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\"
-            "u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?"
-            ":(?:\\Z|<\\Z|</\\Z|</s\\Z|</se\\Z|</see\\Z|</seed\\Z|</seed:\\Z|</seed:t(?"
-            ":\\Z|o\\Z|oo\\Z|ool\\Z|ool_\\Z|ool_c\\Z|ool_ca\\Z|ool_cal\\Z|ool_call\\Z))"
-            "|(?:(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functi"
-            "o(?:\\Z|n\\Z))|(?:\\Z|<\\Z|<s\\Z|<se\\Z|<see\\Z|<seed\\Z|<seed:\\Z|<seed:t"
-            "\\Z|<seed:to(?:\\Z|o\\Z|ol\\Z|ol_\\Z|ol_c\\Z|ol_ca\\Z|ol_cal\\Z|ol_call\\Z"
-            ")))))|\\Z)"
+            "(?<=</function>)(?:[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u"
+            "200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*\\Z|[\\u0009-\\u000d\\u0020\\u00"
+            "85\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:(?"
+            ":\\Z|<\\Z|</\\Z|</s\\Z|</se\\Z|</see\\Z|</seed\\Z|</seed:\\Z|</seed:t(?:\\"
+            "Z|o\\Z|oo\\Z|ool\\Z|ool_\\Z|ool_c\\Z|ool_ca\\Z|ool_cal\\Z|ool_call\\Z))|(?"
+            ":(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?"
+            ":\\Z|n\\Z))|(?:\\Z|<\\Z|<s\\Z|<se\\Z|<see\\Z|<seed\\Z|<seed:\\Z|<seed:t\\Z"
+            "|<seed:to(?:\\Z|o\\Z|ol\\Z|ol_\\Z|ol_c\\Z|ol_ca\\Z|ol_cal\\Z|ol_call\\Z)))"
+            "))"
         ),
         re.DOTALL,
     )

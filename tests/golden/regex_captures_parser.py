@@ -4253,10 +4253,10 @@ def _compile_patterns() -> None:
     # partial=True finds
     _RE_TOOL_CALLS_OPEN_PARTIAL = re.compile(
         (
-            "(?:\\Z|<\\Z|<c\\Z|<ca\\Z|<cal\\Z|<call\\Z|<call \\Z|<call n\\Z|<call na(?:"
-            "\\Z|m\\Z|me\\Z|me=(?:[^\\u0009-\\u000d >\\u0085\\u00a0\\u1680\\u2000-\\u20"
-            "0a\\u2028\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d >\\u0085\\"
-            "u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)\\Z)))"
+            "<\\Z|<c\\Z|<ca\\Z|<cal\\Z|<call\\Z|<call \\Z|<call n\\Z|<call na(?:\\Z|m\\"
+            "Z|me\\Z|me=(?:[^\\u0009-\\u000d >\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u20"
+            "28\\u2029\\u202f\\u205f\\u3000]*\\Z|(?:[^\\u0009-\\u000d >\\u0085\\u00a0\\"
+            "u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+)\\Z))"
         ),
         re.DOTALL,
     )

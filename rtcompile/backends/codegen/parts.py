@@ -8,6 +8,7 @@ from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, comment_lines
 from rtcompile.backends.codegen.writer import Names, literal
 from rtcompile.errors import JsonPath, format_path
 from rtcompile.regex.backtracking import refuse_slow_backtracking
+from rtcompile.regex.searched_prefix import searched_prefix
 from rtcompile.regex.translate import UnsupportedRegex, translate, translate_complete
 
 # How a module imports `regex` when one of its patterns needs it. The module ships no stubs; the
@@ -176,7 +177,7 @@ class ModuleParts:
                 refuse_slow_backtracking(pattern, (full,))
                 return self.pattern(hint, full, origin=_origin(where, pattern)), None
             translated = translate(pattern)
-            refuse_slow_backtracking(pattern, (translated.full, translated.prefix))
+            refuse_slow_backtracking(pattern, (translated.full, translated.prefix, searched_prefix(translated.prefix)))
         except UnsupportedRegex as error:
             self.fallbacks.append(RegexFallback(error.construct, error.reason, where, pattern, error.summary))
             origin = f"{format_path(where)}, matched with the regex module"
@@ -189,7 +190,8 @@ class ModuleParts:
         if translated.duplicates:
             self.duplicates[full] = self.constant(f"{hint} duplicates", literal(translated.duplicates))
         origin = f"where {format_path(where)} may still match, as the regex module's partial=True finds"
-        return full, self.pattern(f"{hint} partial", translated.prefix, origin=origin)
+        # (written for a search that can skip ahead: `rtcompile.regex.searched_prefix`)
+        return full, self.pattern(f"{hint} partial", searched_prefix(translated.prefix), origin=origin)
 
     def groups_code(self, name: str, match: str = "m") -> str:
         """The expression for a match's named groups as the reference reports them."""
