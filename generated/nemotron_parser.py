@@ -4381,10 +4381,12 @@ def _compile_patterns() -> None:
         (
             "<\\Z|<t\\Z|<to\\Z|<too\\Z|<tool\\Z|<tool_\\Z|<tool_c\\Z|<tool_ca(?:\\Z|l\\"
             "Z|ll\\Z|ll>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2"
-            "028-\\u2029\\u202f\\u205f\\u3000]*\\Z)|(?:<tool_call>[\\u0009-\\u000d\\u00"
-            "20\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000"
-            "]*)?(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functi"
-            "o(?:\\Z|n\\Z|n=(?:[^\\u000a>]*\\Z|(?:[^\\u000a>]+)\\Z)))"
+            "028-\\u2029\\u202f\\u205f\\u3000]*\\Z)|<tool_call>[\\u0009-\\u000d\\u0020"
+            "\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*"
+            "(?:\\Z|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:"
+            "\\Z|n\\Z|n=(?:[^\\u000a>]*\\Z|(?:[^\\u000a>]+)\\Z)))|<\\Z|<f\\Z|<fu\\Z|<fu"
+            "n\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n=(?:[^\\u000a>]*\\"
+            "Z|(?:[^\\u000a>]+)\\Z))"
         ),
         re.DOTALL,
     )

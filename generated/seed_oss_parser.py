@@ -4379,10 +4379,12 @@ def _compile_patterns() -> None:
             "<\\Z|<s\\Z|<se\\Z|<see\\Z|<seed\\Z|<seed:\\Z|<seed:t\\Z|<seed:to(?:\\Z|o\\"
             "Z|ol\\Z|ol_\\Z|ol_c\\Z|ol_ca\\Z|ol_cal\\Z|ol_call\\Z|ol_call>[\\u0009-\\u0"
             "00d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205"
-            "f\\u3000]*\\Z)|(?:<seed:tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u"
-            "1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?(?:\\Z|<\\Z|<f"
-            "\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n=(?:"
-            "[^\\u000a>]*\\Z|(?:[^\\u000a>]+)\\Z)))"
+            "f\\u3000]*\\Z)|<seed:tool_call>[\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u168"
+            "0\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:\\Z|<\\Z|<f\\Z|<f"
+            "u\\Z|<fun\\Z|<func\\Z|<funct\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n=(?:[^\\u0"
+            "00a>]*\\Z|(?:[^\\u000a>]+)\\Z)))|<\\Z|<f\\Z|<fu\\Z|<fun\\Z|<func\\Z|<funct"
+            "\\Z|<functi\\Z|<functio(?:\\Z|n\\Z|n=(?:[^\\u000a>]*\\Z|(?:[^\\u000a>]+)\\"
+            "Z))"
         ),
         re.DOTALL,
     )

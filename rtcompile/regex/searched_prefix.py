@@ -13,8 +13,10 @@ may write the same alternatives flat:
 
 * a branch that is ``\Z`` alone matches only at the end of the text: it is left out;
 * a branch that is one non-capturing group is replaced by the group's branches;
-* a branch that opens with a non-capturing group followed by more (``(?:A|B)R``) becomes ``AR|BR``
-  (for a group of a few branches, each at most `MAX_DISTRIBUTED` characters with ``R``).
+* a branch that opens with a non-capturing group followed by more (``(?:A|B)R``) becomes ``AR|BR``,
+  and one that opens with an optional group (``(?:A)?R``, lazy or not, but not possessive) becomes
+  ``AR|R`` (for a group of a few branches, each at most `MAX_DISTRIBUTED` characters with ``R``, and
+  a pattern at most `MAX_GROWTH` times as long as it was).
 
 Each keeps the set of positions before the end of the text where some branch matches; the order of
 branches only decides which match `re` reports at a position, never whether there is one. Then `re`
@@ -29,6 +31,7 @@ __all__ = ["searched_prefix"]
 
 MAX_BRANCHES: Final = 16  # a leading group with more branches than this is kept as it is
 MAX_DISTRIBUTED: Final = 4096  # characters one distributed branch may have
+MAX_GROWTH: Final = 4  # a searched pattern longer than this many times the written one is not used
 
 _QUANTIFIERS: Final = frozenset("*+?{")
 
@@ -39,7 +42,8 @@ def searched_prefix(prefix: str) -> str:
     branches = _flat_branches(prefix)
     if not branches:
         return "(?!)"
-    return "|".join(branches)
+    searched = "|".join(branches)
+    return searched if len(searched) <= MAX_GROWTH * len(prefix) else prefix
 
 
 def _flat_branches(pattern: str) -> list[str]:
@@ -53,10 +57,14 @@ def _flat_branches(pattern: str) -> list[str]:
             flat += _flat_branches(branch[3:-1])
             continue
         rest = branch[end:] if end > 0 else ""
-        if end > 0 and rest[:1] not in _QUANTIFIERS:
+        optional = rest[:1] == "?" and rest[1:2] != "+"
+        if optional:
+            rest = rest[2:] if rest[1:2] == "?" else rest[1:]
+        if end > 0 and (optional or rest[:1] not in _QUANTIFIERS):
             inner = _flat_branches(branch[3 : end - 1])
+            tails = _flat_branches(rest) if optional else []  # (an empty one matches everywhere)
             if len(inner) <= MAX_BRANCHES and all(len(b) + len(rest) <= MAX_DISTRIBUTED for b in inner):
-                flat += [b + rest for b in inner]
+                flat += [b + rest for b in inner] + tails
                 continue
         flat.append(branch)
     return flat
