@@ -38,8 +38,9 @@ def engine_class(plan: ParserPlan) -> str:
 
 
 def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
-    """The `feed` method for the module's ResponseParser (and, where a state has a held-back run, the
-    `_settle` that gives it a lane), or None to keep the engine's generic one."""
+    """The `feed` method for the module's ResponseParser (and, where a state has a held-back run or
+    held-back starts, the `_settle` that gives held text a lane), or None to keep the engine's generic
+    one."""
     runs = [state for state in plan.states if state.pending_run is not None]
     held = [state for state in plan.states if state.held_starts]
     if not runs and not held and (plan.history is None or all(s.delimiter_starts is None for s in plan.states)):
