@@ -15,8 +15,9 @@ may write the same alternatives flat:
 * a branch that is one non-capturing group is replaced by the group's branches;
 * a branch that opens with a non-capturing group followed by more (``(?:A|B)R``) becomes ``AR|BR``,
   and one that opens with an optional group (``(?:A)?R``, lazy or not, but not possessive) becomes
-  ``AR|R`` (for a group of a few branches, each at most `MAX_DISTRIBUTED` characters with ``R``, and
-  a pattern at most `MAX_GROWTH` times as long as it was).
+  ``AR|R`` (for a group of a few branches, each at most `MAX_DISTRIBUTED` characters with ``R``, where
+  every branch then opens with a character, and a pattern at most `MAX_GROWTH` times as long as it
+  was).
 
 Each keeps the set of positions before the end of the text where some branch matches; the order of
 branches only decides which match `re` reports at a position, never whether there is one. Then `re`
@@ -63,11 +64,22 @@ def _flat_branches(pattern: str) -> list[str]:
         if end > 0 and (optional or rest[:1] not in _QUANTIFIERS):
             inner = _flat_branches(branch[3 : end - 1])
             tails = _flat_branches(rest) if optional else []  # (an empty one matches everywhere)
-            if len(inner) <= MAX_BRANCHES and all(len(b) + len(rest) <= MAX_DISTRIBUTED for b in inner):
+            fits = all(len(b) + len(rest) <= MAX_DISTRIBUTED for b in inner)
+            # (only where every branch then opens with a character: else `re` tries every position anyway,
+            # and writing what follows the group once per branch only makes the pattern longer)
+            if len(inner) <= MAX_BRANCHES and fits and all(map(_opens_with_a_character, inner + tails)):
                 flat += [b + rest for b in inner] + tails
                 continue
         flat.append(branch)
     return flat
+
+
+def _opens_with_a_character(branch: str) -> bool:
+    """Whether `branch` opens with one plain or escaped character (`<`, `\\|`), not a class, a group or
+    an anchor."""
+    if not branch or branch[0] in "([.^$":
+        return False
+    return branch[0] != "\\" or not branch[1:2].isalnum()
 
 
 def _branches(pattern: str) -> list[str]:
