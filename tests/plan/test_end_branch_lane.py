@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import rtcompile
 from rtcompile.plan import plan_parser
 from rtcompile.tooling.observe import agrees_with_reference, identical
-from tests.support.compiled import compiled_engine, compiled_module
+from tests.support.compiled import compiled_engine, scanned_chunks
 from tests.support.differential import interpreter_engine, observe, reference_engine, two_way_splits
 from tests.support.lanes import examples
 from tests.support.strategies import chunkings
@@ -58,40 +58,18 @@ def test_no_other_branches_where_text_may_be_held_back(close: str) -> None:
     assert other_branches(close) == [None, None]
 
 
-def _scans(template: dict[str, Any], chunks: list[str]) -> int:
-    """How many of `chunks` reach the engine's scan in `template`'s compiled module."""
-    module = compiled_module(template)
-    engine = module.ResponseParser.__mro__[1]
-    scans = 0
-    original = engine.feed
-
-    def counted(self: Any, text: str) -> Any:
-        nonlocal scans
-        scans += 1
-        return original(self, text)
-
-    engine.feed = counted
-    try:
-        parser = module.ResponseParser("")
-        for chunk in chunks:
-            parser.feed(chunk)
-    finally:
-        engine.feed = original
-    return scans
-
-
 def test_code_full_of_starts_in_the_reasoning_is_not_scanned() -> None:
     chunks = ["<|think_start|>", "if a <", "|b", " and c <|", "think", "_e", " then"]
     # only the open; `<|think_end|>` spelled over chunks is no close here: every chunk's text is
     # committed, as the reference commits it
-    assert _scans(REASONING_TO_THE_END, chunks) == 1
+    assert scanned_chunks(REASONING_TO_THE_END, chunks) == 1
     ours = observe(compiled_engine(REASONING_TO_THE_END), "", chunks)
     assert agrees_with_reference(ours, observe(reference_engine(REASONING_TO_THE_END), "", chunks))
 
 
 def test_a_close_within_a_chunk_is_scanned() -> None:
     chunks = ["<|think_start|>", "hm", " <|think_end|>ok", " done"]
-    assert _scans(REASONING_TO_THE_END, chunks) == 2  # the open, and the chunk with the close
+    assert scanned_chunks(REASONING_TO_THE_END, chunks) == 2  # the open, and the chunk with the close
     ours = observe(compiled_engine(REASONING_TO_THE_END), "", chunks)
     assert agrees_with_reference(ours, observe(reference_engine(REASONING_TO_THE_END), "", chunks))
 

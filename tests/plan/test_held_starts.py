@@ -19,7 +19,7 @@ from rtcompile.runtime.engine import prefixes_of
 from rtcompile.scan_rule import state_scanner
 from rtcompile.tooling.observe import agrees_with_reference, identical
 from tests.support.bundled import template_of
-from tests.support.compiled import compiled_engine, compiled_module
+from tests.support.compiled import compiled_engine, scanned_chunks
 from tests.support.differential import interpreter_engine, observe, reference_engine
 from tests.support.lanes import examples
 from tests.support.strategies import PLAIN, chunkings, templates
@@ -100,28 +100,6 @@ def test_random_templates_starts_are_held_whole_after_any_committed_text(
         _check_held_whole(state, "".join(before))
 
 
-def _scans(model: str, chunks: list[str]) -> int:
-    """How many of `chunks` reach the engine's scan in `model`'s compiled module."""
-    module = compiled_module(template_of(model))
-    engine = module.ResponseParser.__mro__[1]  # the engine class the module's parser specialises
-    scans = 0
-    original = engine.feed
-
-    def counted(self: Any, text: str) -> Any:
-        nonlocal scans
-        scans += 1
-        return original(self, text)
-
-    engine.feed = counted
-    try:
-        parser = module.ResponseParser("")
-        for chunk in chunks:
-            parser.feed(chunk)
-    finally:
-        engine.feed = original
-    return scans
-
-
 def _same_as_the_interpreter(chunks: list[str]) -> bool:
     ours = observe(compiled_engine(template_of("qwen3")), "", chunks)
     return identical(ours, observe(interpreter_engine(template_of("qwen3")), "", chunks))
@@ -131,21 +109,21 @@ def test_a_delimiter_spelled_over_many_chunks_is_scanned_once_complete() -> None
     chunks = ["Let me see", " <", "t", "oo", "l_c", "al", "l", ">", '{"name": "f", "arguments": {}}']
     # the first chunk (no region is open yet) and `>` (the delimiter is complete); ` <` ends in a start,
     # held back, which `t` to `l` lengthen; the body has no `<`
-    assert _scans("qwen3", chunks) == 2
+    assert scanned_chunks(template_of("qwen3"), chunks) == 2
     assert _same_as_the_interpreter(chunks)
 
 
 def test_a_near_miss_is_scanned_once_it_stops_being_a_start() -> None:
     chunks = ["a", " <", "to", "ol", "s are", " handy"]
     # the first chunk, and `<tools are`, where a delimiter may still start at `<t`
-    assert _scans("qwen3", chunks) == 2
+    assert scanned_chunks(template_of("qwen3"), chunks) == 2
     assert _same_as_the_interpreter(chunks)
 
 
 def test_a_start_that_comes_to_nothing_is_region_text_without_a_scan() -> None:
     # ` a <`: ` a ` is region text and `<` held back; `<b` cannot start a delimiter: region text
     chunks = ["Hi", " a <", "b", " c", " d <", "|", "x"]
-    assert _scans("qwen3", chunks) == 2  # the first chunk, and `<|x`, where `<|` may start one
+    assert scanned_chunks(template_of("qwen3"), chunks) == 2  # the first chunk, and `<|x`, where `<|` may start one
     assert _same_as_the_interpreter(chunks)
 
 

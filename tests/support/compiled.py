@@ -108,3 +108,26 @@ def bundled_module(model: str) -> ModuleType:
 def _bundled_keys() -> dict[str, str]:
     """Which bundled template a template dict is, by `template_key`."""
     return {template_key(template_of(model)): model for model in MODELS}
+
+
+def scanned_chunks(template: dict[str, Any], chunks: list[str]) -> int:
+    """How many of `chunks`, fed to `template`'s compiled module, reach the engine's scan (its engine
+    class's `feed`, which a module's own `feed` calls for what its fast paths do not take)."""
+    module = compiled_module(template)
+    engine = module.ResponseParser.__mro__[1]  # the engine class the module's parser specialises
+    scans = 0
+    original = engine.feed
+
+    def counted(self: Any, text: str) -> Any:
+        nonlocal scans
+        scans += 1
+        return original(self, text)
+
+    engine.feed = counted
+    try:
+        parser = module.ResponseParser("")
+        for chunk in chunks:
+            parser.feed(chunk)
+    finally:
+        engine.feed = original
+    return scans

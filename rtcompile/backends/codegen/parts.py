@@ -177,7 +177,9 @@ class ModuleParts:
                 refuse_slow_backtracking(pattern, (full,))
                 return self.pattern(hint, full, origin=_origin(where, pattern)), None
             translated = translate(pattern)
-            refuse_slow_backtracking(pattern, (translated.full, translated.prefix, searched_prefix(translated.prefix)))
+            # (the partial matches' pattern as the module searches it: `rtcompile.regex.searched_prefix`)
+            searched = searched_prefix(translated.prefix)
+            refuse_slow_backtracking(pattern, (translated.full, translated.prefix, searched))
         except UnsupportedRegex as error:
             self.fallbacks.append(RegexFallback(error.construct, error.reason, where, pattern, error.summary))
             origin = f"{format_path(where)}, matched with the regex module"
@@ -190,8 +192,7 @@ class ModuleParts:
         if translated.duplicates:
             self.duplicates[full] = self.constant(f"{hint} duplicates", literal(translated.duplicates))
         origin = f"where {format_path(where)} may still match, as the regex module's partial=True finds"
-        # (written for a search that can skip ahead: `rtcompile.regex.searched_prefix`)
-        return full, self.pattern(f"{hint} partial", searched_prefix(translated.prefix), origin=origin)
+        return full, self.pattern(f"{hint} partial", searched, origin=origin)
 
     def groups_code(self, name: str, match: str = "m") -> str:
         """The expression for a match's named groups as the reference reports them."""
