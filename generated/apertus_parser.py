@@ -4859,6 +4859,9 @@ _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
 _RE_DELIMITER_STARTS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
+_RE_OUTSIDE_BEGINS: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_BEGINS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
@@ -4866,6 +4869,7 @@ def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE
     global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_DELIMITER_STARTS, _RE_IN_TOOL_CALLS_STARTS
+    global _RE_OUTSIDE_BEGINS, _RE_IN_REASONING_CONTENT_BEGINS, _RE_IN_TOOL_CALLS_BEGINS
     global _RE_START_ANCHOR
     # fields.tool_calls.open_pattern:
     # '<\\|tools_prefix\\|>\\[\\s*\\{\\s*"(?P<name>[^"]+)"\\s*:\\s*'
@@ -4954,6 +4958,25 @@ def _compile_patterns() -> None:
         ),
         re.DOTALL,
     )
+    _RE_OUTSIDE_BEGINS = re.compile(
+        (
+            "<(?:\\|(?:a(?:s(?:s(?:i(?:s(?:t(?:a(?:n(?:t(?:_(?:e(?:n(?:d(?:\\|(?:>|\\Z)"
+            "|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|i(?:n(?:"
+            "n(?:e(?:r(?:_(?:p(?:r(?:e(?:f(?:i(?:x(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|"
+            "\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|t(?:o(?:o(?:l(?:s(?:_(?:p(?:r(?:e("
+            "?:f(?:i(?:x(?:\\|(?:>(?:\\[|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|"
+            "\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
+    _RE_IN_REASONING_CONTENT_BEGINS = re.compile(
+        (
+            "<(?:\\|(?:i(?:n(?:n(?:e(?:r(?:_(?:s(?:u(?:f(?:f(?:i(?:x(?:\\|(?:>|\\Z)|\\Z"
+            ")|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile("\\}", 0)
     # start_anchor_pattern: "<\\|assistant_start\\|>|<\\|tools_suffix\\|>\\[.*\\]$"
     _RE_START_ANCHOR = re.compile(
         "<\\|assistant_start\\|>|<\\|tools_suffix\\|>\\[.*\\](?=\\n?\\Z)", re.DOTALL
@@ -5163,16 +5186,30 @@ class ResponseParser(StreamingParser):
         if lane >= 0:
             if not text:
                 return StreamingParser.feed(self, text)
-            if lane in (0, 1):
+            if lane == 0:
                 if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_DELIMITER_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_OUTSIDE_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
+            elif lane == 1:
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_REASONING_CONTENT_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             else:
                 if "}" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_IN_TOOL_CALLS_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

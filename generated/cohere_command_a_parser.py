@@ -4577,12 +4577,16 @@ _RE_IN_TOOL_PLAN_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_IN_CONTENT_PENDING: re.Pattern[str]
 _RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_IN_TOOL_PLAN_BEGINS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
+_RE_IN_CONTENT_BEGINS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_TOOL_PLAN_PENDING
     global _RE_IN_TOOL_CALLS_PENDING, _RE_IN_CONTENT_PENDING, _RE_DELIMITER_STARTS
+    global _RE_IN_TOOL_PLAN_BEGINS, _RE_IN_TOOL_CALLS_BEGINS, _RE_IN_CONTENT_BEGINS
     global _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
@@ -4617,6 +4621,27 @@ def _compile_patterns() -> None:
         re.DOTALL,
     )
     _RE_DELIMITER_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
+    _RE_IN_TOOL_PLAN_BEGINS = re.compile(
+        (
+            "<(?:\\|(?:E(?:N(?:D(?:_(?:T(?:H(?:I(?:N(?:K(?:I(?:N(?:G(?:\\|(?:>|\\Z)|\\Z"
+            ")|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile(
+        (
+            "<(?:\\|(?:E(?:N(?:D(?:_(?:A(?:C(?:T(?:I(?:O(?:N(?:\\|(?:>|\\Z)|\\Z)|\\Z)|"
+            "\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
+    _RE_IN_CONTENT_BEGINS = re.compile(
+        (
+            "<(?:\\|(?:E(?:N(?:D(?:_(?:R(?:E(?:S(?:P(?:O(?:N(?:S(?:E(?:\\|(?:>|\\Z)|\\Z"
+            ")|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
     # start_anchor: "<\\|START_OF_TURN_TOKEN\\|><\\|CHATBOT_TOKEN\\|>"
     _RE_START_ANCHOR = re.compile(
         "<\\|START_OF_TURN_TOKEN\\|><\\|CHATBOT_TOKEN\\|>", re.DOTALL
@@ -4800,10 +4825,30 @@ class ResponseParser(StreamingParser):
         if lane >= 0:
             if not text:
                 return StreamingParser.feed(self, text)
-            if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
-                # held back from `cut` on, if that is a start held whole
-                cut = first_of(_RE_DELIMITER_STARTS, text, 0)
-                return self._hold_start(text, cut, _HELD_STARTS[lane])
+            if lane == 1:
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_PLAN_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
+            elif lane == 2:
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
+            else:
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_CONTENT_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

@@ -4638,13 +4638,16 @@ _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
+_RE_OUTSIDE_BEGINS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL
-    global _RE_OUTSIDE_STARTS, _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
+    global _RE_OUTSIDE_STARTS, _RE_IN_TOOL_CALLS_STARTS, _RE_OUTSIDE_BEGINS
+    global _RE_IN_TOOL_CALLS_BEGINS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern:
     # "<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\\n<]+)\\n```json"
     _RE_TOOL_CALLS_OPEN = re.compile(
@@ -4707,6 +4710,21 @@ def _compile_patterns() -> None:
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[｜]|\\Z)", re.DOTALL)
     _RE_IN_TOOL_CALLS_STARTS = re.compile("`(?:[`]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_BEGINS = re.compile(
+        (
+            "<(?:｜(?:e(?:n(?:d(?:▁(?:o(?:f(?:▁(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:｜(?:"
+            ">|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\"
+            "Z)|\\Z)|t(?:o(?:o(?:l(?:▁(?:c(?:a(?:l(?:l(?:s(?:▁(?:b(?:e(?:g(?:i(?:n(?:｜"
+            "(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|e(?:n(?:d(?:｜(?:>|\\Z)|\\Z)|\\Z)|\\Z)|"
+            "\\Z)|\\Z)|▁(?:b(?:e(?:g(?:i(?:n(?:｜(?:>(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?"
+            ":<(?:｜(?:t(?:o(?:o(?:l(?:▁(?:s(?:e(?:p(?:｜(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|"
+            "\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+            "|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z"
+            ")|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile("`(?:`(?:`|\\Z)|\\Z)", 0)
     # start_anchor: "<｜tool▁outputs▁end｜>|<｜tool▁output▁end｜>|<｜Assistant｜>"
     _RE_START_ANCHOR = re.compile(
         (
@@ -4919,14 +4937,20 @@ class ResponseParser(StreamingParser):
                 return StreamingParser.feed(self, text)
             if lane == 0:
                 if "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_OUTSIDE_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_OUTSIDE_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             else:
                 if "`" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_IN_TOOL_CALLS_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

@@ -4569,6 +4569,8 @@ _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_BEGINS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
@@ -4576,7 +4578,7 @@ def _compile_patterns() -> None:
     global _RE_REASONING_CONTENT_OPEN, _RE_REASONING_CONTENT_OPEN_PARTIAL
     global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
     global _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_STARTS, _RE_DELIMITER_STARTS
-    global _RE_START_ANCHOR
+    global _RE_IN_REASONING_CONTENT_BEGINS, _RE_IN_TOOL_CALLS_BEGINS, _RE_START_ANCHOR
     # fields.reasoning_content.open_pattern: "^"
     _RE_REASONING_CONTENT_OPEN = re.compile("\\A", re.DOTALL)
     # where fields.reasoning_content.open_pattern may still match, as the regex module's
@@ -4602,6 +4604,16 @@ def _compile_patterns() -> None:
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[/rt\\|]|\\Z)", re.DOTALL)
     _RE_DELIMITER_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
+    _RE_IN_REASONING_CONTENT_BEGINS = re.compile(
+        "<(?:/(?:t(?:h(?:i(?:n(?:k(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)", 0
+    )
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile(
+        (
+            "<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z"
+            ")|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
     # start_anchor_pattern: "Assistant:[ \\t]*(?:<think>\\s*)?"
     _RE_START_ANCHOR = re.compile(
         (
@@ -4791,11 +4803,22 @@ class ResponseParser(StreamingParser):
             if lane == 0:
                 if "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None:
                     return StreamingParser.feed(self, text)
+            elif lane == 1:
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_REASONING_CONTENT_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             else:
                 if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_DELIMITER_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             # the committed character a delimiter may look back at
             self._buffer = text[-1:]
             self._pos = 1

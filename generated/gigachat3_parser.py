@@ -4496,13 +4496,15 @@ _RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
+_RE_OUTSIDE_BEGINS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_LITERALS
     global _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_STARTS, _RE_IN_TOOL_CALLS_STARTS
-    global _RE_START_ANCHOR
+    global _RE_OUTSIDE_BEGINS, _RE_IN_TOOL_CALLS_BEGINS, _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
     )
@@ -4528,6 +4530,27 @@ def _compile_patterns() -> None:
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[/\\|]|\\Z)|f(?:[u]|\\Z)", re.DOTALL)
     _RE_IN_TOOL_CALLS_STARTS = re.compile("<(?:[/\\|]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_BEGINS = re.compile(
+        (
+            "(?:<(?:/(?:s(?:>|\\Z)|\\Z)|\\|(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:_(?:c(?:a"
+            "(?:l(?:l(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|"
+            "\\Z)|\\Z)|\\Z)|m(?:e(?:s(?:s(?:a(?:g(?:e(?:_(?:s(?:e(?:p(?:\\|(?:>|\\Z)|\\"
+            "Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|f(?:u(?:n(?"
+            ":c(?:t(?:i(?:o(?:n(?:\\ (?:c(?:a(?:l(?:l(?:<(?:\\|(?:r(?:o(?:l(?:e(?:_(?:s"
+            "(?:e(?:p(?:\\|(?:>(?:\\\n|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z"
+            ")|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\"
+            "Z))"
+        ),
+        0,
+    )
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile(
+        (
+            "<(?:/(?:s(?:>|\\Z)|\\Z)|\\|(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:_(?:s(?:e(?:p(?:"
+            "\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|"
+            "\\Z)"
+        ),
+        0,
+    )
     # start_anchor: "assistant<\\|role_sep\\|>\\\n"
     _RE_START_ANCHOR = re.compile("assistant<\\|role_sep\\|>\\u000a", re.DOTALL)
 
@@ -4686,14 +4709,20 @@ class ResponseParser(StreamingParser):
                 if ("<" in text or "f" in text) and (
                     _RE_OUTSIDE_STARTS.search(text) is not None
                 ):
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_OUTSIDE_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_OUTSIDE_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             else:
                 if "<" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_IN_TOOL_CALLS_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

@@ -4924,6 +4924,9 @@ _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_OUTSIDE_BEGINS: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_BEGINS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
 _RE_TOOL_CALLS_TAGS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
@@ -4932,6 +4935,7 @@ def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
     global _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_STARTS, _RE_DELIMITER_STARTS
+    global _RE_OUTSIDE_BEGINS, _RE_IN_REASONING_CONTENT_BEGINS, _RE_IN_TOOL_CALLS_BEGINS
     global _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern: "<tool_call>(?P<name>[^\\s<\\\\]+)"
     _RE_TOOL_CALLS_OPEN = re.compile(
@@ -4971,6 +4975,28 @@ def _compile_patterns() -> None:
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[/t\\|]|\\Z)", re.DOTALL)
     _RE_DELIMITER_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_BEGINS = re.compile(
+        (
+            "<(?:/(?:t(?:h(?:i(?:n(?:k(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|t(?:h(?:i(?:n("
+            "?:k(?:>|\\Z)|\\Z)|\\Z)|\\Z)|o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:>|\\Z)|\\Z)|\\"
+            "Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\|(?:e(?:n(?:d(?:o(?:f(?:t(?:e(?:x(?:t(?"
+            ":\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|o(?:b(?:s(?:e(?"
+            ":r(?:v(?:a(?:t(?:i(?:o(?:n(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\"
+            "Z)|\\Z)|\\Z)|\\Z)|\\Z)|u(?:s(?:e(?:r(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\"
+            "Z)|\\Z)"
+        ),
+        0,
+    )
+    _RE_IN_REASONING_CONTENT_BEGINS = re.compile(
+        "<(?:/(?:t(?:h(?:i(?:n(?:k(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)", 0
+    )
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile(
+        (
+            "<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z"
+            ")|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
     # fields.tool_calls.content_args.tag_pattern:
     # "<arg_key>(?P<key>.*?)</arg_key>(?:\\s|\\\\n)*<arg_value>(?P<value>.*?)</arg_value
     # >"
@@ -5190,14 +5216,28 @@ class ResponseParser(StreamingParser):
                 return StreamingParser.feed(self, text)
             if lane == 0:
                 if "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_OUTSIDE_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_OUTSIDE_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
+            elif lane == 1:
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_REASONING_CONTENT_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             else:
                 if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_DELIMITER_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

@@ -5688,6 +5688,9 @@ _RE_IN_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_IN_THINKING_BEGINS: re.Pattern[str]
+_RE_IN_CONTENT_BEGINS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
@@ -5695,7 +5698,8 @@ def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_THINKING_PENDING, _RE_IN_CONTENT_LITERALS
     global _RE_IN_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_STARTS
-    global _RE_DELIMITER_STARTS, _RE_START_ANCHOR
+    global _RE_DELIMITER_STARTS, _RE_IN_THINKING_BEGINS, _RE_IN_CONTENT_BEGINS
+    global _RE_IN_TOOL_CALLS_BEGINS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern:
     # "(?:<\\|channel\\|>commentary\\s+)?to=functions\\.(?P<name>[^\\s<]+)(?:\\s*<\\|cha
     # nnel\\|>commentary)?[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>"
@@ -5786,6 +5790,19 @@ def _compile_patterns() -> None:
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[\\|]|\\Z)|t(?:[o]|\\Z)", re.DOTALL)
     _RE_DELIMITER_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
+    _RE_IN_THINKING_BEGINS = re.compile(
+        "<(?:\\|(?:e(?:n(?:d(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)", 0
+    )
+    _RE_IN_CONTENT_BEGINS = re.compile(
+        (
+            "<(?:\\|(?:e(?:n(?:d(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|r(?:e(?:t(?:u(?:r(?:n(?:"
+            "\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile(
+        "<(?:\\|(?:c(?:a(?:l(?:l(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)", 0
+    )
     # start_anchor: "<\\|start\\|>assistant"
     _RE_START_ANCHOR = re.compile("<\\|start\\|>assistant", re.DOTALL)
 
@@ -6040,10 +6057,30 @@ class ResponseParser(StreamingParser):
         if lane >= 0:
             if not text:
                 return StreamingParser.feed(self, text)
-            if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
-                # held back from `cut` on, if that is a start held whole
-                cut = first_of(_RE_DELIMITER_STARTS, text, 0)
-                return self._hold_start(text, cut, _HELD_STARTS[lane])
+            if lane == 1:
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_THINKING_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
+            elif lane == 2:
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_CONTENT_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
+            else:
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

@@ -4947,13 +4947,16 @@ _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
+_RE_OUTSIDE_BEGINS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL
-    global _RE_OUTSIDE_STARTS, _RE_START_ANCHOR
+    global _RE_OUTSIDE_STARTS, _RE_OUTSIDE_BEGINS, _RE_IN_TOOL_CALLS_BEGINS
+    global _RE_START_ANCHOR
     # fields.tool_calls.open_pattern:
     # '(?:<function_call>\\s*)?\\{\\s*"name":\\s*"(?P<name>[^"]+)",\\s*"arguments":\\s*'
     _RE_TOOL_CALLS_OPEN = re.compile(
@@ -5047,6 +5050,16 @@ def _compile_patterns() -> None:
         ),
         re.DOTALL,
     )
+    _RE_OUTSIDE_BEGINS = re.compile(
+        (
+            "(?:<(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:_(?:c(?:a(?:l(?:l(?:>|\\Z)|\\Z)|\\Z"
+            ")|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\|(?:e(?:n(?:d(?:o(?:"
+            "f(?:t(?:e(?:x(?:t(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|"
+            "\\Z)|\\Z)|\\Z)|\\{)"
+        ),
+        0,
+    )
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile("\\}", 0)
     # start_anchor: "\\\nASSISTANT:\\ "
     _RE_START_ANCHOR = re.compile("\\u000aASSISTANT: ", re.DOTALL)
 
@@ -5247,14 +5260,20 @@ class ResponseParser(StreamingParser):
                 if ("<" in text or "{" in text) and (
                     _RE_OUTSIDE_STARTS.search(text) is not None
                 ):
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_OUTSIDE_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_OUTSIDE_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             else:
                 if "}" in text:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = text.find("}")
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

@@ -4693,6 +4693,9 @@ _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
+_RE_OUTSIDE_BEGINS: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_BEGINS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
@@ -4701,7 +4704,8 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_LITERALS
     global _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_STARTS
-    global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS, _RE_START_ANCHOR
+    global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS, _RE_OUTSIDE_BEGINS
+    global _RE_IN_REASONING_CONTENT_BEGINS, _RE_IN_TOOL_CALLS_BEGINS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern: "<tool_call>(?P<name>[^\\n<]+)\\n```json\\n"
     _RE_TOOL_CALLS_OPEN = re.compile(
         "<tool_call>(?P<name>[^\\u000a<]+)\\u000a```json\\u000a", re.DOTALL
@@ -4750,6 +4754,33 @@ def _compile_patterns() -> None:
     _RE_OUTSIDE_STARTS = re.compile("<(?:[/at\\|]|\\Z)", re.DOTALL)
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/\\|]|\\Z)", re.DOTALL)
     _RE_IN_TOOL_CALLS_STARTS = re.compile("\\\n(?:[`]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_BEGINS = re.compile(
+        (
+            "<(?:/(?:a(?:n(?:s(?:w(?:e(?:r(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|t(?:o(?:o("
+            "?:l(?:_(?:c(?:a(?:l(?:l(?:s(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\"
+            "Z)|\\Z)|\\Z)|a(?:n(?:s(?:w(?:e(?:r(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|t(?:h"
+            "(?:i(?:n(?:k(?:>|\\Z)|\\Z)|\\Z)|\\Z)|o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:>|s(?"
+            ":>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\|(?:e(?:o(?:s(?:\\|"
+            "(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
+    _RE_IN_REASONING_CONTENT_BEGINS = re.compile(
+        (
+            "<(?:/(?:t(?:h(?:i(?:n(?:k(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\|(?:e(?:o(?:"
+            "s(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile(
+        (
+            "\\\n(?:`(?:`(?:`(?:\\\n(?:<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:>|\\"
+            "Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|<(?:/(?:t(?:o(?:"
+            "o(?:l(?:_(?:c(?:a(?:l(?:l(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+            "|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
     # start_anchor: "<\\|extra_0\\|>"
     _RE_START_ANCHOR = re.compile("<\\|extra_0\\|>", re.DOTALL)
 
@@ -5008,21 +5039,30 @@ class ResponseParser(StreamingParser):
                 return StreamingParser.feed(self, text)
             if lane == 0:
                 if "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_OUTSIDE_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_OUTSIDE_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             elif lane == 1:
                 if "<" in text and (
                     _RE_IN_REASONING_CONTENT_STARTS.search(text) is not None
                 ):
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_IN_REASONING_CONTENT_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_REASONING_CONTENT_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             else:
                 if "\n" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_IN_TOOL_CALLS_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

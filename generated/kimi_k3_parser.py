@@ -5243,6 +5243,9 @@ _RE_IN_REASONING_CONTENT_LITERALS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_OUTSIDE_BEGINS: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_BEGINS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
 _RE_TOOL_CALLS_TAGS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
@@ -5251,7 +5254,8 @@ def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING
-    global _RE_DELIMITER_STARTS, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
+    global _RE_DELIMITER_STARTS, _RE_OUTSIDE_BEGINS, _RE_IN_REASONING_CONTENT_BEGINS
+    global _RE_IN_TOOL_CALLS_BEGINS, _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern: '<\\|open\\|>call tool="(?P<name>[^"]+)"(?:
     # index="\\d+")?<\\|sep\\|>'
     _RE_TOOL_CALLS_OPEN = re.compile(
@@ -5384,6 +5388,44 @@ def _compile_patterns() -> None:
         re.DOTALL,
     )
     _RE_DELIMITER_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_BEGINS = re.compile(
+        (
+            "<(?:\\|(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:<(?:\\"
+            "|(?:s(?:e(?:p(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|"
+            "\\Z)|\\Z)|\\Z)|r(?:e(?:s(?:p(?:o(?:n(?:s(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|(?"
+            ":>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|t"
+            "(?:o(?:o(?:l(?:s(?:<(?:\\|(?:s(?:e(?:p(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|"
+            "\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|e(?:n(?:d"
+            "(?:_(?:o(?:f(?:_(?:m(?:s(?:g(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|"
+            "\\Z)|\\Z)|\\Z)|\\Z)|o(?:p(?:e(?:n(?:\\|(?:>(?:c(?:a(?:l(?:l(?:\\ (?:t(?:o("
+            '?:o(?:l(?:=(?:"|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|r(?:e(?:'
+            "s(?:p(?:o(?:n(?:s(?:e(?:<(?:\\|(?:s(?:e(?:p(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|"
+            "\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|t(?:h(?:i(?:n(?:k(?:<(?:"
+            "\\|(?:s(?:e(?:p(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z"
+            ")|o(?:o(?:l(?:s(?:<(?:\\|(?:s(?:e(?:p(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|"
+            "\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
+    _RE_IN_REASONING_CONTENT_BEGINS = re.compile(
+        (
+            "<(?:\\|(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:m(?:e(?:s(?:s(?:a(?:g(?:e(?:<(?:\\"
+            "|(?:s(?:e(?:p(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|"
+            "\\Z)|\\Z)|\\Z)|t(?:h(?:i(?:n(?:k(?:<(?:\\|(?:s(?:e(?:p(?:\\|(?:>|\\Z)|\\Z)"
+            "|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z"
+            ")|\\Z)|e(?:n(?:d(?:_(?:o(?:f(?:_(?:m(?:s(?:g(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)"
+            "|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile(
+        (
+            "<(?:\\|(?:c(?:l(?:o(?:s(?:e(?:\\|(?:>(?:c(?:a(?:l(?:l(?:<(?:\\|(?:s(?:e(?:"
+            "p(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\"
+            "Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
     # fields.tool_calls.content_args.tag_pattern: '<\\|open\\|>argument
     # key="(?P<key>[^"]+)"(?:
     # type="[a-z]+")?<\\|sep\\|>(?P<value>.*?)<\\|close\\|>argument<\\|sep\\|>'
@@ -5635,10 +5677,30 @@ class ResponseParser(StreamingParser):
         if lane >= 0:
             if not text:
                 return StreamingParser.feed(self, text)
-            if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
-                # held back from `cut` on, if that is a start held whole
-                cut = first_of(_RE_DELIMITER_STARTS, text, 0)
-                return self._hold_start(text, cut, _HELD_STARTS[lane])
+            if lane == 0:
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_OUTSIDE_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
+            elif lane == 1:
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_REASONING_CONTENT_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
+            else:
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

@@ -5756,13 +5756,14 @@ _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL
-    global _RE_OUTSIDE_STARTS, _RE_START_ANCHOR
+    global _RE_OUTSIDE_STARTS, _RE_IN_TOOL_CALLS_BEGINS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern:
     # '(?:<\\|python_tag\\|>)?\\{?\\s*(?:"type":\\s*"function",\\s*)?"name":\\s*"(?P<nam
     # e>[^"]+)",\\s*"(?:parameters|arguments)":\\s*'
@@ -5881,6 +5882,7 @@ def _compile_patterns() -> None:
         ),
         re.DOTALL,
     )
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile("\\}", 0)
     # start_anchor: "<\\|start_header_id\\|>assistant<\\|end_header_id\\|>\\\n\\\n"
     _RE_START_ANCHOR = re.compile(
         "<\\|start_header_id\\|>assistant<\\|end_header_id\\|>\\u000a\\u000a", re.DOTALL
@@ -6075,9 +6077,12 @@ class ResponseParser(StreamingParser):
                     return self._hold_start(text, cut, _HELD_STARTS[lane])
             else:
                 if "}" in text:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = text.find("}")
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

@@ -4779,13 +4779,14 @@ _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_LITERALS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING
-    global _RE_DELIMITER_STARTS, _RE_START_ANCHOR
+    global _RE_DELIMITER_STARTS, _RE_IN_TOOL_CALLS_BEGINS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern: "<\\|python_start\\|>|^(?=\\[)"
     _RE_TOOL_CALLS_OPEN = re.compile("<\\|python_start\\|>|\\A(?=\\[)", re.DOTALL)
     # where fields.tool_calls.open_pattern may still match, as the regex module's
@@ -4815,6 +4816,14 @@ def _compile_patterns() -> None:
         re.DOTALL,
     )
     _RE_DELIMITER_STARTS = re.compile("<(?:[\\|]|\\Z)", re.DOTALL)
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile(
+        (
+            "<(?:\\|(?:e(?:o(?:m(?:\\|(?:>|\\Z)|\\Z)|t(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|p("
+            "?:y(?:t(?:h(?:o(?:n(?:_(?:e(?:n(?:d(?:\\|(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z"
+            ")|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
     # start_anchor: "<\\|header_start\\|>assistant<\\|header_end\\|>\\\n\\\n"
     _RE_START_ANCHOR = re.compile(
         "<\\|header_start\\|>assistant<\\|header_end\\|>\\u000a\\u000a", re.DOTALL
@@ -5012,10 +5021,17 @@ class ResponseParser(StreamingParser):
         if lane >= 0:
             if not text:
                 return StreamingParser.feed(self, text)
-            if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
-                # held back from `cut` on, if that is a start held whole
-                cut = first_of(_RE_DELIMITER_STARTS, text, 0)
-                return self._hold_start(text, cut, _HELD_STARTS[lane])
+            if lane == 0:
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    return StreamingParser.feed(self, text)
+            else:
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             # the committed character a delimiter may look back at
             self._buffer = text[-1:]
             self._pos = 1

@@ -4509,12 +4509,16 @@ _RE_IN_REASONING_CONTENT_PENDING: re.Pattern[str]
 _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_DELIMITER_STARTS: re.Pattern[str]
+_RE_OUTSIDE_BEGINS: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_BEGINS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_OUTSIDE_LITERALS, _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
     global _RE_IN_TOOL_CALLS_PENDING, _RE_OUTSIDE_STARTS, _RE_DELIMITER_STARTS
+    global _RE_OUTSIDE_BEGINS, _RE_IN_REASONING_CONTENT_BEGINS, _RE_IN_TOOL_CALLS_BEGINS
     global _RE_START_ANCHOR
     _RE_OUTSIDE_LITERALS = re.compile(
         "|".join(map(re.escape, _OUTSIDE_LITERAL_WATCHES)), re.DOTALL
@@ -4534,6 +4538,24 @@ def _compile_patterns() -> None:
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[STt]|\\Z)", re.DOTALL)
     _RE_DELIMITER_STARTS = re.compile("<(?:[/]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_BEGINS = re.compile(
+        (
+            "<(?:S(?:P(?:E(?:C(?:I(?:A(?:L(?:_(?:1(?:2(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z"
+            ")|\\Z)|\\Z)|\\Z)|\\Z)|T(?:O(?:O(?:L(?:C(?:A(?:L(?:L(?:>|\\Z)|\\Z)|\\Z)|\\Z"
+            ")|\\Z)|\\Z)|\\Z)|\\Z)|t(?:h(?:i(?:n(?:k(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
+    _RE_IN_REASONING_CONTENT_BEGINS = re.compile(
+        "<(?:/(?:t(?:h(?:i(?:n(?:k(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)", 0
+    )
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile(
+        (
+            "<(?:/(?:T(?:O(?:O(?:L(?:C(?:A(?:L(?:L(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\"
+            "Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
     # start_anchor: "<SPECIAL_11>Assistant\\\n"
     _RE_START_ANCHOR = re.compile("<SPECIAL_11>Assistant\\u000a", re.DOTALL)
 
@@ -4691,14 +4713,28 @@ class ResponseParser(StreamingParser):
                 return StreamingParser.feed(self, text)
             if lane == 0:
                 if "<" in text and _RE_OUTSIDE_STARTS.search(text) is not None:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_OUTSIDE_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_OUTSIDE_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
+            elif lane == 1:
+                if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_REASONING_CONTENT_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             else:
                 if "<" in text and _RE_DELIMITER_STARTS.search(text) is not None:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_DELIMITER_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

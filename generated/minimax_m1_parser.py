@@ -4965,6 +4965,9 @@ _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
+_RE_OUTSIDE_BEGINS: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_BEGINS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
@@ -4973,7 +4976,8 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_TOOL_CALLS_CLOSE
     global _RE_TOOL_CALLS_CLOSE_PARTIAL, _RE_OUTSIDE_STARTS
-    global _RE_IN_REASONING_CONTENT_STARTS, _RE_START_ANCHOR
+    global _RE_IN_REASONING_CONTENT_STARTS, _RE_OUTSIDE_BEGINS
+    global _RE_IN_REASONING_CONTENT_BEGINS, _RE_IN_TOOL_CALLS_BEGINS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern:
     # '\\{\\s*"name":\\s*"(?P<name>[^"]+)",\\s*"arguments":\\s*'
     _RE_TOOL_CALLS_OPEN = re.compile(
@@ -5061,6 +5065,26 @@ def _compile_patterns() -> None:
         re.DOTALL,
     )
     _RE_IN_REASONING_CONTENT_STARTS = re.compile("<(?:[/e]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_BEGINS = re.compile(
+        (
+            "(?:<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:s(?:>|\\Z)|\\Z)|\\Z)|\\Z)|"
+            "\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|e(?:n(?:d(?:_(?:o(?:f(?:_(?:s(?:e(?:n(?"
+            ":t(?:e(?:n(?:c(?:e(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|"
+            "\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|t(?:h(?:i(?:n(?:k(?:>|\\Z)|\\Z)|\\Z)|\\Z)|o(?:o(?"
+            ":l(?:_(?:c(?:a(?:l(?:l(?:s(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z"
+            ")|\\Z)|\\Z)|\\{)"
+        ),
+        0,
+    )
+    _RE_IN_REASONING_CONTENT_BEGINS = re.compile(
+        (
+            "<(?:/(?:t(?:h(?:i(?:n(?:k(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|e(?:n(?:d(?:_("
+            "?:o(?:f(?:_(?:s(?:e(?:n(?:t(?:e(?:n(?:c(?:e(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|"
+            "\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile("\\}", 0)
     # start_anchor_pattern: "<beginning_of_sentence>ai name=[^\\n]*\\n"
     _RE_START_ANCHOR = re.compile(
         "<beginning_of_sentence>ai name=[^\\u000a]*\\u000a", re.DOTALL
@@ -5307,21 +5331,30 @@ class ResponseParser(StreamingParser):
                 if ("<" in text or "{" in text) and (
                     _RE_OUTSIDE_STARTS.search(text) is not None
                 ):
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_OUTSIDE_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_OUTSIDE_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             elif lane == 1:
                 if "<" in text and (
                     _RE_IN_REASONING_CONTENT_STARTS.search(text) is not None
                 ):
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_IN_REASONING_CONTENT_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_REASONING_CONTENT_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             else:
                 if "}" in text:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = text.find("}")
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

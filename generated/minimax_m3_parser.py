@@ -4342,6 +4342,9 @@ _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
+_RE_OUTSIDE_BEGINS: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_BEGINS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
 _RE_TOOL_CALLS_TAGS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
@@ -4351,6 +4354,7 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_LITERALS
     global _RE_IN_REASONING_CONTENT_PENDING, _RE_IN_TOOL_CALLS_PENDING
     global _RE_OUTSIDE_STARTS, _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS
+    global _RE_OUTSIDE_BEGINS, _RE_IN_REASONING_CONTENT_BEGINS, _RE_IN_TOOL_CALLS_BEGINS
     global _RE_TOOL_CALLS_TAGS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern: '\\]<\\]minimax\\[>\\[<invoke
     # name="(?P<name>[^"]+)">'
@@ -4406,6 +4410,35 @@ def _compile_patterns() -> None:
         "<(?:[/]|\\Z)|\\[(?:[e]|\\Z)", re.DOTALL
     )
     _RE_IN_TOOL_CALLS_STARTS = re.compile("\\](?:[<]|\\Z)", re.DOTALL)
+    _RE_OUTSIDE_BEGINS = re.compile(
+        (
+            "(?:<(?:/(?:m(?:m(?::(?:t(?:h(?:i(?:n(?:k(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+            "|\\Z)|\\Z)|\\Z)|m(?:m(?::(?:t(?:h(?:i(?:n(?:k(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+            "|\\Z)|\\Z)|\\Z)|\\Z)|\\[(?:e(?:\\~(?:\\[|\\Z)|\\Z)|\\Z)|\\](?:<(?:\\](?:m("
+            "?:i(?:n(?:i(?:m(?:a(?:x(?:\\[(?:>(?:\\[(?:<(?:/(?:t(?:o(?:o(?:l(?:_(?:c(?:"
+            "a(?:l(?:l(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|i(?:n(?:v("
+            '?:o(?:k(?:e(?:\\ (?:n(?:a(?:m(?:e(?:=(?:"|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\'
+            "Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|t(?:o(?:o(?:l(?:_(?:c(?:a(?:l(?:l(?:>|\\Z)|\\Z"
+            ")|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\"
+            "Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z))"
+        ),
+        0,
+    )
+    _RE_IN_REASONING_CONTENT_BEGINS = re.compile(
+        (
+            "(?:<(?:/(?:m(?:m(?::(?:t(?:h(?:i(?:n(?:k(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+            "|\\Z)|\\Z)|\\Z)|\\Z)|\\[(?:e(?:\\~(?:\\[|\\Z)|\\Z)|\\Z))"
+        ),
+        0,
+    )
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile(
+        (
+            "\\](?:<(?:\\](?:m(?:i(?:n(?:i(?:m(?:a(?:x(?:\\[(?:>(?:\\[(?:<(?:/(?:i(?:n("
+            "?:v(?:o(?:k(?:e(?:>|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+            "|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)"
+        ),
+        0,
+    )
     # fields.tool_calls.content_args.tag_pattern:
     # "\\]<\\]minimax\\[>\\[<(?P<key>[^>/\\s]+)>(?P<value>.*?)(?:\\]<\\]minimax\\[>\\[)?
     # </[^>\\s]+>"
@@ -4658,21 +4691,30 @@ class ResponseParser(StreamingParser):
                 if ("<" in text or "[" in text or "]" in text) and (
                     _RE_OUTSIDE_STARTS.search(text) is not None
                 ):
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_OUTSIDE_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_OUTSIDE_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             elif lane == 1:
                 if ("<" in text or "[" in text) and (
                     _RE_IN_REASONING_CONTENT_STARTS.search(text) is not None
                 ):
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_IN_REASONING_CONTENT_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_REASONING_CONTENT_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             else:
                 if "]" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_IN_TOOL_CALLS_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

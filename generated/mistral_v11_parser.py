@@ -4673,6 +4673,8 @@ _RE_IN_TOOL_CALLS_PENDING: re.Pattern[str]
 _RE_IN_REASONING_CONTENT_STARTS: re.Pattern[str]
 _RE_IN_TOOL_CALLS_STARTS: re.Pattern[str]
 _RE_OUTSIDE_LAST_BREAK: re.Pattern[str]
+_RE_IN_REASONING_CONTENT_BEGINS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
 _RE_OUTSIDE_RUN_BREAK: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
@@ -4682,7 +4684,8 @@ def _compile_patterns() -> None:
     global _RE_OUTSIDE_PENDING, _RE_IN_REASONING_CONTENT_PENDING
     global _RE_IN_TOOL_CALLS_LITERALS, _RE_IN_TOOL_CALLS_PENDING
     global _RE_IN_REASONING_CONTENT_STARTS, _RE_IN_TOOL_CALLS_STARTS
-    global _RE_OUTSIDE_LAST_BREAK, _RE_OUTSIDE_RUN_BREAK, _RE_START_ANCHOR
+    global _RE_OUTSIDE_LAST_BREAK, _RE_IN_REASONING_CONTENT_BEGINS
+    global _RE_IN_TOOL_CALLS_BEGINS, _RE_OUTSIDE_RUN_BREAK, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern:
     # "(?:\\[TOOL_CALLS\\])?(?P<name>[^\\s\\[\\]]+)\\[ARGS\\]"
     _RE_TOOL_CALLS_OPEN = re.compile(
@@ -4732,6 +4735,16 @@ def _compile_patterns() -> None:
             "29\\u202f\\u205f\\u3000]"
         ),
         re.DOTALL,
+    )
+    _RE_IN_REASONING_CONTENT_BEGINS = re.compile(
+        "\\[(?:/(?:T(?:H(?:I(?:N(?:K(?:\\]|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)", 0
+    )
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile(
+        (
+            "(?:<(?:/(?:s(?:>|\\Z)|\\Z)|\\Z)|\\[(?:T(?:O(?:O(?:L(?:_(?:C(?:A(?:L(?:L(?:"
+            "S(?:\\]|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z)|\\Z))"
+        ),
+        0,
     )
     _RE_OUTSIDE_RUN_BREAK = re.compile(
         (
@@ -4990,16 +5003,22 @@ class ResponseParser(StreamingParser):
                 if "[" in text and (
                     _RE_IN_REASONING_CONTENT_STARTS.search(text) is not None
                 ):
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_IN_REASONING_CONTENT_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_REASONING_CONTENT_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             else:
                 if ("<" in text or "[" in text) and (
                     _RE_IN_TOOL_CALLS_STARTS.search(text) is not None
                 ):
-                    # held back from `cut` on, if that is a start held whole
-                    cut = first_of(_RE_IN_TOOL_CALLS_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

@@ -1375,6 +1375,13 @@ def prefixes_of(*texts: str) -> frozenset[str]:
 HELD: Final = -4
 
 
+def first_of(leads: re.Pattern[str], buf: str, pos: int) -> int:
+    """Where `leads` (a pattern of a character or two) first matches in `buf` from
+    `pos`, -1 if nowhere: `str.find` for a character class."""
+    m = leads.search(buf, pos)
+    return -1 if m is None else m.start()
+
+
 # `StreamingParser._lane`, besides a state's index: every chunk is scanned; no region is
 # open and text outside regions is dropped (the template has no implicit field).
 SCAN: Final = -1
@@ -4316,13 +4323,14 @@ _RE_OUTSIDE_PENDING: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE: re.Pattern[str]
 _RE_TOOL_CALLS_CLOSE_PARTIAL: re.Pattern[str]
 _RE_OUTSIDE_STARTS: re.Pattern[str]
+_RE_IN_TOOL_CALLS_BEGINS: re.Pattern[str]
 _RE_START_ANCHOR: re.Pattern[str]
 
 
 def _compile_patterns() -> None:
     global _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, _RE_OUTSIDE_LITERALS
     global _RE_OUTSIDE_PENDING, _RE_TOOL_CALLS_CLOSE, _RE_TOOL_CALLS_CLOSE_PARTIAL
-    global _RE_OUTSIDE_STARTS, _RE_START_ANCHOR
+    global _RE_OUTSIDE_STARTS, _RE_IN_TOOL_CALLS_BEGINS, _RE_START_ANCHOR
     # fields.tool_calls.open_pattern:
     # '(?:<(?:tool_call|tools)>\\s*|(?<=\\})(?:\\s*,)?\\s*)\\{\\s*"name"\\s*:\\s*"(?P<na
     # me>[^"]+)"\\s*,\\s*"(?:arguments|parameters)"\\s*:\\s*'
@@ -4457,6 +4465,7 @@ def _compile_patterns() -> None:
         re.DOTALL,
     )
     _RE_OUTSIDE_STARTS = re.compile("<(?:[t\\|]|\\Z)", re.DOTALL)
+    _RE_IN_TOOL_CALLS_BEGINS = re.compile("\\}", 0)
     # start_anchor: "<\\|im_start\\|>assistant\\\n"
     _RE_START_ANCHOR = re.compile("<\\|im_start\\|>assistant\\u000a", re.DOTALL)
 
@@ -4644,9 +4653,12 @@ class ResponseParser(StreamingParser):
                     return StreamingParser.feed(self, text)
             else:
                 if "}" in text:
-                    # held back from `cut` on, if that is a start held whole
-                    cut = text.find("}")
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    # where a delimiter begins, or the start of one ends the text (-1:
+                    # nowhere, region text)
+                    cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
+                    if cut >= 0:
+                        # held back from there, if that is a start held whole
+                        return self._hold_start(text, cut, _HELD_STARTS[lane])
             # the committed character a delimiter may look back at
             self._buffer = text[-1:]
             self._pos = 1

@@ -13,7 +13,7 @@ import functools
 from dataclasses import dataclass
 
 from rtcompile.errors import JsonPath
-from rtcompile.held_starts import held_starts
+from rtcompile.held_starts import begins_with, held_starts
 from rtcompile.ir import Delimiter, Field, Template, literal_delimiter
 from rtcompile.per_template import per_template
 from rtcompile.regex.analysis import LeadingRun, depends_on_scan_start, history, leading_run, matched_strings
@@ -85,11 +85,16 @@ class ParserState:
     # back without a scan. (Where a scan would start to wait for a string instead, text is kept either
     # way and nothing committed until the string comes: waiting only looks at less of it.)
     held_starts: tuple[str, ...] = ()
-    # Where the state's only watch also matches at the text's end (a `\Z` branch: `</think>|\Z`), a
-    # streaming scan holds nothing back, since `regex` takes that complete match over any partial one,
-    # and takes a delimiter only where another branch matches: these, translated for stdlib `re` (see
-    # `holds_nothing`). None for any other state.
+    # Where the state's only watch also matches at the text's end (an end branch: `</think>|\Z`), a
+    # streaming scan holds back no partial match of it, since `regex` takes that complete match over
+    # any partial one, and takes a delimiter only where another branch matches: these, translated for
+    # stdlib `re` (see `holds_nothing`). None for any other state. (A `$` branch also matches before a
+    # newline that ends the text, which is then held back: `final_newline`, and `held_starts` lists it.)
     other_branches: str | None = None
+    # The literals every match of a watched delimiter begins with one of, where known for every watch
+    # and none looks before the scan position (`rtcompile.held_starts.begins_with`): a chunk in which
+    # none begins and no start of one ends is region text. None where not known.
+    begins_with: tuple[str, ...] | None = None
 
     def awaited(self) -> tuple[tuple[str, ...], ...]:
         """By wait (`awaits`): the strings any of which ends it (`Tables.awaits`)."""
@@ -162,10 +167,13 @@ def plan_parser(template: Template) -> ParserPlan:
         final_newline = found is not None and found.final_newline
         after = () if found is None else tuple(sorted(found.after))
         delimiters = [w.delimiter for w in ordered]
-        held = held_starts(delimiters, map(delimiter_history, delimiters))
+        histories = [delimiter_history(d) for d in delimiters]
+        held = held_starts(delimiters, histories)
         run = pending_run(watches)
         others = holds_nothing(ordered)
-        states.append(ParserState(index, field, ordered, starts, run, awaits, final_newline, after, held, others))
+        begins = begins_with(delimiters, histories)
+        state = ParserState(index, field, ordered, starts, run, awaits, final_newline, after, held, others, begins)
+        states.append(state)
     return ParserPlan(
         template=template,
         states=tuple(states),
@@ -212,13 +220,14 @@ def _delimiter_starts(watches: list[Watch], history: int | None) -> MatchStarts 
 
 
 def holds_nothing(watches: tuple[Watch, ...]) -> str | None:
-    r"""For a state whose one watch has a branch that matches only at the text's very end (`\Z`, not
-    `$`, which also matches before a final newline): the stdlib translation of its other branches
-    (`rtcompile.regex.translate.translate_before_end`). A streaming scan of such a state never holds
-    text back: wherever the text ends, that branch matches there, and `regex`'s partial search reports
-    a complete match over a partial one; so a scan takes a delimiter only where another branch
-    matches, and otherwise commits everything. None where this does not hold, or where the watch looks
-    before the scan position."""
+    r"""For a state whose one watch has a branch that matches at the text's end (`\Z`, or `$`): the
+    stdlib translation of its other branches (`rtcompile.regex.translate.translate_before_end`). A
+    streaming scan of such a state holds back no partial match: wherever the text ends, that branch
+    matches there, and `regex`'s partial search reports a complete match over a partial one; so a scan
+    takes a delimiter only where another branch matches, and otherwise commits everything (but for a
+    `$` branch, a newline that ends the text: `$` matches before it, a match the next character
+    undoes, so it is held back). None where this does not hold, or where the watch looks before the
+    scan position."""
     if len(watches) != 1 or watches[0].delimiter.is_literal:
         return None
     delimiter = watches[0].delimiter
@@ -228,7 +237,7 @@ def holds_nothing(watches: tuple[Watch, ...]) -> str | None:
         split = translate_before_end(delimiter.pattern)
     except (InvalidRegex, UnsupportedRegex):
         return None
-    if split is None or split.final_newline or split.branches is None:
+    if split is None or split.branches is None:
         return None
     return split.branches
 

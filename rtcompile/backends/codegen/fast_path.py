@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Callable
+from typing import TypeAlias
 
 from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, width
 from rtcompile.backends.codegen.lift import inlined_method
@@ -139,9 +140,38 @@ class _HeldTail:
     def write(self, out: CodeWriter, state: ParserState) -> None:
         """The tail's code for the lanes that share `state`'s test."""
         self.parts.need("engine", "HELD")
+        if state.begins_with is not None:
+            self._unless_no_delimiter_begins(out, state)
+            return
+        # a `$` may match before a newline that ends the text, which is held back whole
+        newline = state.final_newline and "\n" in state.held_starts
         out.comment("held back from `cut` on, if that is a start held whole")
-        out.line(f"cut = {self._first_start(state)}")
+        if state.delimiter_starts:
+            out.line(f"cut = {self._first_start(state)}")
+            if newline:
+                with out.block("if cut < 0:"):
+                    out.comment("no character starts a delimiter: the chunk ends in the newline a `$` matches before")
+                    out.line("cut = len(text) - 1")
+        elif newline:
+            out.comment("(the newline a `$` matches before, which ends the chunk: no delimiter starts elsewhere)")
+            out.line("cut = len(text) - 1")
+        else:
+            out.line("cut = -1")
         out.line(f"return self._hold_start(text, cut, {self.table}[lane])")
+
+    def _unless_no_delimiter_begins(self, out: CodeWriter, state: ParserState) -> None:
+        """Where the state's matches all begin with known literals (`ParserState.begins_with`): the chunk
+        is region text unless one of them begins in it or the start of one ends it; from the first such
+        place on it is held back, if that is a start held whole, else scanned."""
+        assert state.begins_with is not None
+        hint = f"{state_hint(state, self.plan.template)} begins"
+        begins = self.parts.pattern(hint, _literal_or_its_start(state.begins_with), flags="0")
+        self.parts.need("scanning", "first_of")
+        out.comment("where a delimiter begins, or the start of one ends the text (-1: nowhere, region text)")
+        out.line(f"cut = first_of({begins}, text, 0)")
+        with out.block("if cut >= 0:"):
+            out.comment("held back from there, if that is a start held whole")
+            out.line(f"return self._hold_start(text, cut, {self.table}[lane])")
 
     def _first_start(self, state: ParserState) -> str:
         """Where in `text` the first character that may start a delimiter of the state is, -1 if none:
@@ -170,20 +200,23 @@ def _region_lanes_branch(
     tail: _HeldTail | None,
 ) -> None:
     """The lanes of the states in which a region is open: a chunk their state's test says no
-    delimiter can start in is region text; one it says a delimiter may start in is scanned, unless it
-    ends in a held-back start (`tail`) or the state's watch also matches at the text's end
-    (`_unless_other_branches`). States with the same test (and the same other branches) share a
-    branch of the test."""
-    groups: dict[tuple[BusyTest, str | None], list[int]] = {}
+    delimiter can start in is region text; one it says a delimiter may start in is scanned, unless no
+    delimiter begins in it after all or it ends in a held-back start (`tail`), or the state's watch
+    also matches at the text's end (`_unless_other_branches`). States with the same test (and the same
+    code for a busy chunk) share a branch of the test."""
+    # (states that share a test share the code for a busy chunk too: what decides it is in the key)
+    groups: dict[tuple[BusyTest, str | None, bool, tuple[str, ...] | None], list[int]] = {}
     for index in lanes:
         state = plan.states[index]
         other_branches = state.other_branches if plan.history == 0 else None
-        groups.setdefault((test_of[index], other_branches), []).append(index)
+        key = (test_of[index], other_branches, state.final_newline, state.begins_with)
+        groups.setdefault(key, []).append(index)
 
     def on_busy(other_branches: str | None, states: list[int]) -> Callable[[CodeWriter], None] | None:
         first = plan.states[states[0]]
         if other_branches is not None:
-            return lambda out: _unless_other_branches(out, parts, plan, first, scan)
+            table = None if tail is None else tail.table
+            return lambda out: _unless_other_branches(out, parts, plan, first, scan, table)
         if tail is not None and any(plan.states[index].held_starts for index in states):
             # (a state of the branch without held-back starts finds none in the table, and scans)
             return lambda out: tail.write(out, first)
@@ -191,7 +224,7 @@ def _region_lanes_branch(
 
     with out.block(f"if {_lane_test(plan, runs, lanes)}:"):
         if len(groups) == 1:
-            (((lines, other_branches), states),) = groups.items()
+            (((lines, other_branches, _, _), states),) = groups.items()
             _scan_unless_quiet(out, lines, ["not text"], scan, on_busy(other_branches, states))
         else:
             with out.block("if not text:"):
@@ -199,7 +232,7 @@ def _region_lanes_branch(
             # A state whose test is "no delimiter can start after the text's start" needs no branch;
             # without one, the last branch is the `else`.
             tested = [(key, states) for key, states in groups.items() if key[0] != ("False",)]
-            for number, ((lines, other_branches), states) in enumerate(tested):
+            for number, ((lines, other_branches, _, _), states) in enumerate(tested):
                 busy = on_busy(other_branches, states)
                 if number == len(tested) - 1 and len(tested) == len(groups):
                     if len(lines) == 1 and busy is None:
@@ -216,17 +249,51 @@ def _region_lanes_branch(
 
 
 def _unless_other_branches(
-    out: CodeWriter, parts: ModuleParts, plan: ParserPlan, state: ParserState, scan: str
+    out: CodeWriter, parts: ModuleParts, plan: ParserPlan, state: ParserState, scan: str, table: str | None
 ) -> None:
     """For a chunk a delimiter may start in, in a state whose watch also matches at the text's end
-    (`ParserState.other_branches`): scanning holds nothing back, so the chunk is region text unless
-    another branch matches in it."""
+    (`ParserState.other_branches`): scanning holds back no partial match, so the chunk is region text
+    unless another branch matches in it; but for a newline that ends it where the end branch is a `$`,
+    which is held back (`table`, the held-back starts, lists it: see `rtcompile.held_starts`)."""
     assert state.other_branches is not None
     hint = f"{watch_hint(state.watches[0], plan.template)} before end"
     pattern = parts.pattern_once(hint, state.other_branches)
     out.comment("the close also matches where the text ends: nothing is held back (`regex` takes that match)")
     with out.block(f"if {pattern}.search(text) is not None:"):
         out.line(scan)
+    if state.final_newline:
+        with out.block('if text.endswith("\\n"):'):
+            if table is not None and "\n" in state.held_starts:
+                out.comment("but for the newline a `$` matches before, which the next character undoes")
+                out.line(f"return self._hold_start(text, len(text) - 1, {table}[lane])")
+            else:
+                out.line(scan)
+
+
+_Trie: TypeAlias = "dict[str, _Trie]"
+
+
+def _literal_or_its_start(literals: tuple[str, ...]) -> str:
+    """A stdlib pattern matching one of `literals`, or a non-empty prefix of one that ends the text: a
+    trie, `<(?:/(?:x(?:>|\\Z)|\\Z)|\\Z)` for `</x>`."""
+    trie: _Trie = {}
+    for lit in literals:
+        node = trie
+        for char in lit:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a literal ends here
+
+    def branches(node: _Trie) -> list[str]:
+        out = []
+        for char, child in sorted(node.items()):
+            if "" in child:
+                out.append(re.escape(char))  # a literal is complete here: the longer ones need not be
+            else:
+                out.append(f"{re.escape(char)}(?:{'|'.join(branches(child))}|\\Z)")
+        return out
+
+    top = branches(trie)
+    return top[0] if len(top) == 1 else f"(?:{'|'.join(top)})"
 
 
 def _region_lanes(plan: ParserPlan, runs: list[ParserState]) -> list[int]:
