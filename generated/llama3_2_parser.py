@@ -5052,8 +5052,8 @@ class ResponseParser(StreamingParser):
         return StreamingParser.feed(self, text)
 
     def _settle(self) -> None:
-        """The engine's lanes (`StreamingParser._settle`), and `HELD` where the text
-        held back starts a delimiter."""
+        """The engine's lanes (`StreamingParser._settle`) and `HELD` where the text held
+        back starts a delimiter."""
         StreamingParser._settle(self)
         if (
             self._lane == SCAN

@@ -2818,6 +2818,13 @@ def first_of(leads: re.Pattern[str], buf: str, pos: int) -> int:
     return -1 if m is None else m.start()
 
 
+# `StreamingParser._lane` as a generated module's own `_settle` sets it: the text held
+# back may be a partial match of one of the state's delimiters, past its start; a chunk
+# that leaves it one, with no complete match in it, is held back with it, without a
+# scan (see `rtcompile.backends.codegen.fast_path`).
+PARTIAL: Final = -5
+
+
 # `StreamingParser._lane`, besides a state's index: every chunk is scanned; no region is
 # open and text outside regions is dropped (the template has no implicit field).
 SCAN: Final = -1
@@ -6108,18 +6115,36 @@ class ResponseParser(StreamingParser):
                 self._buffer = ""
                 self._lane = self._state
                 return self.feed(held)
+        if lane == PARTIAL:
+            # Held back: perhaps a partial match of a delimiter. A chunk that leaves it
+            # one, from its start, and completes none is held back with it, as scanning
+            # would hold it.
+            held = self._buffer + text
+            if self._state == 0:
+                if (
+                    _RE_TOOL_CALLS_OPEN_PARTIAL.match(held) is not None
+                    and _RE_TOOL_CALLS_OPEN.search(held) is None
+                ):
+                    self._buffer = held
+                    return []
+            elif self._state == 1:
+                if (
+                    _RE_TOOL_CALLS_CLOSE_PARTIAL.match(held) is not None
+                    and _RE_TOOL_CALLS_CLOSE.search(held) is None
+                ):
+                    self._buffer = held
+                    return []
         return StreamingParser.feed(self, text)
 
     def _settle(self) -> None:
-        """The engine's lanes (`StreamingParser._settle`), and `HELD` where the text
-        held back starts a delimiter."""
+        """The engine's lanes (`StreamingParser._settle`), `HELD` where the text held
+        back starts a delimiter and `PARTIAL` where it may be a partial match of one."""
         StreamingParser._settle(self)
-        if (
-            self._lane == SCAN
-            and self._pos != len(self._buffer)
-            and self._buffer[self._pos :] in _HELD_STARTS[self._state]
-        ):
-            self._lane = HELD
+        if self._lane == SCAN and self._pos != len(self._buffer):
+            if self._buffer[self._pos :] in _HELD_STARTS[self._state]:
+                self._lane = HELD
+            else:
+                self._lane = PARTIAL
 
 
 @overload

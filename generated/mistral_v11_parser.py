@@ -1725,6 +1725,13 @@ def first_of(leads: re.Pattern[str], buf: str, pos: int) -> int:
     return -1 if m is None else m.start()
 
 
+# `StreamingParser._lane` as a generated module's own `_settle` sets it: the text held
+# back may be a partial match of one of the state's delimiters, past its start; a chunk
+# that leaves it one, with no complete match in it, is held back with it, without a
+# scan (see `rtcompile.backends.codegen.fast_path`).
+PARTIAL: Final = -5
+
+
 # `StreamingParser._lane`, besides a state's index: every chunk is scanned; no region is
 # open and text outside regions is dropped (the template has no implicit field).
 SCAN: Final = -1
@@ -5044,23 +5051,34 @@ class ResponseParser(StreamingParser):
                 self._buffer = ""
                 self._lane = self._state
                 return self.feed(held)
+        if lane == PARTIAL:
+            # Held back: perhaps a partial match of a delimiter. A chunk that leaves it
+            # one, from its start, and completes none is held back with it, as scanning
+            # would hold it.
+            held = self._buffer + text
+            if (
+                _RE_TOOL_CALLS_OPEN_PARTIAL.match(held) is not None
+                and _RE_TOOL_CALLS_OPEN.search(held) is None
+            ):
+                self._buffer = held
+                return []
         return StreamingParser.feed(self, text)
 
     def _settle(self) -> None:
-        """The engine's lanes (`StreamingParser._settle`), a held-back run's, and `HELD`
-        where the text held back starts a delimiter."""
+        """The engine's lanes (`StreamingParser._settle`), a held-back run's, `HELD`
+        where the text held back starts a delimiter and `PARTIAL` where it may be a
+        partial match of one."""
         StreamingParser._settle(self)
         if self._lane == SCAN and self._fast:
             if self._state == 0 and not _RE_OUTSIDE_RUN_BREAK.search(
                 self._buffer, self._pos
             ):
                 self._lane = 0
-        if (
-            self._lane == SCAN
-            and self._pos != len(self._buffer)
-            and self._buffer[self._pos :] in _HELD_STARTS[self._state]
-        ):
-            self._lane = HELD
+        if self._lane == SCAN and self._pos != len(self._buffer):
+            if self._buffer[self._pos :] in _HELD_STARTS[self._state]:
+                self._lane = HELD
+            elif self._state == 0:
+                self._lane = PARTIAL
 
 
 @overload

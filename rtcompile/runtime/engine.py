@@ -75,6 +75,11 @@ OUTSIDE: Final = -2
 # back is the start of a delimiter, and a chunk that leaves it the start of one is held
 # back with it, without a scan (see `rtcompile.held_starts`).
 HELD: Final = -4
+# `StreamingParser._lane` as a generated module's own `_settle` sets it: the text held
+# back may be a partial match of one of the state's delimiters, past its start; a chunk
+# that leaves it one, with no complete match in it, is held back with it, without a
+# scan (see `rtcompile.backends.codegen.fast_path`).
+PARTIAL: Final = -5
 
 
 def prefixes_of(*texts: str) -> frozenset[str]:

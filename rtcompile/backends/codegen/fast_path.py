@@ -21,7 +21,7 @@ from rtcompile.backends.codegen.parts import ModuleParts
 from rtcompile.backends.codegen.scanners import state_hint, watch_hint
 from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.errors import format_path
-from rtcompile.plan import ParserPlan, ParserState
+from rtcompile.plan import ParserPlan, ParserState, delimiter_history
 from rtcompile.regex.charsets import Ranges, characters, complement, normalise, size
 from rtcompile.regex.first_chars import match_starts
 from rtcompile.regex.second_chars import second_chars
@@ -44,7 +44,13 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
     one."""
     runs = [state for state in plan.states if state.pending_run is not None]
     held = [state for state in plan.states if state.held_starts]
-    if not runs and not held and (plan.history is None or all(s.delimiter_starts is None for s in plan.states)):
+    partials = _partial_watches(parts, plan)
+    if (
+        not runs
+        and not held
+        and not partials
+        and (plan.history is None or all(s.delimiter_starts is None for s in plan.states))
+    ):
         return None  # no state has a fast path
     # the states whose test the feed reads: the regions' lanes, the held-back runs', and outside
     region_lanes = _region_lanes(plan, runs)
@@ -55,7 +61,7 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
     busy = _busy_tests(parts, plan, tested, second_looks)
     test_of = {index: lines for lines, states in busy.items() for index in states}
     lanes = [index for index in _region_lanes(plan, runs) if test_of[index] != ("True",)]
-    if not runs and not lanes and not held and not _drops_outside_text(plan):
+    if not runs and not lanes and not held and not partials and not _drops_outside_text(plan):
         return None  # every state's chunks are scanned (a lookbehind too long to test on a line, say)
     scan = f"return {engine_class(plan)}.feed(self, text)"
     held_table = _held_table(parts, plan) if held else None
@@ -86,11 +92,13 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
                 out.line("return []")
         if held_table is not None:
             _held_lane(out, parts, plan, held_table)
+        if partials:
+            _partial_lane(out, parts, plan, partials)
         out.line(scan)
-    if runs or held_table is not None:
+    if runs or held_table is not None or partials:
         parts.need("engine", "SCAN")
         out.line()
-        _settle(out, parts, plan, runs, held_table)
+        _settle(out, parts, plan, runs, held_table, sorted(partials))
     return out.code()
 
 
@@ -126,6 +134,57 @@ def _held_lane(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, table: str
             out.line('self._buffer = ""' if plan.history == 0 else "self._buffer = self._buffer[: self._pos]")
             out.line("self._lane = self._state")
             out.line("return self.feed(held)")
+
+
+def _partial_watches(parts: ModuleParts, plan: ParserPlan) -> dict[int, list[tuple[str, str | None]]]:
+    """By state, where no watch looks before the scan position or awaits a string: the patterns of the
+    watches whose scanners search them (`ModuleParts.streamed`: complete and partial, or the `regex`
+    one and None). Where one of them partially matches held-back text from its start and matches
+    nowhere in it, a scan holds all of it back: that partial match begins where the text does, and a
+    complete match of another delimiter, which can begin no earlier, waits for it."""
+    found: dict[int, list[tuple[str, str | None]]] = {}
+    for state in plan.states:
+        if state.awaits or any(delimiter_history(w.delimiter) != 0 for w in state.watches):
+            continue
+        searched = [parts.streamed.get(w.delimiter.pattern) for w in state.watches if not w.delimiter.is_literal]
+        usable = [names for names in searched if names is not None and names[0] not in parts.match_only]
+        if usable:
+            found[state.index] = usable
+    return found
+
+
+def _partial_lane(
+    out: CodeWriter, parts: ModuleParts, plan: ParserPlan, partials: dict[int, list[tuple[str, str | None]]]
+) -> None:
+    """The lane of held-back text that may be a partial match of a delimiter (`_partial_watches`): a chunk
+    that leaves it one, with no complete match in it, is held back with it, as scanning would; else
+    the chunk is scanned."""
+    parts.need("engine", "PARTIAL")
+    with out.block("if lane == PARTIAL:"):
+        out.comment(
+            "Held back: perhaps a partial match of a delimiter. A chunk that leaves it one, from its start,"
+            " and completes none is held back with it, as scanning would hold it."
+        )
+        # With nothing kept (history 0) the buffer is exactly what is held back.
+        out.line("held = self._buffer + text" if plan.history == 0 else "held = self._buffer[self._pos :] + text")
+
+        def hold_if_partial(watches: list[tuple[str, str | None]]) -> None:
+            for full, partial in watches:
+                if partial is None:  # `regex`, whose partial search prefers a complete match anywhere
+                    out.line(f"m = {full}.search(held, partial=True)")
+                    test = "m is not None and m.partial and m.start() == 0"
+                else:
+                    test = f"{partial}.match(held) is not None and {full}.search(held) is None"
+                with out.block(f"if {test}:"):
+                    out.line("self._buffer = held" if plan.history == 0 else "self._buffer += text")
+                    out.line("return []")
+
+        if len(partials) == 1:  # (`_settle` gives the lane in that state only)
+            hold_if_partial(next(iter(partials.values())))
+            return
+        for number, (index, watches) in enumerate(partials.items()):
+            with out.block(f"{'elif' if number else 'if'} self._state == {index}:"):
+                hold_if_partial(watches)
 
 
 class _HeldTail:
@@ -427,17 +486,25 @@ def _run_lane(
 
 
 def _settle(
-    out: CodeWriter, parts: ModuleParts, plan: ParserPlan, runs: list[ParserState], held_table: str | None
+    out: CodeWriter,
+    parts: ModuleParts,
+    plan: ParserPlan,
+    runs: list[ParserState],
+    held_table: str | None,
+    partials: list[int],
 ) -> None:
-    """`_settle`: the engine's lanes; a held-back run keeps its state's lane, and held-back text that
-    starts a delimiter (`held_table`, the table of its starts) gets `HELD` (the engine gives held text none)."""
+    """`_settle`: the engine's lanes; a held-back run keeps its state's lane, held-back text that starts a
+    delimiter (`held_table`, the table of its starts) gets `HELD`, and other held-back text in the states
+    `partials` gets `PARTIAL` (the engine gives held text none)."""
     engine = engine_class(plan)
-    if held_table is None:
-        doc = f"The engine's lanes (`{engine}._settle`), and a held-back run's."
-    else:
-        runs_lane = " a held-back run's," if runs else ""
-        doc = f"The engine's lanes (`{engine}._settle`),{runs_lane} and `HELD` where the text held back"
-        doc += " starts a delimiter."
+    lanes = [f"The engine's lanes (`{engine}._settle`)"]
+    if runs:
+        lanes.append("a held-back run's")
+    if held_table is not None:
+        lanes.append("`HELD` where the text held back starts a delimiter")
+    if partials:
+        lanes.append("`PARTIAL` where it may be a partial match of one")
+    doc = ", ".join(lanes[:-1]) + f" and {lanes[-1]}." if len(lanes) > 1 else f"{lanes[0]}."
     with out.block("def _settle(self) -> None:"):
         _docstring(out, doc)
         out.line(f"{engine}._settle(self)")
@@ -452,10 +519,27 @@ def _settle(
                     condition = f"self._state == {state.index} and not {breaks}.search(self._buffer, self._pos)"
                     with out.block(f"if {condition}:"):
                         out.line(f"self._lane = {state.index}")
-        if held_table is not None:
-            held = f"self._buffer[self._pos :] in {held_table}[self._state]"
-            with out.block(f"if self._lane == SCAN and self._pos != len(self._buffer) and {held}:"):
+        held_back = "self._lane == SCAN and self._pos != len(self._buffer)"
+        held = None if held_table is None else f"self._buffer[self._pos :] in {held_table}[self._state]"
+        # (the lane is `PARTIAL` in those states only: no test where that is every state)
+        in_partials = _state_test(partials) if len(partials) < len(plan.states) else None
+        if held is not None and partials:
+            with out.block(f"if {held_back}:"):
+                with out.block(f"if {held}:"):
+                    out.line("self._lane = HELD")
+                with out.block("else:" if in_partials is None else f"elif {in_partials}:"):
+                    out.line("self._lane = PARTIAL")
+        elif held is not None:
+            with out.block(f"if {held_back} and {held}:"):
                 out.line("self._lane = HELD")
+        elif partials:
+            with out.block(f"if {held_back}{'' if in_partials is None else f' and {in_partials}'}:"):
+                out.line("self._lane = PARTIAL")
+
+
+def _state_test(states: list[int]) -> str:
+    """The test that the parser is in one of `states`."""
+    return f"self._state == {states[0]}" if len(states) == 1 else f"self._state in {literal(tuple(states))}"
 
 
 def _docstring(out: CodeWriter, text: str) -> None:

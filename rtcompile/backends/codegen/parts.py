@@ -101,6 +101,10 @@ class ModuleParts:
     regex_patterns: set[str] = field(default_factory=set)  # their names (compiled by `regex`)
     duplicates: dict[str, str] = field(default_factory=dict)  # pattern -> constant naming its renamed groups
     match_only: set[str] = field(default_factory=set)  # patterns whose search is one match at `pos`
+    # By streamed pattern (a delimiter's): the names of its stdlib translation and of its partial
+    # matches' pattern, or of the `regex` pattern and None, as its scanner searches them (the feed may
+    # test them too)
+    streamed: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     memo_slots: int = 0  # entries of the scanners' end-of-stream memo (see `ParserProgram.memo_slots`)
 
     def memo_slot(self) -> int:
@@ -185,6 +189,8 @@ class ModuleParts:
             origin = f"{format_path(where)}, matched with the regex module"
             name = self.pattern(hint, pattern, "regex.DOTALL", origin=origin, engine="regex")
             self.regex_patterns.add(name)
+            if streamed:
+                self.streamed[pattern] = name, None
             return name, None
         full = self.pattern(hint, translated.full, origin=_origin(where, pattern))
         if translated.match_only:
@@ -192,7 +198,8 @@ class ModuleParts:
         if translated.duplicates:
             self.duplicates[full] = self.constant(f"{hint} duplicates", literal(translated.duplicates))
         origin = f"where {format_path(where)} may still match, as the regex module's partial=True finds"
-        return full, self.pattern(f"{hint} partial", searched, origin=origin)
+        self.streamed[pattern] = full, self.pattern(f"{hint} partial", searched, origin=origin)
+        return self.streamed[pattern]
 
     def groups_code(self, name: str, match: str = "m") -> str:
         """The expression for a match's named groups as the reference reports them."""

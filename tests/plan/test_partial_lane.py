@@ -1,0 +1,125 @@
+"""Held-back text that is a partial match of a delimiter past its start (`<tool>get_wea`, `\\n\\n</to`): a
+compiled module lengthens it without a scan while the chunk leaves it a partial match from its start and
+completes no match (the `PARTIAL` lane, `rtcompile.backends.codegen.fast_path._partial_lane`): a scan
+would hold all of it back. Where the pattern has no stdlib translation, `regex`'s own partial search
+decides, as the scan's does; where another state's delimiter looks back, the kept text before the held
+text is left alone. Events and messages stay the reference's for every chunking.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rtcompile.tooling.observe import agrees_with_reference, identical
+from tests.support.compiled import compiled_engine, compiled_source, scanned_chunks
+from tests.support.differential import interpreter_engine, observe, reference_engine, two_way_splits
+from tests.support.lanes import examples
+from tests.support.strategies import chunkings
+
+NAMED_CALLS: dict[str, Any] = {
+    "start_anchor": "<s>",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r"<tool>\s*(?:functions\.)?(?P<name>[^\s:<]+):\d+\s*<\|args\|>",
+            "close_pattern": r"\s*</tool>",
+            "content": "json",
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            "repeats": True,
+        },
+        "content": {"close": "<|end|>"},
+    },
+}
+# a back-reference: no stdlib translation of its partial matches, `regex` decides
+QUOTED_NAMES: dict[str, Any] = {
+    **NAMED_CALLS,
+    "fields": {
+        **NAMED_CALLS["fields"],
+        "tool_calls": {
+            **NAMED_CALLS["fields"]["tool_calls"],
+            "open_pattern": r"<invoke name=([\"'])(?P<name>[^\"'\n]+)\1>",
+            "close_pattern": r"</invoke>",
+        },
+    },
+}
+# the close looks back: the module keeps committed text before what it holds back
+LOOKING_BACK: dict[str, Any] = {
+    **NAMED_CALLS,
+    "fields": {
+        **NAMED_CALLS["fields"],
+        "tool_calls": {**NAMED_CALLS["fields"]["tool_calls"], "close_pattern": r"(?<=\})\s*</tool>"},
+    },
+}
+# a complete match that ends before held-back text a longer one may still take (`<call=ab` in `<call=ab!`,
+# where `<call=ab!1` may follow): taken, not held back, though `<call=ab!` is a partial match from its start
+OPTIONAL_TAIL: dict[str, Any] = {
+    "start_anchor": "<s>",
+    "fields": {
+        "tool_calls": {"open_pattern": r"<call=(?:\w+|\w+!\d)", "close": "</call>", "repeats": True},
+        "content": {"close": "<|end|>"},
+    },
+}
+TEMPLATES = {"named": NAMED_CALLS, "quoted": QUOTED_NAMES, "looking-back": LOOKING_BACK, "optional-tail": OPTIONAL_TAIL}
+CALLS = {
+    "named": ['<tool>functions.get_weather:0<|args|>{"city": "Paris"}\n</tool>'],
+    "quoted": ['<invoke name="get_weather">{"city": "Paris"}</invoke>', "<invoke name='f'>{}</invoke>"],
+    "looking-back": ['<tool>get_weather:12 <|args|>{"city": "Paris"}  </tool>'],
+    "optional-tail": ["<call=get_weather!1 Paris</call>", "<call=f! and more</call>"],
+}
+
+
+def test_each_template_has_the_lane() -> None:
+    for name, template in TEMPLATES.items():
+        assert "if lane == PARTIAL:" in compiled_source(template), name
+
+
+OPENS = {"named": "<tool>functions.get_weather:0<|args|>", "quoted": '<invoke name="get_weather">'}
+OPENS["looking-back"] = "<tool>get_weather:12 <|args|>"
+OPENS["optional-tail"] = "<call=get_the_current_weather!1"
+
+
+# (not `optional-tail`: there the text held back is a complete match all along, which a scan takes up)
+@pytest.mark.parametrize("name", ["named", "quoted", "looking-back"])
+def test_a_delimiter_spelled_a_few_characters_at_a_time_is_scanned_where_it_starts_and_ends(name: str) -> None:
+    opening = OPENS[name]
+    chunks = ["Let me check.", " ", *(opening[i : i + 3] for i in range(0, len(opening), 3)), '{"a": 1}']
+    # the first chunk (nothing is open yet); the start of the open is held back without a scan (`HELD`)
+    # up to the chunk that makes it more than a start, which is scanned; each chunk after it is held
+    # back with it without a scan, up to the one that completes it, which is scanned (and, where the
+    # match reaches the end of the text, held back: the next chunk is scanned too); the body has no `<`
+    assert len(chunks) >= 12
+    assert scanned_chunks(TEMPLATES[name], chunks) <= 4
+    _agrees(TEMPLATES[name], chunks)
+
+
+def _agrees(template: dict[str, Any], chunks: list[str]) -> None:
+    ours = observe(compiled_engine(template), "", chunks)
+    assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks)), chunks
+    assert identical(ours, observe(interpreter_engine(template), "", chunks)), chunks
+
+
+def _pieces(name: str) -> list[str]:
+    """Pieces of a stream: the template's calls cut into short runs, near misses, prose."""
+    pieces = ["x", " ", "a < b", "\n", "<|end|>", "<", "<to", "ol>", "<inv", "oke name=", '"', "'", "get", ":1", "<|"]
+    pieces += ["<ca", "ll=", "!", "1"]
+    for call in CALLS[name]:
+        pieces += [call, *(call[i : i + 4] for i in range(0, len(call), 4))]
+    return pieces
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_streams_match_the_reference(name: str, data: st.DataObject) -> None:
+    text = "".join(data.draw(st.lists(st.sampled_from(_pieces(name)), max_size=25)))
+    _agrees(TEMPLATES[name], data.draw(chunkings(text)))
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_every_two_way_split_and_one_character_at_a_time_match_the_reference(name: str) -> None:
+    text = f"Hi <to {' '.join(CALLS[name])} <tool>broken:x and on <|end|>"
+    for chunks in [*two_way_splits(text), list(text)]:
+        _agrees(TEMPLATES[name], chunks)
