@@ -2698,6 +2698,23 @@ def recall(memo: list[Any], slot: int, start: int) -> Any:
     return FORGOTTEN
 
 
+def partial_search_at(
+    full: re.Pattern[str], prefix: re.Pattern[str], text: str, pos: int
+) -> tuple[re.Match[str] | None, int | None]:
+    """`partial_search` where only a match or partial match that starts at `pos` can
+    matter (another delimiter matched there already): a complete match at `pos` is the
+    one `partial_search` finds; with none, and no partial match at `pos`, nothing that
+    starts later could beat the match in hand, so the rest of the text is not searched.
+    (A partial match at `pos` still needs the search: a complete match anywhere later
+    would be reported instead.)"""
+    match = full.match(text, pos)
+    if match is not None:
+        return match, None
+    if prefix.match(text, pos) is None:
+        return None, None
+    return partial_search(full, prefix, text, pos)
+
+
 def search_literals(
     pattern: re.Pattern[str],
     buf: str,
@@ -5841,7 +5858,12 @@ def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
         # every match contains 'to=functions.' then '<|message|>'
         m = None
         if not eos:
-            live = _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
+            # (only one at `pos` could matter where a match starts there already)
+            live = (
+                _RE_TOOL_CALLS_OPEN_PARTIAL.match(buf, pos)
+                if best >= 0 and best_start == pos
+                else _RE_TOOL_CALLS_OPEN_PARTIAL.search(buf, pos)
+            )
             if live is not None:
                 hold = min(hold, live.start())
     elif eos:
@@ -5858,6 +5880,12 @@ def _scan_outside(buf: str, pos: int, eos: bool, memo: list[Any]) -> ScanResult:
                 )
             )
             memo[2] = (pos, m)
+    elif best >= 0 and best_start == pos:
+        m, partial_at = partial_search_at(
+            _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos
+        )
+        if partial_at is not None:
+            hold = min(hold, partial_at)
     else:
         m, partial_at = partial_search(
             _RE_TOOL_CALLS_OPEN, _RE_TOOL_CALLS_OPEN_PARTIAL, buf, pos

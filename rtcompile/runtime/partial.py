@@ -38,6 +38,23 @@ def partial_search(
     return None, None if live is None else live.start()
 
 
+def partial_search_at(
+    full: re.Pattern[str], prefix: re.Pattern[str], text: str, pos: int
+) -> tuple[re.Match[str] | None, int | None]:
+    """`partial_search` where only a match or partial match that starts at `pos` can
+    matter (another delimiter matched there already): a complete match at `pos` is the
+    one `partial_search` finds; with none, and no partial match at `pos`, nothing that
+    starts later could beat the match in hand, so the rest of the text is not searched.
+    (A partial match at `pos` still needs the search: a complete match anywhere later
+    would be reported instead.)"""
+    match = full.match(text, pos)
+    if match is not None:
+        return match, None
+    if prefix.match(text, pos) is None:
+        return None, None
+    return partial_search(full, prefix, text, pos)
+
+
 def partial_match(
     full: re.Pattern[str], prefix: re.Pattern[str], text: str, pos: int
 ) -> tuple[re.Match[str] | None, int | None]:

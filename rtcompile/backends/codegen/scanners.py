@@ -357,6 +357,9 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
     # Without the strings every match contains there is no complete match: only the partial one is
     # looked for, where `re`'s search could cost the square of a long pending run (`[^\s]+\[ARGS\]`).
     absent = _absent_in_order(out, parts, plan.required) if plan.required else None
+    # Where a watch searched before matched at `pos`, only a match or partial match at `pos` can change
+    # the outcome: the rest of the buffer is not searched (`partial_search_at`).
+    bounded = rank is not None and rank > 0 and plan.attempt == "search"
     branch = "if"
     if plan.start_only:  # `re` would still try every position
         with out.block("if pos > 0:"):
@@ -367,7 +370,12 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
             out.comment(f"every match contains {_in_order_text(plan.required)}")
             out.line("m = None")
             with out.block("if not eos:"):
-                out.line(f"live = {prefix}.search(buf, pos)")
+                if bounded:
+                    out.comment("(only one at `pos` could matter where a match starts there already)")
+                    at_pos = "best >= 0 and best_start == pos"
+                    out.line(f"live = {prefix}.match(buf, pos) if {at_pos} else {prefix}.search(buf, pos)")
+                else:
+                    out.line(f"live = {prefix}.search(buf, pos)")
                 with out.block("if live is not None:"):
                     out.line("hold = min(hold, live.start())")
         branch = "elif"
@@ -403,6 +411,12 @@ def _regex_watch(out: CodeWriter, parts: ModuleParts, watch: Watch, template: Te
             _remembered_search(out, parts, search, "pos")
         else:
             _remembered_search(out, parts, f"{full}.{plan.attempt}(buf, {search_from})", search_from)
+    if bounded:
+        parts.need("partial", "partial_search_at")
+        with out.block("elif best >= 0 and best_start == pos:"):
+            out.line(f"m, partial_at = partial_search_at({full}, {prefix}, buf, pos)")
+            with out.block("if partial_at is not None:"):
+                out.line("hold = min(hold, partial_at)")
     with out.block("else:"):
         out.line(f"m, partial_at = {partial}({full}, {prefix}, buf, pos)")
         with out.block("if partial_at is not None:"):
