@@ -215,7 +215,7 @@ class _HeldTail:
             out.comment("(the newline a `$` matches before, which ends the chunk: no delimiter starts elsewhere)")
             out.line("cut = len(text) - 1")
         else:
-            out.line("cut = -1")
+            out.line("cut = -1  # (no start to hold back: scanned)")
         out.line(f"return self._hold_start(text, cut, {self.table}[lane])")
 
     def _unless_no_delimiter_begins(self, out: CodeWriter, state: ParserState) -> None:
