@@ -1814,22 +1814,37 @@ class StreamingParser:
         """Join the region's recent chunks into a block (see `seal`)."""
         seal(self._body, self._blocks)
 
-    def _hold_start(self, text: str, cut: int, starts: frozenset[str]) -> list[Event]:
+    def _hold_start(
+        self,
+        text: str,
+        cut: int,
+        starts: frozenset[str],
+        partial: Callable[[str], bool] | None = None,
+    ) -> list[Event]:
         """`feed(text)` for a chunk of the open region in which no delimiter can start
         before `cut` (-1: no character of it may start one): where `text[cut:]` is a
-        start the state holds back whole (`starts`, see `HELD`), scanning would commit
-        the text before it as region text and hold the start back, which is done here;
-        else the chunk is scanned. (A generated `feed` calls this for a chunk of its
-        region that its test says a delimiter may start in; no wait is open there.)"""
-        if cut < 0 or text[cut:] not in starts:
+        start the state holds back whole (`starts`, see `HELD`), or a partial match it
+        holds back whole (`partial` says so: a generated module's `_holds_partial`, see
+        `PARTIAL`), scanning would commit the text before it as region text and hold it
+        back, which is done here; else the chunk is scanned. (A generated `feed` calls
+        this for a chunk of its region that its test says a delimiter may start in; no
+        wait is open there.)"""
+        if cut < 0:
+            return StreamingParser.feed(self, text)
+        held = text[cut:]
+        if held in starts:
+            lane = HELD
+        elif partial is not None and partial(held):
+            lane = PARTIAL
+        else:
             return StreamingParser.feed(self, text)
         events: list[Event] = []
         self._buffer += text
-        hold = len(self._buffer) - len(text) + cut
+        hold = len(self._buffer) - len(held)
         self._accumulate(events, self._buffer[self._pos : hold])
         self._pos = hold
         self._drop_committed()
-        self._lane = HELD
+        self._lane = lane
         return events
 
     def finalize(self) -> tuple[Message, list[Event]]:
@@ -2821,7 +2836,7 @@ def first_of(leads: re.Pattern[str], buf: str, pos: int) -> int:
 # `StreamingParser._lane` as a generated module's own `_settle` sets it: the text held
 # back may be a partial match of one of the state's delimiters, past its start; a chunk
 # that leaves it one, with no complete match in it, is held back with it, without a
-# scan (see `rtcompile.backends.codegen.fast_path`).
+# scan (a generated module's `_holds_partial` says which).
 PARTIAL: Final = -5
 
 
@@ -6081,7 +6096,9 @@ class ResponseParser(StreamingParser):
                 if _RE_OUTSIDE_STARTS.search(text) is not None:
                     # held back from `cut` on, if that is a start held whole
                     cut = first_of(_RE_OUTSIDE_STARTS, text, 0)
-                    return self._hold_start(text, cut, _HELD_STARTS[lane])
+                    return self._hold_start(
+                        text, cut, _HELD_STARTS[lane], self._holds_partial
+                    )
             else:
                 if "}" in text:
                     # where a delimiter begins, or the start of one ends the text (-1:
@@ -6089,7 +6106,9 @@ class ResponseParser(StreamingParser):
                     cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
                     if cut >= 0:
                         # held back from there, if that is a start held whole
-                        return self._hold_start(text, cut, _HELD_STARTS[lane])
+                        return self._hold_start(
+                            text, cut, _HELD_STARTS[lane], self._holds_partial
+                        )
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:
@@ -6120,20 +6139,9 @@ class ResponseParser(StreamingParser):
             # one, from its start, and completes none is held back with it, as scanning
             # would hold it.
             held = self._buffer + text
-            if self._state == 0:
-                if (
-                    _RE_TOOL_CALLS_OPEN_PARTIAL.match(held) is not None
-                    and _RE_TOOL_CALLS_OPEN.search(held) is None
-                ):
-                    self._buffer = held
-                    return []
-            elif self._state == 1:
-                if (
-                    _RE_TOOL_CALLS_CLOSE_PARTIAL.match(held) is not None
-                    and _RE_TOOL_CALLS_CLOSE.search(held) is None
-                ):
-                    self._buffer = held
-                    return []
+            if self._holds_partial(held):
+                self._buffer = held
+                return []
         return StreamingParser.feed(self, text)
 
     def _settle(self) -> None:
@@ -6145,6 +6153,20 @@ class ResponseParser(StreamingParser):
                 self._lane = HELD
             else:
                 self._lane = PARTIAL
+
+    def _holds_partial(self, held: str) -> bool:
+        """Whether scanning `held` holds all of it back: a partial match, from its
+        start, of a delimiter of the state, with no complete match in it."""
+        state = self._state
+        if state == 0:
+            if _RE_TOOL_CALLS_OPEN_PARTIAL.match(held) is None:
+                return False
+            return _RE_TOOL_CALLS_OPEN.search(held) is None
+        if state == 1:
+            if _RE_TOOL_CALLS_CLOSE_PARTIAL.match(held) is None:
+                return False
+            return _RE_TOOL_CALLS_CLOSE.search(held) is None
+        return False
 
 
 @overload

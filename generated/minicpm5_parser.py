@@ -1103,22 +1103,37 @@ class StreamingParser:
         """Join the region's recent chunks into a block (see `seal`)."""
         seal(self._body, self._blocks)
 
-    def _hold_start(self, text: str, cut: int, starts: frozenset[str]) -> list[Event]:
+    def _hold_start(
+        self,
+        text: str,
+        cut: int,
+        starts: frozenset[str],
+        partial: Callable[[str], bool] | None = None,
+    ) -> list[Event]:
         """`feed(text)` for a chunk of the open region in which no delimiter can start
         before `cut` (-1: no character of it may start one): where `text[cut:]` is a
-        start the state holds back whole (`starts`, see `HELD`), scanning would commit
-        the text before it as region text and hold the start back, which is done here;
-        else the chunk is scanned. (A generated `feed` calls this for a chunk of its
-        region that its test says a delimiter may start in; no wait is open there.)"""
-        if cut < 0 or text[cut:] not in starts:
+        start the state holds back whole (`starts`, see `HELD`), or a partial match it
+        holds back whole (`partial` says so: a generated module's `_holds_partial`, see
+        `PARTIAL`), scanning would commit the text before it as region text and hold it
+        back, which is done here; else the chunk is scanned. (A generated `feed` calls
+        this for a chunk of its region that its test says a delimiter may start in; no
+        wait is open there.)"""
+        if cut < 0:
+            return StreamingParser.feed(self, text)
+        held = text[cut:]
+        if held in starts:
+            lane = HELD
+        elif partial is not None and partial(held):
+            lane = PARTIAL
+        else:
             return StreamingParser.feed(self, text)
         events: list[Event] = []
         self._buffer += text
-        hold = len(self._buffer) - len(text) + cut
+        hold = len(self._buffer) - len(held)
         self._accumulate(events, self._buffer[self._pos : hold])
         self._pos = hold
         self._drop_committed()
-        self._lane = HELD
+        self._lane = lane
         return events
 
     def finalize(self) -> tuple[Message, list[Event]]:
@@ -2127,7 +2142,7 @@ def first_of(leads: re.Pattern[str], buf: str, pos: int) -> int:
 # `StreamingParser._lane` as a generated module's own `_settle` sets it: the text held
 # back may be a partial match of one of the state's delimiters, past its start; a chunk
 # that leaves it one, with no complete match in it, is held back with it, without a
-# scan (see `rtcompile.backends.codegen.fast_path`).
+# scan (a generated module's `_holds_partial` says which).
 PARTIAL: Final = -5
 
 
@@ -5450,7 +5465,9 @@ class ResponseParser(StreamingParser):
                     cut = first_of(_RE_OUTSIDE_BEGINS, text, 0)
                     if cut >= 0:
                         # held back from there, if that is a start held whole
-                        return self._hold_start(text, cut, _HELD_STARTS[lane])
+                        return self._hold_start(
+                            text, cut, _HELD_STARTS[lane], self._holds_partial
+                        )
             elif lane == 1:
                 if "<" in text and (
                     _RE_IN_REASONING_CONTENT_STARTS.search(text) is not None
@@ -5460,7 +5477,9 @@ class ResponseParser(StreamingParser):
                     cut = first_of(_RE_IN_REASONING_CONTENT_BEGINS, text, 0)
                     if cut >= 0:
                         # held back from there, if that is a start held whole
-                        return self._hold_start(text, cut, _HELD_STARTS[lane])
+                        return self._hold_start(
+                            text, cut, _HELD_STARTS[lane], self._holds_partial
+                        )
             else:
                 if "<" in text and _RE_IN_TOOL_CALLS_STARTS.search(text) is not None:
                     # where a delimiter begins, or the start of one ends the text (-1:
@@ -5468,7 +5487,9 @@ class ResponseParser(StreamingParser):
                     cut = first_of(_RE_IN_TOOL_CALLS_BEGINS, text, 0)
                     if cut >= 0:
                         # held back from there, if that is a start held whole
-                        return self._hold_start(text, cut, _HELD_STARTS[lane])
+                        return self._hold_start(
+                            text, cut, _HELD_STARTS[lane], self._holds_partial
+                        )
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:
@@ -5499,10 +5520,7 @@ class ResponseParser(StreamingParser):
             # one, from its start, and completes none is held back with it, as scanning
             # would hold it.
             held = self._buffer + text
-            if (
-                _RE_TOOL_CALLS_OPEN_PARTIAL.match(held) is not None
-                and _RE_TOOL_CALLS_OPEN.search(held) is None
-            ):
+            if self._holds_partial(held):
                 self._buffer = held
                 return []
         return StreamingParser.feed(self, text)
@@ -5516,6 +5534,15 @@ class ResponseParser(StreamingParser):
                 self._lane = HELD
             elif self._state == 0:
                 self._lane = PARTIAL
+
+    def _holds_partial(self, held: str) -> bool:
+        """Whether scanning `held` holds all of it back: a partial match, from its
+        start, of a delimiter of the state, with no complete match in it."""
+        if self._state != 0:
+            return False
+        if _RE_TOOL_CALLS_OPEN_PARTIAL.match(held) is None:
+            return False
+        return _RE_TOOL_CALLS_OPEN.search(held) is None
 
 
 @overload

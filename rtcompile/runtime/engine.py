@@ -78,7 +78,7 @@ HELD: Final = -4
 # `StreamingParser._lane` as a generated module's own `_settle` sets it: the text held
 # back may be a partial match of one of the state's delimiters, past its start; a chunk
 # that leaves it one, with no complete match in it, is held back with it, without a
-# scan (see `rtcompile.backends.codegen.fast_path`).
+# scan (a generated module's `_holds_partial` says which).
 PARTIAL: Final = -5
 
 
@@ -229,22 +229,37 @@ class StreamingParser:
         self._drop_committed()
         return events
 
-    def _hold_start(self, text: str, cut: int, starts: frozenset[str]) -> list[Event]:
+    def _hold_start(
+        self,
+        text: str,
+        cut: int,
+        starts: frozenset[str],
+        partial: Callable[[str], bool] | None = None,
+    ) -> list[Event]:
         """`feed(text)` for a chunk of the open region in which no delimiter can start
         before `cut` (-1: no character of it may start one): where `text[cut:]` is a
-        start the state holds back whole (`starts`, see `HELD`), scanning would commit
-        the text before it as region text and hold the start back, which is done here;
-        else the chunk is scanned. (A generated `feed` calls this for a chunk of its
-        region that its test says a delimiter may start in; no wait is open there.)"""
-        if cut < 0 or text[cut:] not in starts:
+        start the state holds back whole (`starts`, see `HELD`), or a partial match it
+        holds back whole (`partial` says so: a generated module's `_holds_partial`, see
+        `PARTIAL`), scanning would commit the text before it as region text and hold it
+        back, which is done here; else the chunk is scanned. (A generated `feed` calls
+        this for a chunk of its region that its test says a delimiter may start in; no
+        wait is open there.)"""
+        if cut < 0:
+            return StreamingParser.feed(self, text)
+        held = text[cut:]
+        if held in starts:
+            lane = HELD
+        elif partial is not None and partial(held):
+            lane = PARTIAL
+        else:
             return StreamingParser.feed(self, text)
         events: list[Event] = []
         self._buffer += text
-        hold = len(self._buffer) - len(text) + cut
+        hold = len(self._buffer) - len(held)
         self._accumulate(events, self._buffer[self._pos : hold])
         self._pos = hold
         self._drop_committed()
-        self._lane = HELD
+        self._lane = lane
         return events
 
     def finalize(self) -> tuple[Message, list[Event]]:

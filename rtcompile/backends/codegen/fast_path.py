@@ -66,7 +66,7 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
     scan = f"return {engine_class(plan)}.feed(self, text)"
     held_table = _held_table(parts, plan) if held else None
     # A chunk that ends in the start of a delimiter, with none before it, is region text up to that start.
-    tail = None if held_table is None else _HeldTail(parts, plan, held_table, second_looks)
+    tail = None if held_table is None else _HeldTail(parts, plan, held_table, second_looks, bool(partials))
     out = CodeWriter(depth=1)
     declared: set[str] = set()  # names the feed's inline region text declared (see `_region_text`)
     with out.block("def feed(self, text: str) -> list[Event]:"):
@@ -93,12 +93,15 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         if held_table is not None:
             _held_lane(out, parts, plan, held_table)
         if partials:
-            _partial_lane(out, parts, plan, partials)
+            _partial_lane(out, parts, plan)
         out.line(scan)
     if runs or held_table is not None or partials:
         parts.need("engine", "SCAN")
         out.line()
         _settle(out, parts, plan, runs, held_table, sorted(partials))
+    if partials:
+        out.line()
+        _holds_partial(out, partials)
     return out.code()
 
 
@@ -153,9 +156,7 @@ def _partial_watches(parts: ModuleParts, plan: ParserPlan) -> dict[int, list[tup
     return found
 
 
-def _partial_lane(
-    out: CodeWriter, parts: ModuleParts, plan: ParserPlan, partials: dict[int, list[tuple[str, str | None]]]
-) -> None:
+def _partial_lane(out: CodeWriter, parts: ModuleParts, plan: ParserPlan) -> None:
     """The lane of held-back text that may be a partial match of a delimiter (`_partial_watches`): a chunk
     that leaves it one, with no complete match in it, is held back with it, as scanning would; else
     the chunk is scanned."""
@@ -167,24 +168,53 @@ def _partial_lane(
         )
         # With nothing kept (history 0) the buffer is exactly what is held back.
         out.line("held = self._buffer + text" if plan.history == 0 else "held = self._buffer[self._pos :] + text")
+        with out.block("if self._holds_partial(held):"):
+            out.line("self._buffer = held" if plan.history == 0 else "self._buffer += text")
+            out.line("return []")
 
-        def hold_if_partial(watches: list[tuple[str, str | None]]) -> None:
-            for full, partial in watches:
+
+def _holds_partial(out: CodeWriter, partials: dict[int, list[tuple[str, str | None]]]) -> None:
+    """The module's `_holds_partial` (the `PARTIAL` lane asks it, `StreamingParser._hold_start` is given
+    it): per state, whether one of its watches (`_partial_watches`) partially matches the held-back text
+    from its start and matches nowhere in it."""
+    with out.block("def _holds_partial(self, held: str) -> bool:"):
+        _docstring(
+            out,
+            "Whether scanning `held` holds all of it back: a partial match, from its start, of a"
+            " delimiter of the state, with no complete match in it.",
+        )
+
+        def any_partial(watches: list[tuple[str, str | None]]) -> None:
+            for number, (full, partial) in enumerate(watches):
+                last = number == len(watches) - 1
                 if partial is None:  # `regex`, whose partial search prefers a complete match anywhere
                     out.line(f"m = {full}.search(held, partial=True)")
                     test = "m is not None and m.partial and m.start() == 0"
+                    if last:
+                        out.line(f"return bool({test})")
+                        continue
+                elif last:
+                    with out.block(f"if {partial}.match(held) is None:"):
+                        out.line("return False")
+                    out.line(f"return {full}.search(held) is None")
+                    continue
                 else:
                     test = f"{partial}.match(held) is not None and {full}.search(held) is None"
                 with out.block(f"if {test}:"):
-                    out.line("self._buffer = held" if plan.history == 0 else "self._buffer += text")
-                    out.line("return []")
+                    out.line("return True")
 
-        if len(partials) == 1:  # (`_settle` gives the lane in that state only)
-            hold_if_partial(next(iter(partials.values())))
+        # (asked in any state: a region's lane holds back a start through `_hold_start`)
+        if len(partials) == 1:
+            ((index, watches),) = partials.items()
+            with out.block(f"if self._state != {index}:"):
+                out.line("return False")
+            any_partial(watches)
             return
-        for number, (index, watches) in enumerate(partials.items()):
-            with out.block(f"{'elif' if number else 'if'} self._state == {index}:"):
-                hold_if_partial(watches)
+        out.line("state = self._state")
+        for index, watches in partials.items():
+            with out.block(f"if state == {index}:"):
+                any_partial(watches)
+        out.line("return False")
 
 
 class _HeldTail:
@@ -193,8 +223,13 @@ class _HeldTail:
     before it is region text, as scanning would conclude (`StreamingParser._hold_start`); else it is
     scanned."""
 
-    def __init__(self, parts: ModuleParts, plan: ParserPlan, table: str, second_looks: dict[int, str]) -> None:
+    def __init__(
+        self, parts: ModuleParts, plan: ParserPlan, table: str, second_looks: dict[int, str], partial: bool
+    ) -> None:
         self.parts, self.plan, self.table, self.second_looks = parts, plan, table, second_looks
+        # what `_hold_start` is given: the table of held-back starts, and where the module has one, its
+        # test of held-back partial matches (`_holds_partial`)
+        self.held = f"{table}[lane], self._holds_partial" if partial else f"{table}[lane]"
 
     def write(self, out: CodeWriter, state: ParserState) -> None:
         """The tail's code for the lanes that share `state`'s test."""
@@ -216,7 +251,7 @@ class _HeldTail:
             out.line("cut = len(text) - 1")
         else:
             out.line("cut = -1  # (no start to hold back: scanned)")
-        out.line(f"return self._hold_start(text, cut, {self.table}[lane])")
+        out.line(f"return self._hold_start(text, cut, {self.held})")
 
     def _unless_no_delimiter_begins(self, out: CodeWriter, state: ParserState) -> None:
         """Where the state's matches all begin with known literals (`ParserState.begins_with`): the chunk
@@ -230,7 +265,7 @@ class _HeldTail:
         out.line(f"cut = first_of({begins}, text, 0)")
         with out.block("if cut >= 0:"):
             out.comment("held back from there, if that is a start held whole")
-            out.line(f"return self._hold_start(text, cut, {self.table}[lane])")
+            out.line(f"return self._hold_start(text, cut, {self.held})")
 
     def _first_start(self, state: ParserState) -> str:
         """Where in `text` the first character that may start a delimiter of the state is, -1 if none:
