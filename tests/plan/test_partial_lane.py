@@ -95,6 +95,15 @@ def test_a_delimiter_spelled_a_few_characters_at_a_time_is_scanned_where_it_star
     _agrees(TEMPLATES[name], chunks)
 
 
+def test_a_chunk_that_ends_in_a_partial_match_past_a_start_is_region_text_up_to_it() -> None:
+    chunks = ["Let me check.", " Now <tool>get_w", "eather:0<|a", "rgs|>", '{"a": 1}', "</tool>"]
+    # the first chunk; ` Now ` is region text and `<tool>get_w` held back without a scan
+    # (`_holds_partial`), lengthened by the next; `rgs|>` completes the open, held back as a match that
+    # reaches the end of the text, taken with the next chunk; `</tool>` closes the call
+    assert scanned_chunks(NAMED_CALLS, chunks) == 4
+    _agrees(NAMED_CALLS, chunks)
+
+
 def _agrees(template: dict[str, Any], chunks: list[str]) -> None:
     ours = observe(compiled_engine(template), "", chunks)
     assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks)), chunks
