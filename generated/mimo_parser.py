@@ -271,6 +271,9 @@ class StreamingParser:
     # Only `rtcompile.runtime.waiting.WaitingParser` defines it: only its scanners say
     # `WAITING`.
     _start_waiting: Callable[[int, int], None]
+    # Set by a generated module whose lanes add region text to the body alone, leaving
+    # the buffer's kept history to catch up when the engine next looks (`_catch_up`).
+    _history_lags = False
 
     # -- the open region, as the fast path reads it (set by `_mark_opened`)
     _chunk_name: FieldName
@@ -313,6 +316,9 @@ class StreamingParser:
         # 1-6 character token.
         self._body: list[str] = []
         self._blocks: list[str] = []
+        # How many of `_body`'s chunks the buffer's kept history takes in (read where
+        # `_history_lags`: a module's lanes add region text to the body alone).
+        self._synced = 0
         # whether the current region has opened (emitted region_open)
         self._opened = False
         # the fast path may take a chunk: a region is open and `_scan_always` is off
@@ -330,6 +336,8 @@ class StreamingParser:
         """Add model text; returns the events it completes."""
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
+        if self._history_lags and self._synced != len(self._body):
+            self._catch_up()
         if text:
             self._buffer += text
         events: list[Event] = []
@@ -359,8 +367,33 @@ class StreamingParser:
             self._lane = SCAN
 
     def _seal_body(self) -> None:
-        """Join the region's recent chunks into a block (see `seal`)."""
+        """Join the region's recent chunks into a block (see `seal`), once the kept
+        history has taken them in."""
+        self._catch_up()
         seal(self._body, self._blocks)
+        self._synced = 0
+
+    def _catch_up(self) -> None:
+        """Take the region text a generated module's lane added to the body alone into
+        the buffer's kept history (its end, as much as a delimiter may look back at),
+        before the engine looks at the buffer. (A lane that kept the history itself
+        would copy it for every chunk; this copies it once per scan. `_offset` is left
+        alone, as lanes leave it: it is read only with spans, where no lane runs.)"""
+        body = self._body
+        if not self._history_lags or self._synced == len(body):
+            return
+        history = self._program.tables.history
+        # only the end of the added text can be kept: join no more chunks than that
+        start, taken = len(body), 0
+        while start > self._synced and (history is None or taken < history):
+            start -= 1
+            taken += len(body[start])
+        kept = self._buffer + "".join(body[start:])
+        if history is not None:
+            kept = kept[len(kept) - history :]
+        self._buffer = kept
+        self._pos = len(kept)
+        self._synced = len(body)
 
     def _hold_start(
         self,
@@ -387,6 +420,7 @@ class StreamingParser:
         else:
             return StreamingParser.feed(self, text)
         events: list[Event] = []
+        self._catch_up()
         self._buffer += text
         hold = len(self._buffer) - len(held)
         self._accumulate(events, self._buffer[self._pos : hold])
@@ -400,6 +434,7 @@ class StreamingParser:
         message."""
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
+        self._catch_up()
         events: list[Event] = []
         self._process(events, True)
         return self._message(), events
@@ -421,6 +456,7 @@ class StreamingParser:
             return self.finalize()[0]
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
+        self._catch_up()
         self._buffer += text
         self._process([], True)
         return self._message()
@@ -573,6 +609,9 @@ class StreamingParser:
             if self._with_spans:
                 opened["start"] = self._offset + self._pos
             events.append(opened)
+        # (the text is in the buffer already: the history takes it in, whether or not
+        # the body is sealed now)
+        self._synced = len(self._body) + 1
         events.append(self._region_text(text))
 
     def _open(
@@ -585,6 +624,7 @@ class StreamingParser:
         self._captures = {k: v for k, v in groups.items() if v is not None}
         self._body = []
         self._blocks = []
+        self._synced = 0
         self._mark_opened(field)
         opened: RegionOpen = {"type": "region_open", "field": self._chunk_name}
         if self._with_captures:
@@ -612,6 +652,7 @@ class StreamingParser:
         self._captures = {}
         self._body = []
         self._blocks = []
+        self._synced = 0
         self._opened = self._fast = False
 
     def _mark_opened(self, field: int) -> None:

@@ -69,6 +69,10 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
     tail = None if held_table is None else _HeldTail(parts, plan, held_table, second_looks, bool(partials))
     out = CodeWriter(depth=1)
     declared: set[str] = set()  # names the feed's inline region text declared (see `_region_text`)
+    if lanes and _history_lags(plan, runs):
+        out.comment("The region lanes leave the kept history to catch up when the engine looks (`_catch_up`).")
+        out.line("_history_lags = True")
+        out.line()
     with out.block("def feed(self, text: str) -> list[Event]:"):
         out.line('"""Add model text; returns the events it completes."""')
         out.comment("Which fast path this chunk may take, if any, the engine said after its last step (`_settle`).")
@@ -339,7 +343,8 @@ def _region_lanes_branch(
                     header = f"{'if' if number == 0 else 'elif'} {_lane_test(plan, runs, states)}:"
                 with out.block(header):
                     _scan_unless_quiet(out, lines, [], scan, busy)
-        _region_text(out, plan, declared)
+        # (a state's test that reads the kept history, a lookbehind's string, needs it kept chunk by chunk)
+        _region_text(out, plan, declared, catch_up=_history_lags(plan, runs))
 
 
 def _unless_other_branches(
@@ -443,11 +448,15 @@ def _busy_test(out: CodeWriter, lines: tuple[str, ...]) -> str:
     return "busy"
 
 
-def _region_text(out: CodeWriter, plan: ParserPlan, declared: set[str]) -> None:
+def _region_text(out: CodeWriter, plan: ParserPlan, declared: set[str], *, catch_up: bool = False) -> None:
     """`text` as region text: the committed characters a delimiter may look back at kept, the rest
     given to the region (the engine's `_region_text`). `declared` holds the names the feed declared
-    already (its annotated assignments are written once)."""
-    if plan.history is None:  # a delimiter may look back at anything: nothing is dropped
+    already (its annotated assignments are written once). With `catch_up`, the kept history is left
+    to take the text in when the engine next looks at the buffer (`StreamingParser._catch_up`): for
+    lanes that do not read it themselves."""
+    if catch_up and plan.history:
+        out.comment("(what a delimiter may look back at is taken from the region's text when needed)")
+    elif plan.history is None:  # a delimiter may look back at anything: nothing is dropped
         out.line("self._buffer += text")
         out.line("self._pos = len(self._buffer)")
     elif plan.history == 0:
@@ -465,6 +474,15 @@ def _region_text(out: CodeWriter, plan: ParserPlan, declared: set[str]) -> None:
     for statement in statements:
         out.code_lines(statement)
     out.line(f"return [{chunk}]")
+
+
+def _history_lags(plan: ParserPlan, runs: list[ParserState]) -> bool:
+    """Whether the region lanes leave the committed characters a delimiter may look back at to the
+    engine's `_catch_up` rather than keep them chunk by chunk: where keeping them costs a copy per
+    chunk (more than one is kept: one is the chunk's last), and no lane reads them (a held-back
+    run's, or a test for a lookbehind's string)."""
+    more_than_one = plan.history is not None and plan.history > 1
+    return more_than_one and not runs and not any(state.after for state in plan.states)
 
 
 def _drops_outside_text(plan: ParserPlan) -> bool:
