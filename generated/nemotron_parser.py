@@ -4756,6 +4756,10 @@ class ResponseParser(StreamingParser):
 
     _program = _PROGRAM
 
+    # The region lanes leave the kept history to catch up when the engine looks
+    # (`_catch_up`).
+    _history_lags = True
+
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
         # Which fast path this chunk may take, if any, the engine said after its last
@@ -4786,11 +4790,15 @@ class ResponseParser(StreamingParser):
                         return self._hold_start(
                             text, cut, _HELD_STARTS[lane], self._holds_partial
                         )
-            elif "</function>" in self._buffer[-11:] + text:
-                return StreamingParser.feed(self, text)
-            # what a delimiter may look back at
-            self._buffer = (self._buffer + text)[-11:]
-            self._pos = len(self._buffer)
+            else:
+                if "</function>" in self._buffer[-11:] + text:
+                    return StreamingParser.feed(self, text)
+                # what a delimiter may look back at
+                self._buffer = (self._buffer + text)[-11:]
+                self._pos = len(self._buffer)
+                self._synced = len(self._body) + 1
+            # (what a delimiter may look back at is taken from the region's text when
+            # needed)
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

@@ -4809,6 +4809,10 @@ class ResponseParser(StreamingParser):
 
     _program = _PROGRAM
 
+    # The region lanes leave the kept history to catch up when the engine looks
+    # (`_catch_up`).
+    _history_lags = True
+
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
         # Which fast path this chunk may take, if any, the engine said after its last
@@ -4844,9 +4848,12 @@ class ResponseParser(StreamingParser):
                 busy = busy or "</function>" in self._buffer[-11:] + text
                 if busy:
                     return StreamingParser.feed(self, text)
-            # what a delimiter may look back at
-            self._buffer = (self._buffer + text)[-11:]
-            self._pos = len(self._buffer)
+                # what a delimiter may look back at
+                self._buffer = (self._buffer + text)[-11:]
+                self._pos = len(self._buffer)
+                self._synced = len(self._body) + 1
+            # (what a delimiter may look back at is taken from the region's text when
+            # needed)
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

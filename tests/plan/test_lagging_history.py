@@ -39,11 +39,35 @@ TEMPLATES = {
     "after-a-bracket-line": _template(r"(?<=[}\]]\n)</think>"),
     "word-edge": _template(r"\b</think>|(?<![.!?][.!?])</think>"),
 }
+# a tool call's close looks back for a string: that lane keeps the history itself, chunk by chunk, while
+# the reasoning's and the content's leave it lagging
+MIXED = _template(r"(?<![a-z]{3})</think>")
+MIXED["fields"] = {
+    **MIXED["fields"],
+    "tool_calls": {
+        "open": "<tool>",
+        "close_pattern": r"(?<=\}\})</tool>|(?<![a-z]{3})<end/>",
+        "repeats": True,
+    },
+}
+TEMPLATES["mixed"] = MIXED
 
 
 def test_the_lanes_leave_the_history_to_catch_up() -> None:
     for name, template in TEMPLATES.items():
         assert "_history_lags = True" in compiled_source(template), name
+    # but for the tool call's, which keeps it and says so (as the engine's `_accumulate` does)
+    assert compiled_source(MIXED).count("self._synced = len(self._body) + 1") == 2
+
+
+def test_a_lane_that_keeps_the_history_and_one_that_lets_it_lag_agree_with_the_reference() -> None:
+    # `bc` after a scan of the tool call's body (`}}` may end a close), taken by the lane that keeps the
+    # history: `<end/>` then looks back at ` bc`, and closes; `bc` counted twice would make it `cbc`
+    _agrees(MIXED, ["<tool>", '{"a": {"b": 1}} ', "bc", "<end/>", "<|end|>"])
+    _agrees(MIXED, ["<think>", "ab", "c1", "</think>", "<tool>", "}} ", "x", "<end/>", "then", "<|end|>"])
+    pieces = ['{"a": {"b": 1', "}", " <", "x", "}", "</tool>"]
+    for cut in range(1, len(pieces)):
+        _agrees(MIXED, ["<tool>", *"".join(pieces[:cut]), *pieces[cut:], "<|end|>"])
 
 
 def _agrees(template: dict[str, Any], chunks: list[str]) -> None:
@@ -53,6 +77,7 @@ def _agrees(template: dict[str, Any], chunks: list[str]) -> None:
 
 
 PIECES = ["<think>", "</think>", "</th", "ink>", "abc", "a1", " ", "}\n", "]\n", ".", "?!", "x", "\n", "<|end|>", "<"]
+PIECES += ["<tool>", '{"a": {"b": 1}}', "}}", "</tool>", "</to", "ol>", "<end/>", "bc"]
 
 
 @pytest.mark.parametrize("name", sorted(TEMPLATES))
@@ -75,6 +100,6 @@ def test_long_regions_sealed_between_scans_match_the_reference(name: str) -> Non
 
 @pytest.mark.parametrize("name", sorted(TEMPLATES))
 def test_every_two_way_split_and_one_character_at_a_time_match_the_reference(name: str) -> None:
-    text = "<think>a b c xyz</think> ok}\n</think> more.</think>after<|end|>"
+    text = '<think>a b c xyz</think> ok}\n</think> more.</think>after<tool>{"a": {"b": 1}}</tool>x<|end|>'
     for chunks in [*two_way_splits(text), list(text)]:
         _agrees(TEMPLATES[name], chunks)

@@ -69,7 +69,7 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
     tail = None if held_table is None else _HeldTail(parts, plan, held_table, second_looks, bool(partials))
     out = CodeWriter(depth=1)
     declared: set[str] = set()  # names the feed's inline region text declared (see `_region_text`)
-    if lanes and _history_lags(plan, runs):
+    if lanes and _history_lags(plan, runs, lanes):
         out.comment("The region lanes leave the kept history to catch up when the engine looks (`_catch_up`).")
         out.line("_history_lags = True")
         out.line()
@@ -320,6 +320,7 @@ def _region_lanes_branch(
             return lambda out: tail.write(out, first)
         return None
 
+    lags = _history_lags(plan, runs, lanes)
     with out.block(f"if {_lane_test(plan, runs, lanes)}:"):
         if len(groups) == 1:
             (((lines, other_branches, _, _), states),) = groups.items()
@@ -332,8 +333,10 @@ def _region_lanes_branch(
             tested = [(key, states) for key, states in groups.items() if key[0] != ("False",)]
             for number, ((lines, other_branches, _, _), states) in enumerate(tested):
                 busy = on_busy(other_branches, states)
+                # a lane whose test reads the kept history keeps it itself, where the others leave it lagging
+                keeps = lags and any(plan.states[index].after for index in states)
                 if number == len(tested) - 1 and len(tested) == len(groups):
-                    if len(lines) == 1 and busy is None:
+                    if len(lines) == 1 and busy is None and not keeps:
                         # the other lanes' test (one too long for a line splits at its brackets)
                         with out.block(f"elif {lines[0]}:"):
                             out.line(scan)
@@ -343,8 +346,9 @@ def _region_lanes_branch(
                     header = f"{'if' if number == 0 else 'elif'} {_lane_test(plan, runs, states)}:"
                 with out.block(header):
                     _scan_unless_quiet(out, lines, [], scan, busy)
-        # (a state's test that reads the kept history, a lookbehind's string, needs it kept chunk by chunk)
-        _region_text(out, plan, declared, catch_up=_history_lags(plan, runs))
+                    if keeps:
+                        _keep_history(out, plan, lagging=True)
+        _region_text(out, plan, declared, catch_up=lags)
 
 
 def _unless_other_branches(
@@ -456,7 +460,31 @@ def _region_text(out: CodeWriter, plan: ParserPlan, declared: set[str], *, catch
     lanes that do not read it themselves."""
     if catch_up and plan.history:
         out.comment("(what a delimiter may look back at is taken from the region's text when needed)")
-    elif plan.history is None:  # a delimiter may look back at anything: nothing is dropped
+    else:
+        _keep_history(out, plan)
+    # the engine's `_region_text`, written out here: a call per chunk saved
+    # (written out a second time in the feed, its annotation is left out: see `inlined_method`)
+    statements, chunk = inlined_method("engine", "StreamingParser", "_region_text", annotated=not declared)
+    declared.add(chunk)
+    for statement in statements:
+        out.code_lines(statement)
+    out.line(f"return [{chunk}]")
+
+
+def _history_lags(plan: ParserPlan, runs: list[ParserState], lanes: list[int]) -> bool:
+    """Whether the region lanes leave the committed characters a delimiter may look back at to the
+    engine's `_catch_up` rather than keep them chunk by chunk: where keeping them costs a copy per
+    chunk (more than one is kept: one is the chunk's last), no held-back run reads them, and some
+    lane does not read them (a lane whose test looks for a lookbehind's string keeps them itself)."""
+    more_than_one = plan.history is not None and plan.history > 1
+    return more_than_one and not runs and any(not plan.states[index].after for index in lanes)
+
+
+def _keep_history(out: CodeWriter, plan: ParserPlan, *, lagging: bool = False) -> None:
+    """Keep the committed characters a delimiter may look back at, with `text` committed; where the
+    module's other lanes leave them `lagging`, say that the body's chunks so far are taken in (the
+    engine's `_synced`: the chunk the lane adds next is in the buffer already)."""
+    if plan.history is None:  # a delimiter may look back at anything: nothing is dropped
         out.line("self._buffer += text")
         out.line("self._pos = len(self._buffer)")
     elif plan.history == 0:
@@ -467,22 +495,8 @@ def _region_text(out: CodeWriter, plan: ParserPlan, declared: set[str], *, catch
     else:
         out.line(f"self._buffer = (self._buffer + text)[-{plan.history}:]  # what a delimiter may look back at")
         out.line("self._pos = len(self._buffer)")
-    # the engine's `_region_text`, written out here: a call per chunk saved
-    # (written out a second time in the feed, its annotation is left out: see `inlined_method`)
-    statements, chunk = inlined_method("engine", "StreamingParser", "_region_text", annotated=not declared)
-    declared.add(chunk)
-    for statement in statements:
-        out.code_lines(statement)
-    out.line(f"return [{chunk}]")
-
-
-def _history_lags(plan: ParserPlan, runs: list[ParserState]) -> bool:
-    """Whether the region lanes leave the committed characters a delimiter may look back at to the
-    engine's `_catch_up` rather than keep them chunk by chunk: where keeping them costs a copy per
-    chunk (more than one is kept: one is the chunk's last), and no lane reads them (a held-back
-    run's, or a test for a lookbehind's string)."""
-    more_than_one = plan.history is not None and plan.history > 1
-    return more_than_one and not runs and not any(state.after for state in plan.states)
+    if lagging:
+        out.line("self._synced = len(self._body) + 1")
 
 
 def _drops_outside_text(plan: ParserPlan) -> bool:
