@@ -64,12 +64,24 @@ BESIDE = {
 }
 
 
+# Runs where a delimiter looks back three characters, across a run: a run that ends keeps them
+# before what it holds back (`^` in BESIDE keeps one).
+LOOKING_BACK = {
+    "start_anchor": "<|assistant|>",
+    "fields": {
+        "tool_calls": {"open_pattern": "(?<=a\\sb)<tool_call>", "close_pattern": "\\s*</tool_call>", "repeats": True},
+        "content": {"close_pattern": "\\s*<\\|end\\|>"},
+    },
+}
+
+
 TEMPLATES = {
     "mistral_v11": template_of("mistral_v11"),
     "magistral": template_of("magistral"),
     "calls": CALLS,
     "spaced": SPACED,
     "beside": BESIDE,
+    "looking_back": LOOKING_BACK,
 }
 PIECES = {
     "mistral_v11": ["get", "_weather", "x", " ", "\n", "[", "]", "[ARGS]", "[TOOL_CALLS]", "</s>", "<", '{"a": 1}'],
@@ -77,6 +89,7 @@ PIECES = {
     "calls": ["get", "abc", "x", " ", "(", ")", "<call>", "<", "<|end|>", "Z", "1"],
     "spaced": ["word", " ", "  ", "\n", "\t", "<tool_call>", "</tool_call>", "<|end|>", "<", "</tool", "x y"],
     "beside": ['[{"a": "x y', " ", "\n", "z", '"}]', "<end_of_turn>", "<start_of_tool>", "<", "<end", "[", "1"],
+    "looking_back": ["a", " ", "b", "\n", "a b", "x a", "<tool_call>", "</tool_call>", "<|end|>", "<", "a b", "\t"],
 }
 
 
@@ -127,6 +140,15 @@ def test_words_fed_one_character_at_a_time_match_the_reference(model: str) -> No
         chunks = list(text)
         ours = observe(compiled_engine(template), "", chunks)
         assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks)), text
+
+
+def test_a_run_that_ends_keeps_what_a_lookbehind_reads_across_it() -> None:
+    # "b" ends the run " ": the call opens only if "a" is still kept two characters back.
+    for chunks in (["a", " ", "b", "<tool_call>x</tool_call>"], ["xa", " \t", "b<", "tool_call>y"], ["a ", "b"]):
+        ours = observe(compiled_engine(LOOKING_BACK), "", chunks)
+        assert agrees_with_reference(ours, observe(reference_engine(LOOKING_BACK), "", chunks)), chunks
+    ours = observe(compiled_engine(LOOKING_BACK), "", ["a", " ", "b", "<tool_call>x</tool_call>"])
+    assert "tool_calls" in ours[-1], "the lookbehind sees `a b`: the call opens"
 
 
 def test_every_run_character_ends_a_chunk_held_back() -> None:

@@ -452,15 +452,17 @@ def _busy_test(out: CodeWriter, lines: tuple[str, ...]) -> str:
     return "busy"
 
 
-def _region_text(out: CodeWriter, plan: ParserPlan, declared: set[str], *, catch_up: bool = False) -> None:
+def _region_text(
+    out: CodeWriter, plan: ParserPlan, declared: set[str], *, catch_up: bool = False, kept: bool = False
+) -> None:
     """`text` as region text: the committed characters a delimiter may look back at kept, the rest
     given to the region (the engine's `_region_text`). `declared` holds the names the feed declared
     already (its annotated assignments are written once). With `catch_up`, the kept history is left
     to take the text in when the engine next looks at the buffer (`StreamingParser._catch_up`): for
-    lanes that do not read it themselves."""
+    lanes that do not read it themselves; with `kept`, the lane has kept it already."""
     if catch_up and plan.history:
         out.comment("(what a delimiter may look back at is taken from the region's text when needed)")
-    else:
+    elif not kept:
         _keep_history(out, plan)
     # the engine's `_region_text`, written out here: a call per chunk saved
     # (written out a second time in the feed, its annotation is left out: see `inlined_method`)
@@ -538,18 +540,43 @@ def _run_lane(
                 out.line("self._buffer += text")
                 out.line("return []")
             with out.block("if held or last < len(text):"):
-                if plan.history == 0:
-                    out.comment("the run ends: what was held and `text` up to its last run are region text")
-                    out.line("self._buffer = text[last:]")
-                    out.line("text = held + text[:last]")
-                else:
-                    out.line("return self._commit_run(text, last)")
+                _end_run(out, plan)
+            if plan.history != 0:  # (with none kept, the buffer is what is held back)
+                with out.block("else:"):
+                    _keep_history(out, plan)
         with out.block("else:"):
             if busy == ("True",):
                 out.line(scan)
             else:
                 _scan_unless_quiet(out, busy, ["held"], scan)
-        _region_text(out, plan, declared)
+            _keep_history(out, plan)
+        # (every way here has kept what a delimiter may look back at)
+        _region_text(out, plan, declared, kept=True)
+
+
+def _end_run(out: CodeWriter, plan: ParserPlan) -> None:
+    """A held-back run ends in `text` before its index `last` (at least 1), or `text` ends in one: what
+    was held and `text` up to `last` become the chunk's region text (`text`), the rest is held back,
+    and the committed characters a delimiter may look back at are kept before it (as the engine's
+    `_commit_run` does, a call and a scan's bookkeeping saved)."""
+    history = plan.history
+    if history is None:  # the whole stream is kept: the engine's bookkeeping is no dearer
+        out.line("return self._commit_run(text, last)")
+        return
+    out.comment("the run ends: what was held and `text` up to its last run are region text")
+    if history == 0:
+        out.line("self._buffer = text[last:]")
+        out.line("text = held + text[:last]")
+        return
+    out.line("run = self._buffer[self._pos :]")
+    if history == 1:
+        out.line("self._buffer = text[last - 1 :]  # the committed character a delimiter may look back at")
+        out.line("self._pos = 1")
+    else:
+        out.line(f"kept = (self._buffer + text[:last])[-{history}:]  # what a delimiter may look back at")
+        out.line("self._buffer = kept + text[last:]")
+        out.line("self._pos = len(kept)")
+    out.line("text = run + text[:last]")
 
 
 def _settle(
