@@ -13,11 +13,11 @@ import functools
 from dataclasses import dataclass
 
 from rtcompile.errors import JsonPath
-from rtcompile.held_starts import begins_with, held_starts
+from rtcompile.held_starts import MAX_START_LENGTH, MAX_STARTS, begins_with, held_starts
 from rtcompile.ir import Delimiter, Field, Template, literal_delimiter
 from rtcompile.per_template import per_template
 from rtcompile.regex.analysis import LeadingRun, depends_on_scan_start, history, leading_run, matched_strings
-from rtcompile.regex.charsets import Ranges, normalise
+from rtcompile.regex.charsets import Ranges, contains, normalise
 from rtcompile.regex.errors import InvalidRegex
 from rtcompile.regex.first_chars import MatchStarts, delimiter_first_chars, match_starts, modelled_tree
 from rtcompile.regex.parser import parse_regex
@@ -249,6 +249,12 @@ class PendingRun:
     run: Ranges  # characters that lengthen the held-back run
     busy: Ranges  # characters that may begin something else: text holding one is scanned
     owner: Watch  # the delimiter the run may begin
+    # The literals one of which begins every match of the state's delimiters, the owner's run left
+    # out (`\s*</tool_call>`: `</tool_call>`), where known for every delimiter, none begins with a run
+    # character and none looks before the scan position: text holding a `busy` character but none of
+    # them, and ending in no start of one, is taken as text without one (see `pending_run`). Sorted;
+    # None where not known.
+    begins: tuple[str, ...] | None = None
 
 
 def pending_run(watches: list[Watch]) -> PendingRun | None:
@@ -261,7 +267,13 @@ def pending_run(watches: list[Watch]) -> PendingRun | None:
     watch, can start with), nothing matches, and the one partial match is the run of `run`
     characters at the end: scanning would commit the text up to that run and hold the run back,
     which the generated `feed` does directly. (`run` leaves out what another watch can start with, so
-    that a held run never hides the start of another delimiter.)"""
+    that a held run never hides the start of another delimiter.)
+
+    Where `begins` is known, so is more: a match begins with one of those literals, after a run of
+    the owner's, and a partial match ends in a start of one, or is a run (the literals begin outside
+    the run, the held text is run). Text in which none of them begins and no start of one ends is
+    then like text without a `busy` character: `"<" in text` is only a second look's cue
+    (xml-inline bodies are full of `</parameter>` beside a `\s*</tool_call>` close)."""
     runs = [(w, run) for w in watches if not w.delimiter.is_literal and (run := _run_of(w.delimiter)) is not None]
     if len(runs) != 1:
         return None
@@ -277,7 +289,25 @@ def pending_run(watches: list[Watch]) -> PendingRun | None:
     if not remaining:
         return None
     busy = normalise([*leading.busy, *((c, c) for c in starts)])
-    return PendingRun(remaining, busy, owner)
+    return PendingRun(remaining, busy, owner, _run_begins(watches, owner, leading, remaining))
+
+
+def _run_begins(watches: list[Watch], owner: Watch, leading: LeadingRun, run: Ranges) -> tuple[str, ...] | None:
+    """`PendingRun.begins`: the owner's literals after its run and the other watches' first literals,
+    where all are known and listable, none begins with a run character (then the whole run is held
+    back, as the run lane strips it) and no watch looks before the scan position."""
+    if leading.after is None or run != leading.run:
+        return None
+    if any(delimiter_history(w.delimiter) != 0 for w in watches):
+        return None
+    others = begins_with([w.delimiter for w in watches if w is not owner], [0] * (len(watches) - 1))
+    if others is None:
+        return None
+    literals = tuple(sorted({*leading.after, *others}))
+    listable = len(literals) <= MAX_STARTS and all(0 < len(lit) <= MAX_START_LENGTH for lit in literals)
+    if not listable or any(contains(run, ord(lit[0])) for lit in literals):
+        return None
+    return literals
 
 
 def _run_of(delimiter: Delimiter) -> LeadingRun | None:

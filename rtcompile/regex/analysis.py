@@ -433,10 +433,13 @@ def _plain_char(node: Node) -> str | None:
 class LeadingRun:
     """A pattern that starts with a run of one class, optional items aside (see `leading_run`):
     `run` the class, `busy` the characters that can begin anything else a match reads first (the
-    optional items before the run, and what must follow it)."""
+    optional items before the run, and what must follow it). `after`: where the run is the first item,
+    the literals one of which every match begins with once its run is left out (``\\s*</tool_call>``:
+    `</tool_call>`; the other branches' own), in sorted order; None where not known."""
 
     run: Ranges
     busy: Ranges
+    after: tuple[str, ...] | None = None
 
 
 def leading_run(root: Node) -> LeadingRun | None:
@@ -460,13 +463,16 @@ def leading_run(root: Node) -> LeadingRun | None:
         return None
     ((owner, leading),) = runs
     busy = list(leading.busy)
+    after = None if leading.after is None else set(leading.after)
     for branch in branches:
         if branch is not owner:
             starts = start_chars(branch)
             if starts is None or intersection(starts, leading.run):
                 return None  # it may start inside the run, or where nothing tells it is coming
             busy += starts
-    return LeadingRun(leading.run, normalise(busy))
+            literals = start_literals(branch)
+            after = None if after is None or literals is None else after | set(literals)
+    return LeadingRun(leading.run, normalise(busy), None if after is None else tuple(sorted(after)))
 
 
 def _run_first(root: Node) -> LeadingRun | None:
@@ -484,9 +490,12 @@ def _run_first(root: Node) -> LeadingRun | None:
             rest = items[index + 1 :]
             if not rest or not _starts_outside(rest[0], run):
                 return None
-            after = first_characters(rest[0])
-            assert after is not None
-            return LeadingRun(run, normalise([*busy, *after.ranges]))
+            following = first_characters(rest[0])
+            assert following is not None
+            # (past optional items, a match may begin with them instead: not known here)
+            after = _starts(rest) if index == 0 else None
+            literals = None if after is None else tuple(sorted(after))
+            return LeadingRun(run, normalise([*busy, *following.ranges]), literals)
         if width(item)[0] != 0:
             return None  # a required item before the run: the run does not start the pattern
         first = first_characters(item)

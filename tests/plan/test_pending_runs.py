@@ -87,7 +87,8 @@ PIECES = {
     "mistral_v11": ["get", "_weather", "x", " ", "\n", "[", "]", "[ARGS]", "[TOOL_CALLS]", "</s>", "<", '{"a": 1}'],
     "magistral": ["get", "x", " ", "[THINK]", "[/THINK]", "[ARGS]", "[TOOL_CALLS]", "</s>", "<", '{"a": 1}', "]"],
     "calls": ["get", "abc", "x", " ", "(", ")", "<call>", "<", "<|end|>", "Z", "1"],
-    "spaced": ["word", " ", "  ", "\n", "\t", "<tool_call>", "</tool_call>", "<|end|>", "<", "</tool", "x y"],
+    "spaced": ["word", " ", "  ", "\n", "\t", "<tool_call>", "</tool_call>", "<|end|>", "<", "</tool", "x y"]
+    + ["</p>", "a<b"],
     "beside": ['[{"a": "x y', " ", "\n", "z", '"}]', "<end_of_turn>", "<start_of_tool>", "<", "<end", "[", "1"],
     "looking_back": ["a", " ", "b", "\n", "a b", "x a", "<tool_call>", "</tool_call>", "<|end|>", "<", "a b", "\t"],
 }
@@ -103,6 +104,19 @@ def test_the_plan_finds_the_runs_of_these_templates_and_no_others() -> None:
     assert run is not None and run.run == ((97, 122),)
     # what may begin the optional `<call>`, the `(` after the run, or the content's close `<|end|>`
     assert run.busy == ((ord("("), ord("(")), (ord("<"), ord("<")))
+    assert run.begins is None  # a match may begin with `<call>` or with the run: not known
+
+
+def test_where_every_match_begins_with_a_literal_after_the_run_the_plan_lists_them() -> None:
+    outside, inside = (state.pending_run for state in plan_parser(rtcompile.load_template(SPACED)).states)
+    assert outside is not None and inside is not None
+    assert outside.begins == ("<tool_call>", "<|end|>")  # the open, and the content's close after its run
+    assert inside.begins == ("</tool_call>",)
+    beside = plan_parser(rtcompile.load_template(BESIDE)).states[1].pending_run
+    assert beside is not None and beside.begins == ("<end_of_turn>", "<start_of_tool>")
+    # a lookbehind reads before the scan position: text alone does not tell
+    looking_back = plan_parser(rtcompile.load_template(LOOKING_BACK)).states[0].pending_run
+    assert looking_back is not None and looking_back.begins is None
 
 
 @pytest.mark.parametrize("model", sorted(TEMPLATES))

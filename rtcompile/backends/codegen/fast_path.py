@@ -529,6 +529,10 @@ def _run_lane(
     assert run is not None
     hint = state_hint(state, plan.template)
     quiet = _holds(parts, run.busy, f"{hint} run busy", negated=True)
+    if run.begins is not None:
+        # a second look at text with a busy character: none of the literals a match begins with
+        begins = parts.pattern(f"{hint} begins", _literal_or_its_start(run.begins), flags="0")
+        quiet = f"{f'({quiet})' if ' and ' in quiet else quiet} or {begins}.search(text) is None"
     # With nothing kept (history 0) the buffer is exactly what is held back.
     held = "self._buffer" if plan.history == 0 else "self._pos != len(self._buffer)"
     with out.block(f"if lane == {state.index}:"):
@@ -545,11 +549,11 @@ def _run_lane(
                 with out.block("else:"):
                     _keep_history(out, plan)
         with out.block("else:"):
-            if busy == ("True",):
-                out.line(scan)
+            if busy == ("True",) or run.begins is not None:
+                out.line(scan)  # (where `begins` is known, one of them begins in `text`, or ends it cut short)
             else:
                 _scan_unless_quiet(out, busy, ["held"], scan)
-            _keep_history(out, plan)
+                _keep_history(out, plan)
         # (every way here has kept what a delimiter may look back at)
         _region_text(out, plan, declared, kept=True)
 
