@@ -549,9 +549,11 @@ def _run_lane(
                 with out.block("else:"):
                     _keep_history(out, plan)
         with out.block("else:"):
-            if busy == ("True",) or run.begins is not None:
-                out.line(scan)  # (where `begins` is known, one of them begins in `text`, or ends it cut short)
+            if busy == ("True",):
+                out.line(scan)
             else:
+                # (where `begins` is known, one of them begins in `text` or ends it cut short: the state's
+                # test, which the module's other lanes share, then says so too, and a scan decides)
                 _scan_unless_quiet(out, busy, ["held"], scan)
                 _keep_history(out, plan)
         # (every way here has kept what a delimiter may look back at)
