@@ -6794,6 +6794,12 @@ class ResponseParser(StreamingParser):
             if self._holds_partial(held):
                 self._buffer = held
                 return []
+            if self._fast:
+                # A region is open: what was held back and `text` are one chunk of it,
+                # which its lane takes or scans (a scan would search them as one).
+                self._buffer = ""
+                self._lane = self._state
+                return self.feed(held)
         return StreamingParser.feed(self, text)
 
     def _settle(self) -> None:

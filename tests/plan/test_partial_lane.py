@@ -104,6 +104,15 @@ def test_a_chunk_that_ends_in_a_partial_match_past_a_start_is_region_text_up_to_
     _agrees(NAMED_CALLS, chunks)
 
 
+def test_held_text_that_a_chunk_leaves_no_partial_match_is_region_text_where_the_lane_says_so() -> None:
+    # ` </` is held back as a partial match of the close `\s*</tool>`; `b>"}` leaves ` </b>"}`, no partial
+    # match: in the open call, the region's lane takes held text and chunk as one chunk, region text as a
+    # scan would find (scanned: the open, the chunk after the match that ends it, ` </`, `</tool>`)
+    chunks = ["<tool>get:0<|args|>", '{"a": "x', " </", 'b>"}', "</tool>"]
+    assert scanned_chunks(NAMED_CALLS, chunks) == 4
+    _agrees(NAMED_CALLS, chunks)
+
+
 def _agrees(template: dict[str, Any], chunks: list[str]) -> None:
     ours = observe(compiled_engine(template), "", chunks)
     assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks)), chunks

@@ -133,14 +133,21 @@ def _held_lane(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, table: str
         with out.block(f"if held in {table}[self._state]:"):
             out.line("self._buffer = held" if plan.history == 0 else "self._buffer += text")
             out.line("return []")
-        with out.block("if self._fast:"):
-            out.comment(
-                "A region is open: what was held back and `text` are one chunk of it, which its lane"
-                " takes or scans (a scan would search them as one)."
-            )
-            out.line('self._buffer = ""' if plan.history == 0 else "self._buffer = self._buffer[: self._pos]")
-            out.line("self._lane = self._state")
-            out.line("return self.feed(held)")
+        _refeed_in_region(out, plan)
+
+
+def _refeed_in_region(out: CodeWriter, plan: ParserPlan) -> None:
+    """Held-back text (`held`, with the chunk) that the held lane cannot keep holding: where a region is
+    open, it is one chunk of the region, which the region's lane takes or scans, as a scan would search
+    it as one (its test and second look usually clear a held `<` that a tag name follows)."""
+    with out.block("if self._fast:"):
+        out.comment(
+            "A region is open: what was held back and `text` are one chunk of it, which its lane"
+            " takes or scans (a scan would search them as one)."
+        )
+        out.line('self._buffer = ""' if plan.history == 0 else "self._buffer = self._buffer[: self._pos]")
+        out.line("self._lane = self._state")
+        out.line("return self.feed(held)")
 
 
 def _partial_watches(parts: ModuleParts, plan: ParserPlan) -> dict[int, list[tuple[str, str | None]]]:
@@ -162,8 +169,9 @@ def _partial_watches(parts: ModuleParts, plan: ParserPlan) -> dict[int, list[tup
 
 def _partial_lane(out: CodeWriter, parts: ModuleParts, plan: ParserPlan) -> None:
     """The lane of held-back text that may be a partial match of a delimiter (`_partial_watches`): a chunk
-    that leaves it one, with no complete match in it, is held back with it, as scanning would; else
-    the chunk is scanned."""
+    that leaves it one, with no complete match in it, is held back with it, as scanning would; else, in an
+    open region, the held text and the chunk are one chunk of the region's lane (`_refeed_in_region`: a
+    held `<` that `parameter=` follows, say, which the lane's test clears); else the chunk is scanned."""
     parts.need("engine", "PARTIAL")
     with out.block("if lane == PARTIAL:"):
         out.comment(
@@ -175,6 +183,7 @@ def _partial_lane(out: CodeWriter, parts: ModuleParts, plan: ParserPlan) -> None
         with out.block("if self._holds_partial(held):"):
             out.line("self._buffer = held" if plan.history == 0 else "self._buffer += text")
             out.line("return []")
+        _refeed_in_region(out, plan)
 
 
 def _holds_partial(out: CodeWriter, partials: dict[int, list[tuple[str, str | None]]]) -> None:
