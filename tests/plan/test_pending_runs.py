@@ -16,7 +16,7 @@ import rtcompile
 from rtcompile.plan import plan_parser
 from rtcompile.tooling.observe import agrees_with_reference, identical
 from tests.support.bundled import template_of
-from tests.support.compiled import compiled_engine, compiled_module
+from tests.support.compiled import compiled_engine, compiled_module, scanned_chunks
 from tests.support.differential import interpreter_engine, observe, reference_engine
 from tests.support.lanes import examples, pick
 from tests.support.paths import ROOT
@@ -88,7 +88,7 @@ PIECES = {
     "magistral": ["get", "x", " ", "[THINK]", "[/THINK]", "[ARGS]", "[TOOL_CALLS]", "</s>", "<", '{"a": 1}', "]"],
     "calls": ["get", "abc", "x", " ", "(", ")", "<call>", "<", "<|end|>", "Z", "1"],
     "spaced": ["word", " ", "  ", "\n", "\t", "<tool_call>", "</tool_call>", "<|end|>", "<", "</tool", "x y"]
-    + ["</p>", "a<b"],
+    + ["</p>", "a<b", " <", "\n</", "<|e", " <tool"],
     "beside": ['[{"a": "x y', " ", "\n", "z", '"}]', "<end_of_turn>", "<start_of_tool>", "<", "<end", "[", "1"],
     "looking_back": ["a", " ", "b", "\n", "a b", "x a", "<tool_call>", "</tool_call>", "<|end|>", "<", "a b", "\t"],
 }
@@ -163,6 +163,22 @@ def test_a_run_that_ends_keeps_what_a_lookbehind_reads_across_it() -> None:
         assert agrees_with_reference(ours, observe(reference_engine(LOOKING_BACK), "", chunks)), chunks
     ours = observe(compiled_engine(LOOKING_BACK), "", ["a", " ", "b", "<tool_call>x</tool_call>"])
     assert "tool_calls" in ours[-1], "the lookbehind sees `a b`: the call opens"
+
+
+def test_a_run_and_the_start_of_a_literal_after_it_are_held_back_without_a_scan() -> None:
+    # Where every match begins with a known literal, after the owner's run or not, a chunk in which the
+    # start of one ends is held back from the run before it, by the run's lane, as scanning would hold it;
+    # a run held back before the chunk is part of it. Scanned: the first chunk (no lane yet), the one that
+    # completes a match, and the one after a match that reaches the text's end (`</tool_call>`).
+    for chunks, scanned in [
+        (["<tool_call>", "a", " </", "tool_call>", "after"], 3),
+        (["x", "  ", "\n<|e", "nd|>"], 2),
+        (["x", " \t", "<|en", "d and", " more <", "/p>", "<|end|>"], 2),
+    ]:
+        ours = observe(compiled_engine(SPACED), "", chunks)
+        assert agrees_with_reference(ours, observe(reference_engine(SPACED), "", chunks)), chunks
+        assert identical(ours, observe(interpreter_engine(SPACED), "", chunks)), chunks
+        assert scanned_chunks(SPACED, chunks) == scanned, chunks
 
 
 def test_every_run_character_ends_a_chunk_held_back() -> None:

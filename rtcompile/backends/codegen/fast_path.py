@@ -54,7 +54,7 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
         return None  # no state has a fast path
     # the states whose test the feed reads: the regions' lanes, the held-back runs', and outside
     region_lanes = _region_lanes(plan, runs)
-    tested = [s for s in plan.states if s.index in region_lanes or s in runs]
+    tested = [s for s in plan.states if s.index in region_lanes or (s in runs and not _held_at_begins(s, bool(held)))]
     if _drops_outside_text(plan) and plan.states[0] not in tested:
         tested.insert(0, plan.states[0])
     second_looks = _second_looks(parts, plan, tested)
@@ -85,7 +85,7 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
                 with out.block("if wait is not None:  # (always, while the lane is AWAITING)"):
                     out.line("return self._arrive(wait, text) if wait.arrived(text) else []")
         for state in runs:
-            _run_lane(out, parts, plan, state, test_of[state.index], scan, declared)
+            _run_lane(out, parts, plan, state, test_of.get(state.index), scan, declared, tail)
         if lanes:
             _region_lanes_branch(out, parts, plan, runs, lanes, test_of, scan, declared, tail)
         if _drops_outside_text(plan):
@@ -522,22 +522,26 @@ def _run_lane(
     parts: ModuleParts,
     plan: ParserPlan,
     state: ParserState,
-    busy: BusyTest,
+    busy: BusyTest | None,
     scan: str,
     declared: set[str],
+    tail: _HeldTail | None,
 ) -> None:
     """The lane of a state with a held-back run (see `rtcompile.plan.pending_run`): text without a
     character that could begin anything but the run, after nothing held back or a held-back run, is
     what scanning would find no delimiter in: it commits up to the last character outside the run and
     holds back the rest, which happens here without the scan (text that ends outside the run, with
-    nothing held, is plain region text). Other text is region text if the state's test says no
-    delimiter can start in it and nothing is held; else it is scanned.
+    nothing held, is plain region text). Other text is held back from the run before the first place a
+    match may begin, where that is known (`_held_at_begins`); else it is region text if the state's test
+    (`busy`) says no delimiter can start in it and nothing is held, and scanned if not.
 
     Held-back text has the lane only when it is such a run (the module's `_settle`)."""
     run = state.pending_run
     assert run is not None
     hint = state_hint(state, plan.template)
     quiet = _holds(parts, run.busy, f"{hint} run busy", negated=True)
+    stripped = parts.constant(f"{hint} run", literal(characters(run.run))) if size(run.run) <= MAX_STRIPPED else None
+    begins = None
     if run.begins is not None:
         # a second look at text with a busy character: none of the literals a match begins with
         begins = parts.pattern(f"{hint} begins", _literal_or_its_start(run.begins), flags="0")
@@ -548,7 +552,7 @@ def _run_lane(
         out.comment(f"held back, if anything: a run that may still begin {format_path(run.owner.where)}")
         out.line(f"held = {held}")
         with out.block(f"if {quiet}:"):
-            _before_trailing_run(out, parts, run.run, hint)
+            _before_trailing_run(out, parts, run.run, hint, stripped)
             with out.block("if not last:  # the run goes on"):
                 out.line("self._buffer += text")
                 out.line("return []")
@@ -558,7 +562,10 @@ def _run_lane(
                 with out.block("else:"):
                     _keep_history(out, plan)
         with out.block("else:"):
-            if busy == ("True",):
+            if _held_at_begins(state, tail is not None):
+                assert begins is not None and stripped is not None and tail is not None
+                _hold_before_begins(out, parts, plan, begins, stripped, tail.held)
+            elif busy is None or busy == ("True",):
                 out.line(scan)
             else:
                 # (where `begins` is known, one of them begins in `text` or ends it cut short: the state's
@@ -567,6 +574,39 @@ def _run_lane(
                 _keep_history(out, plan)
         # (every way here has kept what a delimiter may look back at)
         _region_text(out, plan, declared, kept=True)
+
+
+def _held_at_begins(state: ParserState, held_starts: bool) -> bool:
+    """Whether the lane of `state`'s held-back run takes a chunk in which a match may begin
+    (`_hold_before_begins`) rather than give it to the state's test: where every match begins with a
+    known literal (`PendingRun.begins`), the run is stripped with `str.rstrip`, and the module holds
+    starts back (`_hold_start` is given their table)."""
+    run = state.pending_run
+    return run is not None and run.begins is not None and size(run.run) <= MAX_STRIPPED and held_starts
+
+
+def _hold_before_begins(
+    out: CodeWriter, parts: ModuleParts, plan: ParserPlan, begins: str, run: str, held: str
+) -> None:
+    """A chunk of a held-back run's lane in which a literal a match begins with begins, or the start of one
+    ends it (`begins`, the pattern of `PendingRun.begins`). A match begins at such a literal, or at the
+    owner's run right before it, and at no other place: nothing can begin before the run of `run`
+    characters that ends where the first of them begins. From there on the text is held back if that is
+    a start held whole or a partial match, as scanning would hold it (`_hold_start`), else scanned. A
+    held run is part of the run before the first literal, or ends before it: it becomes part of the chunk.
+    (`held`: what `_hold_start` is given, `_HeldTail.held`.)"""
+    parts.need("scanning", "first_of")
+    with out.block("if held:  # a held run: one text with the chunk"):
+        if plan.history == 0:
+            out.line("text = held + text")
+            out.line('self._buffer = ""')
+        else:
+            out.line("text = self._buffer[self._pos :] + text")
+            out.line("self._buffer = self._buffer[: self._pos]")
+    out.comment("held back from the run before the first literal on, if scanning would hold that back")
+    out.line(f"begin = first_of({begins}, text, 0)")
+    out.line(f"cut = len(text[:begin].rstrip({run}))")
+    out.line(f"return self._hold_start(text, cut, {held})")
 
 
 def _end_run(out: CodeWriter, plan: ParserPlan) -> None:
@@ -671,13 +711,12 @@ def _holds(parts: ModuleParts, chars: Ranges, hint: str, *, negated: bool = Fals
     return f"not {pattern}.search(text)" if negated else f"{pattern}.search(text) is not None"
 
 
-def _before_trailing_run(out: CodeWriter, parts: ModuleParts, run: Ranges, hint: str) -> None:
+def _before_trailing_run(out: CodeWriter, parts: ModuleParts, run: Ranges, hint: str, stripped: str | None) -> None:
     """`last = ` the length of `text` without its trailing run of `run` characters (0: all of it is
-    run). A run of few characters (whitespace: 25) is stripped off with `str.rstrip`; else the last
-    character outside it is matched."""
-    if size(run) <= MAX_STRIPPED:
-        chars = parts.constant(f"{hint} run", literal(characters(run)))
-        out.line(f"last = len(text.rstrip({chars}))")
+    run). A run of few characters (whitespace: 25) is stripped off with `str.rstrip` (`stripped`, the
+    constant of its characters); else the last character outside it is matched."""
+    if stripped is not None:
+        out.line(f"last = len(text.rstrip({stripped}))")
         return
     last_break = parts.pattern(f"{hint} last break", f".*{emit_ranges(complement(run))}", flags="re.DOTALL")
     out.line(f"found = {last_break}.match(text)")
