@@ -1466,8 +1466,9 @@ def first_of(leads: re.Pattern[str], buf: str, pos: int) -> int:
 
 # `StreamingParser._lane` as a generated module's own `_settle` sets it: the text held
 # back may be a partial match of one of the state's delimiters, past its start; a chunk
-# that leaves it one, with no complete match in it, is held back with it, without a
-# scan (a generated module's `_holds_partial` says which).
+# that leaves it one, with no complete match in it, or a match that more text may
+# lengthen, is held back with it, without a scan (a generated module's `_holds_partial`
+# says which).
 PARTIAL: Final = -5
 
 
@@ -4818,6 +4819,13 @@ class ResponseParser(StreamingParser):
             if held in _HELD_STARTS[self._state]:
                 self._buffer += text
                 return []
+            # No longer the start of a delimiter but a partial match of one
+            # (`<tool>get_w`), or a match that more text may lengthen: held back as
+            # scanning would hold it.
+            if self._holds_partial(held):
+                self._buffer += text
+                self._lane = PARTIAL
+                return []
             if self._fast:
                 # A region is open: what was held back and `text` are one chunk of it,
                 # which its lane takes or scans (a scan would search them as one).
@@ -4826,8 +4834,8 @@ class ResponseParser(StreamingParser):
                 return self.feed(held)
         if lane == PARTIAL:
             # Held back: perhaps a partial match of a delimiter. A chunk that leaves it
-            # one, from its start, and completes none is held back with it, as scanning
-            # would hold it.
+            # one, from its start, and completes none, or leaves it a match more text
+            # may lengthen, is held back with it, as scanning would hold it.
             held = self._buffer[self._pos :] + text
             if self._holds_partial(held):
                 self._buffer += text
@@ -4852,12 +4860,14 @@ class ResponseParser(StreamingParser):
 
     def _holds_partial(self, held: str) -> bool:
         """Whether scanning `held` holds all of it back: a partial match, from its
-        start, of a delimiter of the state, with no complete match in it."""
+        start, of a delimiter of the state, with no complete match in it, or a match
+        that is all of it."""
         if self._state != 0:
             return False
-        if _RE_TOOL_CALLS_OPEN_PARTIAL.match(held) is None:
-            return False
-        return _RE_TOOL_CALLS_OPEN.search(held) is None
+        m = _RE_TOOL_CALLS_OPEN.search(held)
+        if m is None:
+            return _RE_TOOL_CALLS_OPEN_PARTIAL.match(held) is not None
+        return m.start() == 0 and m.end() == len(held)
 
 
 @overload

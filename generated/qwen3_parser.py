@@ -2910,8 +2910,9 @@ def seal(chunks: list[str], blocks: list[str]) -> None:
 
 # `StreamingParser._lane` as a generated module's own `_settle` sets it: the text held
 # back may be a partial match of one of the state's delimiters, past its start; a chunk
-# that leaves it one, with no complete match in it, is held back with it, without a
-# scan (a generated module's `_holds_partial` says which).
+# that leaves it one, with no complete match in it, or a match that more text may
+# lengthen, is held back with it, without a scan (a generated module's `_holds_partial`
+# says which).
 PARTIAL: Final = -5
 
 

@@ -62,12 +62,34 @@ OPTIONAL_TAIL: dict[str, Any] = {
         "content": {"close": "<|end|>"},
     },
 }
-TEMPLATES = {"named": NAMED_CALLS, "quoted": QUOTED_NAMES, "looking-back": LOOKING_BACK, "optional-tail": OPTIONAL_TAIL}
+# a name run that ends the open: `<tool>call:get_w` is a complete match already, which a scan holds back
+# from its start while more text may lengthen it (gemma's `<|tool_call>call:get_weather{...}`)
+GROWING: dict[str, Any] = {
+    "start_anchor": "<s>",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r"<tool>call:(?P<name>[^{\s<]+)",
+            "close": "</tool>",
+            "content": "json",
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            "repeats": True,
+        },
+        "content": {"close": "<|end|>"},
+    },
+}
+TEMPLATES = {
+    "named": NAMED_CALLS,
+    "quoted": QUOTED_NAMES,
+    "looking-back": LOOKING_BACK,
+    "optional-tail": OPTIONAL_TAIL,
+    "growing": GROWING,
+}
 CALLS = {
     "named": ['<tool>functions.get_weather:0<|args|>{"city": "Paris"}\n</tool>'],
     "quoted": ['<invoke name="get_weather">{"city": "Paris"}</invoke>', "<invoke name='f'>{}</invoke>"],
     "looking-back": ['<tool>get_weather:12 <|args|>{"city": "Paris"}  </tool>'],
     "optional-tail": ["<call=get_weather!1 Paris</call>", "<call=f! and more</call>"],
+    "growing": ['<tool>call:get_weather{"city": "Paris"}</tool>', "<tool>call:f {}</tool>"],
 }
 
 
@@ -79,6 +101,7 @@ def test_each_template_has_the_lane() -> None:
 OPENS = {"named": "<tool>functions.get_weather:0<|args|>", "quoted": '<invoke name="get_weather">'}
 OPENS["looking-back"] = "<tool>get_weather:12 <|args|>"
 OPENS["optional-tail"] = "<call=get_the_current_weather!1"
+OPENS["growing"] = "<tool>call:get_the_current_weather"
 
 
 # (not `optional-tail`: there the text held back is a complete match all along, which a scan takes up)
@@ -97,10 +120,11 @@ def test_a_delimiter_spelled_a_few_characters_at_a_time_is_scanned_where_it_star
 
 def test_a_chunk_that_ends_in_a_partial_match_past_a_start_is_region_text_up_to_it() -> None:
     chunks = ["Let me check.", " Now <tool>get_w", "eather:0<|a", "rgs|>", '{"a": 1}', "</tool>"]
-    # the first chunk; ` Now ` is region text and `<tool>get_w` held back without a scan
-    # (`_holds_partial`), lengthened by the next; `rgs|>` completes the open, held back as a match that
-    # reaches the end of the text, taken with the next chunk; `</tool>` closes the call
-    assert scanned_chunks(NAMED_CALLS, chunks) == 4
+    # scanned: the first chunk, and the one after the open; ` Now ` is region text and `<tool>get_w` held
+    # back without a scan (`_holds_partial`), lengthened by the next; `rgs|>` completes the open, held back
+    # without a scan as a match that reaches the end of the text, taken with the next chunk, which is
+    # scanned; `</tool>` is held back the same way (the stream may go on)
+    assert scanned_chunks(NAMED_CALLS, chunks) == 2
     _agrees(NAMED_CALLS, chunks)
 
 
@@ -108,10 +132,25 @@ def test_held_text_that_a_chunk_leaves_no_partial_match_is_region_text_where_the
     # ` </` is held back as a partial match of the close `\s*</tool>` (by the run's lane, without a scan:
     # `_hold_before_begins`); `b>"}` leaves ` </b>"}`, no partial match: in the open call, the region's lane
     # takes held text and chunk as one chunk, region text as a scan would find (scanned: the open, the
-    # chunk after the match that ends it, `</tool>`)
+    # chunk after it; `</tool>` is held back without a scan, as a match that reaches the end of the text)
     chunks = ["<tool>get:0<|args|>", '{"a": "x', " </", 'b>"}', "</tool>"]
-    assert scanned_chunks(NAMED_CALLS, chunks) == 3
+    assert scanned_chunks(NAMED_CALLS, chunks) == 2
     _agrees(NAMED_CALLS, chunks)
+
+
+def test_a_match_that_more_text_may_lengthen_is_held_back_without_a_scan() -> None:
+    # `<tool>` and `cal` are held back as a start (`HELD`); `l:g` makes it a complete match of the open,
+    # which a name character may lengthen: held back from its start (`PARTIAL` from there), as are the
+    # chunks that lengthen it; `{"a"` ends it, and is scanned (scanned: the first chunk, that one, and
+    # `</tool>`)
+    chunks = ["Hi", " <tool>", "cal", "l:g", "et_w", "eather", '{"a"', ": 1}", "</tool>"]
+    assert scanned_chunks(GROWING, chunks) == 3
+    _agrees(GROWING, chunks)
+    # with no region open (no lane to give the chunk to), the same: `l:g` is held back with what was held
+    # (scanned: the first chunk, the one that ends the match, and `</tool>`)
+    chunks = ["<tool>", "cal", "l:g", "et", '{"a": 1}', "</tool>"]
+    assert scanned_chunks(GROWING, chunks) == 3
+    _agrees(GROWING, chunks)
 
 
 def _agrees(template: dict[str, Any], chunks: list[str]) -> None:
@@ -123,7 +162,7 @@ def _agrees(template: dict[str, Any], chunks: list[str]) -> None:
 def _pieces(name: str) -> list[str]:
     """Pieces of a stream: the template's calls cut into short runs, near misses, prose."""
     pieces = ["x", " ", "a < b", "\n", "<|end|>", "<", "<to", "ol>", "<inv", "oke name=", '"', "'", "get", ":1", "<|"]
-    pieces += ["<ca", "ll=", "!", "1"]
+    pieces += ["<ca", "ll=", "!", "1", "call:", "{", "get_w"]
     for call in CALLS[name]:
         pieces += [call, *(call[i : i + 4] for i in range(0, len(call), 4))]
     return pieces

@@ -95,7 +95,7 @@ def specialised_feed(parts: ModuleParts, plan: ParserPlan) -> str | None:
                 _scan_unless_quiet(out, test_of[0], [], scan)
                 out.line("return []")
         if held_table is not None:
-            _held_lane(out, parts, plan, held_table)
+            _held_lane(out, parts, plan, held_table, bool(partials))
         if partials:
             _partial_lane(out, parts, plan)
         out.line(scan)
@@ -117,10 +117,12 @@ def _held_table(parts: ModuleParts, plan: ParserPlan) -> str:
     return parts.constant("held starts", f"({', '.join(by_state)}{one})")
 
 
-def _held_lane(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, table: str) -> None:
+def _held_lane(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, table: str, partial: bool) -> None:
     """The lane of held-back text that starts a delimiter (see `rtcompile.held_starts`): a chunk that
-    leaves it the start of one is held back with it, as scanning would. One that does not, in an open
-    region, makes what was held back and the chunk one chunk of the region's lane."""
+    leaves it the start of one is held back with it, as scanning would; so is one that leaves it a
+    partial match, where the module tests for those (`partial`: see `_partial_lane`), and the lane is
+    then `PARTIAL`. Else, in an open region, what was held back and the chunk are one chunk of the
+    region's lane."""
     parts.need("engine", "HELD")
     # With nothing kept (history 0) the buffer is exactly what is held back.
     held = "self._buffer" if plan.history == 0 else "self._buffer[self._pos :]"
@@ -133,6 +135,15 @@ def _held_lane(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, table: str
         with out.block(f"if held in {table}[self._state]:"):
             out.line("self._buffer = held" if plan.history == 0 else "self._buffer += text")
             out.line("return []")
+        if partial:
+            out.comment(
+                "No longer the start of a delimiter but a partial match of one (`<tool>get_w`), or a match"
+                " that more text may lengthen: held back as scanning would hold it."
+            )
+            with out.block("if self._holds_partial(held):"):
+                out.line("self._buffer = held" if plan.history == 0 else "self._buffer += text")
+                out.line("self._lane = PARTIAL")
+                out.line("return []")
         _refeed_in_region(out, plan)
 
 
@@ -154,7 +165,8 @@ def _partial_watches(parts: ModuleParts, plan: ParserPlan) -> dict[int, list[tup
     """By state, where no watch looks before the scan position or awaits a string: the patterns of the
     watches whose scanners search them (`ModuleParts.streamed`: complete and partial, or the `regex`
     one and None). Where one of them partially matches held-back text from its start and matches
-    nowhere in it, a scan holds all of it back: that partial match begins where the text does, and a
+    nowhere in it, or its first match is all of the text (which more text may lengthen:
+    `regex_can_grow`), a scan holds all of it back: that match begins where the text does, and a
     complete match of another delimiter, which can begin no earlier, waits for it."""
     found: dict[int, list[tuple[str, str | None]]] = {}
     for state in plan.states:
@@ -169,14 +181,16 @@ def _partial_watches(parts: ModuleParts, plan: ParserPlan) -> dict[int, list[tup
 
 def _partial_lane(out: CodeWriter, parts: ModuleParts, plan: ParserPlan) -> None:
     """The lane of held-back text that may be a partial match of a delimiter (`_partial_watches`): a chunk
-    that leaves it one, with no complete match in it, is held back with it, as scanning would; else, in an
-    open region, the held text and the chunk are one chunk of the region's lane (`_refeed_in_region`: a
-    held `<` that `parameter=` follows, say, which the lane's test clears); else the chunk is scanned."""
+    that leaves it one, with no complete match in it, or a match that more text may lengthen, is held back
+    with it, as scanning would; else, in an open region, the held text and the chunk are one chunk of the
+    region's lane (`_refeed_in_region`: a held `<` that `parameter=` follows, say, which the lane's test
+    clears); else the chunk is scanned."""
     parts.need("engine", "PARTIAL")
     with out.block("if lane == PARTIAL:"):
         out.comment(
             "Held back: perhaps a partial match of a delimiter. A chunk that leaves it one, from its start,"
-            " and completes none is held back with it, as scanning would hold it."
+            " and completes none, or leaves it a match more text may lengthen, is held back with it, as"
+            " scanning would hold it."
         )
         # With nothing kept (history 0) the buffer is exactly what is held back.
         out.line("held = self._buffer + text" if plan.history == 0 else "held = self._buffer[self._pos :] + text")
@@ -188,45 +202,54 @@ def _partial_lane(out: CodeWriter, parts: ModuleParts, plan: ParserPlan) -> None
 
 def _holds_partial(out: CodeWriter, partials: dict[int, list[tuple[str, str | None]]]) -> None:
     """The module's `_holds_partial` (the `PARTIAL` lane asks it, `StreamingParser._hold_start` is given
-    it): per state, whether one of its watches (`_partial_watches`) partially matches the held-back text
-    from its start and matches nowhere in it."""
+    it): per state, whether one of its watches (`_partial_watches`) holds all of the held-back text
+    back: it partially matches the text from its start and matches nowhere in it, or its first match
+    is all of it, which more text may still lengthen (`regex_can_grow`: `call:get_w` of a name run)."""
     with out.block("def _holds_partial(self, held: str) -> bool:"):
         _docstring(
             out,
             "Whether scanning `held` holds all of it back: a partial match, from its start, of a"
-            " delimiter of the state, with no complete match in it.",
+            " delimiter of the state, with no complete match in it, or a match that is all of it.",
         )
 
-        def any_partial(watches: list[tuple[str, str | None]]) -> None:
+        def any_holds(watches: list[tuple[str, str | None]]) -> None:
             for number, (full, partial) in enumerate(watches):
                 last = number == len(watches) - 1
                 if partial is None:  # `regex`, whose partial search prefers a complete match anywhere
                     out.line(f"m = {full}.search(held, partial=True)")
-                    test = "m is not None and m.partial and m.start() == 0"
+                    test = "m is not None and m.start() == 0 and (m.partial or m.end() == len(held))"
                     if last:
                         out.line(f"return bool({test})")
                         continue
-                elif last:
-                    with out.block(f"if {partial}.match(held) is None:"):
-                        out.line("return False")
-                    out.line(f"return {full}.search(held) is None")
+                    with out.block(f"if {test}:"):
+                        out.line("return True")
                     continue
+                out.line(f"m = {full}.search(held)")
+                with out.block("if m is None:"):
+                    if last:
+                        out.line(f"return {partial}.match(held) is not None")
+                    else:
+                        with out.block(f"if {partial}.match(held) is not None:"):
+                            out.line("return True")
+                # (a match elsewhere, or one that ends before the text does, is taken or committed)
+                test = "m.start() == 0 and m.end() == len(held)"
+                if last:
+                    out.line(f"return {test}")
                 else:
-                    test = f"{partial}.match(held) is not None and {full}.search(held) is None"
-                with out.block(f"if {test}:"):
-                    out.line("return True")
+                    with out.block(f"elif {test}:"):
+                        out.line("return True")
 
         # (asked in any state: a region's lane holds back a start through `_hold_start`)
         if len(partials) == 1:
             ((index, watches),) = partials.items()
             with out.block(f"if self._state != {index}:"):
                 out.line("return False")
-            any_partial(watches)
+            any_holds(watches)
             return
         out.line("state = self._state")
         for index, watches in partials.items():
             with out.block(f"if state == {index}:"):
-                any_partial(watches)
+                any_holds(watches)
         out.line("return False")
 
 
