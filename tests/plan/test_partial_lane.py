@@ -77,8 +77,19 @@ GROWING: dict[str, Any] = {
         "content": {"close": "<|end|>"},
     },
 }
+# reasoning that opens only once its close is in sight: the state outside waits after `<think>` (see
+# `rtcompile.runtime.waiting`); held text with `<think>` in it may begin a wait, and is scanned
+WAITING: dict[str, Any] = {
+    **NAMED_CALLS,
+    "fields": {
+        "reasoning_content": {"open_pattern": r"<think>(?=[\s\S]*?</think>)", "close": "</think>"},
+        **NAMED_CALLS["fields"],
+        "tool_calls": {**NAMED_CALLS["fields"]["tool_calls"], "open_pattern": r"<tool>(?P<name>[^:]+):\d+<\|args\|>"},
+    },
+}
 TEMPLATES = {
     "named": NAMED_CALLS,
+    "waiting": WAITING,
     "quoted": QUOTED_NAMES,
     "looking-back": LOOKING_BACK,
     "optional-tail": OPTIONAL_TAIL,
@@ -90,6 +101,11 @@ CALLS = {
     "looking-back": ['<tool>get_weather:12 <|args|>{"city": "Paris"}  </tool>'],
     "optional-tail": ["<call=get_weather!1 Paris</call>", "<call=f! and more</call>"],
     "growing": ['<tool>call:get_weather{"city": "Paris"}</tool>', "<tool>call:f {}</tool>"],
+    "waiting": [
+        '<tool>get_weather:0<|args|>{"city": "Paris"}</tool>',
+        "<think>a plan</think>",
+        "<tool>a<think>b:1<|args|>{}",
+    ],
 }
 
 
@@ -102,10 +118,11 @@ OPENS = {"named": "<tool>functions.get_weather:0<|args|>", "quoted": '<invoke na
 OPENS["looking-back"] = "<tool>get_weather:12 <|args|>"
 OPENS["optional-tail"] = "<call=get_the_current_weather!1"
 OPENS["growing"] = "<tool>call:get_the_current_weather"
+OPENS["waiting"] = "<tool>get_the_current_weather:0<|args|>"
 
 
 # (not `optional-tail`: there the text held back is a complete match all along, which a scan takes up)
-@pytest.mark.parametrize("name", ["named", "quoted", "looking-back"])
+@pytest.mark.parametrize("name", ["named", "quoted", "looking-back", "waiting"])
 def test_a_delimiter_spelled_a_few_characters_at_a_time_is_scanned_where_it_starts_and_ends(name: str) -> None:
     opening = OPENS[name]
     chunks = ["Let me check.", " ", *(opening[i : i + 3] for i in range(0, len(opening), 3)), '{"a": 1}']
@@ -153,6 +170,17 @@ def test_a_match_that_more_text_may_lengthen_is_held_back_without_a_scan() -> No
     _agrees(GROWING, chunks)
 
 
+def test_held_text_in_which_a_wait_may_begin_is_scanned() -> None:
+    # `<tool>abc` is held back as a partial match of the open (its name takes any character but `:`);
+    # `<think>` after it may begin the reasoning's wait, which the lane does not decide: each chunk from
+    # there up to the one that completes the open is scanned (with the first chunk: 5), and agrees
+    chunks = ["Hi ", "<tool>ab", "c", "<think>xy", "z", "</think>", ":1<|args|>{}", "</tool>"]
+    assert scanned_chunks(WAITING, chunks) == 5
+    _agrees(WAITING, chunks)
+    source = compiled_source(WAITING)
+    assert "if lane == PARTIAL:" in source and '"<think>" in held' in source
+
+
 def _agrees(template: dict[str, Any], chunks: list[str]) -> None:
     ours = observe(compiled_engine(template), "", chunks)
     assert agrees_with_reference(ours, observe(reference_engine(template), "", chunks)), chunks
@@ -162,7 +190,7 @@ def _agrees(template: dict[str, Any], chunks: list[str]) -> None:
 def _pieces(name: str) -> list[str]:
     """Pieces of a stream: the template's calls cut into short runs, near misses, prose."""
     pieces = ["x", " ", "a < b", "\n", "<|end|>", "<", "<to", "ol>", "<inv", "oke name=", '"', "'", "get", ":1", "<|"]
-    pieces += ["<ca", "ll=", "!", "1", "call:", "{", "get_w"]
+    pieces += ["<ca", "ll=", "!", "1", "call:", "{", "get_w", "<think>", "</think>", "<thi", "nk>"]
     for call in CALLS[name]:
         pieces += [call, *(call[i : i + 4] for i in range(0, len(call), 4))]
     return pieces

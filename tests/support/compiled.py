@@ -111,10 +111,11 @@ def _bundled_keys() -> dict[str, str]:
 
 
 def scanned_chunks(template: dict[str, Any], chunks: list[str]) -> int:
-    """How many of `chunks`, fed to `template`'s compiled module, reach the engine's scan (its engine
-    class's `feed`, which a module's own `feed` calls for what its fast paths do not take)."""
+    """How many of `chunks`, fed to `template`'s compiled module, reach the engine's scan
+    (`StreamingParser.feed`, which a module's own `feed` calls for what its fast paths do not take,
+    directly or through the engine that waits, `WaitingParser`, whose `feed` scans only through it)."""
     module = compiled_module(template)
-    engine = module.ResponseParser.__mro__[1]  # the engine class the module's parser specialises
+    engine = next(c for c in module.ResponseParser.__mro__ if c.__name__ == "StreamingParser")
     scans = 0
     original = engine.feed
 

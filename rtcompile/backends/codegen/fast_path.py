@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeAlias
 
 from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, width
@@ -161,21 +162,40 @@ def _refeed_in_region(out: CodeWriter, plan: ParserPlan) -> None:
         out.line("return self.feed(held)")
 
 
-def _partial_watches(parts: ModuleParts, plan: ParserPlan) -> dict[int, list[tuple[str, str | None]]]:
-    """By state, where no watch looks before the scan position or awaits a string: the patterns of the
-    watches whose scanners search them (`ModuleParts.streamed`: complete and partial, or the `regex`
-    one and None). Where one of them partially matches held-back text from its start and matches
-    nowhere in it, or its first match is all of the text (which more text may lengthen:
+@dataclass(frozen=True)
+class _PartialTest:
+    """What a state's part of the module's `_holds_partial` reads (see `_partial_watches`)."""
+
+    # the patterns of the watches it tests: complete and partial, or the `regex` one and None
+    watches: tuple[tuple[str, str | None], ...]
+    # the literals after which a watch of the state awaits strings (`Strategy.awaits_after`): held text
+    # in which one occurs may begin a wait rather than be held back, and is scanned
+    absent: tuple[str, ...]
+
+
+def _partial_watches(parts: ModuleParts, plan: ParserPlan) -> dict[int, _PartialTest]:
+    """By state, where no watch looks before the scan position, and a watch that awaits strings awaits
+    them after literals: the patterns of the other watches whose scanners search them
+    (`ModuleParts.streamed`). Where one of them partially matches held-back text from its start and
+    matches nowhere in it, or its first match is all of the text (which more text may lengthen:
     `regex_can_grow`), a scan holds all of it back: that match begins where the text does, and a
-    complete match of another delimiter, which can begin no earlier, waits for it."""
-    found: dict[int, list[tuple[str, str | None]]] = {}
+    complete match of another delimiter, which can begin no earlier, waits for it; so does a wait,
+    which begins at one of its literals, unless one of them is in the text (then it is scanned)."""
+    found: dict[int, _PartialTest] = {}
     for state in plan.states:
-        if state.awaits or any(delimiter_history(w.delimiter) != 0 for w in state.watches):
+        if any(delimiter_history(w.delimiter) != 0 for w in state.watches):
             continue
-        searched = [parts.streamed.get(w.delimiter.pattern) for w in state.watches if not w.delimiter.is_literal]
-        usable = [names for names in searched if names is not None and names[0] not in parts.match_only]
+        waiting = [state.watches[rank] for rank in state.awaits]
+        if not all(watch.awaits_after for watch in waiting):
+            continue  # one waits at the scan position, or past a lazy run: where, the text alone does not say
+        searched = [
+            parts.streamed.get(w.delimiter.pattern)
+            for w in state.watches
+            if not w.delimiter.is_literal and not w.awaits
+        ]
+        usable = tuple(names for names in searched if names is not None and names[0] not in parts.match_only)
         if usable:
-            found[state.index] = usable
+            found[state.index] = _PartialTest(usable, tuple(sorted({lit for w in waiting for lit in w.awaits_after})))
     return found
 
 
@@ -200,7 +220,7 @@ def _partial_lane(out: CodeWriter, parts: ModuleParts, plan: ParserPlan) -> None
         _refeed_in_region(out, plan)
 
 
-def _holds_partial(out: CodeWriter, partials: dict[int, list[tuple[str, str | None]]]) -> None:
+def _holds_partial(out: CodeWriter, partials: dict[int, _PartialTest]) -> None:
     """The module's `_holds_partial` (the `PARTIAL` lane asks it, `StreamingParser._hold_start` is given
     it): per state, whether one of its watches (`_partial_watches`) holds all of the held-back text
     back: it partially matches the text from its start and matches nowhere in it, or its first match
@@ -212,16 +232,20 @@ def _holds_partial(out: CodeWriter, partials: dict[int, list[tuple[str, str | No
             " delimiter of the state, with no complete match in it, or a match that is all of it.",
         )
 
-        def any_holds(watches: list[tuple[str, str | None]]) -> None:
-            for number, (full, partial) in enumerate(watches):
-                last = number == len(watches) - 1
+        def any_holds(test: _PartialTest) -> None:
+            if test.absent:
+                out.comment("a wait may begin at one of these: scanned")
+                with out.block(f"if {' or '.join(f'{literal(lit)} in held' for lit in test.absent)}:"):
+                    out.line("return False")
+            for number, (full, partial) in enumerate(test.watches):
+                last = number == len(test.watches) - 1
                 if partial is None:  # `regex`, whose partial search prefers a complete match anywhere
                     out.line(f"m = {full}.search(held, partial=True)")
-                    test = "m is not None and m.start() == 0 and (m.partial or m.end() == len(held))"
+                    holds = "m is not None and m.start() == 0 and (m.partial or m.end() == len(held))"
                     if last:
-                        out.line(f"return bool({test})")
+                        out.line(f"return bool({holds})")
                         continue
-                    with out.block(f"if {test}:"):
+                    with out.block(f"if {holds}:"):
                         out.line("return True")
                     continue
                 out.line(f"m = {full}.search(held)")
@@ -232,24 +256,24 @@ def _holds_partial(out: CodeWriter, partials: dict[int, list[tuple[str, str | No
                         with out.block(f"if {partial}.match(held) is not None:"):
                             out.line("return True")
                 # (a match elsewhere, or one that ends before the text does, is taken or committed)
-                test = "m.start() == 0 and m.end() == len(held)"
+                holds = "m.start() == 0 and m.end() == len(held)"
                 if last:
-                    out.line(f"return {test}")
+                    out.line(f"return {holds}")
                 else:
-                    with out.block(f"elif {test}:"):
+                    with out.block(f"elif {holds}:"):
                         out.line("return True")
 
         # (asked in any state: a region's lane holds back a start through `_hold_start`)
         if len(partials) == 1:
-            ((index, watches),) = partials.items()
+            ((index, test),) = partials.items()
             with out.block(f"if self._state != {index}:"):
                 out.line("return False")
-            any_holds(watches)
+            any_holds(test)
             return
         out.line("state = self._state")
-        for index, watches in partials.items():
+        for index, test in partials.items():
             with out.block(f"if state == {index}:"):
-                any_holds(watches)
+                any_holds(test)
         out.line("return False")
 
 
