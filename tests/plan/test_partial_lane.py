@@ -65,16 +65,14 @@ OPTIONAL_TAIL: dict[str, Any] = {
 # a name run that ends the open: `<tool>call:get_w` is a complete match already, which a scan holds back
 # from its start while more text may lengthen it (gemma's `<|tool_call>call:get_weather{...}`)
 GROWING: dict[str, Any] = {
-    "start_anchor": "<s>",
+    **NAMED_CALLS,
     "fields": {
+        **NAMED_CALLS["fields"],
         "tool_calls": {
+            **NAMED_CALLS["fields"]["tool_calls"],
             "open_pattern": r"<tool>call:(?P<name>[^{\s<]+)",
-            "close": "</tool>",
-            "content": "json",
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
-            "repeats": True,
+            "close_pattern": "</tool>",
         },
-        "content": {"close": "<|end|>"},
     },
 }
 # reasoning that opens only once its close is in sight: the state outside waits after `<think>` (see
@@ -158,15 +156,15 @@ def test_held_text_that_a_chunk_leaves_no_partial_match_is_region_text_where_the
 def test_a_match_that_more_text_may_lengthen_is_held_back_without_a_scan() -> None:
     # `<tool>` and `cal` are held back as a start (`HELD`); `l:g` makes it a complete match of the open,
     # which a name character may lengthen: held back from its start (`PARTIAL` from there), as are the
-    # chunks that lengthen it; `{"a"` ends it, and is scanned (scanned: the first chunk, that one, and
-    # `</tool>`)
+    # chunks that lengthen it; `{"a"` ends it, and is scanned (scanned: the first chunk and that one;
+    # `</tool>` is held back the same way, a match that ends the text)
     chunks = ["Hi", " <tool>", "cal", "l:g", "et_w", "eather", '{"a"', ": 1}", "</tool>"]
-    assert scanned_chunks(GROWING, chunks) == 3
+    assert scanned_chunks(GROWING, chunks) == 2
     _agrees(GROWING, chunks)
     # with no region open (no lane to give the chunk to), the same: `l:g` is held back with what was held
-    # (scanned: the first chunk, the one that ends the match, and `</tool>`)
+    # (scanned: the first chunk, and the one that ends the match)
     chunks = ["<tool>", "cal", "l:g", "et", '{"a": 1}', "</tool>"]
-    assert scanned_chunks(GROWING, chunks) == 3
+    assert scanned_chunks(GROWING, chunks) == 2
     _agrees(GROWING, chunks)
 
 
