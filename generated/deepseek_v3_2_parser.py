@@ -5697,19 +5697,19 @@ class ResponseParser(StreamingParser):
             if held in _HELD_STARTS[self._state]:
                 self._buffer = held
                 return []
-            # No longer the start of a delimiter but a partial match of one
-            # (`<tool>get_w`), or a match that more text may lengthen: held back as
-            # scanning would hold it.
-            if self._holds_partial(held):
-                self._buffer = held
-                self._lane = PARTIAL
-                return []
             if self._fast:
                 # A region is open: what was held back and `text` are one chunk of it,
                 # which its lane takes or scans (a scan would search them as one).
                 self._buffer = ""
                 self._lane = self._state
                 return self.feed(held)
+            # No region is open. No longer the start of a delimiter but a partial match
+            # of one (`<tool>get_w`), or a match that more text may lengthen: held back
+            # as scanning would hold it.
+            if self._holds_partial(held):
+                self._lane = PARTIAL
+                self._buffer = held
+                return []
         if lane == PARTIAL:
             # Held back: perhaps a partial match of a delimiter. A chunk that leaves it
             # one, from its start, and completes none, or leaves it a match more text

@@ -120,10 +120,11 @@ def _held_table(parts: ModuleParts, plan: ParserPlan) -> str:
 
 def _held_lane(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, table: str, partial: bool) -> None:
     """The lane of held-back text that starts a delimiter (see `rtcompile.held_starts`): a chunk that
-    leaves it the start of one is held back with it, as scanning would; so is one that leaves it a
-    partial match, where the module tests for those (`partial`: see `_partial_lane`), and the lane is
-    then `PARTIAL`. Else, in an open region, what was held back and the chunk are one chunk of the
-    region's lane."""
+    leaves it the start of one is held back with it, as scanning would. One that does not, in an open
+    region, makes what was held back and the chunk one chunk of the region's lane (which holds a partial
+    match back through `_hold_start`); with no region open, where the module tests for partial matches
+    (`partial`: see `_partial_lane`), one that leaves it a partial match is held back with it, and the
+    lane is then `PARTIAL`."""
     parts.need("engine", "HELD")
     # With nothing kept (history 0) the buffer is exactly what is held back.
     held = "self._buffer" if plan.history == 0 else "self._buffer[self._pos :]"
@@ -134,18 +135,23 @@ def _held_lane(out: CodeWriter, parts: ModuleParts, plan: ParserPlan, table: str
         )
         out.line(f"held = {held} + text")
         with out.block(f"if held in {table}[self._state]:"):
-            out.line("self._buffer = held" if plan.history == 0 else "self._buffer += text")
-            out.line("return []")
+            _hold(out, plan)
+        _refeed_in_region(out, plan)
         if partial:
             out.comment(
-                "No longer the start of a delimiter but a partial match of one (`<tool>get_w`), or a match"
-                " that more text may lengthen: held back as scanning would hold it."
+                "No region is open. No longer the start of a delimiter but a partial match of one"
+                " (`<tool>get_w`), or a match that more text may lengthen: held back as scanning would hold it."
             )
             with out.block("if self._holds_partial(held):"):
-                out.line("self._buffer = held" if plan.history == 0 else "self._buffer += text")
                 out.line("self._lane = PARTIAL")
-                out.line("return []")
-        _refeed_in_region(out, plan)
+                _hold(out, plan)
+
+
+def _hold(out: CodeWriter, plan: ParserPlan) -> None:
+    """`held` (what was held back, and `text`) stays held back, as scanning would hold it."""
+    # With nothing kept (history 0) the buffer is exactly what is held back.
+    out.line("self._buffer = held" if plan.history == 0 else "self._buffer += text")
+    out.line("return []")
 
 
 def _refeed_in_region(out: CodeWriter, plan: ParserPlan) -> None:
@@ -215,8 +221,7 @@ def _partial_lane(out: CodeWriter, parts: ModuleParts, plan: ParserPlan) -> None
         # With nothing kept (history 0) the buffer is exactly what is held back.
         out.line("held = self._buffer + text" if plan.history == 0 else "held = self._buffer[self._pos :] + text")
         with out.block("if self._holds_partial(held):"):
-            out.line("self._buffer = held" if plan.history == 0 else "self._buffer += text")
-            out.line("return []")
+            _hold(out, plan)
         _refeed_in_region(out, plan)
 
 
