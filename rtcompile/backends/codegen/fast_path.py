@@ -163,9 +163,16 @@ def _refeed_in_region(out: CodeWriter, plan: ParserPlan) -> None:
             "A region is open: what was held back and `text` are one chunk of it, which its lane"
             " takes or scans (a scan would search them as one)."
         )
-        out.line('self._buffer = ""' if plan.history == 0 else "self._buffer = self._buffer[: self._pos]")
+        _drop_held(out, plan)
         out.line("self._lane = self._state")
         out.line("return self.feed(held)")
+
+
+def _drop_held(out: CodeWriter, plan: ParserPlan) -> None:
+    """Take what is held back out of the buffer (the lane has it in hand), leaving the committed
+    characters a delimiter may look back at."""
+    # With nothing kept (history 0) the buffer is exactly what is held back.
+    out.line('self._buffer = ""' if plan.history == 0 else "self._buffer = self._buffer[: self._pos]")
 
 
 @dataclass(frozen=True)
@@ -649,12 +656,8 @@ def _hold_before_begins(
     (`held`: what `_hold_start` is given, `_HeldTail.held`.)"""
     parts.need("scanning", "first_of")
     with out.block("if held:  # a held run: one text with the chunk"):
-        if plan.history == 0:
-            out.line("text = held + text")
-            out.line('self._buffer = ""')
-        else:
-            out.line("text = self._buffer[self._pos :] + text")
-            out.line("self._buffer = self._buffer[: self._pos]")
+        out.line("text = held + text" if plan.history == 0 else "text = self._buffer[self._pos :] + text")
+        _drop_held(out, plan)
     out.comment("held back from the run before the first literal on, if scanning would hold that back")
     out.line(f"begin = first_of({begins}, text, 0)")
     out.line(f"cut = len(text[:begin].rstrip({run}))")
