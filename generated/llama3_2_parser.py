@@ -5066,6 +5066,10 @@ class ResponseParser(StreamingParser):
 
     _program = _PROGRAM
 
+    # The region lanes leave the kept history to catch up when the engine looks
+    # (`_catch_up`).
+    _history_lags = True
+
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
         # Which fast path this chunk may take, if any, the engine said after its last
@@ -5085,9 +5089,8 @@ class ResponseParser(StreamingParser):
                     if cut >= 0:
                         # held back from there, if that is a start held whole
                         return self._hold_start(text, cut, _HELD_STARTS[lane])
-            # the committed character a delimiter may look back at
-            self._buffer = text[-1:]
-            self._pos = 1
+            # (what a delimiter may look back at is taken from the region's text when
+            # needed)
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

@@ -4702,6 +4702,10 @@ class ResponseParser(StreamingParser):
 
     _program = _PROGRAM
 
+    # The region lanes leave the kept history to catch up when the engine looks
+    # (`_catch_up`).
+    _history_lags = True
+
     def feed(self, text: str) -> list[Event]:
         """Add model text; returns the events it completes."""
         # Which fast path this chunk may take, if any, the engine said after its last
@@ -4715,6 +4719,10 @@ class ResponseParser(StreamingParser):
                 busy = busy or "}" in self._buffer[-1:] + text
                 if busy:
                     return StreamingParser.feed(self, text)
+                # the committed character a delimiter may look back at
+                self._buffer = text[-1:]
+                self._pos = 1
+                self._synced = len(self._body) + 1
             else:
                 if "}" in text:
                     # where a delimiter begins, or the start of one ends the text (-1:
@@ -4725,9 +4733,8 @@ class ResponseParser(StreamingParser):
                         return self._hold_start(
                             text, cut, _HELD_STARTS[lane], self._holds_partial
                         )
-            # the committed character a delimiter may look back at
-            self._buffer = text[-1:]
-            self._pos = 1
+            # (what a delimiter may look back at is taken from the region's text when
+            # needed)
             body = self._body
             body.append(text)
             if len(body) >= BLOCK_CHUNKS:

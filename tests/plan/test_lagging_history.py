@@ -33,11 +33,13 @@ def _template(close: str) -> dict[str, Any]:
 
 
 # `</think>` closes only where the three characters before it are not all letters, or after a closing
-# bracket and a newline: the lookbehind reads text a lane added
+# bracket and a newline, or not after a backslash: the lookbehind reads text a lane added
 TEMPLATES = {
     "not-after-a-word": _template(r"(?<![a-z]{3})</think>"),
     "after-a-bracket-line": _template(r"(?<=[}\]]\n)</think>"),
     "word-edge": _template(r"\b</think>|(?<![.!?][.!?])</think>"),
+    # one character looked back at: kept by slicing each chunk's last, were it not left to catch up
+    "not-escaped": _template(r"(?<!\\)</think>"),
 }
 # a tool call's close looks back for a string: that lane keeps the history itself, chunk by chunk, while
 # the reasoning's and the content's leave it lagging
@@ -77,7 +79,7 @@ def _agrees(template: dict[str, Any], chunks: list[str]) -> None:
 
 
 PIECES = ["<think>", "</think>", "</th", "ink>", "abc", "a1", " ", "}\n", "]\n", ".", "?!", "x", "\n", "<|end|>", "<"]
-PIECES += ["<tool>", '{"a": {"b": 1}}', "}}", "</tool>", "</to", "ol>", "<end/>", "bc"]
+PIECES += ["\\", "<tool>", '{"a": {"b": 1}}', "}}", "</tool>", "</to", "ol>", "<end/>", "bc"]
 
 
 @pytest.mark.parametrize("name", sorted(TEMPLATES))
@@ -91,15 +93,17 @@ def test_streams_match_the_reference(name: str, data: st.DataObject) -> None:
 @pytest.mark.parametrize("name", sorted(TEMPLATES))
 def test_long_regions_sealed_between_scans_match_the_reference(name: str) -> None:
     # many more lane chunks than a block holds between the scans, each close tried after a run of
-    # them: after a word (no close for the first template), after `}` and a newline, after a dot
+    # them: after a word (no close for the first template), after `}` and a newline, after a backslash
+    # (none for the last), after a dot
     filler = ["ab ", "cd", "e "] * BLOCK_CHUNKS
-    chunks = ["<think>", *filler, "xyz", "</think>", *filler, "}\n", "</think>", *filler, "..", "</thi", "nk>"]
+    chunks = ["<think>", *filler, "xyz", "</think>", *filler, "}\n", "</think>", *filler, "\\", "</think>"]
+    chunks += [*filler, "..", "</thi", "nk>"]
     chunks += ["done", "<|end|>"]
     _agrees(TEMPLATES[name], chunks)
 
 
 @pytest.mark.parametrize("name", sorted(TEMPLATES))
 def test_every_two_way_split_and_one_character_at_a_time_match_the_reference(name: str) -> None:
-    text = '<think>a b c xyz</think> ok}\n</think> more.</think>after<tool>{"a": {"b": 1}}</tool>x<|end|>'
+    text = '<think>a b c xyz</think> ok}\n</think> a\\</think> more.</think>after<tool>{"a": {"b": 1}}</tool>x<|end|>'
     for chunks in [*two_way_splits(text), list(text)]:
         _agrees(TEMPLATES[name], chunks)
