@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rtcompile.tooling.observe import agrees_with_reference, identical
-from tests.support.compiled import compiled_engine, compiled_source, scanned_chunks
+from tests.support.compiled import compiled_engine, compiled_source, regex_partial_searches, scanned_chunks
 from tests.support.differential import interpreter_engine, observe, reference_engine, two_way_splits
 from tests.support.lanes import examples
 from tests.support.strategies import chunkings
@@ -44,6 +44,12 @@ QUOTED_NAMES: dict[str, Any] = {
             "close_pattern": r"</invoke>",
         },
     },
+}
+# the content's close also matches where the text ends, so no second look clears a chunk with a `<`: its
+# lane holds back from each `<`, and asks whether that is a partial match of the open
+QUOTED_TO_THE_END: dict[str, Any] = {
+    **QUOTED_NAMES,
+    "fields": {**QUOTED_NAMES["fields"], "content": {"close_pattern": r"<\|end\|>|\Z"}},
 }
 # the close looks back: the module keeps committed text before what it holds back
 LOOKING_BACK: dict[str, Any] = {
@@ -89,6 +95,7 @@ TEMPLATES = {
     "named": NAMED_CALLS,
     "waiting": WAITING,
     "quoted": QUOTED_NAMES,
+    "quoted-to-the-end": QUOTED_TO_THE_END,
     "looking-back": LOOKING_BACK,
     "optional-tail": OPTIONAL_TAIL,
     "growing": GROWING,
@@ -97,6 +104,7 @@ CALLS = {
     "named": ['<tool>functions.get_weather:0<|args|>{"city": "Paris"}\n</tool>'],
     "quoted": ['<invoke name="get_weather">{"city": "Paris"}</invoke>', "<invoke name='f'>{}</invoke>"],
     "looking-back": ['<tool>get_weather:12 <|args|>{"city": "Paris"}  </tool>'],
+    "quoted-to-the-end": ['<invoke name="get_weather">{"city": "Paris"}</invoke>', "<invoke name='f'>{}</invoke>"],
     "optional-tail": ["<call=get_weather!1 Paris</call>", "<call=f! and more</call>"],
     "growing": ['<tool>call:get_weather{"city": "Paris"}</tool>', "<tool>call:f {}</tool>"],
     "waiting": [
@@ -177,6 +185,21 @@ def test_held_text_in_which_a_wait_may_begin_is_scanned() -> None:
     _agrees(WAITING, chunks)
     source = compiled_source(WAITING)
     assert "if lane == PARTIAL:" in source and '"<think>" in held' in source
+
+
+def test_held_text_no_match_can_begin_in_is_not_searched_with_regex() -> None:
+    # `regex`'s partial search (microseconds each) runs only for held text that begins with the open's
+    # leading characters (`<i`, or a `<` that ends it): not for `<b` nor `<y>`, which the content's lane
+    # holds back from and asks about, and which are then scanned (whose search starts at `<i` too); nor
+    # for `<b` where a held `<` is followed by `b`
+    for chunks in (["Hi", " a <b", " and c", " x <y>", " z"], ["Hi", " a <", "b and c"]):
+        assert regex_partial_searches(QUOTED_TO_THE_END, chunks) == 0, chunks
+        _agrees(QUOTED_TO_THE_END, chunks)
+    # `<i` is held back as the start of the open; `nx` ends that: `<inx` is searched where the lane asks
+    # whether it is a partial match, and again where it is scanned
+    chunks = ["Hi", " a <i", "nx"]
+    assert regex_partial_searches(QUOTED_TO_THE_END, chunks) == 2
+    _agrees(QUOTED_TO_THE_END, chunks)
 
 
 def _agrees(template: dict[str, Any], chunks: list[str]) -> None:

@@ -132,3 +132,36 @@ def scanned_chunks(template: dict[str, Any], chunks: list[str]) -> int:
     finally:
         engine.feed = original
     return scans
+
+
+def regex_partial_searches(template: dict[str, Any], chunks: list[str]) -> int:
+    """How many partial searches with the `regex` module (`search(..., partial=True)`, microseconds each:
+    what a module does where a delimiter has no exact stdlib translation) feeding `chunks` to `template`'s
+    compiled module makes, in its scanners and its `_holds_partial` alike."""
+    import regex
+
+    module = compiled_module(template)
+    parser = module.ResponseParser("")  # (compiles the module's patterns, which the count then wraps)
+    searches = 0
+
+    class Counted:
+        def __init__(self, pattern: Any) -> None:
+            self._pattern = pattern
+
+        def search(self, *args: Any, **kwargs: Any) -> Any:
+            nonlocal searches
+            searches += bool(kwargs.get("partial"))
+            return self._pattern.search(*args, **kwargs)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._pattern, name)
+
+    originals = {name: value for name, value in vars(module).items() if isinstance(value, regex.Pattern)}
+    assert originals, "the module has no `regex` pattern"
+    vars(module).update({name: Counted(pattern) for name, pattern in originals.items()})
+    try:
+        for chunk in chunks:
+            parser.feed(chunk)
+    finally:
+        vars(module).update(originals)
+    return searches

@@ -19,7 +19,7 @@ from typing import TypeAlias
 from rtcompile.backends.codegen.layout import INDENT, LINE_LENGTH, width
 from rtcompile.backends.codegen.lift import inlined_method
 from rtcompile.backends.codegen.parts import ModuleParts
-from rtcompile.backends.codegen.scanners import state_hint, watch_hint
+from rtcompile.backends.codegen.scanners import leads_begin, state_hint, watch_hint
 from rtcompile.backends.codegen.writer import CodeWriter, literal
 from rtcompile.errors import format_path
 from rtcompile.plan import ParserPlan, ParserState, delimiter_history
@@ -179,8 +179,9 @@ def _drop_held(out: CodeWriter, plan: ParserPlan) -> None:
 class _PartialTest:
     """What a state's part of the module's `_holds_partial` reads (see `_partial_watches`)."""
 
-    # the patterns of the watches it tests: complete and partial, or the `regex` one and None
-    watches: tuple[tuple[str, str | None], ...]
+    # the patterns of the watches it tests: complete and partial, or the `regex` one and None, and the
+    # test that a match may begin where the held text does, where the watch's leading characters say
+    watches: tuple[tuple[str, str | None, str | None], ...]
     # the literals after which a watch of the state awaits strings (`Strategy.awaits_after`): held text
     # in which one occurs may begin a wait rather than be held back, and is scanned
     absent: tuple[str, ...]
@@ -201,14 +202,19 @@ def _partial_watches(parts: ModuleParts, plan: ParserPlan) -> dict[int, _Partial
         waiting = [state.watches[rank] for rank in state.awaits]
         if not all(watch.awaits_after for watch in waiting):
             continue  # one waits at the scan position, or past a lazy run: where, the text alone does not say
-        searched = [
-            parts.streamed.get(w.delimiter.pattern)
-            for w in state.watches
-            if not w.delimiter.is_literal and not w.awaits
-        ]
-        usable = tuple(names for names in searched if names is not None and names[0] not in parts.match_only)
+        usable = []
+        for w in state.watches:
+            names = None if w.delimiter.is_literal or w.awaits else parts.streamed.get(w.delimiter.pattern)
+            if names is None or names[0] in parts.match_only:
+                continue
+            full, partial = names
+            leads = None if w.strategy is None else w.strategy.leads
+            begins = None if leads is None else leads_begin(parts, leads, watch_hint(w, plan.template), "held")
+            usable.append((full, partial, begins))
         if usable:
-            found[state.index] = _PartialTest(usable, tuple(sorted({lit for w in waiting for lit in w.awaits_after})))
+            found[state.index] = _PartialTest(
+                tuple(usable), tuple(sorted({lit for w in waiting for lit in w.awaits_after}))
+            )
     return found
 
 
@@ -249,10 +255,15 @@ def _holds_partial(out: CodeWriter, partials: dict[int, _PartialTest]) -> None:
                 out.comment("a wait may begin at one of these: scanned")
                 with out.block(f"if {' or '.join(f'{literal(lit)} in held' for lit in test.absent)}:"):
                     out.line("return False")
-            for number, (full, partial) in enumerate(test.watches):
+            for number, (full, partial, begins) in enumerate(test.watches):
                 last = number == len(test.watches) - 1
                 if partial is None:  # `regex`, whose partial search prefers a complete match anywhere
-                    out.line(f"m = {full}.search(held, partial=True)")
+                    search = f"{full}.search(held, partial=True)"
+                    if begins is None:
+                        out.line(f"m = {search}")
+                    else:
+                        # (a `regex` search costs microseconds; none starts before its leading characters)
+                        out.line(f"m = {search} if {begins} else None")
                     holds = "m is not None and m.start() == 0 and (m.partial or m.end() == len(held))"
                     if last:
                         out.line(f"return bool({holds})")

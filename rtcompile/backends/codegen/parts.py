@@ -142,13 +142,13 @@ class ModuleParts:
         self.patterns.append(CompiledPattern(name, engine, source, flags, source_code, origin))
         return name
 
-    def pattern_once(self, hint: str, source: str) -> str:
-        """`pattern(hint, source)`, or the name of the pattern of that source made before (with the
-        default flags): one compiled pattern for a search written in several places."""
+    def pattern_once(self, hint: str, source: str, flags: str = "re.DOTALL") -> str:
+        """`pattern(hint, source, flags)`, or the name of the pattern of that source and flags made before:
+        one compiled pattern for a search written in several places."""
         for made in self.patterns:
-            if (made.source, made.flags, made.engine, made.source_code) == (source, "re.DOTALL", "re", None):
+            if (made.source, made.flags, made.engine, made.source_code) == (source, flags, "re", None):
                 return made.name
-        return self.pattern(hint, source)
+        return self.pattern(hint, source, flags)
 
     def patterns_code(self) -> str:
         """Declarations plus the function that compiles them: translated Unicode classes make some

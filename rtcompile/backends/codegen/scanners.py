@@ -601,13 +601,35 @@ def _past_run_search(out: CodeWriter, pattern: str, complete: str, past: PastRun
 def _first_of(parts: ModuleParts, leads: tuple[tuple[Ranges, ...], ...], hint: str) -> str:
     """The expression for where a match's leading characters (`Strategy.leads`) first occur in `buf`
     from `pos` on, -1 if nowhere: `str.find` for one character."""
+    char = _one_lead(leads)
+    if char is not None:
+        return f"buf.find({literal(char)}, pos)"
+    parts.need("scanning", "first_of")
+    return f"first_of({_leads_pattern(parts, leads, hint)}, buf, pos)"
+
+
+def leads_begin(parts: ModuleParts, leads: tuple[tuple[Ranges, ...], ...], hint: str, text: str) -> str:
+    """The test that `text` begins with a match's leading characters (`Strategy.leads`), or with a
+    start of them that is all of it: where it does not, no match or partial match begins where it
+    does (`str.startswith` for one character)."""
+    char = _one_lead(leads)
+    if char is not None:
+        return f"{text}.startswith({literal(char)})"
+    return f"{_leads_pattern(parts, leads, hint)}.match({text}) is not None"
+
+
+def _one_lead(leads: tuple[tuple[Ranges, ...], ...]) -> str | None:
+    """The character every match begins with, where its leading characters are that one alone."""
     if all(len(classes) == 1 for classes in leads):
         chars = normalise([pair for classes in leads for pair in classes[0]])
         if size(chars) == 1:
-            return f"buf.find({literal(chr(chars[0][0]))}, pos)"
-    parts.need("scanning", "first_of")
-    name = parts.pattern(f"{hint} leads", lead_pattern(leads), flags="0")
-    return f"first_of({name}, buf, pos)"
+            return chr(chars[0][0])
+    return None
+
+
+def _leads_pattern(parts: ModuleParts, leads: tuple[tuple[Ranges, ...], ...], hint: str) -> str:
+    """The pattern of a match's leading characters, or a start of them that ends the text."""
+    return parts.pattern_once(f"{hint} leads", lead_pattern(leads), flags="0")
 
 
 def _take_unless_growing(out: CodeWriter, rank: int | None, may_grow: str, groups: str, at_end: bool) -> None:
