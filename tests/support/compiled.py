@@ -14,6 +14,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import regex
+
 import rtcompile
 from rtcompile.api import CompiledModule
 from tests.support.bundled import MODELS, template_file, template_of
@@ -138,8 +140,6 @@ def regex_partial_searches(template: dict[str, Any], chunks: list[str]) -> int:
     """How many partial searches with the `regex` module (`search(..., partial=True)`, microseconds each:
     what a module does where a delimiter has no exact stdlib translation) feeding `chunks` to `template`'s
     compiled module makes, in its scanners and its `_holds_partial` alike."""
-    import regex
-
     module = compiled_module(template)
     parser = module.ResponseParser("")  # (compiles the module's patterns, which the count then wraps)
     searches = 0
