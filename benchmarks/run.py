@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark: rtcompile's compiled parser modules vs transformers 5.24.0 vs the rtcompile interpreter.
 
-    python benchmarks/run.py                 # full run (~20 min on 2 cores), writes benchmarks/RESULTS.md
+    python benchmarks/run.py                 # full run (about an hour on 2 cores), writes benchmarks/RESULTS.md
     python benchmarks/run.py --targets-only  # only what the targets table needs (compiled, transformers, floor)
     python benchmarks/run.py --quick         # a few minutes, smaller sizes and fewer repetitions, into a temp dir
     python benchmarks/run.py --out DIR       # where RESULTS.md, results.json and per_chunk_cost.png go

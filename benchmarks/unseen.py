@@ -9,8 +9,9 @@ figure of a template alike):
   interleaved repetition by repetition, as the bundled set's streaming stage does it (a sample streams
   the output through fresh parsers back to back); the streamed messages of compiled and transformers
   are compared;
-* per-chunk cost at the big sizes (1 MB, 4 MB; compiled, one parser per stream, the best of
-  `GROWTH_STREAMS` streams) against 4 KB's best sample. A stream that costs more than `DEADLINE` times
+* per-chunk cost at the big sizes (1 MB, 4 MB; compiled, one parser per stream, `GROWTH_STREAMS`
+  streams, each stretch of `SEGMENT` chunks the best of its streams) against 4 KB's best sample. A stream
+  that costs more than `DEADLINE` times
   what 4 KB's per-chunk cost predicts is stopped: its growth is then at least the figure reported
   (measured on the part streamed), and the bigger sizes are not run, so that a quadratic template costs
   seconds, not hours;
@@ -46,10 +47,13 @@ MIN_BUDGET = 2.0  # seconds any stopped stream may take first
 HEAD_BUDGET = 5.0  # seconds one 4 KB stream may take
 ONE_SHOT_BUDGET = 10.0  # seconds one parse_response call may take before its engine is called no more
 HEAD = 4 * KB
-# Streams per big size, the best taken: one stream is one sample, which other processes' load moves by tens of
-# percent (a single 1 MB stream flagged templates whose held text stays a few characters long); 4 KB's figure
-# to compare with is then its best sample too
-GROWTH_STREAMS = 2
+# Streams per big size. Every stream does the same work stretch by stretch (the same chunks into a fresh parser),
+# so each stretch of `SEGMENT` chunks counts at the best of its streams, as a 4 KB sample counts at its best: load
+# from other processes lands on a stretch of one stream, not on the same stretch of every stream. (Whole streams,
+# the best of two, still moved by tens of percent: one 1 MB stream is a tenth of a second, and a spike anywhere in
+# it counted.)
+GROWTH_STREAMS = 3
+SEGMENT = 1000
 
 
 def constructs_of(w: Any) -> tuple[str, ...]:
@@ -126,10 +130,10 @@ def _streaming_head(cfg: Config, engines: Engines, w: Any, row: dict[str, Any]) 
     messages: dict[str, Any] = {}
     stopped = []
     for engine in ("compiled", "transformers"):
-        seconds, fed = _stream_with_deadline(engines.parser(engine, w), chunks, HEAD_BUDGET, every=100)
+        stretches, fed = _stream_with_deadline(engines.parser(engine, w), chunks, HEAD_BUDGET, every=100)
         if fed < len(chunks):
             stopped.append(engine)
-            samples[engine].append(seconds / fed * 1e6)
+            samples[engine].append(sum(stretches) / fed * 1e6)
             row["notes"].append(f"{engine} stopped after {fed} of {len(chunks)} chunks at 4 KB: at least this slow")
     for _ in range(cfg.reps):
         for engine in ("compiled", "transformers"):
@@ -147,45 +151,55 @@ def _streaming_head(cfg: Config, engines: Engines, w: Any, row: dict[str, Any]) 
     return {engine: statistics.median(values) for engine, values in samples.items()}
 
 
-def _stream_with_deadline(parser: Any, chunks: list[str], budget: float, every: int = 1000) -> tuple[float, int]:
-    """Seconds spent and chunks fed (all of them and finalize, or fewer when `budget` ran out: the clock is
-    read every `every` chunks)."""
+def _stream_with_deadline(
+    parser: Any, chunks: list[str], budget: float, every: int = SEGMENT
+) -> tuple[list[float], int]:
+    """Seconds spent on each stretch of `every` chunks (the last one's with finalize) and chunks fed (all of
+    them, or fewer when `budget` ran out: the clock is read after every stretch)."""
     gc.collect()
     feed = parser.feed
-    t0 = time.perf_counter()
+    stretches: list[float] = []
+    t0 = last = time.perf_counter()
     for start in range(0, len(chunks), every):
         for chunk in chunks[start : start + every]:
             feed(chunk)
-        if time.perf_counter() - t0 > budget and start + every < len(chunks):
-            return time.perf_counter() - t0, start + every
-    outcome(parser.finalize)
-    return time.perf_counter() - t0, len(chunks)
+        now = time.perf_counter()
+        if start + every >= len(chunks):
+            outcome(parser.finalize)
+            now = time.perf_counter()
+        stretches.append(now - last)
+        last = now
+        if now - t0 > budget and start + every < len(chunks):
+            return stretches, start + every
+    return stretches, len(chunks)
 
 
 def _growth(
     cfg: Config, engines: Engines, w: Any, head: float, row: dict[str, Any]
 ) -> tuple[dict[int, float], dict[int, float]]:
-    """Per-chunk cost at each big size (the best of `GROWTH_STREAMS` streams) over the 4 KB one (`head`, its
-    best sample); and, for stopped streams, the share streamed. An output that does not parse at a size (a
-    rewrite's inflated tool call that its content parser refuses, as transformers refuses it:
-    llama4~lookahead-closes from 40 KB) is not timed there, nor above, and is said in the row's notes."""
+    """Per-chunk cost at each big size over the 4 KB one (`head`, its best sample): `GROWTH_STREAMS` streams,
+    each stretch of `SEGMENT` chunks at the best of its streams (see `GROWTH_STREAMS`); and, for a stopped
+    stream, the share streamed. An output that does not parse at a size (a rewrite's inflated tool call that
+    its content parser refuses, as transformers refuses it: llama4~lookahead-closes from 40 KB) is not timed
+    there, nor above, and is said in the row's notes."""
     growth: dict[int, float] = {}
     stopped: dict[int, float] = {}
     for size in cfg.unseen_big:
         chunks = token_chunks(w.text(size), seed_of(w.model, size))
         budget = max(MIN_BUDGET, DEADLINE * head * 1e-6 * len(chunks))
+        best: list[float] = []
         for _ in range(GROWTH_STREAMS):
             try:
-                seconds, fed = _stream_with_deadline(engines.parser("compiled", w), chunks, budget)
+                stretches, fed = _stream_with_deadline(engines.parser("compiled", w), chunks, budget)
             except Exception as error:  # noqa: BLE001 - the figure is then meaningless: said instead
                 raised = type(error).__name__
                 row["notes"].append(f"the {size_label(size)} stream raises {raised}: not timed from there")
                 return growth, stopped
-            per_chunk = seconds / fed * 1e6 / head
             if fed < len(chunks):  # (a stream stopped is not streamed again)
-                growth[size], stopped[size] = per_chunk, fed / len(chunks)
+                growth[size], stopped[size] = sum(stretches) / fed * 1e6 / head, fed / len(chunks)
                 return growth, stopped
-            growth[size] = min(growth.get(size, per_chunk), per_chunk)
+            best = [min(pair) for pair in zip(best, stretches, strict=True)] if best else stretches
+        growth[size] = sum(best) / len(chunks) * 1e6 / head
     return growth, stopped
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from benchmarks.config import size_label
 from benchmarks.targets import Target, fmt
+from benchmarks.unseen import GROWTH_STREAMS, SEGMENT
 
 ISSUE19 = "issue 19 targets"
 STREAM_MEDIAN, STREAM_EACH, FLAT, ONESHOT_EACH, ONESHOT_MEDIAN = 1.5, 3.0, 1.3, 1.0, 2.0
@@ -185,8 +186,8 @@ def unseen_section(unseen: dict[str, Any]) -> list[str]:
         "stray `<`, `[`, `{`, newlines and near misses of their delimiters); `MODEL~KIND` are the bundled templates "
         "rewritten (`benchmarks/rewrites.py`) and measured on the bundled workload. Streaming: us per chunk at 4 KB "
         "as in the bundled streaming tables (token chunks of 1-6 characters; compiled, transformers and the bound "
-        "interleaved); growth = compiled per-chunk cost at a big size over its 4 KB cost, the best of 2 streams against the "
-        "best 4 KB sample, "
+        f"interleaved); growth = compiled per-chunk cost at a big size over its 4 KB cost: {GROWTH_STREAMS} streams, "
+        f"each stretch of {SEGMENT:,} chunks at the best of them, against the best 4 KB sample, "
         "`>=` where the stream was stopped for costing over 8x its linear prediction (bigger sizes are then not "
         "run). One-shot: transformers / compiled ms per `parse_response`. Constructs: what each template is made "
         "of (for a rewrite, its kind).\n"
