@@ -29,34 +29,60 @@ AWAITING: Final = -3
 
 class Wait:
     """Text kept while a parser state awaits strings: new text is looked at only for
-    them (with the few characters before it that could begin one), and kept in blocks
-    like a region's body, so that waiting costs no more than the text."""
+    them, and kept in blocks like a region's body, so that waiting costs no more than
+    the text.
 
-    __slots__ = ("awaited", "blocks", "chunks", "reach", "tail")
+    None of the strings occurs in the text so far, so one can occur only once its last
+    character arrives: a chunk without the last character of any is kept unread; one
+    with such a character is searched, with the few characters before it that an
+    occurrence could begin in."""
+
+    __slots__ = ("awaited", "blocks", "chunks", "ends", "reach", "tail")
 
     def __init__(self, awaited: tuple[str, ...], buffer: str, after: int) -> None:
         self.awaited = awaited
-        # how many characters before new text an occurrence can begin in; `self.reach`
-        # slices that many off the end of a text (none for one-character strings)
-        reach = max(map(len, awaited)) - 1
-        self.reach = slice(-reach, None) if reach else slice(0, 0)
+        # how many characters before new text an occurrence can begin in
+        self.reach = max(map(len, awaited)) - 1
         # the end of the scanned text, from `after` on, that one could begin in
-        self.tail = buffer[max(after, len(buffer) - reach) :]
+        self.tail = buffer[max(after, len(buffer) - self.reach) :]
+        # the characters a chunk must hold to complete an occurrence: the strings' last
+        # ones (`""`, in every text, where one occurs in `tail` already: the scanners
+        # wait only where none does, and it would arrive with the next chunk)
+        ends = dict.fromkeys(text[-1] for text in awaited)
+        self.ends = ("",) if any(text in self.tail for text in awaited) else tuple(ends)
         self.chunks: list[str] = []
         self.blocks: list[str] = []
 
     def arrived(self, text: str) -> bool:
         """Whether one of the awaited strings occurs once `text` is added; if not,
         `text` is kept."""
-        window = self.tail + text
-        for awaited in self.awaited:  # (a loop: `any` of a generator costs more)
-            if awaited in window:
-                return True
-        self.tail = window[self.reach]
+        for end in self.ends:  # (a loop: `any` of a generator costs more)
+            if end in text:
+                if self._occurs_with(text):
+                    return True
+                break
         self.chunks.append(text)
         if len(self.chunks) >= BLOCK_CHUNKS:
             seal(self.chunks, self.blocks)
         return False
+
+    def _occurs_with(self, text: str) -> bool:
+        """Whether one of the awaited strings occurs in `text` with the characters
+        before it that an occurrence could begin in."""
+        window = self._recent() + text
+        return any(awaited in window for awaited in self.awaited)
+
+    def _recent(self) -> str:
+        """The last `reach` characters before new text: of the text kept, and of the
+        scanned `tail` before it. (Each piece is sliced before it is joined: a block may
+        hold most of the stream.)"""
+        reach, recent = self.reach, ""
+        for pieces in (self.chunks, self.blocks, [self.tail]):
+            for piece in reversed(pieces):
+                if len(recent) == reach:
+                    return recent
+                recent = piece[len(recent) - reach :] + recent
+        return recent
 
     def text(self) -> str:
         """All the text kept."""

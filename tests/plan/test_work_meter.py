@@ -16,7 +16,7 @@ def counted(expression: str, setup: str = "") -> tuple[object, int]:
     source = (
         f"from __future__ import annotations\nimport re\nimport regex\n{setup}\ndef run():\n    return {expression}\n"
     )
-    module, meter = metered_module(source, f"meter_case_{next(_NAMES)}", assembly=())
+    module, meter = metered_module(source, f"meter_case_{next(_NAMES)}", assembly=(), assembly_functions=())
     value = module.run()
     return value, sum(meter.scanning.values())
 
@@ -113,7 +113,7 @@ class Parser:
 
 
 def work_per_char(source: str, length: int) -> float:
-    module, meter = metered_module(source, f"meter_toy_{next(_NAMES)}", assembly=())
+    module, meter = metered_module(source, f"meter_toy_{next(_NAMES)}", assembly=(), assembly_functions=())
     parser = module.Parser()
     for char in "x" * length:
         parser.feed(char)

@@ -31,8 +31,9 @@ every feed has a per-character total that grows with the stream; a linear one do
 What is not counted: `str.join` and the other string methods (`.strip()`, `.split`), `json.loads` and
 module-level `re` functions (content parsing, once per region), and backtracking beyond what partial
 matching says an attempt must read. The work of closing a region (content parsing, storing the value)
-and of sealing a region's chunks into blocks is counted apart (`WorkMeter.assembly`): it is linear up to
-a log factor by design and not what scanning does. The benchmarks time what the meter misses.
+and of sealing kept chunks into blocks (a region's body, the text a wait keeps) is counted apart
+(`WorkMeter.assembly`): it is linear up to a log factor by design and not what scanning does. The
+benchmarks time what the meter misses.
 """
 
 from __future__ import annotations
@@ -56,8 +57,11 @@ _PATTERN_TYPES = (re.Pattern, type(regex.compile("")))
 _REGEX_FLAGS = {re.IGNORECASE: regex.IGNORECASE, re.MULTILINE: regex.MULTILINE, re.DOTALL: regex.DOTALL}
 _REGEX_FLAGS |= {re.VERBOSE: regex.VERBOSE, re.ASCII: regex.ASCII}
 
-# The engine's methods whose work is value assembly rather than scanning (see `WorkMeter`).
+# The engine's methods whose work is value assembly rather than scanning (see `WorkMeter`), and the module's
+# functions: `seal` joins kept chunks into blocks, for a region's body (`_seal_body`) and for the text a wait keeps
+# (`Wait.arrived`, which reads no chunk that cannot complete an awaited string: sealing is then all it does).
 ASSEMBLY = ("_close_current", "_seal_body")
+ASSEMBLY_FUNCTIONS = ("seal",)
 # The names the rewritten module calls (module globals; dunder names are never mangled in classes).
 CALL, CONTAINS, SLICE, ADD, IADD = (
     "__meter_call__",
@@ -81,9 +85,9 @@ class Site:
 
 class WorkMeter:
     """Counts characters per `Site`, in two accounts: `scanning` (everything but what follows) and
-    `assembly` (what runs under the engine's `ASSEMBLY` methods: closing a region, which parses its
-    content and stores the value, and sealing its body's chunks into blocks). `reset()` before each
-    measured stream."""
+    `assembly` (what runs under the engine's `ASSEMBLY` methods and the module's `ASSEMBLY_FUNCTIONS`:
+    closing a region, which parses its content and stores the value, and sealing kept chunks into blocks).
+    `reset()` before each measured stream."""
 
     def __init__(self, sites: list[Site]) -> None:
         self.sites = sites
@@ -350,9 +354,15 @@ class _Metering(ast.NodeTransformer):
         return _at(ast.Assign([target], call), node)
 
 
-def metered_module(source: str, name: str, assembly: tuple[str, ...] = ASSEMBLY) -> tuple[ModuleType, WorkMeter]:
+def metered_module(
+    source: str,
+    name: str,
+    assembly: tuple[str, ...] = ASSEMBLY,
+    assembly_functions: tuple[str, ...] = ASSEMBLY_FUNCTIONS,
+) -> tuple[ModuleType, WorkMeter]:
     """The module `source` defines, loaded under `name` with its string work metered, and its meter; the work
-    under the `assembly` methods of its `StreamingParser` goes to the meter's `assembly` account."""
+    under the `assembly` methods of its `StreamingParser` and its `assembly_functions` goes to the meter's
+    `assembly` account."""
     metering = _Metering()
     tree = metering.visit(ast.parse(source))
     meter = WorkMeter(metering.sites)
@@ -372,4 +382,9 @@ def metered_module(source: str, name: str, assembly: tuple[str, ...] = ASSEMBLY)
         if method not in vars(engine):  # renamed in the engine: the meter must follow
             raise LookupError(f"the engine has no {method}: update work_meter.ASSEMBLY")
         setattr(engine, method, meter.charged_to_assembly(getattr(engine, method)))
+    for function in assembly_functions:
+        if not callable(module.__dict__.get(function)):  # renamed in the runtime: the meter must follow
+            raise LookupError(f"the module has no function {function}: update work_meter.ASSEMBLY_FUNCTIONS")
+        # (the module's code calls it by its global name, which now names the wrapper)
+        module.__dict__[function] = meter.charged_to_assembly(module.__dict__[function])
     return module, meter
