@@ -10,11 +10,10 @@ figure of a template alike):
   the output through fresh parsers back to back); the streamed messages of compiled and transformers
   are compared;
 * per-chunk cost at the big sizes (1 MB, 4 MB; compiled, one parser per stream, `GROWTH_STREAMS`
-  streams, each stretch of `SEGMENT` chunks the best of its streams) against 4 KB's best sample. A stream
-  that costs more than `DEADLINE` times
-  what 4 KB's per-chunk cost predicts is stopped: its growth is then at least the figure reported
-  (measured on the part streamed), and the bigger sizes are not run, so that a quadratic template costs
-  seconds, not hours;
+  streams, each stretch of `SEGMENT` chunks the best of its streams) against 4 KB's best sample. A
+  stream that costs more than `DEADLINE` times what 4 KB's per-chunk cost predicts is stopped: its
+  growth is then at least the figure reported (measured on the part streamed), and the bigger sizes are
+  not run, so that a quadratic template costs seconds, not hours;
 * one-shot `parse_response` at 4 KB, 40 KB, 400 KB and 4 MB, compiled and transformers taking turns
   call by call; an engine whose cost per character grew more than `DEADLINE` times from 4 KB, or one call
   of which took over `ONE_SHOT_BUDGET`, is not run at a bigger size (one call cannot be stopped: the
