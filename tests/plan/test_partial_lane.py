@@ -45,8 +45,8 @@ QUOTED_NAMES: dict[str, Any] = {
         },
     },
 }
-# the content's close also matches where the text ends, so no second look clears a chunk with a `<`: its
-# lane holds back from each `<`, and asks whether that is a partial match of the open
+# the content's close also matches where the text ends: its lane holds back from each `<` its second look lets
+# through (the open's `<i`, the close's `<|`), and asks whether that is a partial match of the open
 QUOTED_TO_THE_END: dict[str, Any] = {
     **QUOTED_NAMES,
     "fields": {**QUOTED_NAMES["fields"], "content": {"close_pattern": r"<\|end\|>|\Z"}},
@@ -189,12 +189,18 @@ def test_held_text_in_which_a_wait_may_begin_is_scanned() -> None:
 
 def test_held_text_no_match_can_begin_in_is_not_searched_with_regex() -> None:
     # `regex`'s partial search (microseconds each) runs only for held text that begins with the open's
-    # leading characters (`<i`, or a `<` that ends it): not for `<b` nor `<y>`, which the content's lane
-    # holds back from and asks about, and which are then scanned (whose search starts at `<i` too); nor
-    # for `<b` where a held `<` is followed by `b`
-    for chunks in (["Hi", " a <b", " and c", " x <y>", " z"], ["Hi", " a <", "b and c"]):
+    # leading characters (`<i`, or a `<` that ends it). `<b` and `<y>` are region text on the content's lane:
+    # its second look lets a `<` through only before `|` (its close) or `i` (the open's leading characters).
+    # `<|b` and `<|y>` pass it: the lane holds back from them and asks about them, and they are then scanned
+    # (whose search starts at `<i` too); nor is `<|b` searched where a held `<|` is followed by `b`
+    for chunks in (
+        ["Hi", " a <b", " and c", " x <y>", " z"],
+        ["Hi", " a <|b", " and c", " x <|y>", " z"],
+        ["Hi", " a <|", "b and c"],
+    ):
         assert regex_partial_searches(QUOTED_TO_THE_END, chunks) == 0, chunks
         _agrees(QUOTED_TO_THE_END, chunks)
+    assert scanned_chunks(QUOTED_TO_THE_END, ["Hi", " a <b", " and c", " x <y>", " z"]) == 1  # (the first)
     # `<i` is held back as the start of the open; `nx` ends that: `<inx` is searched where the lane asks
     # whether it is a partial match, and again where it is scanned
     chunks = ["Hi", " a <i", "nx"]

@@ -899,6 +899,11 @@ def _second_look_source(state: ParserState) -> str | None:
                 widen(ord(lit[0]), ((ord(lit[1]), ord(lit[1])),) if len(lit) > 1 else None)
             continue
         follows = second_chars(watch.delimiter.pattern)
+        plan = watch.strategy
+        if follows is None and plan is not None and plan.leads is not None:
+            # matched with the `regex` module: no match or partial match begins but at its leading
+            # characters, where its scanner starts searching
+            follows = _lead_follows(plan.leads)
         starts = match_starts(watch.delimiter)
         for first in sorted(() if starts is None else starts.chars):
             widen(first, None if follows is None else follows.get(first))
@@ -910,6 +915,20 @@ def _second_look_source(state: ParserState) -> str | None:
     for first, follow in sorted(seconds.items()):
         alike.setdefault(follow, []).append(first)
     return "|".join(_second_look(firsts, follow) for follow, firsts in sorted(alike.items(), key=lambda a: a[1]))
+
+
+def _lead_follows(leads: tuple[tuple[Ranges, ...], ...]) -> dict[int, Ranges | None]:
+    """`second_chars`' answer for a pattern matched with the `regex` module, read from its leading
+    characters (`Strategy.leads`): for each first character, those that may follow it (None: any)."""
+    follows: dict[int, Ranges | None] = {}
+    for classes in leads:
+        second = classes[1] if len(classes) > 1 else None
+        for first in characters(classes[0]):
+            cp = ord(first)
+            if cp in follows and follows[cp] is None:
+                continue  # any character may follow it already
+            follows[cp] = None if second is None else normalise([*(follows.get(cp) or ()), *second])
+    return follows
 
 
 def _second_look(firsts: list[int], follow: Ranges | None) -> str:
