@@ -864,7 +864,8 @@ def _second_looks(parts: ModuleParts, plan: ParserPlan, states: list[ParserState
     """Per state, a pattern giving its first characters a second look, where no delimiter of the
     state starting with one can be that one character: "<" followed by one of "/", "t", "|", or "<"
     ending the text (the rest may follow). The characters that may follow come from the literals,
-    and from the patterns' trees (`rtcompile.regex.second_chars`). Code full of "<" (`a < b`,
+    from the patterns' trees (`rtcompile.regex.second_chars`), and for a pattern matched with the
+    `regex` module from its leading characters (`Strategy.leads`). Code full of "<" (`a < b`,
     `<div>`) then stays on the fast path in a state whose delimiters begin "<|" or "</", literal or
     not (kimi's `<\\|open\\|>call tool="..."`). Each state looks for its own delimiters only (its lane
     tests them alone); states that need the same pattern share it."""
